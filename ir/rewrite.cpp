@@ -1,0 +1,48 @@
+#include "ir/rewrite.h"
+
+#include "ir/error.h"
+
+namespace tgc {
+
+const UOp* with_src(Graph& g, const UOp* u, std::vector<const UOp*> src) {
+  if (src == u->src) return u;
+  return g.make(u->op, u->dtype, std::move(src), u->arg);
+}
+
+const UOp* Rewriter::rewrite(const UOp* root) {
+  // Iterative post-order so deep graphs (long elementwise chains) cannot overflow the stack.
+  std::vector<std::pair<const UOp*, bool>> stack{{root, false}};
+  while (!stack.empty()) {
+    auto [u, expanded] = stack.back();
+    if (memo_.count(u)) {
+      stack.pop_back();
+      continue;
+    }
+    if (!expanded) {
+      stack.back().second = true;
+      for (const UOp* s : u->src)
+        if (!memo_.count(s)) stack.push_back({s, false});
+      continue;
+    }
+    stack.pop_back();
+    std::vector<const UOp*> src;
+    src.reserve(u->src.size());
+    for (const UOp* s : u->src) src.push_back(memo_.at(s));
+    const UOp* cur = with_src(g_, u, std::move(src));
+    for (int steps = 0;; ++steps) {
+      if (steps > 1000) throw Error("rewrite did not converge at " + std::string(op_name(u->op)));
+      const UOp* next = nullptr;
+      for (const Rule& r : rules_)
+        if ((next = r(g_, cur)) && next != cur) break;
+      if (!next || next == cur) break;
+      // The replacement may contain new, unsimplified nodes: rewrite it fully (memoized).
+      next = (next == u) ? next : rewrite(next);
+      cur = next;
+    }
+    memo_[u] = cur;
+    if (cur != u) memo_[cur] = cur;
+  }
+  return memo_.at(root);
+}
+
+}  // namespace tgc

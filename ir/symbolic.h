@@ -1,0 +1,32 @@
+// Symbolic integer arithmetic over constants, loop ranges and VARs, and the rule table that
+// simplifies it (constant folding, linear-form normalisation, div/mod with range bounds, masks).
+#pragma once
+#include <vector>
+
+#include "ir/rewrite.h"
+#include "ir/uop.h"
+
+namespace tgc {
+
+// Builders for index expressions (dtype Index) and masks (dtype Bool). They fold constants
+// eagerly but otherwise build plainly; simplify() does the real work.
+struct Sym {
+  Graph& g;
+  const UOp* c(int64_t v) { return g.cint(v); }
+  const UOp* add(const UOp* a, const UOp* b);
+  const UOp* mul(const UOp* a, const UOp* b);
+  const UOp* mul(const UOp* a, int64_t k) { return mul(a, c(k)); }
+  const UOp* add(const UOp* a, int64_t k) { return add(a, c(k)); }
+  const UOp* idiv(const UOp* a, int64_t k);
+  const UOp* mod(const UOp* a, int64_t k);
+  const UOp* lt(const UOp* a, const UOp* b);
+  const UOp* lt(const UOp* a, int64_t k) { return lt(a, c(k)); }
+  const UOp* ge(const UOp* a, int64_t k);   // a >= k
+  const UOp* and_(const UOp* a, const UOp* b);  // null means "always true"
+};
+
+// Rules for index/bool scalars and generic constant folding of scalar kernel expressions.
+const std::vector<Rule>& symbolic_rules();
+const UOp* simplify(Graph& g, const UOp* u);
+
+}  // namespace tgc

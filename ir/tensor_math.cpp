@@ -1,0 +1,122 @@
+// Math functions composed from the minimal elementwise set (EXP2, LOG2, SIN, SQRT, RECIP, ...).
+#include <cmath>
+
+#include "ir/error.h"
+#include "ir/tensor.h"
+
+namespace tgc {
+
+namespace {
+constexpr double kLog2E = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+constexpr double kPi = 3.14159265358979323846;
+
+void need_float(const Tensor& t, const char* what) {
+  if (!is_float(t.dtype())) throw Error(std::string(what) + " needs a float tensor, got " + std::string(dtype_name(t.dtype())));
+}
+}  // namespace
+
+Tensor Tensor::exp2() const { need_float(*this, "exp2"); return make(Op::Exp2, {u_}); }
+Tensor Tensor::log2() const { need_float(*this, "log2"); return make(Op::Log2, {u_}); }
+Tensor Tensor::exp() const { return (*this * kLog2E).exp2(); }
+Tensor Tensor::log() const { return log2() * kLn2; }
+Tensor Tensor::sqrt() const { need_float(*this, "sqrt"); return make(Op::Sqrt, {u_}); }
+Tensor Tensor::reciprocal() const { need_float(*this, "reciprocal"); return make(Op::Recip, {u_}); }
+Tensor Tensor::sin() const { need_float(*this, "sin"); return make(Op::Sin, {u_}); }
+Tensor Tensor::cos() const { return (scalar(kPi / 2) - *this).sin(); }
+Tensor Tensor::trunc() const { return is_float(dtype()) ? make(Op::Trunc, {u_}) : *this; }
+
+Tensor Tensor::abs() const {
+  if (is_unsigned(dtype())) return *this;
+  return where(lt(full_like(0)), -*this, *this);
+}
+
+Tensor Tensor::sign() const {
+  Tensor zero = full_like(0);
+  return where(lt(zero), full_like(-1), where(gt(zero), full_like(1), zero));
+}
+
+Tensor Tensor::floor() const {
+  if (!is_float(dtype())) return *this;
+  Tensor t = trunc();
+  return where(lt(t), t - 1.0, t);
+}
+
+Tensor Tensor::ceil() const {
+  if (!is_float(dtype())) return *this;
+  Tensor t = trunc();
+  return where(gt(t), t + 1.0, t);
+}
+
+Tensor Tensor::round() const {
+  if (!is_float(dtype())) return *this;
+  Tensor f = (*this + 0.5).floor();
+  // Ties go to the even neighbour.
+  Tensor tie = (*this + 0.5).eq(f);
+  Tensor odd = f.fmod(f.full_like(2)).ne(f.full_like(0));
+  return where(tie.logical_and(odd), f - 1.0, f);
+}
+
+Tensor Tensor::pow(const Tensor& e) const {
+  Tensor b = *this, x = e;
+  if (is_int(b.dtype()) && is_float(x.dtype())) b = b.cast(x.dtype());
+  if (is_int(x.dtype())) x = x.cast(is_float(b.dtype()) ? b.dtype() : DType::F32);
+  bool int_base = is_int(b.dtype());
+  Tensor bf = int_base ? b.cast(DType::F64) : b;
+  x = x.cast(bf.dtype());
+  Tensor mag = (x * bf.abs().log2()).exp2();
+  // Negative bases: defined for integer exponents, with the sign of (-1)^e.
+  Tensor xi = x.trunc();
+  Tensor is_int_exp = xi.eq(x);
+  Tensor odd = xi.fmod(xi.full_like(2)).ne(xi.full_like(0));
+  Tensor neg = bf.lt(bf.full_like(0));
+  Tensor signed_mag = where(neg.logical_and(odd), -mag, mag);
+  Tensor r = where(neg.logical_and(is_int_exp.logical_not()), mag.full_like(NAN), signed_mag);
+  r = where(x.eq(x.full_like(0)), r.full_like(1), r);  // x^0 = 1, also for x = 0
+  return int_base ? r.round().cast(b.dtype()) : r;
+}
+
+Tensor Tensor::relu() const { return maximum(full_like(0)); }
+
+Tensor Tensor::leaky_relu(double alpha) const { return where(lt(full_like(0)), *this * alpha, *this); }
+
+Tensor Tensor::sigmoid() const {
+  need_float(*this, "sigmoid");
+  return ((*this * -kLog2E).exp2() + 1.0).reciprocal();
+}
+
+Tensor Tensor::tanh() const { return (*this * 2.0).sigmoid() * 2.0 - 1.0; }
+
+Tensor Tensor::erf() const {
+  // Abramowitz & Stegun 7.1.26 is too coarse (1.5e-7 abs but poor relative near 0); use the
+  // odd series for |x| < 0.5 and the A&S form elsewhere, each exact to f32 precision.
+  need_float(*this, "erf");
+  Tensor a = abs();
+  Tensor t = (a * 0.3275911 + 1.0).reciprocal();
+  Tensor poly = ((((t * 1.061405429 + -1.453152027) * t + 1.421413741) * t + -0.284496736) * t + 0.254829592) * t;
+  Tensor tail = scalar(1.0) - poly * (-(a * a)).exp();
+  Tensor x2 = *this * *this;
+  // erf(x) = 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320)
+  Tensor series = *this * ((((((x2 * (-1.0 / 1320) + 1.0 / 216) * x2 + -1.0 / 42) * x2 + 0.1) * x2 + -1.0 / 3) * x2) + 1.0) * 1.1283791670955126;
+  Tensor signed_tail = where(lt(full_like(0)), -tail, tail);
+  return where(a.lt(full_like(0.5)), series, signed_tail);
+}
+
+Tensor Tensor::gelu(bool tanh_approx) const {
+  if (tanh_approx) {
+    Tensor inner = (*this + *this * *this * *this * 0.044715) * 0.7978845608028654;
+    return *this * 0.5 * (inner.tanh() + 1.0);
+  }
+  return *this * 0.5 * ((*this * 0.7071067811865476).erf() + 1.0);
+}
+
+Tensor Tensor::clip(std::optional<double> lo, std::optional<double> hi) const {
+  Tensor r = *this;
+  if (lo) r = r.maximum(full_like(*lo));
+  if (hi) r = r.minimum(full_like(*hi));
+  return r;
+}
+
+Tensor Tensor::clip(const Tensor& lo, const Tensor& hi) const { return maximum(lo).minimum(hi); }
+
+}  // namespace tgc

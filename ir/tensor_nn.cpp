@@ -1,0 +1,203 @@
+// Neural-network building blocks as compositions: matmul and convolution are broadcast
+// multiplies followed by a sum; pooling is a sliding-window view followed by a reduce.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "ir/error.h"
+#include "ir/tensor.h"
+
+namespace tgc {
+
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::vector<int64_t> iota_from(int64_t start, int64_t n) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+double lowest(DType t) {
+  return is_float(t) ? -std::numeric_limits<double>::infinity()
+                     : (is_unsigned(t) ? 0.0 : -std::pow(2.0, dtype_size(t) * 8 - 1));
+}
+}  // namespace
+
+Tensor Tensor::matmul(const Tensor& w) const {
+  Tensor a = *this, b = w;
+  if (a.ndim() == 0 || b.ndim() == 0) throw Error("matmul of a scalar");
+  bool vec_a = a.ndim() == 1, vec_b = b.ndim() == 1;
+  if (vec_a) a = a.reshape({1, a.dim(0)});
+  if (vec_b) b = b.reshape({b.dim(0), 1});
+  int64_t k = a.dim(-1);
+  if (b.dim(-2) != k)
+    throw Error("matmul: inner dims differ: " + shape_str(shape()) + " @ " + shape_str(w.shape()));
+  // a: [..., n, 1, k] * b^T: [..., 1, m, k] -> sum over k.
+  Shape as = a.shape(), bs = b.transpose().shape();
+  as.insert(as.end() - 1, 1);
+  bs.insert(bs.end() - 2, 1);
+  Tensor prod = a.reshape(as) * b.transpose().reshape(bs);
+  Tensor r = prod.sum({-1});
+  if (vec_a) r = r.squeeze({-2});
+  if (vec_b) r = r.squeeze({-1});
+  return r;
+}
+
+Tensor Tensor::pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s,
+                    const std::vector<int64_t>& d) const {
+  // tinygrad's sliding-window view: repeat the input so that every window becomes a regular
+  // strided slice, then reshape and shrink; the simplifier turns the indices back into x[o*s+k*d].
+  size_t nk = k.size(), lead = size_t(ndim()) - nk;
+  Shape pre(shape().begin(), shape().begin() + long(lead));
+  std::vector<int64_t> in(shape().begin() + long(lead), shape().end()), out(nk);
+  for (size_t i = 0; i < nk; ++i) {
+    out[i] = ceil_div(in[i] - d[i] * (k[i] - 1), s[i]);
+    if (out[i] <= 0) throw Error("pool: window " + std::to_string(k[i]) + " larger than input " + std::to_string(in[i]));
+  }
+  auto keep_pre = [&](std::vector<std::pair<int64_t, int64_t>> rest) {
+    std::vector<std::pair<int64_t, int64_t>> b;
+    for (int64_t p : pre) b.push_back({0, p});
+    b.insert(b.end(), rest.begin(), rest.end());
+    return b;
+  };
+  std::vector<int64_t> reps(lead, 1);
+  for (size_t i = 0; i < nk; ++i) reps.push_back(ceil_div(k[i] * (in[i] + d[i]), in[i]));
+  Tensor x = repeat(reps);
+  std::vector<std::pair<int64_t, int64_t>> b;
+  Shape sh = pre;
+  for (size_t i = 0; i < nk; ++i) b.push_back({0, k[i] * (in[i] + d[i])}), sh.push_back(k[i]), sh.push_back(in[i] + d[i]);
+  x = x.shrink(keep_pre(b)).reshape(sh);
+  b.clear(), sh = pre;
+  for (size_t i = 0; i < nk; ++i) b.push_back({0, k[i]}), b.push_back({0, out[i] * s[i]}), sh.push_back(k[i]), sh.push_back(out[i]), sh.push_back(s[i]);
+  x = x.shrink(keep_pre(b)).reshape(sh);
+  b.clear(), sh = pre;
+  for (size_t i = 0; i < nk; ++i) b.push_back({0, k[i]}), b.push_back({0, out[i]}), b.push_back({0, 1}), sh.push_back(k[i]), sh.push_back(out[i]);
+  x = x.shrink(keep_pre(b)).reshape(sh);
+  std::vector<int64_t> order = iota_from(0, int64_t(lead));
+  for (size_t i = 0; i < nk; ++i) order.push_back(int64_t(lead + 2 * i + 1));
+  for (size_t i = 0; i < nk; ++i) order.push_back(int64_t(lead + 2 * i));
+  return x.permute(order);
+}
+
+Tensor Tensor::conv(const Tensor& w, const std::optional<Tensor>& bias, const std::vector<int64_t>& strides,
+                    const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations, int64_t groups) const {
+  int64_t nsp = w.ndim() - 2;
+  if (nsp < 1 || ndim() != w.ndim()) throw Error("conv: input " + shape_str(shape()) + " and weight " + shape_str(w.shape()) + " ranks do not match");
+  int64_t bs = dim(0), cin = dim(1), cout = w.dim(0), cin_g = w.dim(1);
+  if (groups <= 0 || cin != cin_g * groups || cout % groups)
+    throw Error("conv: channels " + std::to_string(cin) + " do not match weight " + shape_str(w.shape()) + " with group " + std::to_string(groups));
+  std::vector<int64_t> ks(w.shape().begin() + 2, w.shape().end());
+  std::vector<std::pair<int64_t, int64_t>> p = {{0, 0}, {0, 0}};
+  for (int64_t i = 0; i < nsp; ++i) p.push_back({pads[size_t(i)], pads[size_t(i + nsp)]});
+  Tensor x = pad(p).pool(ks, strides, dilations);  // [bs, cin, *out, *k]
+  Shape oyx(x.shape().begin() + 2, x.shape().begin() + 2 + nsp);
+  int64_t rcout = cout / groups;
+  // [bs, g, cin_g, 1, *out, *k] -> expand rcout -> [bs, g, rcout, *out, cin_g, *k]
+  Shape s1 = {bs, groups, cin_g, 1};
+  s1.insert(s1.end(), oyx.begin(), oyx.end());
+  s1.insert(s1.end(), ks.begin(), ks.end());
+  Shape s2 = s1;
+  s2[3] = rcout;
+  std::vector<int64_t> order = {0, 1, 3};
+  for (int64_t i = 0; i < nsp; ++i) order.push_back(4 + i);
+  order.push_back(2);
+  for (int64_t i = 0; i < nsp; ++i) order.push_back(4 + nsp + i);
+  x = x.reshape(s1).expand(s2).permute(order);
+  Shape ws = {1, groups, rcout};
+  ws.insert(ws.end(), size_t(nsp), 1);
+  ws.push_back(cin_g);
+  ws.insert(ws.end(), ks.begin(), ks.end());
+  std::vector<int64_t> red;
+  for (int64_t i = 0; i <= nsp; ++i) red.push_back(-1 - i);
+  Shape out = {bs, cout};
+  out.insert(out.end(), oyx.begin(), oyx.end());
+  Tensor r = (x * w.reshape(ws)).sum(red).reshape(out);
+  if (!bias) return r;
+  Shape bshape = {1, cout};
+  bshape.insert(bshape.end(), size_t(nsp), 1);
+  return r + bias->reshape(bshape);
+}
+
+Tensor Tensor::pad_min_value(const std::vector<std::pair<int64_t, int64_t>>& p) const { return pad(p, lowest(dtype())); }
+
+namespace {
+// Pads for ceil_mode: extra end padding so the last partial window is kept.
+std::vector<std::pair<int64_t, int64_t>> pool_pads(const Tensor& x, const std::vector<int64_t>& k,
+                                                   const std::vector<int64_t>& s, const std::vector<int64_t>& pads,
+                                                   const std::vector<int64_t>& d, bool ceil_mode) {
+  size_t nk = k.size(), lead = size_t(x.ndim()) - nk;
+  std::vector<std::pair<int64_t, int64_t>> p(lead, {0, 0});
+  for (size_t i = 0; i < nk; ++i) {
+    int64_t b = pads.empty() ? 0 : pads[i], e = pads.empty() ? 0 : pads[i + nk];
+    if (ceil_mode) {
+      int64_t in = x.shape()[lead + i] + b + e, span = d[i] * (k[i] - 1) + 1;
+      int64_t out = (in - span + s[i] - 1) / s[i] + 1;
+      // A window must start inside the input or the begin padding (ONNX/PyTorch rule).
+      if ((out - 1) * s[i] >= x.shape()[lead + i] + b) out -= 1;
+      e += std::max<int64_t>(0, (out - 1) * s[i] + span - in);
+    }
+    p.push_back({b, e});
+  }
+  return p;
+}
+}  // namespace
+
+Tensor Tensor::max_pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s, const std::vector<int64_t>& pads,
+                        const std::vector<int64_t>& d, bool ceil_mode) const {
+  auto p = pool_pads(*this, k, s, pads, d, ceil_mode);
+  std::vector<int64_t> red;
+  for (size_t i = 0; i < k.size(); ++i) red.push_back(-1 - int64_t(i));
+  return pad_min_value(p).pool(k, s, d).max(red);
+}
+
+Tensor Tensor::avg_pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s, const std::vector<int64_t>& pads,
+                        bool count_include_pad, bool ceil_mode) const {
+  std::vector<int64_t> d(k.size(), 1);
+  std::vector<int64_t> red;
+  for (size_t i = 0; i < k.size(); ++i) red.push_back(-1 - int64_t(i));
+  auto p_user = pool_pads(*this, k, s, pads, d, false);
+  auto p = pool_pads(*this, k, s, pads, d, ceil_mode);
+  Tensor sums = pad(p).pool(k, s, d).sum(red);
+  // Divisor: window cells inside the input (or inside the user padding if counted), never the
+  // extra ceil-mode padding.
+  Tensor inside = full(graph(), shape(), 1, dtype());
+  std::vector<std::pair<int64_t, int64_t>> rest = p;
+  if (count_include_pad) {
+    inside = full(graph(), pad(p_user).shape(), 1, dtype());
+    for (size_t i = 0; i < p.size(); ++i) rest[i] = {0, p[i].second - p_user[i].second};
+  }
+  Tensor counts = inside.pad(rest).pool(k, s, d).sum(red);
+  return sums / counts;
+}
+
+Tensor Tensor::softmax(int64_t axis) const {
+  Tensor e = (*this - max({axis}, true)).exp();
+  return e / e.sum({axis}, true);
+}
+
+Tensor Tensor::log_softmax(int64_t axis) const {
+  Tensor x = *this - max({axis}, true);
+  return x - x.exp().sum({axis}, true).log();
+}
+
+Tensor Tensor::layer_norm(std::vector<int64_t> axes, const std::optional<Tensor>& scale,
+                          const std::optional<Tensor>& bias, double eps) const {
+  Tensor c = *this - mean(axes, true);
+  Tensor var = (c * c).mean(axes, true);
+  Tensor r = c * (var + eps).rsqrt();
+  if (scale) r = r * *scale;
+  if (bias) r = r + *bias;
+  return r;
+}
+
+Tensor Tensor::batch_norm(const Tensor& scale, const Tensor& bias, const Tensor& mean, const Tensor& var,
+                          double eps) const {
+  Shape s(size_t(ndim()), 1);
+  s[1] = dim(1);
+  Tensor inv = (var.reshape(s) + eps).rsqrt() * scale.reshape(s);
+  return (*this - mean.reshape(s)) * inv + bias.reshape(s);
+}
+
+}  // namespace tgc

@@ -1,0 +1,141 @@
+// The one node type of the IR: UOp{op, dtype, src, arg}, immutable and hash-consed in a Graph.
+//
+// Tensor-level nodes carry a static shape; kernel-level nodes (index arithmetic, loads, stores,
+// loop ranges) are scalars with an empty shape. Index/bool scalars also carry their value bounds
+// [vmin, vmax], which the symbolic simplifier uses to cancel divisions, modulos and masks.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <variant>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace tgc {
+
+enum class Op : uint8_t {
+  // Sources.
+  Buffer, Const, Var, Assign, Contiguous,
+  // Elementwise: unary, binary, ternary.
+  Neg, Exp2, Log2, Sin, Sqrt, Recip, Cast, Bitcast, Trunc,
+  Add, Mul, Max, Mod, IDiv, CmpLt, CmpNe, And, Or, Xor, Shl, Shr,
+  Where, MulAcc,
+  // Reduce (keeps rank; reduced axes become 1).
+  Reduce,
+  // Movement: never copies, becomes index arithmetic when kernels are formed.
+  Reshape, Permute, Expand, Pad, Shrink, Flip,
+  // Kernel level, made by the scheduler: loop ranges, memory access, the reduce over ranges.
+  Range, Load, Store, KReduce,
+};
+
+std::string_view op_name(Op op);
+bool is_unary(Op op);
+bool is_binary(Op op);
+bool is_elementwise(Op op);
+bool is_movement(Op op);
+
+using Shape = std::vector<int64_t>;
+int64_t numel(const Shape& s);
+std::string shape_str(const Shape& s);
+
+// Kinds of loop range in a kernel: parallel output dims, serial output dims, reduction dims.
+enum class RangeKind : uint8_t { Global, Loop, Reduce };
+
+struct ReduceArg {
+  Op op;               // Add, Max or Mul
+  std::vector<int64_t> axes;
+  bool operator==(const ReduceArg&) const = default;
+};
+struct VarArg {
+  std::string name;
+  int64_t min, max;
+  bool operator==(const VarArg&) const = default;
+};
+struct RangeArg {
+  int64_t id;
+  RangeKind kind;
+  bool operator==(const RangeArg&) const = default;
+};
+
+// Const: double for float dtypes, int64_t otherwise. Buffer: int64_t buffer id.
+// Reshape/Expand: new shape. Permute: order. Pad/Shrink/Flip: per-axis pairs or flags flattened.
+using Arg = std::variant<std::monostate, int64_t, double, std::vector<int64_t>, ReduceArg, VarArg,
+                         RangeArg>;
+
+struct UOp {
+  Op op;
+  DType dtype;
+  std::vector<const UOp*> src;
+  Arg arg;
+  Shape shape;
+  int64_t vmin = 0, vmax = 0;  // value bounds, meaningful for Index and Bool dtypes
+  size_t hash = 0;  // structural hash: equal for equal graphs in any run (kernel cache keys)
+
+  int64_t ival() const { return std::get<int64_t>(arg); }
+  double fval() const { return std::holds_alternative<double>(arg) ? std::get<double>(arg) : double(std::get<int64_t>(arg)); }
+  const std::vector<int64_t>& ints() const { return std::get<std::vector<int64_t>>(arg); }
+  const ReduceArg& reduce() const { return std::get<ReduceArg>(arg); }
+  const RangeArg& range() const { return std::get<RangeArg>(arg); }
+  const VarArg& var() const { return std::get<VarArg>(arg); }
+  bool is_const() const { return op == Op::Const; }
+  bool is_const(double v) const { return op == Op::Const && fval() == v; }
+};
+
+// Where a buffer's contents come from.
+enum class BufferKind : uint8_t { Input, Weight, Intermediate, Output };
+
+struct BufferInfo {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  BufferKind kind;
+  std::shared_ptr<const std::vector<uint8_t>> data;  // weights only: raw little-endian bytes
+};
+
+// Owns all nodes and the buffer table. make() returns the existing node for a repeated request.
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  const UOp* make(Op op, DType dtype, std::vector<const UOp*> src = {}, Arg arg = {});
+
+  // Convenience constructors for scalars used in index arithmetic and kernel bodies.
+  const UOp* cint(int64_t v, DType t = DType::Index) { return make(Op::Const, t, {}, v); }
+  const UOp* cfloat(double v, DType t) { return make(Op::Const, t, {}, v); }
+  const UOp* constant(double v, DType t) { return is_float(t) ? cfloat(v, t) : cint(int64_t(v), t); }
+  const UOp* var(const std::string& name, int64_t min, int64_t max) {
+    return make(Op::Var, DType::Index, {}, VarArg{name, min, max});
+  }
+
+  int64_t add_buffer(BufferInfo info);
+  const BufferInfo& buffer(int64_t id) const { return buffers_.at(static_cast<size_t>(id)); }
+  BufferInfo& buffer(int64_t id) { return buffers_.at(static_cast<size_t>(id)); }
+  size_t num_buffers() const { return buffers_.size(); }
+  size_t num_nodes() const { return nodes_.size(); }
+
+  // Which model node a tensor node came from ("Conv conv1"), for listings like `inspect`.
+  void set_origin(const UOp* u, const std::string& what) { origin_.try_emplace(u, what); }
+  const std::string* origin(const UOp* u) const {
+    auto it = origin_.find(u);
+    return it == origin_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  struct Hash { size_t operator()(const UOp* u) const { return u->hash; } };
+  struct Eq { bool operator()(const UOp* a, const UOp* b) const; };
+  std::deque<UOp> nodes_;
+  std::unordered_set<const UOp*, Hash, Eq> interned_;
+  std::vector<BufferInfo> buffers_;
+  std::unordered_map<const UOp*, std::string> origin_;
+};
+
+// Nodes reachable from `roots`, each after all of its sources.
+std::vector<const UOp*> toposort(const std::vector<const UOp*>& roots);
+
+}  // namespace tgc

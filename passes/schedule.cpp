@@ -1,0 +1,279 @@
+#include "passes/schedule.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/error.h"
+#include "ir/print.h"
+#include "ir/symbolic.h"
+
+namespace tgc {
+
+namespace {
+constexpr double kMemCost = 4;      // one element written and read back, in op units
+constexpr double kSlowOpCost = 8;   // transcendental ops
+
+bool is_compute(const UOp* u) {
+  return is_elementwise(u->op) || u->op == Op::Reduce || u->op == Op::Contiguous || u->op == Op::Assign;
+}
+
+// Collects the RANGE nodes an index or mask expression depends on.
+void ranges_of(const UOp* u, std::set<const UOp*>& out, std::unordered_set<const UOp*>& seen) {
+  if (!u || !seen.insert(u).second) return;
+  if (u->op == Op::Range) out.insert(u);
+  for (const UOp* s : u->src) ranges_of(s, out, seen);
+}
+
+// Builds one kernel's scalar expression by walking from its root through inlined nodes, mapping
+// output indices to source indices through every movement op.
+class KernelBuilder {
+ public:
+  KernelBuilder(Graph& g, const std::unordered_map<const UOp*, int64_t>& realized,
+                std::unordered_map<const UOp*, double>& evals)
+      : g_(g), sym_{g}, rw_(g, symbolic_rules()), realized_(realized), evals_(evals) {}
+
+  Kernel build(const UOp* root, int64_t out_buf) {
+    Kernel k;
+    std::vector<const UOp*> idx;
+    for (int64_t d : root->shape) {
+      if (d == 1) {
+        idx.push_back(sym_.c(0));
+      } else {
+        idx.push_back(new_range(d, RangeKind::Global));
+        k.global_ranges.push_back(idx.back());
+      }
+    }
+    const UOp* value = render(root, idx, nullptr, /*is_root=*/true);
+    const UOp* out = g_.make(Op::Buffer, root->dtype, {}, out_buf);
+    k.ast = g_.make(Op::Store, root->dtype, {out, rw_.rewrite(linear(root->shape, idx)), value});
+    k.output = out_buf;
+    k.inputs = inputs_;
+    k.fused = fused_;
+    k.num_reduces = num_reduces_;
+    return k;
+  }
+
+ private:
+  const UOp* new_range(int64_t size, RangeKind kind) {
+    return g_.make(Op::Range, DType::Index, {sym_.c(size)}, RangeArg{next_range_++, kind});
+  }
+
+  const UOp* linear(const Shape& shape, const std::vector<const UOp*>& idx) {
+    const UOp* lin = sym_.c(0);
+    for (size_t i = 0; i < shape.size(); ++i) lin = sym_.add(sym_.mul(lin, shape[i]), idx[i]);
+    return lin;
+  }
+
+  // Records how many times `u` runs at this index: once per value of the ranges it depends on
+  // (the lowering hoists every expression out of the loops it does not depend on).
+  void count_evals(const UOp* u, const std::vector<const UOp*>& idx, const UOp* gate) {
+    std::set<const UOp*> deps;
+    std::unordered_set<const UOp*> seen;
+    for (const UOp* i : idx) ranges_of(i, deps, seen);
+    ranges_of(gate, deps, seen);
+    double n = 1;
+    for (const UOp* r : deps) n *= double(r->src[0]->ival());
+    evals_[u] += n;
+  }
+
+  const UOp* render(const UOp* u, std::vector<const UOp*> idx, const UOp* gate, bool is_root = false) {
+    for (auto& i : idx) i = rw_.rewrite(i);
+    if (gate) gate = rw_.rewrite(gate);
+    if (gate && gate->is_const(0)) return g_.constant(0, u->dtype);  // never read
+    if (gate && gate->is_const(1)) gate = nullptr;
+    auto key = std::make_tuple(u, idx, gate);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    const UOp* r = render_uncached(u, idx, gate, is_root);
+    memo_[key] = r;
+    return r;
+  }
+
+  const UOp* load(int64_t buf, DType t, const Shape& shape, const std::vector<const UOp*>& idx, const UOp* gate) {
+    if (std::find(inputs_.begin(), inputs_.end(), buf) == inputs_.end()) inputs_.push_back(buf);
+    std::vector<const UOp*> src = {g_.make(Op::Buffer, t, {}, buf), rw_.rewrite(linear(shape, idx))};
+    if (gate) src.push_back(gate);
+    return g_.make(Op::Load, t, src);
+  }
+
+  const UOp* render_uncached(const UOp* u, const std::vector<const UOp*>& idx, const UOp* gate, bool is_root) {
+    if (const std::string* o = g_.origin(u); o && std::find(fused_.begin(), fused_.end(), *o) == fused_.end())
+      if (!realized_.count(u) || is_root) fused_.push_back(*o);
+    if (u->op == Op::Buffer) return load(u->ival(), u->dtype, u->shape, idx, gate);
+    if (!is_root)
+      if (auto it = realized_.find(u); it != realized_.end()) return load(it->second, u->dtype, u->shape, idx, gate);
+    if (is_compute(u)) count_evals(u, idx, gate);
+    std::vector<const UOp*> sidx(u->src.empty() ? 0 : u->src[0]->shape.size());
+    const Shape& out = u->shape;
+    if (is_elementwise(u->op)) {
+      std::vector<const UOp*> src;
+      for (const UOp* s : u->src) src.push_back(render(s, idx, gate));
+      return g_.make(u->op, u->dtype, src, u->arg);
+    }
+    switch (u->op) {
+      case Op::Const: return u;
+      case Op::Contiguous: return render(u->src[0], idx, gate);
+      case Op::Reduce: {
+        ++num_reduces_;
+        std::vector<const UOp*> src = {nullptr};
+        sidx = idx;
+        for (int64_t a : u->reduce().axes) {
+          sidx[size_t(a)] = new_range(u->src[0]->shape[size_t(a)], RangeKind::Reduce);
+          src.push_back(sidx[size_t(a)]);
+        }
+        src[0] = render(u->src[0], sidx, gate);
+        return g_.make(Op::KReduce, u->dtype, src, ReduceArg{u->reduce().op, {}});
+      }
+      case Op::Reshape: {
+        const Shape& in = u->src[0]->shape;
+        const UOp* lin = linear(out, idx);
+        int64_t stride = 1;
+        for (size_t j = in.size(); j-- > 0;) {
+          sidx[j] = in[j] == 1 ? sym_.c(0) : sym_.mod(sym_.idiv(lin, stride), in[j]);
+          stride *= in[j];
+        }
+        return render(u->src[0], sidx, gate);
+      }
+      case Op::Permute: {
+        const auto& p = u->ints();
+        for (size_t i = 0; i < p.size(); ++i) sidx[size_t(p[i])] = idx[i];
+        return render(u->src[0], sidx, gate);
+      }
+      case Op::Expand: {
+        const Shape& in = u->src[0]->shape;
+        for (size_t i = 0; i < in.size(); ++i) sidx[i] = in[i] == 1 ? sym_.c(0) : idx[i];
+        return render(u->src[0], sidx, gate);
+      }
+      case Op::Shrink: {
+        const auto& p = u->ints();
+        for (size_t i = 0; i < out.size(); ++i) sidx[i] = sym_.add(idx[i], p[2 * i]);
+        return render(u->src[0], sidx, gate);
+      }
+      case Op::Flip: {
+        const auto& f = u->ints();
+        for (size_t i = 0; i < out.size(); ++i) sidx[i] = f[i] ? sym_.add(sym_.mul(idx[i], -1), out[i] - 1) : idx[i];
+        return render(u->src[0], sidx, gate);
+      }
+      case Op::Pad: {
+        const auto& p = u->ints();
+        const Shape& in = u->src[0]->shape;
+        const UOp* valid = nullptr;
+        for (size_t i = 0; i < in.size(); ++i) {
+          sidx[i] = sym_.add(idx[i], -p[2 * i]);
+          if (p[2 * i] > 0) valid = sym_.and_(valid, sym_.ge(sidx[i], 0));
+          if (p[2 * i + 1] > 0) valid = sym_.and_(valid, sym_.lt(sidx[i], in[i]));
+        }
+        if (!valid) return render(u->src[0], sidx, gate);
+        valid = rw_.rewrite(valid);
+        const UOp* v = render(u->src[0], sidx, sym_.and_(gate, valid));
+        if (valid->is_const(1)) return v;
+        return g_.make(Op::Where, u->dtype, {valid, v, g_.constant(0, u->dtype)});
+      }
+      default: throw Error("schedule: cannot place " + std::string(op_name(u->op)) + " in a kernel");
+    }
+  }
+
+  Graph& g_;
+  Sym sym_;
+  Rewriter rw_;
+  const std::unordered_map<const UOp*, int64_t>& realized_;
+  std::unordered_map<const UOp*, double>& evals_;
+  std::map<std::tuple<const UOp*, std::vector<const UOp*>, const UOp*>, const UOp*> memo_;
+  std::vector<int64_t> inputs_;
+  std::vector<std::string> fused_;
+  int64_t next_range_ = 0;
+  int num_reduces_ = 0;
+};
+
+// Work per element of `u` when inlined: its own op plus the inlined work of its sources.
+double inline_cost(const UOp* u, const std::unordered_map<const UOp*, int64_t>& realized,
+                   std::unordered_map<const UOp*, double>& memo) {
+  if (auto it = memo.find(u); it != memo.end()) return it->second;
+  double c = 0;
+  if (is_compute(u) || is_movement(u->op)) {
+    for (const UOp* s : u->src)
+      if (!realized.count(s)) c += inline_cost(s, realized, memo);
+    if (u->op == Op::Exp2 || u->op == Op::Log2 || u->op == Op::Sin || u->op == Op::Sqrt || u->op == Op::Recip) c += kSlowOpCost;
+    else if (is_elementwise(u->op)) c += 1;
+    if (u->op == Op::Reduce) c = (c + 1) * double(numel(u->src[0]->shape) / std::max<int64_t>(numel(u->shape), 1));
+  } else {
+    c = u->op == Op::Buffer ? 1 : 0;
+  }
+  return memo[u] = c;
+}
+
+// The one cost function: realize `u` when computing it once and reading it back is cheaper than
+// recomputing it at every place and index where consumers use it.
+bool should_realize(const UOp* u, double evals, double cost_per_eval) {
+  double n = double(numel(u->shape));
+  if (evals <= n) return false;
+  double inline_total = evals * cost_per_eval;
+  double realize_total = n * (cost_per_eval + kMemCost) + evals * kMemCost;
+  return realize_total < inline_total;
+}
+}  // namespace
+
+Schedule schedule(Graph& g, const std::vector<const UOp*>& outputs) {
+  std::vector<const UOp*> order = toposort(outputs);
+  std::unordered_map<const UOp*, size_t> position;
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+
+  std::unordered_map<const UOp*, int64_t> realized;  // node -> buffer it is stored in
+  auto realize = [&](const UOp* u, BufferKind kind, const std::string& name) {
+    if (realized.count(u)) return;
+    realized[u] = g.add_buffer({name, u->dtype, u->shape, kind, nullptr});
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) realize(outputs[i], BufferKind::Output, "out" + std::to_string(i));
+  for (const UOp* u : order)
+    if (u->op == Op::Contiguous) realize(u, BufferKind::Intermediate, "t" + std::to_string(position[u]));
+
+  // Build all kernels, find nodes whose recompute costs more than realizing them, repeat until
+  // the set of realized nodes is stable (it only grows, so this terminates).
+  std::vector<std::pair<const UOp*, Kernel>> built;
+  for (;;) {
+    std::unordered_map<const UOp*, double> evals, cost_memo;
+    built.clear();
+    for (auto& [root, buf] : realized) {
+      KernelBuilder kb(g, realized, evals);
+      built.push_back({root, kb.build(root, buf)});
+    }
+    std::vector<const UOp*> more;
+    for (const UOp* u : order) {
+      if (realized.count(u) || !is_compute(u) || !evals.count(u)) continue;
+      if (should_realize(u, evals[u], inline_cost(u, realized, cost_memo))) more.push_back(u);
+    }
+    if (more.empty()) break;
+    // Realize the most upstream candidate first: its cost changes everything downstream.
+    const UOp* first = *std::min_element(more.begin(), more.end(), [&](auto a, auto b) { return position[a] < position[b]; });
+    realize(first, BufferKind::Intermediate, "t" + std::to_string(position[first]));
+  }
+
+  std::sort(built.begin(), built.end(), [&](auto& a, auto& b) { return position[a.first] < position[b.first]; });
+  Schedule s;
+  for (auto& [root, k] : built) {
+    k.name = "k" + std::to_string(s.kernels.size());
+    s.kernels.push_back(std::move(k));
+  }
+  for (const UOp* o : outputs) s.outputs.push_back(realized.at(o));
+  return s;
+}
+
+std::string describe(const Graph& g, const Schedule& s) {
+  std::ostringstream o;
+  for (const Kernel& k : s.kernels) {
+    const BufferInfo& out = g.buffer(k.output);
+    o << k.name << ": " << out.name << " " << dtype_name(out.dtype) << shape_str(out.shape) << "  global=[";
+    for (size_t i = 0; i < k.global_ranges.size(); ++i) o << (i ? "," : "") << k.global_ranges[i]->src[0]->ival();
+    o << "] reduces=" << k.num_reduces << "\n  fuses:";
+    for (const std::string& f : k.fused) o << " " << f << ";";
+    o << "\n  reads:";
+    for (int64_t b : k.inputs) o << " " << g.buffer(b).name;
+    o << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace tgc

@@ -1,0 +1,35 @@
+// The scheduler: cuts a Tensor graph into kernels. Movement ops become index arithmetic on loop
+// ranges (assigned consumer-first), elementwise work fuses into its consumers, and one cost
+// function decides for every compute node whether to recompute it inline or realize it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ir/uop.h"
+
+namespace tgc {
+
+struct Kernel {
+  std::string name;
+  // STORE(buffer, index, value): value is a scalar expression over LOADs of realized buffers,
+  // CONSTs, index arithmetic on RANGEs and KREDUCEs (a reduce over its own RANGEs).
+  const UOp* ast = nullptr;
+  std::vector<const UOp*> global_ranges;  // one per output dim of size > 1, outermost first
+  int64_t output = -1;                    // buffer written
+  std::vector<int64_t> inputs;            // buffers read, in first-use order
+  std::vector<std::string> fused;         // model nodes whose work this kernel does
+  int num_reduces = 0;
+  size_t hash() const { return ast->hash; }
+};
+
+struct Schedule {
+  std::vector<Kernel> kernels;       // in execution order
+  std::vector<int64_t> outputs;      // buffer holding each requested output, in order
+};
+
+Schedule schedule(Graph& g, const std::vector<const UOp*>& outputs);
+
+// Multi-line listing: one block per kernel with shape, ranges, fused nodes and buffers.
+std::string describe(const Graph& g, const Schedule& s);
+
+}  // namespace tgc

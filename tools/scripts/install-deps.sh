@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian package and npm module tgc needs to build and test. Idempotent:
+# it does nothing when all packages are already present.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ccache
+  llvm-19-dev clang-19 lld-19 liblld-19-dev libzstd-dev zlib1g-dev
+  protobuf-compiler libprotobuf-dev libonnx-dev libonnx-testdata python3-onnx python3-numpy python3-sklearn
+  libgtest-dev libgmock-dev googletest
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+  qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
+  libsqlite3-dev libopenblas-dev
+
+)
+# Node.js may come from Debian or elsewhere (nodesource ships npm inside nodejs).
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  $sudo_cmd apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# onnxruntime-node is the CPU reference and speed peer; its install script tries a download
+# that fails offline, so skip it (the npm package carries the native binaries).
+if [ ! -d "$here/tools/ort/node_modules/onnxruntime-node" ]; then
+  (cd "$here/tools/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --silent)
+fi
