@@ -79,9 +79,17 @@ Linear linear_of(const UOp* u) {
   return l;
 }
 
-// Splits x = q*c + rest where q collects the terms whose coefficient c divides.
+// Splits x = q*c + rest: each positive coefficient k contributes k/c to q and k%c to rest, so
+// that rest is as small as possible (rest keeps the terms with negative coefficients whole).
 void split_by(const Linear& l, int64_t c, Linear& quot, Linear& rest) {
-  for (auto [t, k] : l.terms) (k % c == 0 ? quot.terms.push_back({t, k / c}) : rest.terms.push_back({t, k}));
+  for (auto [t, k] : l.terms) {
+    if (k < 0) {
+      rest.terms.push_back({t, k});
+      continue;
+    }
+    if (k / c) quot.terms.push_back({t, k / c});
+    if (k % c) rest.terms.push_back({t, k % c});
+  }
   quot.constant = l.constant / c;
   rest.constant = l.constant % c;
   if (rest.constant < 0) rest.constant += c, quot.constant -= 1;
@@ -165,19 +173,21 @@ const UOp* divmod(Graph& g, const UOp* u) {
   if (u->op == Op::IDiv && x->op == Op::Mod && is_cint(x->src[1]) && x->src[1]->ival() % c == 0 && x->src[0]->vmin >= 0)
     return g.make(Op::Mod, DType::Index,
                   {g.make(Op::IDiv, DType::Index, {x->src[0], u->src[1]}), g.cint(x->src[1]->ival() / c)});
-  // Pull out the terms whose coefficients c divides.
+  // Pull out the multiples of c from every coefficient.
   Linear l = linear_of(x), quot, rest;
   split_by(l, c, quot, rest);
-  if (quot.terms.empty() && quot.constant == 0) return nullptr;
   const UOp* r = rebuild(g, rest);
-  if (r->vmin < 0) return nullptr;
-  if (u->op == Op::Mod) return g.make(Op::Mod, DType::Index, {r, u->src[1]});
-  return g.make(Op::Add, DType::Index, {rebuild(g, quot), g.make(Op::IDiv, DType::Index, {r, u->src[1]})});
+  bool progress = !quot.terms.empty() || quot.constant != 0 || r->vmax < c;
+  if (!progress || r->vmin < 0) return nullptr;
+  if (u->op == Op::Mod) return r->vmax < c ? r : g.make(Op::Mod, DType::Index, {r, u->src[1]});
+  const UOp* q = rebuild(g, quot);
+  if (r->vmax < c) return q;
+  return g.make(Op::Add, DType::Index, {q, g.make(Op::IDiv, DType::Index, {r, u->src[1]})});
 }
 
 // a*k < c  ->  a < ceil(c/k) for k > 0, which lets bounds decide more masks.
 const UOp* compare(Graph& g, const UOp* u) {
-  if (!is_index(u->src.empty() ? u : u->src[0]) || u->op != Op::CmpLt || !is_cint(u->src[1])) return nullptr;
+  if (u->op != Op::CmpLt || !is_index(u->src[0]) || !is_cint(u->src[1])) return nullptr;
   const UOp* a = u->src[0];
   int64_t c = u->src[1]->ival();
   if (a->op == Op::Mul && is_cint(a->src[1]) && a->src[1]->ival() > 0) {

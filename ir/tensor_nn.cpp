@@ -172,15 +172,15 @@ Tensor Tensor::avg_pool(const std::vector<int64_t>& k, const std::vector<int64_t
   return sums / counts;
 }
 
-Tensor Tensor::softmax(int64_t axis) const {
-  Tensor e = (*this - max({axis}, true)).exp();
-  return e / e.sum({axis}, true);
+// Both go through log-sum-exp so that the output kernel reads one per-row statistic: the max is
+// hoisted inside the lse kernel, and softmax is two kernels instead of three.
+Tensor Tensor::log_softmax(int64_t axis) const {
+  Tensor m = max({axis}, true);
+  Tensor lse = m + (*this - m).exp().sum({axis}, true).log();
+  return *this - lse;
 }
 
-Tensor Tensor::log_softmax(int64_t axis) const {
-  Tensor x = *this - max({axis}, true);
-  return x - x.exp().sum({axis}, true).log();
-}
+Tensor Tensor::softmax(int64_t axis) const { return log_softmax(axis).exp(); }
 
 Tensor Tensor::layer_norm(std::vector<int64_t> axes, const std::optional<Tensor>& scale,
                           const std::optional<Tensor>& bias, double eps) const {

@@ -188,38 +188,59 @@ class KernelBuilder {
   int num_reduces_ = 0;
 };
 
-// Work per element of `u` when inlined: its own op plus the inlined work of its sources.
+// Work per element of `u` when inlined: its own op plus the inlined elementwise work of its
+// sources. Reduces and realized buffers count as a load: reduces are decided separately.
 double inline_cost(const UOp* u, const std::unordered_map<const UOp*, int64_t>& realized,
                    std::unordered_map<const UOp*, double>& memo) {
   if (auto it = memo.find(u); it != memo.end()) return it->second;
   double c = 0;
-  if (is_compute(u) || is_movement(u->op)) {
-    for (const UOp* s : u->src)
-      if (!realized.count(s)) c += inline_cost(s, realized, memo);
+  if (u->op == Op::Buffer || u->op == Op::Reduce) {
+    c = kMemCost;
+  } else if (is_elementwise(u->op) || is_movement(u->op) || u->op == Op::Contiguous) {
+    for (const UOp* s : u->src) c += realized.count(s) ? kMemCost : inline_cost(s, realized, memo);
     if (u->op == Op::Exp2 || u->op == Op::Log2 || u->op == Op::Sin || u->op == Op::Sqrt || u->op == Op::Recip) c += kSlowOpCost;
     else if (is_elementwise(u->op)) c += 1;
-    if (u->op == Op::Reduce) c = (c + 1) * double(numel(u->src[0]->shape) / std::max<int64_t>(numel(u->shape), 1));
-  } else {
-    c = u->op == Op::Buffer ? 1 : 0;
   }
   return memo[u] = c;
 }
 
 // The one cost function: realize `u` when computing it once and reading it back is cheaper than
-// recomputing it at every place and index where consumers use it.
+// recomputing it at every place and index where consumers use it. A reduce always loses when it
+// is recomputed, since its work per element is at least its reduction size.
 bool should_realize(const UOp* u, double evals, double cost_per_eval) {
   double n = double(numel(u->shape));
   if (evals <= n) return false;
+  if (u->op == Op::Reduce) return true;
   double inline_total = evals * cost_per_eval;
   double realize_total = n * (cost_per_eval + kMemCost) + evals * kMemCost;
   return realize_total < inline_total;
+}
+
+// Where to store a reduce that must be realized: after the elementwise epilogue that follows it
+// one-to-one (bias, activation), so that e.g. conv + bias + relu stays one kernel.
+const UOp* realize_point(const UOp* u, const std::unordered_map<const UOp*, std::vector<const UOp*>>& consumers,
+                         const std::unordered_map<const UOp*, int64_t>& realized) {
+  const UOp* best = u;  // the last elementwise node of the chain (reshapes alone are not worth it)
+  for (;;) {
+    auto it = consumers.find(u);
+    if (it == consumers.end() || it->second.size() != 1 || realized.count(u)) return best;
+    const UOp* c = it->second[0];
+    bool one_to_one = is_elementwise(c->op) || c->op == Op::Reshape || c->op == Op::Permute;
+    if (!one_to_one || numel(c->shape) != numel(u->shape)) return best;
+    u = c;
+    if (is_elementwise(c->op)) best = c;
+  }
 }
 }  // namespace
 
 Schedule schedule(Graph& g, const std::vector<const UOp*>& outputs) {
   std::vector<const UOp*> order = toposort(outputs);
   std::unordered_map<const UOp*, size_t> position;
-  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  std::unordered_map<const UOp*, std::vector<const UOp*>> consumers;
+  for (size_t i = 0; i < order.size(); ++i) {
+    position[order[i]] = i;
+    for (const UOp* s : order[i]->src) consumers[s].push_back(order[i]);
+  }
 
   std::unordered_map<const UOp*, int64_t> realized;  // node -> buffer it is stored in
   auto realize = [&](const UOp* u, BufferKind kind, const std::string& name) {
@@ -240,15 +261,19 @@ Schedule schedule(Graph& g, const std::vector<const UOp*>& outputs) {
       KernelBuilder kb(g, realized, evals);
       built.push_back({root, kb.build(root, buf)});
     }
-    std::vector<const UOp*> more;
-    for (const UOp* u : order) {
-      if (realized.count(u) || !is_compute(u) || !evals.count(u)) continue;
-      if (should_realize(u, evals[u], inline_cost(u, realized, cost_memo))) more.push_back(u);
-    }
-    if (more.empty()) break;
-    // Realize the most upstream candidate first: its cost changes everything downstream.
-    const UOp* first = *std::min_element(more.begin(), more.end(), [&](auto a, auto b) { return position[a] < position[b]; });
-    realize(first, BufferKind::Intermediate, "t" + std::to_string(position[first]));
+    // Reduces first, most upstream first: realizing one changes the cost of everything after it.
+    const UOp* pick = nullptr;
+    for (int pass = 0; pass < 2 && !pick; ++pass)
+      for (const UOp* u : order) {
+        if (realized.count(u) || !is_compute(u) || !evals.count(u) || (pass == 0) != (u->op == Op::Reduce)) continue;
+        if (should_realize(u, evals[u], inline_cost(u, realized, cost_memo))) {
+          pick = u;
+          break;
+        }
+      }
+    if (!pick) break;
+    pick = realize_point(pick, consumers, realized);
+    realize(pick, BufferKind::Intermediate, "t" + std::to_string(position[pick]));
   }
 
   std::sort(built.begin(), built.end(), [&](auto& a, auto& b) { return position[a.first] < position[b.first]; });
@@ -271,7 +296,7 @@ std::string describe(const Graph& g, const Schedule& s) {
     for (const std::string& f : k.fused) o << " " << f << ";";
     o << "\n  reads:";
     for (int64_t b : k.inputs) o << " " << g.buffer(b).name;
-    o << "\n";
+    o << "\n  " << print_expr(g, k.ast) << "\n";
   }
   return o.str();
 }

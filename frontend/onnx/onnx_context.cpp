@@ -1,0 +1,139 @@
+// OpContext helpers and TensorProto decoding.
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unordered_set>
+
+#include "frontend/onnx/onnx_ops.h"
+#include "ir/interpret.h"
+#include "ir/scalar.h"
+
+namespace tgc {
+
+DType dtype_from_onnx(int t) {
+  switch (t) {
+    case onnx::TensorProto::FLOAT: return DType::F32;
+    case onnx::TensorProto::UINT8: return DType::U8;
+    case onnx::TensorProto::INT8: return DType::I8;
+    case onnx::TensorProto::UINT16: return DType::U16;
+    case onnx::TensorProto::INT16: return DType::I16;
+    case onnx::TensorProto::INT32: return DType::I32;
+    case onnx::TensorProto::INT64: return DType::I64;
+    case onnx::TensorProto::BOOL: return DType::Bool;
+    case onnx::TensorProto::FLOAT16: return DType::F16;
+    case onnx::TensorProto::DOUBLE: return DType::F64;
+    case onnx::TensorProto::UINT32: return DType::U32;
+    case onnx::TensorProto::UINT64: return DType::U64;
+    case onnx::TensorProto::BFLOAT16: return DType::BF16;
+    default: throw Error("unsupported ONNX element type " + std::to_string(t));
+  }
+}
+
+HostTensor host_tensor_from_proto(const onnx::TensorProto& p, const std::string& model_dir) {
+  HostTensor t(dtype_from_onnx(p.data_type()), Shape(p.dims().begin(), p.dims().end()));
+  size_t nbytes = t.bytes.size();
+  int64_t n = t.numel();
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto& kv : p.external_data()) {
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = std::stoll(kv.value());
+      else if (kv.key() == "length") length = std::stoll(kv.value());
+    }
+    std::string file = (std::filesystem::path(model_dir) / location).string();
+    std::ifstream f(file, std::ios::binary);
+    if (!f) throw Error("external data file '" + file + "' cannot be opened");
+    if (length >= 0 && size_t(length) != nbytes) throw Error("external data length does not match the tensor shape");
+    f.seekg(offset);
+    if (!f.read(reinterpret_cast<char*>(t.bytes.data()), std::streamsize(nbytes)))
+      throw Error("external data file '" + file + "' is too short");
+    return t;
+  }
+  if (p.has_raw_data()) {
+    if (p.raw_data().size() != nbytes)
+      throw Error("raw data has " + std::to_string(p.raw_data().size()) + " bytes, shape needs " + std::to_string(nbytes));
+    std::copy(p.raw_data().begin(), p.raw_data().end(), t.bytes.begin());
+    return t;
+  }
+  auto fill = [&](const auto& field, auto convert) {
+    if (field.size() != n) throw Error("tensor data has " + std::to_string(field.size()) + " values, shape needs " + std::to_string(n));
+    for (int64_t i = 0; i < n; ++i) convert(i, field[int(i)]);
+  };
+  switch (t.dtype) {
+    case DType::F32: fill(p.float_data(), [&](int64_t i, float v) { t.set(i, v); }); break;
+    case DType::F64: fill(p.double_data(), [&](int64_t i, double v) { t.set(i, v); }); break;
+    case DType::I64: fill(p.int64_data(), [&](int64_t i, int64_t v) { store_num(t.dtype, &t.bytes[size_t(i) * 8], Num{0, v}); }); break;
+    case DType::U32: case DType::U64:
+      fill(p.uint64_data(), [&](int64_t i, uint64_t v) { store_num(t.dtype, &t.bytes[size_t(i * dtype_size(t.dtype))], Num{0, int64_t(v)}); });
+      break;
+    case DType::F16: case DType::BF16:  // int32_data holds the 16-bit patterns
+      fill(p.int32_data(), [&](int64_t i, int32_t v) { uint16_t h = uint16_t(v); std::memcpy(&t.bytes[size_t(i) * 2], &h, 2); });
+      break;
+    default:
+      fill(p.int32_data(), [&](int64_t i, int32_t v) { store_num(t.dtype, &t.bytes[size_t(i * dtype_size(t.dtype))], Num{0, v}); });
+  }
+  return t;
+}
+
+const Tensor& OpContext::in(size_t i) const {
+  if (!has(i)) fail("missing input " + std::to_string(i));
+  return *inputs_[i];
+}
+
+std::vector<Tensor> OpContext::all_inputs() const {
+  std::vector<Tensor> r;
+  for (size_t i = 0; i < inputs_.size(); ++i) r.push_back(in(i));
+  return r;
+}
+
+HostTensor OpContext::constant(size_t i) const {
+  const Tensor& t = in(i);
+  // Constant only if no model input feeds it.
+  std::vector<const UOp*> order = toposort({t.uop()});
+  for (const UOp* u : order)
+    if (u->op == Op::Buffer && !g.buffer(u->ival()).data)
+      fail("input " + std::to_string(i) + " ('" + node.input(int(i)) + "') must be a compile-time constant, but depends on model input '" +
+           g.buffer(u->ival()).name + "'");
+  return interpret(g, {t.uop()}, {})[0];
+}
+
+std::vector<double> OpContext::floats(size_t i) const {
+  HostTensor h = constant(i);
+  std::vector<double> r(size_t(h.numel()));
+  for (int64_t k = 0; k < h.numel(); ++k) r[size_t(k)] = h.get(k);
+  return r;
+}
+
+const onnx::AttributeProto* OpContext::find(const std::string& name) const {
+  for (const auto& a : node.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+int64_t OpContext::attr_int(const std::string& name, int64_t def) const {
+  const auto* a = find(name);
+  return a ? a->i() : def;
+}
+double OpContext::attr_float(const std::string& name, double def) const {
+  const auto* a = find(name);
+  return a ? a->f() : def;
+}
+std::string OpContext::attr_string(const std::string& name, const std::string& def) const {
+  const auto* a = find(name);
+  return a ? a->s() : def;
+}
+std::vector<int64_t> OpContext::attr_ints(const std::string& name, std::vector<int64_t> def) const {
+  const auto* a = find(name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : def;
+}
+std::vector<double> OpContext::attr_floats(const std::string& name) const {
+  const auto* a = find(name);
+  return a ? std::vector<double>(a->floats().begin(), a->floats().end()) : std::vector<double>{};
+}
+const onnx::TensorProto* OpContext::attr_tensor(const std::string& name) const {
+  const auto* a = find(name);
+  return a && a->has_t() ? &a->t() : nullptr;
+}
+
+}  // namespace tgc

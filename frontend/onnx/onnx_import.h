@@ -1,0 +1,32 @@
+// ONNX import: protobuf parsing (initializers, attributes, opsets, external data) and the
+// mapping of each ONNX op onto Tensor API calls.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/tensor.h"
+
+namespace tgc {
+
+struct ImportOptions {
+  // Shapes for inputs whose ONNX dims are symbolic ("batch", "N", ...) or to override them.
+  std::map<std::string, Shape> input_shapes;
+};
+
+struct NamedTensor {
+  std::string name;  // the ONNX value name
+  Tensor tensor;
+};
+
+struct Model {
+  std::unique_ptr<Graph> graph;
+  std::vector<NamedTensor> inputs;   // each an input BUFFER
+  std::vector<NamedTensor> outputs;
+  std::string path;
+};
+
+Model import_onnx(const std::string& path, const ImportOptions& options = {});
+
+}  // namespace tgc

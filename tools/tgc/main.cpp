@@ -1,0 +1,166 @@
+// tgc: the command-line driver. Subcommands: inspect, eval (and compile, once codegen exists).
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "frontend/npy.h"
+#include "frontend/onnx/onnx_import.h"
+#include "ir/error.h"
+#include "ir/interpret.h"
+#include "ir/print.h"
+#include "passes/schedule.h"
+
+namespace {
+using namespace tgc;
+
+const char* kUsage = R"(tgc - ahead-of-time model compiler
+
+usage:
+  tgc inspect MODEL.onnx [--stage=graph|kernels] [--input-shape NAME=d0,d1,...]
+      Print the IR graph, or the kernels the scheduler cuts it into with what each fuses.
+  tgc eval MODEL.onnx -i NAME=FILE.npy ... [-o DIR] [--input-shape NAME=d0,...]
+      Run the reference interpreter. NAME is the input's ONNX name or its file-safe form
+      (characters outside [A-Za-z0-9._-] replaced by '_'). Writes DIR/<file-safe output>.npy
+      per output, or prints each output's shape and checksum without -o.
+  tgc --help
+
+Errors are one line on stderr and exit status 1.
+)";
+
+struct Args {
+  std::string command, model, stage = "graph", out_dir;
+  std::vector<std::pair<std::string, std::string>> inputs;  // name, file
+  std::map<std::string, Shape> input_shapes;
+};
+
+std::pair<std::string, std::string> split_eq(const std::string& s, const std::string& flag) {
+  size_t eq = s.find('=');
+  if (eq == std::string::npos || eq == 0) throw Error(flag + " expects NAME=VALUE, got '" + s + "'");
+  return {s.substr(0, eq), s.substr(eq + 1)};
+}
+
+Shape parse_dims(const std::string& s, const std::string& what) {
+  Shape dims;
+  std::stringstream ss(s);
+  std::string tok;
+  while (std::getline(ss, tok, ',')) {
+    try {
+      size_t used = 0;
+      long long v = std::stoll(tok, &used);
+      if (used != tok.size() || v < 0) throw std::invalid_argument("");
+      dims.push_back(v);
+    } catch (const std::exception&) {
+      throw Error(what + ": '" + tok + "' is not a dimension");
+    }
+  }
+  return dims;
+}
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  std::vector<std::string> v(argv + 1, argv + argc);
+  if (v.empty()) throw Error("no command given (try tgc --help)");
+  a.command = v[0];
+  for (size_t i = 1; i < v.size(); ++i) {
+    const std::string& s = v[i];
+    auto value = [&](const std::string& flag) -> std::string {
+      if (s.rfind(flag + "=", 0) == 0) return s.substr(flag.size() + 1);
+      if (i + 1 >= v.size()) throw Error(flag + " needs a value");
+      return v[++i];
+    };
+    if (s == "-i" || s.rfind("--input=", 0) == 0 || s == "--input") a.inputs.push_back(split_eq(value(s == "-i" ? "-i" : "--input"), "-i"));
+    else if (s == "-o" || s.rfind("--output=", 0) == 0 || s == "--output") a.out_dir = value(s == "-o" ? "-o" : "--output");
+    else if (s.rfind("--stage", 0) == 0) a.stage = value("--stage");
+    else if (s.rfind("--input-shape", 0) == 0) {
+      auto [name, dims] = split_eq(value("--input-shape"), "--input-shape");
+      a.input_shapes[name] = parse_dims(dims, "--input-shape " + name);
+    } else if (!s.empty() && s[0] == '-') throw Error("unknown option '" + s + "'");
+    else if (a.model.empty()) a.model = s;
+    else throw Error("unexpected argument '" + s + "'");
+  }
+  if (a.model.empty()) throw Error(a.command + ": no model file given");
+  return a;
+}
+
+// The model input an -i/--input-shape NAME refers to: its ONNX name or its file-safe form.
+const NamedTensor& find_input(const Model& m, const std::string& name) {
+  for (const NamedTensor& in : m.inputs)
+    if (in.name == name || file_safe(in.name) == name) return in;
+  throw Error("-i " + name + ": the model has no input of that name");
+}
+
+int cmd_inspect(const Args& a) {
+  Model m = import_onnx(a.model, {a.input_shapes});
+  std::vector<const UOp*> roots;
+  for (const auto& o : m.outputs) roots.push_back(o.tensor.uop());
+  if (a.stage == "graph") {
+    std::cout << print_graph(*m.graph, roots);
+  } else if (a.stage == "kernels") {
+    Schedule s = schedule(*m.graph, roots);
+    std::cout << "# " << s.kernels.size() << " kernels\n" << describe(*m.graph, s);
+  } else {
+    throw Error("unknown --stage '" + a.stage + "' (graph or kernels)");
+  }
+  return 0;
+}
+
+double checksum(const HostTensor& t) {
+  double s = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) s += t.get(i);
+  return s;
+}
+
+int cmd_eval(const Args& a) {
+  // Input files fix the shapes of dynamic dims unless --input-shape says otherwise.
+  ImportOptions opt{a.input_shapes};
+  std::vector<std::pair<std::string, HostTensor>> files;
+  for (const auto& [name, file] : a.inputs) {
+    files.push_back({name, read_npy(file)});
+    opt.input_shapes.try_emplace(name, files.back().second.shape);
+  }
+  Model m = import_onnx(a.model, opt);
+  std::map<int64_t, HostTensor> feeds;
+  for (auto& [name, data] : files) {
+    const NamedTensor& in = find_input(m, name);
+    const BufferInfo& b = m.graph->buffer(in.tensor.uop()->ival());
+    if (data.dtype != b.dtype || data.shape != b.shape)
+      throw Error("-i " + name + ": expected " + std::string(dtype_name(b.dtype)) + shape_str(b.shape) + ", got " +
+                  std::string(dtype_name(data.dtype)) + shape_str(data.shape));
+    feeds[in.tensor.uop()->ival()] = std::move(data);
+  }
+  for (const NamedTensor& in : m.inputs)
+    if (!feeds.count(in.tensor.uop()->ival())) throw Error("missing input '" + in.name + "' (pass -i " + file_safe(in.name) + "=FILE.npy)");
+  std::vector<const UOp*> roots;
+  for (const auto& o : m.outputs) roots.push_back(o.tensor.uop());
+  std::vector<HostTensor> results = interpret(*m.graph, roots, feeds);
+  if (!a.out_dir.empty()) std::filesystem::create_directories(a.out_dir);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const std::string& name = m.outputs[i].name;
+    if (a.out_dir.empty())
+      std::cout << name << ": " << dtype_name(results[i].dtype) << shape_str(results[i].shape) << " checksum " << checksum(results[i]) << "\n";
+    else
+      write_npy((std::filesystem::path(a.out_dir) / (file_safe(name) + ".npy")).string(), results[i]);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" || std::string(argv[1]) == "help")) {
+      std::cout << kUsage;
+      return 0;
+    }
+    Args a = parse_args(argc, argv);
+    if (a.command == "inspect") return cmd_inspect(a);
+    if (a.command == "eval") return cmd_eval(a);
+    throw Error("unknown command '" + a.command + "' (try tgc --help)");
+  } catch (const std::exception& e) {
+    std::cerr << "tgc: error: " << e.what() << "\n";
+    return 1;
+  }
+}
