@@ -1,0 +1,65 @@
+/* The contract between a compiled model object (written by tgc's emitter) and the runtime stub.
+ * The emitter produces one constant tgc_model_desc per model; the runtime executes it.
+ * C11, no dependencies. Keep this file and codegen/emit in sync (TGC_ABI_VERSION). */
+#ifndef TGC_MODEL_H
+#define TGC_MODEL_H
+#include <stdint.h>
+
+#define TGC_ABI_VERSION 1
+
+/* Same order as tgc::DType in the compiler. */
+enum tgc_dtype {
+  TGC_BOOL, TGC_I8, TGC_I16, TGC_I32, TGC_I64, TGC_U8, TGC_U16, TGC_U32, TGC_U64,
+  TGC_F16, TGC_BF16, TGC_F32, TGC_F64
+};
+
+/* Where a buffer lives. Inputs and outputs have their own allocations owned by the runtime
+ * (so that callers can fill / read them between runs); intermediates share the arena. */
+enum tgc_storage { TGC_STORAGE_ARENA, TGC_STORAGE_WEIGHT, TGC_STORAGE_INPUT, TGC_STORAGE_OUTPUT };
+
+enum tgc_backend { TGC_BACKEND_CPU, TGC_BACKEND_OPENCL };
+
+typedef struct {
+  const char* name;      /* ONNX value name for inputs/outputs, internal name otherwise */
+  int32_t dtype;         /* enum tgc_dtype */
+  int32_t rank;
+  const int64_t* shape;
+  int32_t storage;       /* enum tgc_storage */
+  int64_t offset;        /* byte offset into the arena (ARENA) or the weight blob (WEIGHT) */
+  int64_t nbytes;
+} tgc_buffer;
+
+/* A CPU kernel computes the work items [begin, end) of its launch; the runtime splits
+ * [0, global_size[0]*global_size[1]*global_size[2]) over its threads. buffers[i] is the base
+ * address of the launch's i-th buffer. */
+typedef void (*tgc_cpu_fn)(void* const* buffers, int64_t begin, int64_t end);
+
+typedef struct {
+  const char* name;       /* kernel name; the OpenCL entry point */
+  tgc_cpu_fn cpu_fn;      /* CPU backend */
+  const char* source;     /* OpenCL backend: OpenCL C source holding `name` */
+  int32_t num_buffers;
+  const int32_t* buffers; /* indices into tgc_model_desc.buffers, in kernel-argument order */
+  int64_t global_size[3];
+  int64_t local_size[3];  /* OpenCL: 0 = let the driver choose */
+} tgc_launch;
+
+typedef struct {
+  int32_t abi_version;    /* TGC_ABI_VERSION */
+  const char* name;       /* model name */
+  int32_t backend;        /* enum tgc_backend */
+  int32_t num_buffers;
+  const tgc_buffer* buffers;
+  int32_t num_launches;
+  const tgc_launch* launches;
+  int32_t num_inputs;
+  const int32_t* inputs;  /* buffer indices, in the model's input order */
+  int32_t num_outputs;
+  const int32_t* outputs;
+  int64_t arena_size;     /* bytes */
+  const uint8_t* weights; /* embedded weight blob, or NULL when weights_file is used */
+  int64_t weights_size;
+  const char* weights_file; /* --weights=external: file name, resolved next to the artifact */
+} tgc_model_desc;
+
+#endif

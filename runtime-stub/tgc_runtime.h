@@ -1,0 +1,37 @@
+/* tgc runtime: runs a compiled model description. Used by generated executables (tgc_main)
+ * and wrapped by the C API of generated shared libraries. C11. */
+#ifndef TGC_RUNTIME_H
+#define TGC_RUNTIME_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tgc_model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tgc_model tgc_model;
+
+/* num_threads <= 0: one per online core. Returns NULL on failure (see tgc_last_error). */
+tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads);
+void tgc_destroy(tgc_model* m);
+/* Runs every launch once. Returns 0, or -1 with tgc_last_error set. */
+int tgc_run(tgc_model* m);
+/* Input/output storage owned by the model: write inputs before tgc_run, read outputs after. */
+void* tgc_input_data(tgc_model* m, int index);
+const void* tgc_output_data(const tgc_model* m, int index);
+/* Copies an input in, checking its size. Returns 0 or -1. */
+int tgc_set_input(tgc_model* m, int index, const void* data, size_t nbytes);
+const tgc_model_desc* tgc_desc(const tgc_model* m);
+/* Message of the last failure on this thread ("" if none). */
+const char* tgc_last_error(void);
+
+/* The main() of generated executables: --info, -i NAME=FILE.npy, -o DIR, --bench N,
+ * --threads N; with no arguments one run on deterministic random inputs. */
+int tgc_main(const tgc_model_desc* desc, int argc, char** argv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
