@@ -1,0 +1,290 @@
+// The scheduler: how a graph is cut into kernels, what the kernels' index expressions simplify
+// to, and (by executing the kernel ASTs with a small evaluator) that the kernels compute exactly
+// what the reference interpreter computes.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "ir/print.h"
+#include "passes/schedule.h"
+#include "test_util.h"
+
+namespace tgc {
+namespace {
+
+using test::all_close;
+
+// Runs a schedule's kernels in order over host memory; checks bounds and that every output
+// element is written exactly once.
+class KernelRunner {
+ public:
+  KernelRunner(const Graph& g, const std::map<int64_t, HostTensor>& feeds) : g_(g) {
+    for (size_t id = 0; id < g.num_buffers(); ++id) {
+      const BufferInfo& b = g.buffer(int64_t(id));
+      if (!b.data) continue;
+      HostTensor h(b.dtype, b.shape);
+      h.bytes = *b.data;
+      mem_[int64_t(id)] = nums(h);
+    }
+    for (const auto& [id, h] : feeds) mem_[id] = nums(h);
+  }
+
+  void run(const Kernel& k) {
+    const BufferInfo& out = g_.buffer(k.output);
+    std::vector<Num>& dst = mem_[k.output];
+    dst.assign(size_t(numel(out.shape)), Num{});
+    std::vector<int> writes(dst.size());
+    test::ScalarEval ev;
+    ev.load = [&](int64_t buf, int64_t i) -> Num {
+      auto it = mem_.find(buf);
+      if (it == mem_.end()) {
+        ADD_FAILURE() << k.name << " reads buffer '" << g_.buffer(buf).name << "' before it is written";
+        return Num{};
+      }
+      if (i < 0 || i >= int64_t(it->second.size())) {
+        ADD_FAILURE() << k.name << " reads '" << g_.buffer(buf).name << "' out of bounds at " << i;
+        return Num{};
+      }
+      return it->second[size_t(i)];
+    };
+    int64_t count = 1;
+    for (const UOp* r : k.global_ranges) count *= r->src[0]->ival();
+    for (int64_t n = 0; n < count; ++n) {
+      int64_t rest = n;
+      for (size_t i = k.global_ranges.size(); i-- > 0;) {
+        int64_t size = k.global_ranges[i]->src[0]->ival();
+        ev.env[k.global_ranges[i]->range().id] = rest % size, rest /= size;
+      }
+      int64_t at = ev.index(k.ast->src[1]);
+      ASSERT_TRUE(at >= 0 && at < int64_t(dst.size())) << k.name << " stores out of bounds at " << at;
+      dst[size_t(at)] = ev.eval(k.ast->src[2]);
+      writes[size_t(at)]++;
+    }
+    for (size_t i = 0; i < writes.size(); ++i)
+      ASSERT_EQ(writes[i], 1) << k.name << " writes element " << i << " of '" << out.name << "' " << writes[i] << " times";
+  }
+
+  std::vector<double> result(int64_t buf) const {
+    std::vector<double> r;
+    for (const Num& v : mem_.at(buf)) r.push_back(v.as_double(g_.buffer(buf).dtype));
+    return r;
+  }
+
+ private:
+  static std::vector<Num> nums(const HostTensor& h) {
+    std::vector<Num> r;
+    for (int64_t i = 0; i < h.numel(); ++i) r.push_back(load_num(h.dtype, &h.bytes[size_t(i * dtype_size(h.dtype))]));
+    return r;
+  }
+  const Graph& g_;
+  std::map<int64_t, std::vector<Num>> mem_;
+};
+
+class ScheduleTest : public ::testing::Test, protected test::Env {
+ protected:
+  // Schedules `outs`, executes the kernels and compares every output with the interpreter.
+  Schedule schedule_and_check(const std::vector<Tensor>& outs) {
+    std::vector<HostTensor> want = run(outs);  // before scheduling adds buffers to the graph
+    std::vector<const UOp*> roots;
+    for (const Tensor& t : outs) roots.push_back(t.uop());
+    Schedule s = schedule(g, roots);
+    EXPECT_EQ(s.outputs.size(), outs.size());
+    KernelRunner m(g, feeds);
+    for (const Kernel& k : s.kernels) {
+      m.run(k);
+      if (::testing::Test::HasFatalFailure()) break;
+    }
+    for (size_t i = 0; i < outs.size() && i < s.outputs.size(); ++i)
+      EXPECT_TRUE(all_close(m.result(s.outputs[i]), test::values(want[i]), {1e-5, 1e-6})) << "output " << i;
+    return s;
+  }
+  std::string listing(const Schedule& s) const {
+    std::string r = describe(g, s);
+    for (const Kernel& k : s.kernels) r += k.name + ": " + print_expr(g, k.ast) + "\n";
+    return r;
+  }
+  static int total_reduces(const Schedule& s) {
+    int n = 0;
+    for (const Kernel& k : s.kernels) n += k.num_reduces;
+    return n;
+  }
+};
+
+// Does `u` depend on `range`?
+bool depends_on(const UOp* u, const UOp* range) {
+  if (u == range) return true;
+  for (const UOp* s : u->src)
+    if (depends_on(s, range)) return true;
+  return false;
+}
+void collect(const UOp* u, Op op, std::set<const UOp*>& out) {
+  if (u->op == op) out.insert(u);
+  for (const UOp* s : u->src) collect(s, op, out);
+}
+
+TEST_F(ScheduleTest, ElementwiseChainIsOneKernel) {
+  Tensor x = input({3, 5, 7});
+  Tensor t = x;
+  for (int i = 0; i < 20; ++i) {
+    switch (i % 5) {
+      case 0: t = t * 1.25; break;
+      case 1: t = t + 0.5; break;
+      case 2: t = t.sin(); break;
+      case 3: t = -t; break;
+      default: t = t.maximum(t.full_like(-0.5)); break;
+    }
+  }
+  Schedule s = schedule_and_check({t});
+  ASSERT_EQ(s.kernels.size(), 1u) << listing(s);
+  EXPECT_EQ(s.kernels[0].num_reduces, 0);
+  EXPECT_EQ(s.kernels[0].inputs, std::vector<int64_t>{x.uop()->ival()});
+  EXPECT_EQ(s.kernels[0].output, s.outputs[0]);
+  EXPECT_EQ(g.buffer(s.outputs[0]).kind, BufferKind::Output);
+  EXPECT_EQ(s.kernels[0].global_ranges.size(), 3u);
+}
+
+TEST_F(ScheduleTest, ValueReusedAtTheSameIndexIsComputedOnceInline) {
+  Tensor x = input({5, 7});
+  Tensor y = x.exp();
+  Schedule s = schedule_and_check({y * y + y});
+  EXPECT_EQ(s.kernels.size(), 1u) << listing(s);
+  std::set<const UOp*> exps;
+  collect(s.kernels[0].ast, Op::Exp2, exps);
+  EXPECT_EQ(exps.size(), 1u) << "exp must be one shared node in the kernel";
+}
+
+TEST_F(ScheduleTest, ConvBiasReluIsOneKernel) {
+  Tensor x = input({1, 3, 9, 7});
+  Tensor w = weight({4, 3, 3, 3}), b = weight({4});
+  Tensor y = x.conv(w, b, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).relu();
+  Schedule s = schedule_and_check({y});
+  ASSERT_EQ(s.kernels.size(), 1u) << listing(s);
+  EXPECT_EQ(s.kernels[0].num_reduces, 1);
+  std::vector<int64_t> reads = s.kernels[0].inputs;
+  std::sort(reads.begin(), reads.end());
+  EXPECT_EQ(reads, (std::vector<int64_t>{x.uop()->ival(), w.uop()->ival(), b.uop()->ival()}));
+  EXPECT_NE(describe(g, s).find("reduces=1"), std::string::npos) << describe(g, s);
+}
+
+TEST_F(ScheduleTest, StridedGroupedConvIsOneKernel) {
+  Tensor x = input({2, 4, 7, 6});
+  Tensor w = weight({6, 2, 3, 3}), b = weight({6});
+  Tensor y = x.conv(w, b, {2, 1}, {1, 0, 0, 2}, {1, 2}, 2).relu();
+  Schedule s = schedule_and_check({y});
+  ASSERT_EQ(s.kernels.size(), 1u) << listing(s);
+  EXPECT_EQ(s.kernels[0].num_reduces, 1);
+}
+
+TEST_F(ScheduleTest, SoftmaxIsAtMostTwoKernels) {
+  Tensor x = input({5, 7}, -3, 3);
+  Schedule s = schedule_and_check({x.softmax(-1)});
+  EXPECT_LE(s.kernels.size(), 2u) << listing(s);
+  EXPECT_LE(total_reduces(s), 2) << listing(s);
+}
+
+TEST_F(ScheduleTest, MatmulOfMatmulRealizesTheFirstProduct) {
+  Tensor a = input({3, 5}), b = weight({5, 7}), c = weight({7, 4});
+  Schedule s = schedule_and_check({a.matmul(b).matmul(c)});
+  ASSERT_EQ(s.kernels.size(), 2u) << listing(s);
+  EXPECT_EQ(s.kernels[0].num_reduces, 1);
+  EXPECT_EQ(s.kernels[1].num_reduces, 1);
+  EXPECT_EQ(g.buffer(s.kernels[0].output).kind, BufferKind::Intermediate);
+  EXPECT_EQ(numel(g.buffer(s.kernels[0].output).shape), 3 * 7);
+  const auto& second = s.kernels[1].inputs;
+  EXPECT_NE(std::find(second.begin(), second.end(), s.kernels[0].output), second.end()) << listing(s);
+}
+
+TEST_F(ScheduleTest, ReduceSharedByTwoOutputsIsRealizedOnce) {
+  Tensor x = input({5, 64});
+  Tensor sum = x.sum({1}, true);
+  Schedule s = schedule_and_check({x - sum, x * sum});
+  // 64 terms per row is far more than reading one realized value back.
+  ASSERT_EQ(s.kernels.size(), 3u) << listing(s);
+  EXPECT_EQ(total_reduces(s), 1) << listing(s);
+  EXPECT_EQ(s.kernels[0].num_reduces, 1);
+  EXPECT_EQ(numel(g.buffer(s.kernels[0].output).shape), 5);
+  for (size_t i = 1; i < 3; ++i) {
+    const auto& in = s.kernels[i].inputs;
+    EXPECT_NE(std::find(in.begin(), in.end(), s.kernels[0].output), in.end()) << listing(s);
+  }
+}
+
+TEST_F(ScheduleTest, CheapSharedReduceIsNeverRecomputedPerElement) {
+  // A 3-term reduce may be inlined into both outputs, but only per row: never per column.
+  Tensor x = input({5, 3});
+  Tensor sum = x.sum({1}, true);
+  Schedule s = schedule_and_check({x - sum, x * sum});
+  EXPECT_LE(s.kernels.size(), 3u);
+  for (const Kernel& k : s.kernels) {
+    std::set<const UOp*> reduces;
+    collect(k.ast, Op::KReduce, reduces);
+    EXPECT_LE(reduces.size(), 1u) << listing(s);
+    for (const UOp* column : k.global_ranges) {
+      if (column->src[0]->ival() != 3) continue;
+      for (const UOp* r : reduces) EXPECT_FALSE(depends_on(r, column)) << "reduce recomputed per column\n" << listing(s);
+    }
+  }
+}
+
+TEST_F(ScheduleTest, ContiguousForcesAKernel) {
+  Tensor x = input({5, 7});
+  Schedule s = schedule_and_check({x.exp().contiguous() + 1.0});
+  EXPECT_EQ(s.kernels.size(), 2u) << listing(s);
+}
+
+TEST_F(ScheduleTest, PermuteReshapeIsOneCopyKernel) {
+  Tensor x = input({2, 3, 5});
+  Schedule s = schedule_and_check({x.permute({2, 0, 1}).reshape({5, 6})});
+  ASSERT_EQ(s.kernels.size(), 1u) << listing(s);
+  const Kernel& k = s.kernels[0];
+  EXPECT_EQ(k.num_reduces, 0);
+  EXPECT_EQ(k.inputs, std::vector<int64_t>{x.uop()->ival()});
+  ASSERT_EQ(k.ast->src[2]->op, Op::Load) << listing(s);
+}
+
+TEST_F(ScheduleTest, PaddedCropIsOneKernelWithMaskedLoads) {
+  Tensor x = input({5, 7});
+  Tensor y = x.pad({{1, 2}, {-2, 3}}, 0).flip({1}).shrink({{0, 8}, {1, 7}});
+  Schedule s = schedule_and_check({y});
+  EXPECT_EQ(s.kernels.size(), 1u) << listing(s);
+}
+
+TEST_F(ScheduleTest, PoolingIsOneKernel) {
+  Tensor x = input({1, 2, 9, 7});
+  Schedule s = schedule_and_check({x.max_pool({3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true)});
+  EXPECT_EQ(s.kernels.size(), 1u) << listing(s);
+  EXPECT_EQ(total_reduces(s), 1);
+}
+
+// A chain of reshapes (or permutes) that ends where it started loads at the store index itself.
+struct RoundTrip {
+  const char* name;
+  std::function<Tensor(const Tensor&)> f;
+  Shape in;
+};
+
+class MovementRoundTrip : public ScheduleTest, public ::testing::WithParamInterface<RoundTrip> {};
+
+TEST_P(MovementRoundTrip, LoadIndexEqualsStoreIndex) {
+  Tensor x = input(GetParam().in);
+  Schedule s = schedule_and_check({GetParam().f(x)});
+  ASSERT_EQ(s.kernels.size(), 1u);
+  const UOp* store = s.kernels[0].ast;
+  ASSERT_EQ(store->src[2]->op, Op::Load) << listing(s);
+  EXPECT_EQ(store->src[2]->src[1], store->src[1]) << listing(s);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Schedule, MovementRoundTrip,
+    ::testing::Values(RoundTrip{"reshape_6_2x3_6", [](auto& x) { return x.reshape({2, 3}).reshape({6}); }, {6}},
+                      RoundTrip{"reshape_2x3_6_2x3", [](auto& x) { return x.reshape({6}).reshape({2, 3}); }, {2, 3}},
+                      RoundTrip{"reshape_24_2x3x4_24", [](auto& x) { return x.reshape({2, 3, 4}).reshape({24}); }, {24}},
+                      RoundTrip{"reshape_3x5x7_105_3x5x7", [](auto& x) { return x.reshape({105}).reshape({3, 5, 7}); }, {3, 5, 7}},
+                      RoundTrip{"reshape_6x4_2x3x4_6x4", [](auto& x) { return x.reshape({2, 3, 4}).reshape({6, 4}); }, {6, 4}},
+                      RoundTrip{"permute_twice", [](auto& x) { return x.permute({2, 0, 1}).permute({1, 2, 0}); }, {3, 5, 7}},
+                      RoundTrip{"flip_twice", [](auto& x) { return x.flip({0, 1}).flip({1, 0}); }, {3, 5}},
+                      RoundTrip{"expand_shrink", [](auto& x) { return x.reshape({1, 15}).expand({4, 15}).shrink({{2, 3}, {0, 15}}).reshape({15}); }, {15}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace tgc

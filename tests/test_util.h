@@ -92,19 +92,20 @@ struct Env {
   std::map<int64_t, std::vector<float>> data;  // every input and f32 weight, by buffer id
   std::mt19937 rng{1234};
 
-  Tensor input(const Shape& s, const std::vector<float>& v) {
+  Tensor input_data(const Shape& s, const std::vector<float>& v) {
     Tensor t = Tensor::input(g, "in" + std::to_string(g.num_buffers()), DType::F32, s);
     feeds[t.uop()->ival()] = host(s, v);
     data[t.uop()->ival()] = v;
     return t;
   }
-  Tensor input(const Shape& s, float lo = -1, float hi = 1) { return input(s, random_floats(rng, numel(s), lo, hi)); }
-  Tensor weight(const Shape& s, const std::vector<float>& v) {
+  // Random uniform data in [lo, hi).
+  Tensor input(const Shape& s, float lo = -1, float hi = 1) { return input_data(s, random_floats(rng, numel(s), lo, hi)); }
+  Tensor weight_data(const Shape& s, const std::vector<float>& v) {
     Tensor t = Tensor::weight(g, "w" + std::to_string(g.num_buffers()), host(s, v));
     data[t.uop()->ival()] = v;
     return t;
   }
-  Tensor weight(const Shape& s, float lo = -1, float hi = 1) { return weight(s, random_floats(rng, numel(s), lo, hi)); }
+  Tensor weight(const Shape& s, float lo = -1, float hi = 1) { return weight_data(s, random_floats(rng, numel(s), lo, hi)); }
   Tensor int_weight(const Shape& s, const std::vector<float>& v, DType t = DType::I64) {
     return Tensor::weight(g, "i" + std::to_string(g.num_buffers()), host(s, v, t));
   }

@@ -35,12 +35,17 @@ Shape input_shape(const onnx::ValueInfoProto& v, const ImportOptions& opt, const
   for (const std::string& key : {v.name(), file_safe(v.name())})
     if (auto it = opt.input_shapes.find(key); it != opt.input_shapes.end()) return it->second;
   const auto& tt = v.type().tensor_type();
+  const Shape* hint = nullptr;
+  for (const std::string& key : {v.name(), file_safe(v.name())})
+    if (auto it = opt.shape_hints.find(key); it != opt.shape_hints.end()) hint = &it->second;
   Shape s;
   std::string symbolic;
   for (int i = 0; i < tt.shape().dim_size(); ++i) {
     const auto& d = tt.shape().dim(i);
     if (d.has_dim_value() && d.dim_value() >= 0) {
       s.push_back(d.dim_value());
+    } else if (hint && int(hint->size()) == tt.shape().dim_size()) {
+      s.push_back((*hint)[size_t(i)]);
     } else {
       symbolic += (symbolic.empty() ? "" : ", ") + std::string("dim ") + std::to_string(i) +
                   (d.has_dim_param() ? " ('" + d.dim_param() + "')" : "");
@@ -138,6 +143,13 @@ Model import_onnx(const std::string& path, const ImportOptions& options) {
   }
   if (model.outputs.empty()) throw Error(path + ": graph has no outputs");
   return model;
+}
+
+HostTensor read_onnx_tensor(const std::string& path) {
+  onnx::TensorProto p;
+  std::string bytes = read_file(path);
+  if (!p.ParseFromString(bytes)) throw Error(path + ": not a valid TensorProto");
+  return host_tensor_from_proto(p, std::filesystem::path(path).parent_path().string());
 }
 
 }  // namespace tgc

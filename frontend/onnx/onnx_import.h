@@ -13,6 +13,8 @@ namespace tgc {
 struct ImportOptions {
   // Shapes for inputs whose ONNX dims are symbolic ("batch", "N", ...) or to override them.
   std::map<std::string, Shape> input_shapes;
+  // Shapes of the data at hand (e.g. -i files): used only for dims the model leaves dynamic.
+  std::map<std::string, Shape> shape_hints;
 };
 
 struct NamedTensor {
@@ -28,5 +30,8 @@ struct Model {
 };
 
 Model import_onnx(const std::string& path, const ImportOptions& options = {});
+
+// Reads a serialized onnx.TensorProto (.pb), as in the ONNX test data sets.
+HostTensor read_onnx_tensor(const std::string& path);
 
 }  // namespace tgc

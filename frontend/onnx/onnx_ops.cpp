@@ -423,7 +423,11 @@ const std::map<std::string, OpImpl>& onnx_ops() {
       {"Constant", [](Ctx& c) -> Outs { return {constant(c)}; }},
       {"ConstantOfShape", [](Ctx& c) -> Outs { return {constant_of_shape(c)}; }},
       {"Identity", map1([](const Tensor& x) { return x; })},
-      {"Dropout", map1([](const Tensor& x) { return x; })},
+      {"Dropout", [](Ctx& c) -> Outs {
+         if (c.has(2) && c.ints(2).at(0)) c.fail("training_mode=true is not supported (inference only)");
+         if (c.node.output_size() > 1 && !c.node.output(1).empty()) c.fail("the mask output is not supported");
+         return {c.in(0)};
+       }},
       {"Cast", [](Ctx& c) -> Outs { return {c.in(0).cast(dtype_from_onnx(int(c.attr_int("to", 1))))}; }},
   };
   return table;

@@ -93,7 +93,7 @@ const NamedTensor& find_input(const Model& m, const std::string& name) {
 }
 
 int cmd_inspect(const Args& a) {
-  Model m = import_onnx(a.model, {a.input_shapes});
+  Model m = import_onnx(a.model, {a.input_shapes, {}});
   std::vector<const UOp*> roots;
   for (const auto& o : m.outputs) roots.push_back(o.tensor.uop());
   if (a.stage == "graph") {
@@ -115,11 +115,11 @@ double checksum(const HostTensor& t) {
 
 int cmd_eval(const Args& a) {
   // Input files fix the shapes of dynamic dims unless --input-shape says otherwise.
-  ImportOptions opt{a.input_shapes};
+  ImportOptions opt{a.input_shapes, {}};
   std::vector<std::pair<std::string, HostTensor>> files;
   for (const auto& [name, file] : a.inputs) {
     files.push_back({name, read_npy(file)});
-    opt.input_shapes.try_emplace(name, files.back().second.shape);
+    opt.shape_hints[name] = files.back().second.shape;
   }
   Model m = import_onnx(a.model, opt);
   std::map<int64_t, HostTensor> feeds;

@@ -1,0 +1,408 @@
+/* tgc runtime: model creation, buffer resolution and the CPU launch loop. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime_internal.h"
+
+/* ---------------------------------------------------------------- errors */
+
+static _Thread_local char g_error[1024];
+
+void tgc_set_error(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g_error, sizeof g_error, fmt, ap);
+  va_end(ap);
+}
+
+void tgc_clear_error(void) { g_error[0] = '\0'; }
+
+const char* tgc_last_error(void) { return g_error; }
+
+/* ---------------------------------------------------------------- dtypes */
+
+int tgc_dtype_size(int32_t dtype) {
+  switch (dtype) {
+    case TGC_BOOL: case TGC_I8: case TGC_U8: return 1;
+    case TGC_I16: case TGC_U16: case TGC_F16: case TGC_BF16: return 2;
+    case TGC_I32: case TGC_U32: case TGC_F32: return 4;
+    case TGC_I64: case TGC_U64: case TGC_F64: return 8;
+    default: return 0;
+  }
+}
+
+const char* tgc_dtype_name(int32_t dtype) {
+  static const char* const names[] = {"bool", "i8",  "i16", "i32",  "i64", "u8", "u16",
+                                      "u32",  "u64", "f16", "bf16", "f32", "f64"};
+  return dtype >= 0 && dtype <= TGC_F64 ? names[dtype] : "?";
+}
+
+int64_t tgc_buffer_numel(const tgc_buffer* b) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < b->rank; ++i) n *= b->shape[i];
+  return n;
+}
+
+double tgc_half_to_double(uint16_t h) {
+  int e = (h >> 10) & 0x1f, f = h & 0x3ff;
+  double v;
+  if (e == 0) v = (double)f / 1024.0 / 16384.0; /* subnormal: f * 2^-24 */
+  else if (e == 31) v = f ? (double)NAN : (double)INFINITY;
+  else {
+    v = 1.0 + f / 1024.0;
+    for (int i = e - 15; i > 0; --i) v *= 2;
+    for (int i = e - 15; i < 0; ++i) v /= 2;
+  }
+  return (h & 0x8000) ? -v : v;
+}
+
+uint16_t tgc_float_to_half(float f) { /* round to nearest even; enough for test data */
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+  int32_t e = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+  uint32_t m = x & 0x7fffff;
+  if (((x >> 23) & 0xff) == 0xff) return sign | 0x7c00 | (m ? 0x200 : 0);
+  if (e >= 31) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    m |= 0x800000;
+    int shift = 14 - e;
+    uint32_t r = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (r & 1))) ++r;
+    return sign | (uint16_t)r;
+  }
+  uint32_t r = ((uint32_t)e << 10) | (m >> 13), rem = m & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) ++r; /* may carry into the exponent: correct */
+  return sign | (uint16_t)r;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static void* alloc64(int64_t nbytes) {
+  size_t n = nbytes > 0 ? ((size_t)nbytes + 63) & ~(size_t)63 : 64;
+  void* p = NULL;
+  if (posix_memalign(&p, 64, n) != 0) return NULL;
+  memset(p, 0, n);
+  return p;
+}
+
+static const char* storage_name(int32_t s) {
+  switch (s) {
+    case TGC_STORAGE_ARENA: return "arena";
+    case TGC_STORAGE_WEIGHT: return "weight";
+    case TGC_STORAGE_INPUT: return "input";
+    case TGC_STORAGE_OUTPUT: return "output";
+    default: return "?";
+  }
+}
+
+static int64_t launch_total(const tgc_launch* l) {
+  if (l->global_size[0] <= 0) return 0;
+  int64_t n = l->global_size[0];
+  for (int d = 1; d < 3; ++d)
+    if (l->global_size[d] > 0) n *= l->global_size[d]; /* 0 in dims 1/2 means "unused" */
+  return n;
+}
+
+static int validate(const tgc_model_desc* d) {
+  if (d->abi_version != TGC_ABI_VERSION) {
+    tgc_set_error("model '%s' was compiled for runtime ABI version %d, but this runtime implements version %d",
+                  d->name ? d->name : "?", (int)d->abi_version, TGC_ABI_VERSION);
+    return -1;
+  }
+  if (d->backend != TGC_BACKEND_CPU && d->backend != TGC_BACKEND_OPENCL) {
+    tgc_set_error("unknown backend %d", (int)d->backend);
+    return -1;
+  }
+  if (d->num_buffers < 0 || (d->num_buffers > 0 && !d->buffers) || d->num_launches < 0 ||
+      (d->num_launches > 0 && !d->launches) || d->num_inputs < 0 || (d->num_inputs > 0 && !d->inputs) ||
+      d->num_outputs < 0 || (d->num_outputs > 0 && !d->outputs) || d->arena_size < 0 || d->weights_size < 0) {
+    tgc_set_error("malformed model description (negative count or missing table)");
+    return -1;
+  }
+  for (int32_t i = 0; i < d->num_buffers; ++i) {
+    const tgc_buffer* b = &d->buffers[i];
+    const char* bn = b->name ? b->name : "?";
+    if (!tgc_dtype_size(b->dtype) || b->rank < 0 || b->rank > 16 || (b->rank > 0 && !b->shape) || b->nbytes < 0) {
+      tgc_set_error("buffer %d '%s': bad dtype, rank or size", (int)i, bn);
+      return -1;
+    }
+    if (tgc_buffer_numel(b) * tgc_dtype_size(b->dtype) > b->nbytes) {
+      tgc_set_error("buffer %d '%s': %s shape needs %lld bytes, nbytes is %lld", (int)i, bn, tgc_dtype_name(b->dtype),
+                    (long long)(tgc_buffer_numel(b) * tgc_dtype_size(b->dtype)), (long long)b->nbytes);
+      return -1;
+    }
+    switch (b->storage) {
+      case TGC_STORAGE_ARENA:
+        if (b->offset < 0 || b->offset + b->nbytes > d->arena_size) {
+          tgc_set_error("buffer %d '%s': bytes [%lld, %lld) lie outside the arena (%lld bytes)", (int)i, bn,
+                        (long long)b->offset, (long long)(b->offset + b->nbytes), (long long)d->arena_size);
+          return -1;
+        }
+        break;
+      case TGC_STORAGE_WEIGHT:
+        if (b->offset < 0 || b->offset + b->nbytes > d->weights_size) {
+          tgc_set_error("buffer %d '%s': bytes [%lld, %lld) lie outside the weights (%lld bytes)", (int)i, bn,
+                        (long long)b->offset, (long long)(b->offset + b->nbytes), (long long)d->weights_size);
+          return -1;
+        }
+        break;
+      case TGC_STORAGE_INPUT: case TGC_STORAGE_OUTPUT: break;
+      default: tgc_set_error("buffer %d '%s': unknown storage %d", (int)i, bn, (int)b->storage); return -1;
+    }
+  }
+  for (int io = 0; io < 2; ++io) {
+    int32_t n = io ? d->num_outputs : d->num_inputs;
+    const int32_t* idx = io ? d->outputs : d->inputs;
+    int32_t want = io ? TGC_STORAGE_OUTPUT : TGC_STORAGE_INPUT;
+    for (int32_t i = 0; i < n; ++i) {
+      if (idx[i] < 0 || idx[i] >= d->num_buffers) {
+        tgc_set_error("%s %d: buffer index %d out of range", io ? "output" : "input", (int)i, (int)idx[i]);
+        return -1;
+      }
+      if (d->buffers[idx[i]].storage != want) {
+        tgc_set_error("%s %d '%s': buffer has %s storage, expected %s", io ? "output" : "input", (int)i,
+                      d->buffers[idx[i]].name ? d->buffers[idx[i]].name : "?",
+                      storage_name(d->buffers[idx[i]].storage), storage_name(want));
+        return -1;
+      }
+    }
+  }
+  for (int32_t l = 0; l < d->num_launches; ++l) {
+    const tgc_launch* L = &d->launches[l];
+    const char* ln = L->name ? L->name : "?";
+    if (L->num_buffers < 0 || (L->num_buffers > 0 && !L->buffers)) {
+      tgc_set_error("launch %d '%s': bad buffer list", (int)l, ln);
+      return -1;
+    }
+    for (int32_t i = 0; i < L->num_buffers; ++i)
+      if (L->buffers[i] < 0 || L->buffers[i] >= d->num_buffers) {
+        tgc_set_error("launch %d '%s': argument %d: buffer index %d out of range", (int)l, ln, (int)i,
+                      (int)L->buffers[i]);
+        return -1;
+      }
+    if (d->backend == TGC_BACKEND_CPU && !L->cpu_fn) {
+      tgc_set_error("launch %d '%s': no CPU function", (int)l, ln);
+      return -1;
+    }
+    if (d->backend == TGC_BACKEND_OPENCL && (!L->source || !L->name)) {
+      tgc_set_error("launch %d '%s': no OpenCL source or kernel name", (int)l, ln);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- external weights */
+
+static int dir_of(const char* path, char* out, size_t cap) {
+  const char* slash = strrchr(path, '/');
+  if (!slash) return snprintf(out, cap, ".") < (int)cap ? 0 : -1;
+  size_t n = (size_t)(slash - path);
+  if (n == 0) n = 1; /* "/file" */
+  if (n >= cap) return -1;
+  memcpy(out, path, n);
+  out[n] = '\0';
+  return 0;
+}
+
+static int map_weights(tgc_model* m) {
+  const tgc_model_desc* d = m->desc;
+  const char* file = d->weights_file;
+  char cand[3][PATH_MAX + 256];
+  int nc = 0;
+  char dir[PATH_MAX];
+  if (file[0] == '/') {
+    snprintf(cand[nc++], sizeof cand[0], "%s", file);
+  } else {
+    Dl_info info;
+    if (dladdr((const void*)d, &info) && info.dli_fname && info.dli_fname[0] &&
+        dir_of(info.dli_fname, dir, sizeof dir) == 0)
+      snprintf(cand[nc++], sizeof cand[0], "%s/%s", dir, file);
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+      exe[n] = '\0';
+      if (dir_of(exe, dir, sizeof dir) == 0) {
+        snprintf(cand[nc], sizeof cand[0], "%s/%s", dir, file);
+        if (nc == 0 || strcmp(cand[nc], cand[0]) != 0) ++nc;
+      }
+    }
+    if (nc == 0) snprintf(cand[nc++], sizeof cand[0], "%s", file);
+  }
+  int fd = -1, which = -1, err = 0;
+  for (int i = 0; i < nc && fd < 0; ++i) {
+    fd = open(cand[i], O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) which = i;
+    else if (errno != ENOENT || !err) err = errno;
+  }
+  if (fd < 0) {
+    tgc_set_error("cannot open weights file '%s' (%s; looked for %s%s%s)", file, strerror(err), cand[0],
+                  nc > 1 ? " and " : "", nc > 1 ? cand[1] : "");
+    return -1;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    tgc_set_error("weights file %s: %s", cand[which], strerror(errno));
+    close(fd);
+    return -1;
+  }
+  if ((int64_t)st.st_size < d->weights_size) {
+    tgc_set_error("weights file %s is %lld bytes, the model needs %lld", cand[which], (long long)st.st_size,
+                  (long long)d->weights_size);
+    close(fd);
+    return -1;
+  }
+  if (d->weights_size > 0) {
+    void* p = mmap(NULL, (size_t)d->weights_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      tgc_set_error("cannot map weights file %s: %s", cand[which], strerror(errno));
+      close(fd);
+      return -1;
+    }
+    m->weights_map = p;
+    m->weights_map_size = (size_t)d->weights_size;
+  }
+  close(fd);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- API */
+
+tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads) {
+  tgc_clear_error();
+  if (!desc) {
+    tgc_set_error("tgc_create: no model description");
+    return NULL;
+  }
+  if (validate(desc) != 0) return NULL;
+  tgc_model* m = calloc(1, sizeof *m);
+  if (!m) goto oom;
+  m->desc = desc;
+  int32_t nb = desc->num_buffers, nl = desc->num_launches;
+  m->buf = calloc((size_t)nb + 1, sizeof(void*));
+  m->io_alloc = calloc((size_t)nb + 1, sizeof(void*));
+  m->launch_args = calloc((size_t)nl + 1, sizeof(void**));
+  if (!m->buf || !m->io_alloc || !m->launch_args) goto oom;
+
+  const uint8_t* weights = desc->weights;
+  if (desc->weights_file && desc->weights_file[0]) {
+    if (map_weights(m) != 0) goto fail;
+    weights = m->weights_map;
+  }
+  int is_cpu = desc->backend == TGC_BACKEND_CPU;
+  if (is_cpu && desc->arena_size > 0 && !(m->arena = alloc64(desc->arena_size))) goto oom;
+
+  for (int32_t i = 0; i < nb; ++i) {
+    const tgc_buffer* b = &desc->buffers[i];
+    switch (b->storage) {
+      case TGC_STORAGE_ARENA: m->buf[i] = is_cpu ? (uint8_t*)m->arena + b->offset : NULL; break;
+      case TGC_STORAGE_WEIGHT:
+        if (!weights && b->nbytes > 0) {
+          tgc_set_error("buffer '%s' is a weight, but the model has neither embedded weights nor a weights file",
+                        b->name ? b->name : "?");
+          goto fail;
+        }
+        m->buf[i] = weights ? (void*)(weights + b->offset) : NULL;
+        break;
+      default:
+        if (!(m->io_alloc[i] = alloc64(b->nbytes))) goto oom;
+        m->buf[i] = m->io_alloc[i];
+    }
+  }
+  for (int32_t l = 0; l < nl; ++l) {
+    const tgc_launch* L = &desc->launches[l];
+    if (!(m->launch_args[l] = calloc((size_t)L->num_buffers + 1, sizeof(void*)))) goto oom;
+    for (int32_t i = 0; i < L->num_buffers; ++i) m->launch_args[l][i] = m->buf[L->buffers[i]];
+  }
+
+  if (is_cpu) {
+    m->num_threads = num_threads > 0 ? num_threads : tgc_online_cores();
+    if (m->num_threads > 1024) m->num_threads = 1024;
+    if (!(m->pool = tgc_pool_create(m->num_threads))) goto fail;
+  } else {
+    m->num_threads = 0;
+    if (!(m->cl = tgc_cl_create(desc, m->buf))) goto fail;
+  }
+  return m;
+oom:
+  tgc_set_error("out of memory creating model '%s'", desc->name ? desc->name : "?");
+fail:
+  tgc_destroy(m);
+  return NULL;
+}
+
+void tgc_destroy(tgc_model* m) {
+  if (!m) return;
+  if (m->pool) tgc_pool_destroy(m->pool);
+  if (m->cl) tgc_cl_destroy(m->cl);
+  if (m->launch_args)
+    for (int32_t l = 0; l < m->desc->num_launches; ++l) free(m->launch_args[l]);
+  free(m->launch_args);
+  if (m->io_alloc)
+    for (int32_t i = 0; i < m->desc->num_buffers; ++i) free(m->io_alloc[i]);
+  free(m->io_alloc);
+  free(m->buf);
+  free(m->arena);
+  if (m->weights_map) munmap(m->weights_map, m->weights_map_size);
+  free(m);
+}
+
+int tgc_run(tgc_model* m) {
+  if (!m) {
+    tgc_set_error("tgc_run: no model");
+    return -1;
+  }
+  if (m->cl) return tgc_cl_run(m->cl);
+  const tgc_model_desc* d = m->desc;
+  for (int32_t l = 0; l < d->num_launches; ++l) {
+    int64_t total = launch_total(&d->launches[l]);
+    if (total > 0) tgc_pool_run(m->pool, d->launches[l].cpu_fn, m->launch_args[l], total);
+  }
+  return 0;
+}
+
+void* tgc_input_data(tgc_model* m, int index) {
+  if (!m || index < 0 || index >= m->desc->num_inputs) {
+    tgc_set_error("tgc_input_data: no input %d", index);
+    return NULL;
+  }
+  return m->buf[m->desc->inputs[index]];
+}
+
+const void* tgc_output_data(const tgc_model* m, int index) {
+  if (!m || index < 0 || index >= m->desc->num_outputs) {
+    tgc_set_error("tgc_output_data: no output %d", index);
+    return NULL;
+  }
+  return m->buf[m->desc->outputs[index]];
+}
+
+int tgc_set_input(tgc_model* m, int index, const void* data, size_t nbytes) {
+  if (!m || index < 0 || index >= m->desc->num_inputs) {
+    tgc_set_error("tgc_set_input: no input %d", index);
+    return -1;
+  }
+  const tgc_buffer* b = &m->desc->buffers[m->desc->inputs[index]];
+  if ((int64_t)nbytes != b->nbytes) {
+    tgc_set_error("tgc_set_input: input %d '%s' takes %lld bytes, got %zu", index, b->name ? b->name : "?",
+                  (long long)b->nbytes, nbytes);
+    return -1;
+  }
+  if (nbytes) memcpy(m->buf[m->desc->inputs[index]], data, nbytes);
+  return 0;
+}
+
+const tgc_model_desc* tgc_desc(const tgc_model* m) { return m ? m->desc : NULL; }

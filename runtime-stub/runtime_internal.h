@@ -1,0 +1,75 @@
+/* Internals shared by the runtime's translation units. Not installed, not part of the ABI. */
+#ifndef TGC_RUNTIME_INTERNAL_H
+#define TGC_RUNTIME_INTERNAL_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tgc_runtime.h"
+
+#if defined(__GNUC__)
+#define TGC_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TGC_PRINTF(a, b)
+#endif
+
+/* ---- errors (runtime.c) ---- */
+void tgc_set_error(const char* fmt, ...) TGC_PRINTF(1, 2);
+void tgc_clear_error(void);
+
+/* ---- dtypes (runtime.c) ---- */
+int tgc_dtype_size(int32_t dtype);        /* bytes per element, 0 if unknown */
+const char* tgc_dtype_name(int32_t dtype); /* "f32", ...; "?" if unknown */
+int64_t tgc_buffer_numel(const tgc_buffer* b);
+double tgc_half_to_double(uint16_t h);
+uint16_t tgc_float_to_half(float f);
+
+/* ---- thread pool (threadpool.c) ---- */
+typedef struct tgc_pool tgc_pool;
+/* num_threads counts the calling thread: num_threads - 1 workers are started. NULL on failure. */
+tgc_pool* tgc_pool_create(int num_threads);
+void tgc_pool_destroy(tgc_pool* p);
+int tgc_pool_size(const tgc_pool* p);
+/* Runs fn(buffers, begin, end) over [0, total), split in contiguous chunks; returns when all are done. */
+void tgc_pool_run(tgc_pool* p, tgc_cpu_fn fn, void* const* buffers, int64_t total);
+int tgc_online_cores(void);
+
+/* ---- OpenCL backend (opencl.c) ---- */
+typedef struct tgc_cl tgc_cl;
+/* host[i] is the host address of desc->buffers[i] (NULL for arena buffers): inputs/outputs are the
+ * runtime's host copies, weights point into the weight blob. */
+tgc_cl* tgc_cl_create(const tgc_model_desc* desc, void* const* host);
+void tgc_cl_destroy(tgc_cl* cl);
+int tgc_cl_run(tgc_cl* cl);
+const char* tgc_cl_device_name(const tgc_cl* cl);
+
+/* ---- the model (runtime.c) ---- */
+struct tgc_model {
+  const tgc_model_desc* desc;
+  void* arena;            /* 64-byte aligned, CPU backend only */
+  void** buf;             /* base address of each desc->buffers[i] (host side) */
+  void** io_alloc;        /* per buffer: own allocation for INPUT/OUTPUT storage, else NULL */
+  void*** launch_args;    /* per launch: resolved argument pointers, in launch order */
+  void* weights_map;      /* mmap of desc->weights_file, or NULL */
+  size_t weights_map_size;
+  tgc_pool* pool;         /* CPU backend */
+  tgc_cl* cl;             /* OpenCL backend */
+  int num_threads;
+};
+
+/* ---- .npy files (npy.c) ---- */
+typedef struct {
+  int32_t dtype;
+  int32_t rank;
+  int64_t shape[16];
+  void* data;     /* malloc'd, numel * dtype size bytes */
+  size_t nbytes;
+} tgc_npy;
+/* Reads a .npy file (v1/v2/v3 header, little-endian, C order). Returns 0, or -1 with the error set
+ * (the message names the file). */
+int tgc_npy_read(const char* path, tgc_npy* out);
+/* Writes atomically (temp file + rename). Returns 0 or -1 with the error set. */
+int tgc_npy_write(const char* path, int32_t dtype, int32_t rank, const int64_t* shape, const void* data,
+                  size_t nbytes);
+const char* tgc_npy_descr(int32_t dtype); /* "<f4", ...; NULL if not representable */
+
+#endif

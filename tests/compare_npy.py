@@ -1,0 +1,48 @@
+#!/usr/bin/python3
+"""Compares every .npy in DIR_A with the same file in DIR_B: |a-b| <= atol + rtol*|b|.
+
+usage: compare_npy.py DIR_A DIR_B [--rtol R] [--atol A]
+Prints the worst error per file; exits 1 on a missing file, a shape mismatch or a tolerance miss.
+"""
+import argparse
+import pathlib
+import sys
+
+import numpy as np
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--rtol", type=float, default=1e-4)
+    p.add_argument("--atol", type=float, default=1e-5)
+    args = p.parse_args()
+    files = sorted(pathlib.Path(args.b).glob("*.npy"))
+    if not files:
+        print(f"no .npy files in {args.b}")
+        return 1
+    ok = True
+    for fb in files:
+        fa = pathlib.Path(args.a) / fb.name
+        if not fa.exists():
+            print(f"{fb.name}: missing in {args.a}")
+            ok = False
+            continue
+        a, b = np.load(fa), np.load(fb)
+        if a.shape != b.shape:
+            print(f"{fb.name}: shape {a.shape} != {b.shape}")
+            ok = False
+            continue
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        err = np.abs(a64 - b64)
+        bad = err > args.atol + args.rtol * np.abs(b64)
+        rel = float(np.max(err / (np.abs(b64) + args.atol))) if err.size else 0.0
+        print(f"{fb.name}: shape {a.shape} max abs err {float(err.max()) if err.size else 0:.3g} max rel err {rel:.3g}"
+              + (f"  FAIL ({int(bad.sum())} elements)" if bad.any() else ""))
+        ok = ok and not bad.any()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
