@@ -129,6 +129,18 @@ class KernelBuilder {
       }
       case Op::Reshape: {
         const Shape& in = u->src[0]->shape;
+        // Adding or dropping size-1 dims maps indices one to one: no linearize-and-split, which
+        // keeps padded (possibly negative) indices free of // and %.
+        std::vector<size_t> in_dims, out_dims;
+        for (size_t i = 0; i < in.size(); ++i) if (in[i] != 1) in_dims.push_back(i);
+        for (size_t i = 0; i < out.size(); ++i) if (out[i] != 1) out_dims.push_back(i);
+        bool squeeze_only = in_dims.size() == out_dims.size();
+        for (size_t i = 0; squeeze_only && i < in_dims.size(); ++i) squeeze_only = in[in_dims[i]] == out[out_dims[i]];
+        if (squeeze_only) {
+          for (auto& x : sidx) x = sym_.c(0);
+          for (size_t i = 0; i < in_dims.size(); ++i) sidx[in_dims[i]] = idx[out_dims[i]];
+          return render(u->src[0], sidx, gate);
+        }
         const UOp* lin = linear(out, idx);
         int64_t stride = 1;
         for (size_t j = in.size(); j-- > 0;) {

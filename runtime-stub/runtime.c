@@ -30,6 +30,27 @@ void tgc_clear_error(void) { g_error[0] = '\0'; }
 
 const char* tgc_last_error(void) { return g_error; }
 
+int tgc_mkdirs(const char* path) {
+  size_t n = strlen(path);
+  char* p = malloc(n + 1);
+  if (!p) return errno = ENOMEM, -1;
+  memcpy(p, path, n + 1);
+  int r = 0;
+  for (char* c = p + 1; *c && r == 0; ++c) {
+    if (*c != '/') continue;
+    *c = '\0';
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) r = -1;
+    *c = '/';
+  }
+  if (r == 0 && mkdir(p, 0755) != 0) {
+    struct stat st;
+    if (errno != EEXIST || stat(p, &st) != 0) r = -1;
+    else if (!S_ISDIR(st.st_mode)) r = -1, errno = ENOTDIR;
+  }
+  free(p);
+  return r;
+}
+
 /* ---------------------------------------------------------------- dtypes */
 
 int tgc_dtype_size(int32_t dtype) {

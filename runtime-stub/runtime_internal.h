@@ -16,6 +16,9 @@
 void tgc_set_error(const char* fmt, ...) TGC_PRINTF(1, 2);
 void tgc_clear_error(void);
 
+/* mkdir -p (mode 0755). Returns 0 or -1 with errno set. */
+int tgc_mkdirs(const char* path);
+
 /* ---- dtypes (runtime.c) ---- */
 int tgc_dtype_size(int32_t dtype);        /* bytes per element, 0 if unknown */
 const char* tgc_dtype_name(int32_t dtype); /* "f32", ...; "?" if unknown */

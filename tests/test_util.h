@@ -34,7 +34,7 @@ inline std::vector<double> values(const HostTensor& h) {
 
 inline std::vector<float> random_floats(std::mt19937& rng, int64_t n, float lo = -1, float hi = 1) {
   std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(size_t(n));
+  std::vector<float> v(static_cast<size_t>(n));
   for (auto& x : v) x = d(rng);
   return v;
 }
@@ -76,6 +76,7 @@ inline ::testing::AssertionResult all_close(const std::vector<double>& got, cons
     return ::testing::AssertionFailure() << "size " << got.size() << " != expected " << want.size();
   int bad = 0;
   std::ostringstream msg;
+  msg.precision(10);
   for (size_t i = 0; i < got.size(); ++i) {
     double g = got[i], w = want[i];
     bool ok = (std::isnan(g) && std::isnan(w)) || g == w || std::fabs(g - w) <= tol.abs + tol.rel * std::fabs(w);

@@ -11,7 +11,10 @@
 #include "ir/error.h"
 #include "ir/interpret.h"
 #include "ir/print.h"
+#include "passes/lower.h"
 #include "passes/schedule.h"
+#include "codegen/emit.h"
+#include <chrono>
 
 namespace {
 using namespace tgc;
@@ -19,8 +22,14 @@ using namespace tgc;
 const char* kUsage = R"(tgc - ahead-of-time model compiler
 
 usage:
-  tgc inspect MODEL.onnx [--stage=graph|kernels] [--input-shape NAME=d0,d1,...]
-      Print the IR graph, or the kernels the scheduler cuts it into with what each fuses.
+  tgc compile MODEL.onnx -o PATH [--target=cpu] [--triple=T] [--cpu=NAME] [--shared]
+              [--weights=embedded|external] [--input-shape NAME=d0,d1,...]
+      Compile to a standalone executable (default) or, with --shared, PATH=libNAME.so plus
+      NAME.h beside it. --triple: x86_64-linux-gnu or aarch64-linux-gnu (default: host).
+      --cpu: LLVM CPU name (default: the host CPU for host triples, generic otherwise).
+  tgc inspect MODEL.onnx [--stage=graph|kernels|loops] [--input-shape NAME=d0,d1,...]
+      Print the IR graph, the kernels the scheduler cuts it into with what each fuses, or the
+      loop program of each kernel.
   tgc eval MODEL.onnx -i NAME=FILE.npy ... [-o DIR] [--input-shape NAME=d0,...]
       Run the reference interpreter. NAME is the input's ONNX name or its file-safe form
       (characters outside [A-Za-z0-9._-] replaced by '_'). Writes DIR/<file-safe output>.npy
@@ -32,6 +41,8 @@ Errors are one line on stderr and exit status 1.
 
 struct Args {
   std::string command, model, stage = "graph", out_dir;
+  std::string target = "cpu", triple, cpu, weights = "embedded";
+  bool shared = false;
   std::vector<std::pair<std::string, std::string>> inputs;  // name, file
   std::map<std::string, Shape> input_shapes;
 };
@@ -74,6 +85,11 @@ Args parse_args(int argc, char** argv) {
     if (s == "-i" || s.rfind("--input=", 0) == 0 || s == "--input") a.inputs.push_back(split_eq(value(s == "-i" ? "-i" : "--input"), "-i"));
     else if (s == "-o" || s.rfind("--output=", 0) == 0 || s == "--output") a.out_dir = value(s == "-o" ? "-o" : "--output");
     else if (s.rfind("--stage", 0) == 0) a.stage = value("--stage");
+    else if (s.rfind("--target", 0) == 0) a.target = value("--target");
+    else if (s.rfind("--triple", 0) == 0) a.triple = value("--triple");
+    else if (s.rfind("--cpu", 0) == 0) a.cpu = value("--cpu");
+    else if (s.rfind("--weights", 0) == 0) a.weights = value("--weights");
+    else if (s == "--shared") a.shared = true;
     else if (s.rfind("--input-shape", 0) == 0) {
       auto [name, dims] = split_eq(value("--input-shape"), "--input-shape");
       a.input_shapes[name] = parse_dims(dims, "--input-shape " + name);
@@ -101,9 +117,34 @@ int cmd_inspect(const Args& a) {
   } else if (a.stage == "kernels") {
     Schedule s = schedule(*m.graph, roots);
     std::cout << "# " << s.kernels.size() << " kernels\n" << describe(*m.graph, s);
+  } else if (a.stage == "loops") {
+    Schedule s = schedule(*m.graph, roots);
+    for (const Kernel& k : s.kernels) std::cout << print_program(*m.graph, lower(*m.graph, k, {.inner_loop = true}));
   } else {
-    throw Error("unknown --stage '" + a.stage + "' (graph or kernels)");
+    throw Error("unknown --stage '" + a.stage + "' (graph, kernels or loops)");
   }
+  return 0;
+}
+
+int cmd_compile(const Args& a, const char* argv0) {
+  if (a.out_dir.empty()) throw Error("compile: no output path (-o PATH)");
+  if (a.weights != "embedded" && a.weights != "external") throw Error("--weights must be embedded or external");
+  auto t0 = std::chrono::steady_clock::now();
+  Model m = import_onnx(a.model, {a.input_shapes, {}});
+  CompileOptions opt;
+  opt.target = a.target;
+  opt.triple = a.triple;
+  opt.cpu = a.cpu;
+  opt.shared = a.shared;
+  opt.external_weights = a.weights == "external";
+  opt.output = a.out_dir;
+  opt.runtime_dir = (std::filesystem::canonical("/proc/self/exe").parent_path() / "runtime").string();
+  CompileReport r = compile_model(m, opt);
+  double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cerr << "tgc: " << a.out_dir << ": " << r.kernels << " kernels (" << r.unique_kernels << " distinct), " << r.triple << " cpu="
+            << r.cpu << ", weights " << r.weight_bytes << " B, arena " << r.arena_bytes << " B (unshared " << r.intermediate_bytes
+            << " B); schedule " << r.schedule_s << " s, codegen " << r.codegen_s << " s, link " << r.link_s << " s, total " << total << " s\n";
+  (void)argv0;
   return 0;
 }
 
@@ -158,6 +199,7 @@ int main(int argc, char** argv) {
     Args a = parse_args(argc, argv);
     if (a.command == "inspect") return cmd_inspect(a);
     if (a.command == "eval") return cmd_eval(a);
+    if (a.command == "compile") return cmd_compile(a, argv[0]);
     throw Error("unknown command '" + a.command + "' (try tgc --help)");
   } catch (const std::exception& e) {
     std::cerr << "tgc: error: " << e.what() << "\n";

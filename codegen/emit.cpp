@@ -1,0 +1,416 @@
+#include "codegen/emit.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "codegen/llvm/cpu_kernel.h"
+#include "frontend/npy.h"
+#include "ir/error.h"
+#include "passes/lower.h"
+#include "passes/memplan.h"
+#include "passes/schedule.h"
+
+namespace tgc {
+
+namespace {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+enum Storage { kArena, kWeight, kInput, kOutput };  // enum tgc_storage
+
+std::string arch_of(const std::string& triple) { return triple.substr(0, triple.find('-')); }
+
+// A C identifier from the artifact's file name: exported symbols are NAME_create etc.
+std::string c_name(const std::string& path) {
+  std::string stem = fs::path(path).stem().string();
+  if (stem.rfind("lib", 0) == 0) stem = stem.substr(3);
+  std::string r;
+  for (char ch : stem) r += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  if (r.empty() || std::isdigit(static_cast<unsigned char>(r[0]))) r = "m_" + r;
+  return r;
+}
+
+int run_command(const std::vector<std::string>& argv, std::string& output) {
+  std::string cmd;
+  for (const auto& a : argv) cmd += "'" + a + "' ";
+  cmd += "2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) output.append(buf, n);
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+llvm::TargetMachine* make_target_machine(const std::string& triple, const std::string& cpu) {
+  std::string err;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!t) throw Error("target triple '" + triple + "': " + err);
+  std::string features;
+  if (cpu == llvm::sys::getHostCPUName().str()) {
+    for (auto& [name, on] : llvm::sys::getHostCPUFeatures()) features += (on ? "+" : "-") + name.str() + ",";
+  }
+  llvm::TargetOptions to;
+  auto* tm = t->createTargetMachine(triple, cpu, features, to, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive);
+  if (!tm) throw Error("cannot create a target machine for " + triple + " / " + cpu);
+  return tm;
+}
+
+void optimize(llvm::Module& m, llvm::TargetMachine* tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = true;
+  pto.SLPVectorization = true;
+  llvm::PassBuilder pb(tm, pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
+}
+
+void write_object(llvm::Module& m, llvm::TargetMachine* tm, const std::string& path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (ec) throw Error(path + ": " + ec.message());
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::ObjectFile))
+    throw Error("the target cannot emit object files");
+  pm.run(m);
+}
+
+// Builds the constant tables of runtime-stub/tgc_model.h as LLVM globals.
+class DescBuilder {
+ public:
+  explicit DescBuilder(llvm::Module& m) : m_(m), c_(m.getContext()), i32_(llvm::Type::getInt32Ty(c_)),
+      i64_(llvm::Type::getInt64Ty(c_)), ptr_(llvm::PointerType::get(c_, 0)) {}
+
+  llvm::Constant* str(const std::string& s) {
+    auto* init = llvm::ConstantDataArray::getString(c_, s);
+    return global(init, "str");
+  }
+  llvm::Constant* global(llvm::Constant* init, const std::string& name, unsigned align = 8) {
+    auto* gv = new llvm::GlobalVariable(m_, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init, "tgc." + name);
+    gv->setAlignment(llvm::Align(align));
+    return gv;
+  }
+  llvm::Constant* i64s(const std::vector<int64_t>& v, const std::string& name) {
+    if (v.empty()) return llvm::ConstantPointerNull::get(ptr_);
+    std::vector<uint64_t> u(v.begin(), v.end());
+    return global(llvm::ConstantDataArray::get(c_, u), name);
+  }
+  llvm::Constant* i32s(const std::vector<int32_t>& v, const std::string& name) {
+    if (v.empty()) return llvm::ConstantPointerNull::get(ptr_);
+    std::vector<uint32_t> u(v.begin(), v.end());
+    return global(llvm::ConstantDataArray::get(c_, u), name);
+  }
+  llvm::Constant* I32(int64_t v) { return llvm::ConstantInt::get(i32_, uint64_t(v)); }
+  llvm::Constant* I64(int64_t v) { return llvm::ConstantInt::get(i64_, uint64_t(v)); }
+  llvm::Constant* null() { return llvm::ConstantPointerNull::get(ptr_); }
+  llvm::StructType* buffer_t() { return llvm::StructType::get(c_, {ptr_, i32_, i32_, ptr_, i32_, i64_, i64_}); }
+  llvm::StructType* launch_t() {
+    auto* a3 = llvm::ArrayType::get(i64_, 3);
+    return llvm::StructType::get(c_, {ptr_, ptr_, ptr_, i32_, ptr_, a3, a3});
+  }
+  llvm::StructType* desc_t() {
+    return llvm::StructType::get(c_, {i32_, ptr_, i32_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i64_, ptr_, i64_, ptr_});
+  }
+  llvm::Constant* array(llvm::StructType* t, const std::vector<llvm::Constant*>& v, const std::string& name) {
+    if (v.empty()) return null();
+    return global(llvm::ConstantArray::get(llvm::ArrayType::get(t, v.size()), v), name);
+  }
+  llvm::Constant* a3(std::array<int64_t, 3> v) {
+    return llvm::ConstantArray::get(llvm::ArrayType::get(i64_, 3), {I64(v[0]), I64(v[1]), I64(v[2])});
+  }
+
+  llvm::Module& m_;
+  llvm::LLVMContext& c_;
+  llvm::Type *i32_, *i64_;
+  llvm::PointerType* ptr_;
+};
+
+const char* c_type(DType t) {
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::F64: return "double";
+    case DType::I64: return "int64_t";
+    case DType::I32: return "int32_t";
+    case DType::I16: return "int16_t";
+    case DType::I8: return "int8_t";
+    case DType::U8: case DType::Bool: return "uint8_t";
+    case DType::U16: case DType::F16: case DType::BF16: return "uint16_t";
+    case DType::U32: return "uint32_t";
+    default: return "uint64_t";
+  }
+}
+
+std::string header_text(const std::string& name, const Model& m) {
+  std::string n = name, guard = name;
+  for (char& ch : guard) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+  std::string h = "/* " + n + ".h: C API of the model compiled by tgc from " + fs::path(m.path).filename().string() + ". */\n";
+  h += "#ifndef " + guard + "_H\n#define " + guard + "_H\n#include <stddef.h>\n#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  h += "typedef struct " + n + "_model " + n + "_model;\n\n";
+  h += "/* Inputs, in order:\n";
+  for (size_t i = 0; i < m.inputs.size(); ++i)
+    h += " *   " + std::to_string(i) + ": '" + m.inputs[i].name + "' " + c_type(m.inputs[i].tensor.dtype()) + shape_str(m.inputs[i].tensor.shape()) + "\n";
+  h += " * Outputs, in order:\n";
+  for (size_t i = 0; i < m.outputs.size(); ++i)
+    h += " *   " + std::to_string(i) + ": '" + m.outputs[i].name + "' " + c_type(m.outputs[i].tensor.dtype()) + shape_str(m.outputs[i].tensor.shape()) + "\n";
+  h += " */\nenum { " + n + "_NUM_INPUTS = " + std::to_string(m.inputs.size()) + ", " + n + "_NUM_OUTPUTS = " + std::to_string(m.outputs.size()) + " };\n\n";
+  h += "/* num_threads <= 0: one per core. NULL on failure: see " + n + "_last_error(). */\n";
+  h += n + "_model* " + n + "_create(int num_threads);\n";
+  h += "void " + n + "_destroy(" + n + "_model* m);\n";
+  h += "/* Runs the model once on the current inputs. 0 on success, -1 on failure. */\n";
+  h += "int " + n + "_run(" + n + "_model* m);\n";
+  h += "/* Model-owned storage: fill inputs before run, read outputs after. */\n";
+  h += "void* " + n + "_input(" + n + "_model* m, int index);\n";
+  h += "const void* " + n + "_output(const " + n + "_model* m, int index);\n";
+  h += "/* Shape of input/output `index`: rank returned, dims written to `dims` (up to 8). */\n";
+  h += "int " + n + "_input_shape(int index, int64_t* dims);\n";
+  h += "int " + n + "_output_shape(int index, int64_t* dims);\n";
+  h += "const char* " + n + "_input_name(int index);\n";
+  h += "const char* " + n + "_output_name(int index);\n";
+  h += "const char* " + n + "_last_error(void);\n";
+  h += "\n#ifdef __cplusplus\n}\n#endif\n#endif\n";
+  return h;
+}
+}  // namespace
+
+CompileReport compile_model(Model& m, const CompileOptions& opt) {
+  static bool init = [] {
+    LLVMInitializeX86TargetInfo(), LLVMInitializeX86Target(), LLVMInitializeX86TargetMC(), LLVMInitializeX86AsmPrinter();
+    LLVMInitializeAArch64TargetInfo(), LLVMInitializeAArch64Target(), LLVMInitializeAArch64TargetMC(), LLVMInitializeAArch64AsmPrinter();
+    return true;
+  }();
+  (void)init;
+  if (opt.target != "cpu") throw Error("target '" + opt.target + "' is not supported yet (cpu is)");
+  if (opt.output.empty()) throw Error("no output path (-o)");
+  CompileReport rep;
+  Graph& g = *m.graph;
+  rep.triple = opt.triple.empty() ? llvm::sys::getDefaultTargetTriple() : llvm::Triple::normalize(opt.triple);
+  std::string host = llvm::sys::getDefaultTargetTriple();
+  rep.cpu = !opt.cpu.empty() ? opt.cpu : (arch_of(rep.triple) == arch_of(host) ? llvm::sys::getHostCPUName().str() : "generic");
+
+  auto t0 = Clock::now();
+  std::vector<const UOp*> roots;
+  for (const auto& o : m.outputs) roots.push_back(o.tensor.uop());
+  Schedule s = schedule(g, roots);
+  MemoryPlan plan = plan_memory(g, s);
+  rep.schedule_s = since(t0);
+  rep.kernels = s.kernels.size();
+  rep.arena_bytes = plan.arena_bytes;
+  rep.intermediate_bytes = plan.intermediate_bytes;
+
+  // Runtime buffer table: model inputs first, then everything the kernels touch.
+  std::vector<int64_t> table;
+  std::map<int64_t, int32_t> index;
+  auto add = [&](int64_t b) {
+    if (!index.count(b)) index[b] = int32_t(table.size()), table.push_back(b);
+  };
+  for (const auto& in : m.inputs) add(in.tensor.uop()->ival());
+  for (int64_t o : s.outputs) add(o);
+  for (const Kernel& k : s.kernels) {
+    add(k.output);
+    for (int64_t b : k.inputs) add(b);
+  }
+
+  // Weights: one blob, 64-byte aligned entries.
+  std::vector<uint8_t> blob;
+  std::map<int64_t, int64_t> weight_offset;
+  for (int64_t b : table) {
+    const BufferInfo& info = g.buffer(b);
+    if (info.kind != BufferKind::Weight) continue;
+    blob.resize((blob.size() + 63) / 64 * 64);
+    weight_offset[b] = int64_t(blob.size());
+    blob.insert(blob.end(), info.data->begin(), info.data->end());
+  }
+  rep.weight_bytes = int64_t(blob.size());
+
+  auto t1 = Clock::now();
+  llvm::LLVMContext ctx;
+  auto mod = std::make_unique<llvm::Module>("tgc_model", ctx);
+  std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(rep.triple, rep.cpu));
+  mod->setTargetTriple(rep.triple);
+  mod->setDataLayout(tm->createDataLayout());
+  DescBuilder d(*mod);
+
+  std::map<size_t, llvm::Function*> by_hash;  // identical kernels share one function
+  std::vector<llvm::Constant*> launches;
+  for (const Kernel& k : s.kernels) {
+    LoopProgram p = lower(g, k, {.inner_loop = true});
+    CpuWorkSplit split = cpu_work_split(p);
+    size_t key = k.hash() ^ (size_t(split.chunk) * 0x9e3779b97f4a7c15ULL);
+    llvm::Function*& fn = by_hash[key];
+    if (!fn) fn = render_cpu_kernel(*mod, g, p, split);
+    std::vector<int32_t> args;
+    for (int64_t b : p.args) args.push_back(index.at(b));
+    launches.push_back(llvm::ConstantStruct::get(
+        d.launch_t(), {d.str(k.name), fn, d.null(), d.I32(int64_t(args.size())), d.i32s(args, k.name + ".args"),
+                       d.a3({split.items, 1, 1}), d.a3({0, 0, 0})}));
+  }
+  rep.unique_kernels = by_hash.size();
+
+  for (size_t i = 0; i < s.outputs.size(); ++i) g.buffer(s.outputs[i]).name = m.outputs[i].name;
+  std::vector<llvm::Constant*> buffers;
+  for (int64_t b : table) {
+    const BufferInfo& info = g.buffer(b);
+    int storage = kArena;
+    int64_t offset = 0;
+    if (info.kind == BufferKind::Weight) storage = kWeight, offset = weight_offset.at(b);
+    else if (info.kind == BufferKind::Input) storage = kInput;
+    else if (info.kind == BufferKind::Output) storage = kOutput;
+    else offset = plan.arena_offset.at(b);
+    buffers.push_back(llvm::ConstantStruct::get(
+        d.buffer_t(), {d.str(info.name), d.I32(int64_t(info.dtype)), d.I32(int64_t(info.shape.size())),
+                       d.i64s(info.shape, "shape"), d.I32(storage), d.I64(offset), d.I64(numel(info.shape) * dtype_size(info.dtype))}));
+  }
+  std::vector<int32_t> ins, outs;
+  for (const auto& in : m.inputs) ins.push_back(index.at(in.tensor.uop()->ival()));
+  for (int64_t o : s.outputs) outs.push_back(index.at(o));
+  std::string name = c_name(opt.output);
+  std::string weights_file = fs::path(opt.output).filename().string() + ".weights";
+  llvm::Constant* weights = d.null();
+  if (!opt.external_weights && !blob.empty())
+    weights = d.global(llvm::ConstantDataArray::get(ctx, llvm::ArrayRef<uint8_t>(blob)), "weights", 64);
+  auto* desc_init = llvm::ConstantStruct::get(
+      d.desc_t(), {d.I32(1), d.str(name), d.I32(0), d.I32(int64_t(buffers.size())), d.array(d.buffer_t(), buffers, "buffers"),
+                   d.I32(int64_t(launches.size())), d.array(d.launch_t(), launches, "launches"), d.I32(int64_t(ins.size())),
+                   d.i32s(ins, "inputs"), d.I32(int64_t(outs.size())), d.i32s(outs, "outputs"), d.I64(plan.arena_bytes),
+                   weights, d.I64(int64_t(blob.size())), opt.external_weights ? d.str(weights_file) : d.null()});
+  llvm::Constant* desc = d.global(desc_init, "desc");
+
+  // Entry points: main() for executables; NAME_* wrappers for shared libraries.
+  llvm::IRBuilder<> b(ctx);
+  auto* i32 = b.getInt32Ty();
+  auto* ptr = b.getPtrTy();
+  auto declare = [&](const char* fname, llvm::Type* ret, std::vector<llvm::Type*> params) {
+    return mod->getOrInsertFunction(fname, llvm::FunctionType::get(ret, params, false));
+  };
+  auto define = [&](const std::string& fname, llvm::Type* ret, std::vector<llvm::Type*> params) {
+    auto* f = llvm::Function::Create(llvm::FunctionType::get(ret, params, false), llvm::Function::ExternalLinkage, fname, *mod);
+    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
+    return f;
+  };
+  if (!opt.shared) {
+    auto* f = define("main", i32, {i32, ptr});
+    b.CreateRet(b.CreateCall(declare("tgc_main", i32, {ptr, i32, ptr}), {desc, f->getArg(0), f->getArg(1)}));
+  } else {
+    auto* f = define(name + "_create", ptr, {i32});
+    b.CreateRet(b.CreateCall(declare("tgc_create", ptr, {ptr, i32}), {desc, f->getArg(0)}));
+    f = define(name + "_destroy", b.getVoidTy(), {ptr});
+    b.CreateCall(declare("tgc_destroy", b.getVoidTy(), {ptr}), {f->getArg(0)});
+    b.CreateRetVoid();
+    f = define(name + "_run", i32, {ptr});
+    b.CreateRet(b.CreateCall(declare("tgc_run", i32, {ptr}), {f->getArg(0)}));
+    f = define(name + "_input", ptr, {ptr, i32});
+    b.CreateRet(b.CreateCall(declare("tgc_input_data", ptr, {ptr, i32}), {f->getArg(0), f->getArg(1)}));
+    f = define(name + "_output", ptr, {ptr, i32});
+    b.CreateRet(b.CreateCall(declare("tgc_output_data", ptr, {ptr, i32}), {f->getArg(0), f->getArg(1)}));
+    f = define(name + "_last_error", ptr, {});
+    b.CreateRet(b.CreateCall(declare("tgc_last_error", ptr, {}), {}));
+    // Shapes and names come from per-model tables.
+    auto io_table = [&](const std::vector<NamedTensor>& v, bool is_input) {
+      std::vector<llvm::Constant*> names, shapes;
+      std::vector<int32_t> ranks;
+      for (const auto& t : v) {
+        names.push_back(d.str(t.name));
+        Shape sh = t.tensor.shape();
+        sh.resize(8, 0);
+        shapes.push_back(d.i64s(sh, "ioshape"));
+        ranks.push_back(int32_t(t.tensor.shape().size()));
+      }
+      std::string kind = is_input ? "input" : "output";
+      auto* names_g = d.global(llvm::ConstantArray::get(llvm::ArrayType::get(ptr, names.size()), names), kind + "_names");
+      auto* shapes_g = d.global(llvm::ConstantArray::get(llvm::ArrayType::get(ptr, shapes.size()), shapes), kind + "_shapes");
+      auto* ranks_g = d.i32s(ranks, kind + "_ranks");
+      int64_t n = int64_t(v.size());
+      // NAME_kind_name(i): i in range ? names[i] : NULL
+      auto* fn = define(name + "_" + kind + "_name", ptr, {i32});
+      auto* ok = b.CreateICmpULT(fn->getArg(0), b.getInt32(uint32_t(n)));
+      auto* safe = b.CreateSelect(ok, fn->getArg(0), b.getInt32(0));
+      auto* nm = b.CreateLoad(ptr, b.CreateGEP(ptr, names_g, {b.CreateZExt(safe, b.getInt64Ty())}));
+      b.CreateRet(b.CreateSelect(ok, nm, d.null()));
+      // NAME_kind_shape(i, dims): copies 8 dims, returns the rank (-1 when out of range).
+      fn = define(name + "_" + kind + "_shape", i32, {i32, ptr});
+      ok = b.CreateICmpULT(fn->getArg(0), b.getInt32(uint32_t(n)));
+      safe = b.CreateZExt(b.CreateSelect(ok, fn->getArg(0), b.getInt32(0)), b.getInt64Ty());
+      auto* sp = b.CreateLoad(ptr, b.CreateGEP(ptr, shapes_g, {safe}));
+      auto* rank = b.CreateLoad(i32, b.CreateGEP(i32, ranks_g, {safe}));
+      auto* copy = llvm::BasicBlock::Create(ctx, "copy", fn);
+      auto* done = llvm::BasicBlock::Create(ctx, "done", fn);
+      b.CreateCondBr(ok, copy, done);
+      b.SetInsertPoint(copy);
+      b.CreateMemCpy(fn->getArg(1), llvm::MaybeAlign(8), sp, llvm::MaybeAlign(8), 64);
+      b.CreateBr(done);
+      b.SetInsertPoint(done);
+      auto* phi = b.CreatePHI(i32, 2);
+      phi->addIncoming(b.getInt32(uint32_t(-1)), &fn->getEntryBlock());
+      phi->addIncoming(rank, copy);
+      b.CreateRet(phi);
+    };
+    io_table(m.inputs, true);
+    io_table(m.outputs, false);
+  }
+  std::string verify;
+  llvm::raw_string_ostream vs(verify);
+  if (llvm::verifyModule(*mod, &vs)) throw Error("internal error: invalid LLVM module: " + verify.substr(0, 500));
+  optimize(*mod, tm.get());
+
+  fs::path out = fs::absolute(opt.output);
+  fs::path tmpdir = fs::temp_directory_path() / ("tgc-" + std::to_string(getpid()));
+  fs::create_directories(tmpdir);
+  std::string obj = (tmpdir / "model.o").string();
+  write_object(*mod, tm.get(), obj);
+  rep.codegen_s = since(t1);
+
+  auto t2 = Clock::now();
+  std::string arch = arch_of(rep.triple);
+  fs::path rt = fs::path(opt.runtime_dir) / (arch + "-linux-gnu") / "libtgc_runtime.a";
+  if (!fs::exists(rt)) throw Error("no runtime stub for " + arch + " at " + rt.string() + " (was it built? aarch64 needs gcc-aarch64-linux-gnu)");
+  std::string tmp_out = out.string() + ".partial";
+  std::vector<std::string> cmd = {"clang-19", "--target=" + arch + "-linux-gnu", "-fuse-ld=lld", obj, rt.string(),
+                                  "-lm", "-lpthread", "-ldl", "-o", tmp_out, "-Wl,--gc-sections", "-Wl,-O1"};
+  if (opt.shared) cmd.insert(cmd.end(), {"-shared", "-Wl,--exclude-libs,ALL"});
+  std::string log;
+  if (run_command(cmd, log) != 0) {
+    fs::remove(tmp_out);
+    throw Error("link failed: " + log.substr(0, 2000));
+  }
+  // Only now touch the real output paths, so a failure never leaves half an artifact.
+  if (opt.external_weights) {
+    std::ofstream w(out.string() + ".weights", std::ios::binary);
+    w.write(reinterpret_cast<const char*>(blob.data()), std::streamsize(blob.size()));
+    if (!w) throw Error(out.string() + ".weights: write failed");
+  }
+  if (opt.shared) {
+    std::ofstream h(out.parent_path() / (name + ".h"));
+    h << header_text(name, m);
+  }
+  fs::rename(tmp_out, out);
+  fs::remove_all(tmpdir);
+  rep.link_s = since(t2);
+  return rep;
+}
+
+}  // namespace tgc

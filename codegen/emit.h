@@ -1,0 +1,30 @@
+// The emitter: schedules, lowers and renders a model, packs its weights and launch list into
+// a tgc_model_desc (runtime-stub/tgc_model.h), writes one object file for the target triple
+// and links it with the prebuilt runtime stub into an executable or a shared library.
+#pragma once
+#include <string>
+
+#include "frontend/onnx/onnx_import.h"
+
+namespace tgc {
+
+struct CompileOptions {
+  std::string target = "cpu";  // cpu (qcom: OpenCL, to come)
+  std::string triple;          // default: the host's
+  std::string cpu;             // LLVM CPU name; default: the host CPU for host triples, else generic
+  bool shared = false;         // libNAME.so + NAME.h instead of an executable
+  bool external_weights = false;
+  std::string output;          // artifact path
+  std::string runtime_dir;     // holds <triple>/libtgc_runtime.a
+};
+
+struct CompileReport {
+  size_t kernels = 0, unique_kernels = 0;
+  int64_t arena_bytes = 0, intermediate_bytes = 0, weight_bytes = 0;
+  double schedule_s = 0, codegen_s = 0, link_s = 0;
+  std::string triple, cpu;
+};
+
+CompileReport compile_model(Model& m, const CompileOptions& opt);
+
+}  // namespace tgc

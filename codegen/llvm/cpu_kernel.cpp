@@ -1,0 +1,282 @@
+#include "codegen/llvm/cpu_kernel.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+
+#include <unordered_map>
+
+#include "ir/error.h"
+
+namespace tgc {
+
+llvm::Type* llvm_type(llvm::LLVMContext& c, DType t, bool in_memory);
+
+namespace {
+using llvm::IRBuilder;
+using llvm::Value;
+
+class CpuRenderer {
+ public:
+  CpuRenderer(llvm::Module& m, const Graph& g, const LoopProgram& p) : m_(m), g_(g), p_(p), c_(m.getContext()), b_(c_) {}
+
+  llvm::Function* run(const CpuWorkSplit& split) {
+    auto* i64 = b_.getInt64Ty();
+    auto* ptr = b_.getPtrTy();
+    auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {ptr, i64, i64}, false);
+    fn_ = llvm::Function::Create(fty, llvm::Function::InternalLinkage, "tgc_kernel_" + p_.name, m_);
+    fn_->addParamAttr(0, llvm::Attribute::NoAlias);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", fn_));
+    // Buffer base pointers, loaded once.
+    for (size_t i = 0; i < p_.args.size(); ++i) {
+      Value* slot = b_.CreateConstGEP1_64(ptr, fn_->getArg(0), i);
+      args_[p_.args[i]] = b_.CreateLoad(ptr, slot, "buf" + std::to_string(i));
+    }
+    // for item in [begin, end): decode outer indices and the chunk, then run the body.
+    loop(fn_->getArg(1), fn_->getArg(2), [&](Value* item) {
+      Value* rest = item;
+      int64_t inner_n = p_.inner ? p_.inner->src[0]->ival() : 1;
+      int64_t nchunks = (inner_n + split.chunk - 1) / split.chunk;
+      Value* chunk = nullptr;
+      if (p_.inner) {
+        chunk = b_.CreateURem(rest, b_.getInt64(uint64_t(nchunks)));
+        rest = b_.CreateUDiv(rest, b_.getInt64(uint64_t(nchunks)));
+      }
+      for (size_t i = p_.globals.size(); i-- > 0;) {
+        const UOp* r = p_.globals[i];
+        if (r == p_.inner) continue;
+        int64_t n = r->src[0]->ival();
+        values_[r] = b_.CreateURem(rest, b_.getInt64(uint64_t(n)));
+        rest = b_.CreateUDiv(rest, b_.getInt64(uint64_t(n)));
+      }
+      if (p_.inner) {
+        lo_ = b_.CreateMul(chunk, b_.getInt64(uint64_t(split.chunk)));
+        Value* hi = b_.CreateAdd(lo_, b_.getInt64(uint64_t(split.chunk)));
+        hi_ = b_.CreateSelect(b_.CreateICmpULT(hi, b_.getInt64(uint64_t(inner_n))), hi, b_.getInt64(uint64_t(inner_n)));
+      }
+      stmts(p_.body);
+    });
+    b_.CreateRetVoid();
+    return fn_;
+  }
+
+ private:
+  // Emits `for (i = lo; i < hi; ++i) body(i)` with an alloca counter (mem2reg makes it a phi).
+  template <typename F>
+  void loop(Value* lo, Value* hi, F body) {
+    auto* i64 = b_.getInt64Ty();
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    llvm::AllocaInst* slot = entry.CreateAlloca(i64);
+    b_.CreateStore(lo, slot);
+    auto* head = llvm::BasicBlock::Create(c_, "loop", fn_);
+    auto* bodyb = llvm::BasicBlock::Create(c_, "body", fn_);
+    auto* exit = llvm::BasicBlock::Create(c_, "exit", fn_);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    Value* i = b_.CreateLoad(i64, slot);
+    b_.CreateCondBr(b_.CreateICmpSLT(i, hi), bodyb, exit);
+    b_.SetInsertPoint(bodyb);
+    body(i);
+    b_.CreateStore(b_.CreateAdd(i, b_.getInt64(1), "", true, true), slot);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+  }
+
+  void stmts(const std::vector<LStmt>& body) {
+    for (const LStmt& s : body) {
+      switch (s.kind) {
+        case LStmt::Let: values_[s.u] = compute(s.u); break;
+        case LStmt::Loop: {
+          bool inner = s.u == p_.inner;
+          Value* lo = inner ? lo_ : b_.getInt64(0);
+          Value* hi = inner ? hi_ : b_.getInt64(uint64_t(s.u->src[0]->ival()));
+          loop(lo, hi, [&](Value* i) {
+            values_[s.u] = i;
+            stmts(s.body);
+          });
+          break;
+        }
+        case LStmt::AccInit: {
+          llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+          llvm::Type* t = llvm_type(c_, s.u->dtype, false);
+          acc_[s.u] = entry.CreateAlloca(t);
+          b_.CreateStore(identity(s.u->reduce().op, s.u->dtype), acc_[s.u]);
+          break;
+        }
+        case LStmt::AccUpdate: {
+          llvm::AllocaInst* a = acc_.at(s.u);
+          Value* cur = b_.CreateLoad(a->getAllocatedType(), a);
+          Value* v = binary(s.u->reduce().op, s.u->dtype, cur, value(s.value));
+          // Reassociation lets LLVM vectorize float sums; the result stays within f32 rounding.
+          if (auto* inst = llvm::dyn_cast<llvm::Instruction>(v); inst && llvm::isa<llvm::FPMathOperator>(inst)) {
+            inst->setHasAllowReassoc(true);
+            inst->setHasAllowContract(true);
+          }
+          b_.CreateStore(v, a);
+          break;
+        }
+        case LStmt::Store: {
+          const UOp* st = s.u;
+          Value* v = value(st->src[2]);
+          DType t = st->src[2]->dtype;
+          if (t == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
+          Value* p = b_.CreateGEP(llvm_type(c_, t, true), args_.at(st->src[0]->ival()), value(st->src[1]));
+          b_.CreateStore(v, p);
+          break;
+        }
+      }
+    }
+  }
+
+  Value* value(const UOp* u) {
+    if (auto it = values_.find(u); it != values_.end()) return it->second;
+    if (u->op == Op::Const) return constant(u);
+    if (u->op == Op::KReduce) {
+      llvm::AllocaInst* a = acc_.at(u);
+      return b_.CreateLoad(a->getAllocatedType(), a);
+    }
+    throw Error("cpu codegen: " + std::string(op_name(u->op)) + " used before it was computed in kernel " + p_.name);
+  }
+
+  Value* constant(const UOp* u) {
+    llvm::Type* t = llvm_type(c_, u->dtype, false);
+    if (is_float(u->dtype)) return llvm::ConstantFP::get(t, u->fval());
+    return llvm::ConstantInt::get(t, uint64_t(u->ival()), true);
+  }
+
+  Value* identity(Op op, DType t) {
+    llvm::Type* ty = llvm_type(c_, t, false);
+    if (op == Op::Add) return is_float(t) ? llvm::ConstantFP::get(ty, 0.0) : llvm::ConstantInt::get(ty, 0);
+    if (op == Op::Mul) return is_float(t) ? llvm::ConstantFP::get(ty, 1.0) : llvm::ConstantInt::get(ty, 1);
+    if (is_float(t)) return llvm::ConstantFP::getInfinity(ty, true);
+    unsigned bits = ty->getIntegerBitWidth();
+    return llvm::ConstantInt::get(c_, is_unsigned(t) ? llvm::APInt::getMinValue(bits) : llvm::APInt::getSignedMinValue(bits));
+  }
+
+  Value* intrinsic(llvm::Intrinsic::ID id, Value* x) {
+    return b_.CreateIntrinsic(id, {x->getType()}, {x});
+  }
+
+  Value* binary(Op op, DType t, Value* x, Value* y) {
+    bool f = is_float(t), u = is_unsigned(t);
+    switch (op) {
+      case Op::Add: return f ? b_.CreateFAdd(x, y) : b_.CreateAdd(x, y);
+      case Op::Mul: return f ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
+      case Op::Max:
+        if (f) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, y);
+        return b_.CreateBinaryIntrinsic(u ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, x, y);
+      case Op::Mod:
+      case Op::IDiv: {
+        if (f) return op == Op::Mod ? b_.CreateFRem(x, y) : b_.CreateFDiv(x, y);
+        // Integer division by zero gives 0 (as in the interpreter), never a trap.
+        Value* zero = llvm::ConstantInt::get(y->getType(), 0);
+        Value* is0 = b_.CreateICmpEQ(y, zero);
+        Value* safe = b_.CreateSelect(is0, llvm::ConstantInt::get(y->getType(), 1), y);
+        Value* r = op == Op::Mod ? (u ? b_.CreateURem(x, safe) : b_.CreateSRem(x, safe))
+                                 : (u ? b_.CreateUDiv(x, safe) : b_.CreateSDiv(x, safe));
+        return b_.CreateSelect(is0, zero, r);
+      }
+      case Op::And: return b_.CreateAnd(x, y);
+      case Op::Or: return b_.CreateOr(x, y);
+      case Op::Xor: return b_.CreateXor(x, y);
+      case Op::Shl: return b_.CreateShl(x, y);
+      case Op::Shr: return u ? b_.CreateLShr(x, y) : b_.CreateAShr(x, y);
+      default: throw Error("cpu codegen: no binary op " + std::string(op_name(op)));
+    }
+  }
+
+  Value* cast(Value* x, DType from, DType to) {
+    llvm::Type* t = llvm_type(c_, to, false);
+    bool fu = is_unsigned(from);
+    if (is_float(from) && is_float(to)) return b_.CreateFPCast(x, t);
+    if (!is_float(from) && is_float(to)) return fu ? b_.CreateUIToFP(x, t) : b_.CreateSIToFP(x, t);
+    if (is_float(from)) return is_unsigned(to) ? b_.CreateFPToUI(x, t) : b_.CreateFPToSI(x, t);
+    if (to == DType::Bool) return b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+    return b_.CreateIntCast(x, t, !fu);
+  }
+
+  Value* compute(const UOp* u) {
+    auto s = [&](int i) { return value(u->src[size_t(i)]); };
+    DType t = u->dtype;
+    switch (u->op) {
+      case Op::Load: {
+        DType lt = u->dtype;
+        Value* idx = s(1);
+        if (u->src.size() > 2) idx = b_.CreateSelect(s(2), idx, b_.getInt64(0));  // gated: stay in bounds
+        Value* p = b_.CreateGEP(llvm_type(c_, lt, true), args_.at(u->src[0]->ival()), idx);
+        Value* v = b_.CreateLoad(llvm_type(c_, lt, true), p);
+        if (lt == DType::Bool) v = b_.CreateICmpNE(v, b_.getInt8(0));
+        if (u->src.size() > 2) v = b_.CreateSelect(s(2), v, llvm::Constant::getNullValue(v->getType()));
+        return v;
+      }
+      case Op::Neg: return is_float(t) ? b_.CreateFNeg(s(0)) : b_.CreateNeg(s(0));
+      case Op::Exp2: return intrinsic(llvm::Intrinsic::exp2, s(0));
+      case Op::Log2: return intrinsic(llvm::Intrinsic::log2, s(0));
+      case Op::Sin: return intrinsic(llvm::Intrinsic::sin, s(0));
+      case Op::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, s(0));
+      case Op::Trunc: return is_float(t) ? intrinsic(llvm::Intrinsic::trunc, s(0)) : s(0);
+      case Op::Recip: return b_.CreateFDiv(llvm::ConstantFP::get(s(0)->getType(), 1.0), s(0));
+      case Op::Cast: return cast(s(0), u->src[0]->dtype, t);
+      case Op::Bitcast: return b_.CreateBitCast(s(0), llvm_type(c_, t, false));
+      case Op::CmpLt: {
+        DType in = u->src[0]->dtype;
+        if (is_float(in)) return b_.CreateFCmpOLT(s(0), s(1));
+        return is_unsigned(in) ? b_.CreateICmpULT(s(0), s(1)) : b_.CreateICmpSLT(s(0), s(1));
+      }
+      case Op::CmpNe: return is_float(u->src[0]->dtype) ? b_.CreateFCmpUNE(s(0), s(1)) : b_.CreateICmpNE(s(0), s(1));
+      case Op::Where: return b_.CreateSelect(s(0), s(1), s(2));
+      case Op::MulAcc: return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {s(0)->getType()}, {s(0), s(1), s(2)});
+      default:
+        if (is_binary(u->op)) return binary(u->op, t, s(0), s(1));
+        throw Error("cpu codegen: cannot render " + std::string(op_name(u->op)));
+    }
+  }
+
+  llvm::Module& m_;
+  const Graph& g_;
+  const LoopProgram& p_;
+  llvm::LLVMContext& c_;
+  IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;
+  Value *lo_ = nullptr, *hi_ = nullptr;
+  std::unordered_map<int64_t, Value*> args_;
+  std::unordered_map<const UOp*, Value*> values_;
+  std::unordered_map<const UOp*, llvm::AllocaInst*> acc_;
+};
+}  // namespace
+
+llvm::Type* llvm_type(llvm::LLVMContext& c, DType t, bool in_memory) {
+  switch (t) {
+    case DType::Bool: return in_memory ? llvm::Type::getInt8Ty(c) : llvm::Type::getInt1Ty(c);
+    case DType::I8: case DType::U8: return llvm::Type::getInt8Ty(c);
+    case DType::I16: case DType::U16: return llvm::Type::getInt16Ty(c);
+    case DType::I32: case DType::U32: return llvm::Type::getInt32Ty(c);
+    case DType::I64: case DType::U64: case DType::Index: return llvm::Type::getInt64Ty(c);
+    case DType::F16: return llvm::Type::getHalfTy(c);
+    case DType::BF16: return llvm::Type::getBFloatTy(c);
+    case DType::F32: return llvm::Type::getFloatTy(c);
+    case DType::F64: return llvm::Type::getDoubleTy(c);
+  }
+  return nullptr;
+}
+
+CpuWorkSplit cpu_work_split(const LoopProgram& p, int64_t target_items) {
+  CpuWorkSplit s;
+  int64_t outer = 1;
+  for (const UOp* r : p.globals)
+    if (r != p.inner) outer *= r->src[0]->ival();
+  int64_t inner = p.inner ? p.inner->src[0]->ival() : 1;
+  s.chunk = inner;
+  if (outer < target_items && inner > 1) {
+    int64_t want = (target_items + outer - 1) / outer;
+    s.chunk = std::max<int64_t>(64, (inner + want - 1) / want);
+    s.chunk = std::min(s.chunk, inner);
+  }
+  s.items = outer * ((inner + s.chunk - 1) / s.chunk);
+  return s;
+}
+
+llvm::Function* render_cpu_kernel(llvm::Module& m, const Graph& g, const LoopProgram& p, const CpuWorkSplit& split) {
+  return CpuRenderer(m, g, p).run(split);
+}
+
+}  // namespace tgc

@@ -1,0 +1,36 @@
+// Lowering: a scheduled kernel becomes a loop program. Every expression is placed in the
+// outermost loop whose range it depends on (loop-invariant code is hoisted for free); each
+// KREDUCE becomes an accumulator, a loop nest over its ranges, and an update.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "passes/schedule.h"
+
+namespace tgc {
+
+struct LStmt {
+  enum Kind { Let, Loop, AccInit, AccUpdate, Store } kind;
+  const UOp* u;                // Let: value; Loop: RANGE; AccInit/AccUpdate: KREDUCE; Store: STORE
+  const UOp* value = nullptr;  // AccUpdate: the value folded into the accumulator
+  std::vector<LStmt> body;     // Loop
+};
+
+struct LoopProgram {
+  std::string name;
+  std::vector<const UOp*> globals;  // parallel dims (outermost first); on GPUs, thread ids
+  const UOp* inner = nullptr;       // CPU: the innermost global dim, run as a loop in `body`
+  std::vector<int64_t> args;        // buffer ids in kernel-argument order: output first
+  std::vector<LStmt> body;
+};
+
+struct LowerOptions {
+  // CPU: run the innermost global dim as a loop inside each work item, so invariant work is
+  // hoisted out of it and it vectorizes. GPUs keep every global dim as a thread index.
+  bool inner_loop = false;
+};
+
+LoopProgram lower(const Graph& g, const Kernel& k, const LowerOptions& opt);
+std::string print_program(const Graph& g, const LoopProgram& p);
+
+}  // namespace tgc

@@ -1,0 +1,17 @@
+// Memory planning: intermediates share one arena, packed by lifetime (first-fit, largest first).
+#pragma once
+#include <map>
+
+#include "passes/schedule.h"
+
+namespace tgc {
+
+struct MemoryPlan {
+  std::map<int64_t, int64_t> arena_offset;  // intermediate buffer id -> byte offset
+  int64_t arena_bytes = 0;
+  int64_t intermediate_bytes = 0;  // what the arena would need without sharing
+};
+
+MemoryPlan plan_memory(const Graph& g, const Schedule& s);
+
+}  // namespace tgc

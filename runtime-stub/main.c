@@ -1,0 +1,394 @@
+/* tgc_main: the command line of generated executables. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime_internal.h"
+
+#define WARMUP_RUNS 3
+
+static const char* g_prog = "tgc-model";
+
+static int fail(const char* fmt, ...) TGC_PRINTF(1, 2);
+static int fail(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "%s: error: ", g_prog);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return 1;
+}
+
+static char* file_safe(const char* name) {
+  size_t n = strlen(name);
+  char* s = malloc(n + 1);
+  if (!s) return NULL;
+  for (size_t i = 0; i <= n; ++i) {
+    char c = name[i];
+    int ok = c == '\0' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+             c == '_' || c == '-';
+    s[i] = ok ? c : '_';
+  }
+  return s;
+}
+
+static int same_safe(const char* name, const char* query) { /* name == query, or its file-safe form is */
+  if (strcmp(name, query) == 0) return 1;
+  char* s = file_safe(name);
+  int r = s && strcmp(s, query) == 0;
+  free(s);
+  return r;
+}
+
+static void type_str(char* out, size_t cap, int32_t dtype, int32_t rank, const int64_t* shape) {
+  int n = snprintf(out, cap, "%s[", tgc_dtype_name(dtype));
+  for (int32_t i = 0; i < rank && n > 0 && (size_t)n < cap; ++i)
+    n += snprintf(out + n, cap - (size_t)n, "%s%lld", i ? "," : "", (long long)shape[i]);
+  if (n > 0 && (size_t)n < cap) snprintf(out + n, cap - (size_t)n, "]");
+}
+
+static int parse_int(const char* s, long long lo, long long* out) {
+  char* end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (!*s || *end || errno || v < lo) return -1;
+  *out = v;
+  return 0;
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+static void json_str(FILE* f, const char* s) {
+  fputc('"', f);
+  for (; s && *s; ++s) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c < 0x20) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+/* Deterministic inputs: splitmix64, one stream per input (seed = input index). Floats are uniform in
+ * [-1, 1) on a 2^-23 grid; integers are in [0, 4); bools are 0/1. */
+static uint64_t splitmix64(uint64_t* s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static void fill_random(void* data, const tgc_buffer* b, uint64_t seed) {
+  int64_t n = tgc_buffer_numel(b);
+  uint64_t s = seed;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t r = splitmix64(&s);
+    float f = (float)((double)(r >> 40) * (1.0 / 8388608.0) - 1.0); /* 24 bits -> [-1, 1) */
+    uint64_t k = r >> 62;
+    switch (b->dtype) {
+      case TGC_F32: ((float*)data)[i] = f; break;
+      case TGC_F64: ((double*)data)[i] = f; break;
+      case TGC_F16: ((uint16_t*)data)[i] = tgc_float_to_half(f); break;
+      case TGC_BF16: {
+        uint32_t x;
+        memcpy(&x, &f, 4);
+        ((uint16_t*)data)[i] = (uint16_t)(x >> 16); /* truncated */
+        break;
+      }
+      case TGC_BOOL: ((uint8_t*)data)[i] = (uint8_t)(r >> 63); break;
+      case TGC_I8: case TGC_U8: ((uint8_t*)data)[i] = (uint8_t)k; break;
+      case TGC_I16: case TGC_U16: ((uint16_t*)data)[i] = (uint16_t)k; break;
+      case TGC_I32: case TGC_U32: ((uint32_t*)data)[i] = (uint32_t)k; break;
+      case TGC_I64: case TGC_U64: ((uint64_t*)data)[i] = k; break;
+      default: break;
+    }
+  }
+}
+
+static double checksum(const void* data, const tgc_buffer* b) {
+  int64_t n = tgc_buffer_numel(b);
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    switch (b->dtype) {
+      case TGC_F32: s += ((const float*)data)[i]; break;
+      case TGC_F64: s += ((const double*)data)[i]; break;
+      case TGC_F16: s += tgc_half_to_double(((const uint16_t*)data)[i]); break;
+      case TGC_BF16: {
+        uint32_t x = (uint32_t)((const uint16_t*)data)[i] << 16;
+        float f;
+        memcpy(&f, &x, 4);
+        s += f;
+        break;
+      }
+      case TGC_BOOL: s += ((const uint8_t*)data)[i] != 0; break;
+      case TGC_I8: s += ((const int8_t*)data)[i]; break;
+      case TGC_I16: s += ((const int16_t*)data)[i]; break;
+      case TGC_I32: s += ((const int32_t*)data)[i]; break;
+      case TGC_I64: s += (double)((const int64_t*)data)[i]; break;
+      case TGC_U8: s += ((const uint8_t*)data)[i]; break;
+      case TGC_U16: s += ((const uint16_t*)data)[i]; break;
+      case TGC_U32: s += ((const uint32_t*)data)[i]; break;
+      case TGC_U64: s += (double)((const uint64_t*)data)[i]; break;
+      default: break;
+    }
+  }
+  return s;
+}
+
+static const char* backend_name(int32_t b) { return b == TGC_BACKEND_OPENCL ? "opencl" : "cpu"; }
+
+static void usage(const tgc_model_desc* d) {
+  printf("%s - model '%s' compiled by tgc (%s backend)\n\n"
+         "usage: %s [options]\n"
+         "  -i, --input NAME=FILE.npy  input NAME (its ONNX name, or that name with every character outside\n"
+         "                             [A-Za-z0-9._-] replaced by '_') from a .npy file; dtype and shape must\n"
+         "                             match the model. Give all inputs, or none for deterministic random ones.\n"
+         "  -o, --output DIR           write DIR/<file-safe output name>.npy for each output\n"
+         "  --bench N                  time N runs after %d warm-up runs; the last line printed is JSON\n"
+         "                             {\"median_ms\", \"min_ms\", \"mean_ms\", \"max_ms\", \"iters\", \"threads\", ...}\n"
+         "  --threads N                CPU threads (default: one per online core)\n"
+         "  --info                     print the model's inputs, outputs and memory sizes\n"
+         "  -h, --help                 this text\n\n"
+         "Without -o, prints each output's name, dtype, shape and checksum (sum of its elements).\n"
+         "bf16 tensors are read and written as raw '<u2' arrays. Errors: one line on stderr, exit status 1.\n",
+         g_prog, d->name ? d->name : "?", backend_name(d->backend), g_prog, WARMUP_RUNS);
+}
+
+static void print_info(const tgc_model_desc* d) {
+  char t[512];
+  printf("model: %s\nbackend: %s\n", d->name ? d->name : "?", backend_name(d->backend));
+  for (int io = 0; io < 2; ++io) {
+    int32_t n = io ? d->num_outputs : d->num_inputs;
+    const int32_t* idx = io ? d->outputs : d->inputs;
+    printf("%s: %d\n", io ? "outputs" : "inputs", (int)n);
+    for (int32_t i = 0; i < n; ++i) {
+      const tgc_buffer* b = &d->buffers[idx[i]];
+      type_str(t, sizeof t, b->dtype, b->rank, b->shape);
+      char* safe = file_safe(b->name ? b->name : "");
+      int differs = safe && b->name && strcmp(safe, b->name) != 0;
+      printf("  %s: %s%s%s%s\n", b->name ? b->name : "?", t, differs ? " (file-safe name: " : "",
+             differs ? safe : "", differs ? ")" : "");
+      free(safe);
+    }
+  }
+  printf("arena: %lld bytes\n", (long long)d->arena_size);
+  if (d->weights_file && d->weights_file[0])
+    printf("weights: %lld bytes, file '%s'\n", (long long)d->weights_size, d->weights_file);
+  else
+    printf("weights: %lld bytes, embedded\n", (long long)d->weights_size);
+  printf("launches: %d\n", (int)d->num_launches);
+}
+
+int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
+  if (argc > 0 && argv[0] && argv[0][0]) {
+    const char* slash = strrchr(argv[0], '/');
+    g_prog = slash ? slash + 1 : argv[0];
+  } else if (desc && desc->name) {
+    g_prog = desc->name;
+  }
+  if (!desc) return fail("no model description");
+  int info = 0, rc = 1;
+  long long bench = 0, threads = 0;
+  const char* out_dir = NULL;
+  int32_t nin = desc->num_inputs, nout = desc->num_outputs;
+  int n_given = 0;
+  tgc_npy* feeds = calloc((size_t)nin + 1, sizeof *feeds);
+  tgc_model* m = NULL;
+  double* times = NULL;
+  if (!feeds) return fail("out of memory");
+
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    const char* val = NULL;
+    const char* flag = NULL;
+#define TAKES_VALUE(shortf, longf)                                                              \
+  ((shortf && strcmp(a, shortf) == 0) || strcmp(a, longf) == 0                                  \
+       ? (flag = a, val = i + 1 < argc ? argv[++i] : NULL, 1)                                   \
+       : strncmp(a, longf "=", sizeof(longf)) == 0 ? (flag = longf, val = a + sizeof(longf), 1) \
+                                                    : 0)
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(desc);
+      rc = 0;
+      goto done;
+    } else if (strcmp(a, "--info") == 0) {
+      info = 1;
+    } else if (TAKES_VALUE("-i", "--input")) {
+      if (!val) { fail("%s needs NAME=FILE.npy", flag); goto done; }
+      const char* eq = strchr(val, '=');
+      if (!eq || eq == val || !eq[1]) { fail("%s expects NAME=FILE.npy, got '%s'", flag, val); goto done; }
+      size_t nl = (size_t)(eq - val);
+      char* name = malloc(nl + 1);
+      if (!name) { fail("out of memory"); goto done; }
+      memcpy(name, val, nl);
+      name[nl] = '\0';
+      int32_t which = -1;
+      for (int32_t k = 0; k < nin && which < 0; ++k)
+        if (same_safe(desc->buffers[desc->inputs[k]].name ? desc->buffers[desc->inputs[k]].name : "", name))
+          which = k;
+      if (which < 0) {
+        char list[1024] = "";
+        size_t used = 0;
+        for (int32_t k = 0; k < nin && used < sizeof list - 1; ++k)
+          used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "",
+                                   desc->buffers[desc->inputs[k]].name);
+        fail("-i %s: the model has no input of that name (inputs: %s)", name, nin ? list : "none");
+        free(name);
+        goto done;
+      }
+      const tgc_buffer* b = &desc->buffers[desc->inputs[which]];
+      if (feeds[which].data) {
+        fail("-i %s: input '%s' given twice", name, b->name);
+        free(name);
+        goto done;
+      }
+      if (tgc_npy_read(eq + 1, &feeds[which]) != 0) {
+        fail("-i %s: %s", name, tgc_last_error());
+        free(name);
+        goto done;
+      }
+      int ok = feeds[which].rank == b->rank &&
+               (feeds[which].dtype == b->dtype || (b->dtype == TGC_BF16 && feeds[which].dtype == TGC_U16));
+      for (int32_t k = 0; ok && k < b->rank; ++k) ok = feeds[which].shape[k] == b->shape[k];
+      if (!ok) {
+        char want[512], got[512];
+        type_str(want, sizeof want, b->dtype, b->rank, b->shape);
+        type_str(got, sizeof got, feeds[which].dtype, feeds[which].rank, feeds[which].shape);
+        fail("-i %s: expected %s, got %s (%s)", name, want, got, eq + 1);
+        free(name);
+        goto done;
+      }
+      free(name);
+      ++n_given;
+    } else if (TAKES_VALUE("-o", "--output")) {
+      if (!val || !val[0]) { fail("%s needs a directory", flag); goto done; }
+      out_dir = val;
+    } else if (TAKES_VALUE(NULL, "--bench")) {
+      if (!val || parse_int(val, 1, &bench) != 0) { fail("--bench needs a positive iteration count, got '%s'", val ? val : ""); goto done; }
+    } else if (TAKES_VALUE(NULL, "--threads")) {
+      if (!val || parse_int(val, 0, &threads) != 0 || threads > 4096) {
+        fail("--threads needs a thread count (0 = one per core), got '%s'", val ? val : "");
+        goto done;
+      }
+    } else if (a[0] == '-') {
+      fail("unknown option '%s' (try --help)", a);
+      goto done;
+    } else {
+      fail("unexpected argument '%s' (try --help)", a);
+      goto done;
+    }
+#undef TAKES_VALUE
+  }
+  if (info) {
+    print_info(desc);
+    rc = 0;
+    goto done;
+  }
+  if (n_given > 0)
+    for (int32_t k = 0; k < nin; ++k)
+      if (!feeds[k].data) {
+        const char* nm = desc->buffers[desc->inputs[k]].name;
+        char* safe = file_safe(nm ? nm : "");
+        fail("missing input '%s' (pass -i %s=FILE.npy)", nm ? nm : "?", safe ? safe : "NAME");
+        free(safe);
+        goto done;
+      }
+  if (out_dir)
+    for (int32_t a = 0; a < nout; ++a)
+      for (int32_t b = 0; b < a; ++b)
+        if (same_safe(desc->buffers[desc->outputs[a]].name, desc->buffers[desc->outputs[b]].name) ||
+            same_safe(desc->buffers[desc->outputs[b]].name, desc->buffers[desc->outputs[a]].name)) {
+          fail("outputs '%s' and '%s' would both be written to the same file", desc->buffers[desc->outputs[b]].name,
+               desc->buffers[desc->outputs[a]].name);
+          goto done;
+        }
+
+  m = tgc_create(desc, (int)threads);
+  if (!m) { fail("%s", tgc_last_error()); goto done; }
+  for (int32_t k = 0; k < nin; ++k) {
+    const tgc_buffer* b = &desc->buffers[desc->inputs[k]];
+    if (feeds[k].data) {
+      if (tgc_set_input(m, k, feeds[k].data, feeds[k].nbytes) != 0) { fail("%s", tgc_last_error()); goto done; }
+    } else {
+      fill_random(tgc_input_data(m, k), b, (uint64_t)k);
+    }
+  }
+  if (bench > 0) {
+    if (!(times = malloc((size_t)bench * sizeof *times))) { fail("out of memory"); goto done; }
+    for (int w = 0; w < WARMUP_RUNS; ++w)
+      if (tgc_run(m) != 0) { fail("%s", tgc_last_error()); goto done; }
+    for (long long it = 0; it < bench; ++it) {
+      double t0 = now_ms();
+      if (tgc_run(m) != 0) { fail("%s", tgc_last_error()); goto done; }
+      times[it] = now_ms() - t0;
+    }
+  } else if (tgc_run(m) != 0) {
+    fail("%s", tgc_last_error());
+    goto done;
+  }
+
+  if (out_dir) {
+    if (tgc_mkdirs(out_dir) != 0) { fail("-o %s: cannot create directory (%s)", out_dir, strerror(errno)); goto done; }
+    for (int32_t k = 0; k < nout; ++k) {
+      const tgc_buffer* b = &desc->buffers[desc->outputs[k]];
+      char* safe = file_safe(b->name ? b->name : "");
+      size_t len = strlen(out_dir) + (safe ? strlen(safe) : 0) + 8;
+      char* path = safe ? malloc(len) : NULL;
+      if (!path) { free(safe); fail("out of memory"); goto done; }
+      snprintf(path, len, "%s/%s.npy", out_dir, safe);
+      int r = tgc_npy_write(path, b->dtype, b->rank, b->shape, tgc_output_data(m, k),
+                            (size_t)(tgc_buffer_numel(b) * tgc_dtype_size(b->dtype)));
+      free(path);
+      free(safe);
+      if (r != 0) { fail("%s", tgc_last_error()); goto done; }
+    }
+  } else {
+    for (int32_t k = 0; k < nout; ++k) {
+      const tgc_buffer* b = &desc->buffers[desc->outputs[k]];
+      char t[512];
+      type_str(t, sizeof t, b->dtype, b->rank, b->shape);
+      printf("%s: %s checksum %.9g\n", b->name ? b->name : "?", t, checksum(tgc_output_data(m, k), b));
+    }
+  }
+  if (bench > 0) {
+    double sum = 0, mn = times[0], mx = times[0];
+    for (long long it = 0; it < bench; ++it) {
+      sum += times[it];
+      if (times[it] < mn) mn = times[it];
+      if (times[it] > mx) mx = times[it];
+    }
+    qsort(times, (size_t)bench, sizeof *times, cmp_double);
+    double median = bench % 2 ? times[bench / 2] : 0.5 * (times[bench / 2 - 1] + times[bench / 2]);
+    printf("{\"model\": ");
+    json_str(stdout, desc->name);
+    printf(", \"backend\": \"%s\"", backend_name(desc->backend));
+    if (m->cl) {
+      printf(", \"device\": ");
+      json_str(stdout, tgc_cl_device_name(m->cl));
+    }
+    printf(", \"threads\": %d, \"warmup\": %d, \"iters\": %lld, \"median_ms\": %.6f, \"min_ms\": %.6f, "
+           "\"mean_ms\": %.6f, \"max_ms\": %.6f}\n",
+           m->num_threads, WARMUP_RUNS, bench, median, mn, sum / (double)bench, mx);
+  }
+  if (fflush(stdout) != 0) { fail("writing to stdout failed"); goto done; }
+  rc = 0;
+done:
+  tgc_destroy(m);
+  for (int32_t k = 0; k < nin; ++k) free(feeds[k].data);
+  free(feeds);
+  free(times);
+  return rc;
+}

@@ -1,0 +1,547 @@
+/* OpenCL backend: libOpenCL is dlopen'ed (never linked), the few CL types and constants are defined
+ * here so no CL headers are needed (the aarch64 sysroot has none). Programs are built at the first
+ * run; their binaries are cached on disk, keyed by a hash of source + device + driver. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime_internal.h"
+
+/* ---------------------------------------------------------------- minimal CL 1.2 declarations */
+
+typedef int32_t cl_int;
+typedef uint32_t cl_uint;
+typedef uint64_t cl_ulong;
+typedef uint64_t cl_bitfield;
+typedef cl_bitfield cl_device_type;
+typedef cl_bitfield cl_mem_flags;
+typedef cl_bitfield cl_command_queue_properties;
+typedef intptr_t cl_context_properties;
+typedef cl_uint cl_device_info, cl_program_info, cl_program_build_info, cl_buffer_create_type, cl_bool;
+typedef struct _cl_platform_id* cl_platform_id;
+typedef struct _cl_device_id* cl_device_id;
+typedef struct _cl_context* cl_context;
+typedef struct _cl_command_queue* cl_command_queue;
+typedef struct _cl_mem* cl_mem;
+typedef struct _cl_program* cl_program;
+typedef struct _cl_kernel* cl_kernel;
+typedef struct _cl_event* cl_event;
+typedef struct {
+  size_t origin, size;
+} cl_buffer_region;
+
+#define CL_SUCCESS 0
+#define CL_FALSE 0
+#define CL_DEVICE_TYPE_GPU (1 << 2)
+#define CL_DEVICE_TYPE_ALL 0xFFFFFFFF
+#define CL_DEVICE_MEM_BASE_ADDR_ALIGN 0x1019
+#define CL_DEVICE_NAME 0x102B
+#define CL_DRIVER_VERSION 0x102D
+#define CL_DEVICE_VERSION 0x102F
+#define CL_CONTEXT_PLATFORM 0x1084
+#define CL_MEM_READ_WRITE (1 << 0)
+#define CL_MEM_READ_ONLY (1 << 2)
+#define CL_MEM_COPY_HOST_PTR (1 << 5)
+#define CL_PROGRAM_BINARY_SIZES 0x1165
+#define CL_PROGRAM_BINARIES 0x1166
+#define CL_PROGRAM_BUILD_LOG 0x1183
+#define CL_BUFFER_CREATE_TYPE_REGION 0x1220
+
+#define CL_FUNCS(X)                                                                                               \
+  X(cl_int, clGetPlatformIDs, (cl_uint, cl_platform_id*, cl_uint*))                                               \
+  X(cl_int, clGetDeviceIDs, (cl_platform_id, cl_device_type, cl_uint, cl_device_id*, cl_uint*))                   \
+  X(cl_int, clGetDeviceInfo, (cl_device_id, cl_device_info, size_t, void*, size_t*))                              \
+  X(cl_context, clCreateContext,                                                                                  \
+    (const cl_context_properties*, cl_uint, const cl_device_id*,                                                  \
+     void (*)(const char*, const void*, size_t, void*), void*, cl_int*))                                          \
+  X(cl_command_queue, clCreateCommandQueue, (cl_context, cl_device_id, cl_command_queue_properties, cl_int*))     \
+  X(cl_mem, clCreateBuffer, (cl_context, cl_mem_flags, size_t, void*, cl_int*))                                   \
+  X(cl_mem, clCreateSubBuffer, (cl_mem, cl_mem_flags, cl_buffer_create_type, const void*, cl_int*))               \
+  X(cl_program, clCreateProgramWithSource, (cl_context, cl_uint, const char**, const size_t*, cl_int*))           \
+  X(cl_program, clCreateProgramWithBinary,                                                                        \
+    (cl_context, cl_uint, const cl_device_id*, const size_t*, const unsigned char**, cl_int*, cl_int*))           \
+  X(cl_int, clBuildProgram,                                                                                       \
+    (cl_program, cl_uint, const cl_device_id*, const char*, void (*)(cl_program, void*), void*))                  \
+  X(cl_int, clGetProgramBuildInfo, (cl_program, cl_device_id, cl_program_build_info, size_t, void*, size_t*))    \
+  X(cl_int, clGetProgramInfo, (cl_program, cl_program_info, size_t, void*, size_t*))                              \
+  X(cl_kernel, clCreateKernel, (cl_program, const char*, cl_int*))                                                \
+  X(cl_int, clSetKernelArg, (cl_kernel, cl_uint, size_t, const void*))                                            \
+  X(cl_int, clEnqueueNDRangeKernel,                                                                               \
+    (cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*, const size_t*, cl_uint, const cl_event*, \
+     cl_event*))                                                                                                  \
+  X(cl_int, clEnqueueWriteBuffer,                                                                                 \
+    (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void*, cl_uint, const cl_event*, cl_event*))        \
+  X(cl_int, clEnqueueReadBuffer,                                                                                  \
+    (cl_command_queue, cl_mem, cl_bool, size_t, size_t, void*, cl_uint, const cl_event*, cl_event*))              \
+  X(cl_int, clFinish, (cl_command_queue))                                                                         \
+  X(cl_int, clReleaseMemObject, (cl_mem))                                                                         \
+  X(cl_int, clReleaseKernel, (cl_kernel))                                                                         \
+  X(cl_int, clReleaseProgram, (cl_program))                                                                       \
+  X(cl_int, clReleaseCommandQueue, (cl_command_queue))                                                            \
+  X(cl_int, clReleaseContext, (cl_context))
+
+typedef struct {
+  void* lib;
+#define X(ret, name, args) ret(*name) args;
+  CL_FUNCS(X)
+#undef X
+} cl_api;
+
+static const char* cl_err(cl_int e) {
+  switch (e) {
+#define E(n, v) case v: return #n;
+    E(CL_DEVICE_NOT_FOUND, -1) E(CL_DEVICE_NOT_AVAILABLE, -2) E(CL_COMPILER_NOT_AVAILABLE, -3)
+    E(CL_MEM_OBJECT_ALLOCATION_FAILURE, -4) E(CL_OUT_OF_RESOURCES, -5) E(CL_OUT_OF_HOST_MEMORY, -6)
+    E(CL_BUILD_PROGRAM_FAILURE, -11) E(CL_MISALIGNED_SUB_BUFFER_OFFSET, -13) E(CL_INVALID_VALUE, -30)
+    E(CL_INVALID_DEVICE_TYPE, -31) E(CL_INVALID_PLATFORM, -32) E(CL_INVALID_DEVICE, -33)
+    E(CL_INVALID_CONTEXT, -34) E(CL_INVALID_COMMAND_QUEUE, -36) E(CL_INVALID_HOST_PTR, -37)
+    E(CL_INVALID_MEM_OBJECT, -38) E(CL_INVALID_BINARY, -42) E(CL_INVALID_BUILD_OPTIONS, -43)
+    E(CL_INVALID_PROGRAM, -44) E(CL_INVALID_PROGRAM_EXECUTABLE, -45) E(CL_INVALID_KERNEL_NAME, -46)
+    E(CL_INVALID_KERNEL_DEFINITION, -47) E(CL_INVALID_KERNEL, -48) E(CL_INVALID_ARG_INDEX, -49)
+    E(CL_INVALID_ARG_VALUE, -50) E(CL_INVALID_ARG_SIZE, -51) E(CL_INVALID_KERNEL_ARGS, -52)
+    E(CL_INVALID_WORK_DIMENSION, -53) E(CL_INVALID_WORK_GROUP_SIZE, -54) E(CL_INVALID_WORK_ITEM_SIZE, -55)
+    E(CL_INVALID_GLOBAL_OFFSET, -56) E(CL_INVALID_OPERATION, -59) E(CL_INVALID_BUFFER_SIZE, -61)
+    E(CL_INVALID_GLOBAL_WORK_SIZE, -63) E(CL_PLATFORM_NOT_FOUND_KHR, -1001)
+#undef E
+    default: return "unknown OpenCL error";
+  }
+}
+
+/* ---------------------------------------------------------------- state */
+
+typedef struct {
+  const char* source; /* identity of the program (deduplicated by content) */
+  cl_program program;
+  int from_cache;
+} cl_prog;
+
+struct tgc_cl {
+  cl_api api;
+  const tgc_model_desc* desc;
+  void* const* host; /* host address per desc buffer */
+  cl_platform_id platform;
+  cl_device_id device;
+  char device_name[256], driver_version[128], device_version[256];
+  cl_context ctx;
+  cl_command_queue queue;
+  cl_mem arena;
+  cl_mem* mem;     /* per desc buffer */
+  int* mem_owned;  /* per desc buffer: release on destroy */
+  cl_prog* progs;  /* up to num_launches distinct programs */
+  int num_progs;
+  cl_kernel* kernels; /* per launch, created at the first run */
+  int built;
+};
+
+static int verbose(void) {
+  const char* v = getenv("TGC_VERBOSE");
+  return v && v[0] && strcmp(v, "0") != 0;
+}
+
+const char* tgc_cl_device_name(const tgc_cl* cl) { return cl ? cl->device_name : ""; }
+
+static int load_api(cl_api* a) {
+  const char* names[] = {"libOpenCL.so.1", "libOpenCL.so"};
+  for (int i = 0; i < 2 && !a->lib; ++i) a->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  if (!a->lib) {
+    tgc_set_error("OpenCL backend: cannot load libOpenCL.so.1 (%s); install an OpenCL ICD loader and driver",
+                  dlerror());
+    return -1;
+  }
+#define X(ret, name, args)                                                                   \
+  *(void**)(&a->name) = dlsym(a->lib, #name);                                                \
+  if (!a->name) {                                                                            \
+    tgc_set_error("OpenCL backend: libOpenCL has no %s (needs OpenCL 1.2)", #name);          \
+    return -1;                                                                               \
+  }
+  CL_FUNCS(X)
+#undef X
+  return 0;
+}
+
+static int pick_device(tgc_cl* cl) {
+  cl_api* a = &cl->api;
+  cl_uint np = 0;
+  cl_int e = a->clGetPlatformIDs(0, NULL, &np);
+  if (e != CL_SUCCESS || np == 0) {
+    tgc_set_error("OpenCL backend: no OpenCL platform found (%s)", e == CL_SUCCESS ? "0 platforms" : cl_err(e));
+    return -1;
+  }
+  cl_platform_id* ps = calloc(np, sizeof *ps);
+  if (!ps) return tgc_set_error("out of memory"), -1;
+  a->clGetPlatformIDs(np, ps, NULL);
+  for (int pass = 0; pass < 2 && !cl->device; ++pass) {
+    cl_device_type want = pass == 0 ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_ALL;
+    for (cl_uint i = 0; i < np && !cl->device; ++i) {
+      cl_device_id d;
+      cl_uint nd = 0;
+      if (a->clGetDeviceIDs(ps[i], want, 1, &d, &nd) == CL_SUCCESS && nd > 0) {
+        cl->device = d;
+        cl->platform = ps[i];
+      }
+    }
+  }
+  free(ps);
+  if (!cl->device) {
+    tgc_set_error("OpenCL backend: no OpenCL device found on %u platform(s)", np);
+    return -1;
+  }
+  a->clGetDeviceInfo(cl->device, CL_DEVICE_NAME, sizeof cl->device_name - 1, cl->device_name, NULL);
+  a->clGetDeviceInfo(cl->device, CL_DRIVER_VERSION, sizeof cl->driver_version - 1, cl->driver_version, NULL);
+  a->clGetDeviceInfo(cl->device, CL_DEVICE_VERSION, sizeof cl->device_version - 1, cl->device_version, NULL);
+  return 0;
+}
+
+void tgc_cl_destroy(tgc_cl* cl) {
+  if (!cl) return;
+  cl_api* a = &cl->api;
+  if (cl->queue) a->clFinish(cl->queue);
+  if (cl->kernels)
+    for (int32_t l = 0; l < cl->desc->num_launches; ++l)
+      if (cl->kernels[l]) a->clReleaseKernel(cl->kernels[l]);
+  if (cl->progs)
+    for (int i = 0; i < cl->num_progs; ++i)
+      if (cl->progs[i].program) a->clReleaseProgram(cl->progs[i].program);
+  if (cl->mem)
+    for (int32_t i = 0; i < cl->desc->num_buffers; ++i)
+      if (cl->mem[i] && cl->mem_owned[i]) a->clReleaseMemObject(cl->mem[i]);
+  if (cl->arena) a->clReleaseMemObject(cl->arena);
+  if (cl->queue) a->clReleaseCommandQueue(cl->queue);
+  if (cl->ctx) a->clReleaseContext(cl->ctx);
+  /* The ICD loader is not dlclose'd: drivers (pocl among them) do not like being unloaded. */
+  free(cl->kernels);
+  free(cl->progs);
+  free(cl->mem);
+  free(cl->mem_owned);
+  free(cl);
+}
+
+/* Does arena buffer i share any byte with another arena buffer? */
+static int arena_overlaps(const tgc_model_desc* d, int32_t i) {
+  const tgc_buffer* b = &d->buffers[i];
+  for (int32_t j = 0; j < d->num_buffers; ++j) {
+    const tgc_buffer* o = &d->buffers[j];
+    if (j != i && o->storage == TGC_STORAGE_ARENA && o->offset < b->offset + b->nbytes &&
+        b->offset < o->offset + o->nbytes)
+      return 1;
+  }
+  return 0;
+}
+
+tgc_cl* tgc_cl_create(const tgc_model_desc* desc, void* const* host) {
+  tgc_cl* cl = calloc(1, sizeof *cl);
+  if (!cl) return tgc_set_error("out of memory"), NULL;
+  cl->desc = desc;
+  cl->host = host;
+  cl_api* a = &cl->api;
+  cl_int e = 0;
+  if (load_api(a) != 0 || pick_device(cl) != 0) goto fail;
+  if (verbose())
+    fprintf(stderr, "tgc: opencl: device '%s', %s, driver %s\n", cl->device_name, cl->device_version,
+            cl->driver_version);
+  cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)cl->platform, 0};
+  cl->ctx = a->clCreateContext(props, 1, &cl->device, NULL, NULL, &e);
+  if (!cl->ctx) {
+    tgc_set_error("OpenCL backend: clCreateContext on '%s' failed: %s (%d)", cl->device_name, cl_err(e), e);
+    goto fail;
+  }
+  cl->queue = a->clCreateCommandQueue(cl->ctx, cl->device, 0, &e);
+  if (!cl->queue) {
+    tgc_set_error("OpenCL backend: clCreateCommandQueue failed: %s (%d)", cl_err(e), e);
+    goto fail;
+  }
+  int32_t nb = desc->num_buffers;
+  cl->mem = calloc((size_t)nb + 1, sizeof(cl_mem));
+  cl->mem_owned = calloc((size_t)nb + 1, sizeof(int));
+  cl->progs = calloc((size_t)desc->num_launches + 1, sizeof(cl_prog));
+  cl->kernels = calloc((size_t)desc->num_launches + 1, sizeof(cl_kernel));
+  if (!cl->mem || !cl->mem_owned || !cl->progs || !cl->kernels) {
+    tgc_set_error("out of memory");
+    goto fail;
+  }
+  cl_uint align_bits = 0;
+  a->clGetDeviceInfo(cl->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
+  int64_t align = align_bits >= 8 ? align_bits / 8 : 1;
+  if (desc->arena_size > 0) {
+    cl->arena = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, (size_t)desc->arena_size, NULL, &e);
+    if (!cl->arena) {
+      tgc_set_error("OpenCL backend: cannot allocate the %lld-byte arena: %s (%d)", (long long)desc->arena_size,
+                    cl_err(e), e);
+      goto fail;
+    }
+  }
+  for (int32_t i = 0; i < nb; ++i) {
+    const tgc_buffer* b = &desc->buffers[i];
+    const char* bn = b->name ? b->name : "?";
+    size_t size = b->nbytes > 0 ? (size_t)b->nbytes : 1; /* CL has no empty buffers */
+    cl_mem m = NULL;
+    if (b->storage == TGC_STORAGE_ARENA && b->nbytes > 0 && b->offset % align == 0) {
+      cl_buffer_region r = {(size_t)b->offset, size};
+      m = a->clCreateSubBuffer(cl->arena, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &e);
+    } else if (b->storage == TGC_STORAGE_ARENA) {
+      if (b->nbytes > 0 && arena_overlaps(desc, i)) {
+        tgc_set_error("OpenCL backend: arena buffer '%s' at offset %lld shares memory with another buffer but is "
+                      "not aligned to the device's %lld-byte base address alignment ('%s')",
+                      bn, (long long)b->offset, (long long)align, cl->device_name);
+        goto fail;
+      }
+      /* Nothing aliases it, so its own allocation behaves the same. */
+      m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size, NULL, &e);
+    } else if (b->storage == TGC_STORAGE_WEIGHT) {
+      m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_ONLY | (b->nbytes > 0 ? CL_MEM_COPY_HOST_PTR : 0), size,
+                            b->nbytes > 0 ? host[i] : NULL, &e);
+    } else {
+      m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size, NULL, &e);
+    }
+    if (!m) {
+      tgc_set_error("OpenCL backend: cannot create buffer '%s' (%lld bytes): %s (%d)", bn, (long long)b->nbytes,
+                    cl_err(e), e);
+      goto fail;
+    }
+    cl->mem[i] = m;
+    cl->mem_owned[i] = 1;
+  }
+  return cl;
+fail:
+  tgc_cl_destroy(cl);
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- binary cache */
+
+static uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
+  const unsigned char* p = data;
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static void cache_key(const tgc_cl* cl, const char* src, uint64_t key[2]) {
+  const char* parts[] = {src, cl->device_name, cl->driver_version, cl->device_version};
+  uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull ^ 0x7467632d636c31ull; /* "tgc-cl1" */
+  for (int i = 0; i < 4; ++i) {
+    size_t n = strlen(parts[i]) + 1; /* the NUL separates the parts */
+    h1 = fnv1a(h1, parts[i], n);
+    h2 = fnv1a(h2 * 31 + n, parts[i], n);
+  }
+  key[0] = h1;
+  key[1] = h2;
+}
+
+static int cache_dir(char* out, size_t cap) {
+  const char* env = getenv("TGC_CL_CACHE");
+  const char* xdg = getenv("XDG_CACHE_HOME");
+  const char* home = getenv("HOME");
+  int n;
+  if (env && env[0]) n = snprintf(out, cap, "%s", env);
+  else if (xdg && xdg[0]) n = snprintf(out, cap, "%s/tgc", xdg);
+  else if (home && home[0]) n = snprintf(out, cap, "%s/.cache/tgc", home);
+  else return -1;
+  return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+#define CACHE_MAGIC "TGCCLB01"
+typedef struct {
+  char magic[8];
+  uint64_t key[2];
+  uint64_t source_len;
+  uint64_t binary_len;
+} cache_header;
+
+static unsigned char* cache_load(const char* path, const uint64_t key[2], size_t src_len, size_t* len) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  cache_header h;
+  unsigned char* bin = NULL;
+  if (fread(&h, sizeof h, 1, f) == 1 && memcmp(h.magic, CACHE_MAGIC, 8) == 0 && h.key[0] == key[0] &&
+      h.key[1] == key[1] && h.source_len == src_len && h.binary_len > 0 && h.binary_len < (1ull << 32) &&
+      (bin = malloc(h.binary_len)) && fread(bin, 1, h.binary_len, f) == h.binary_len) {
+    *len = h.binary_len;
+  } else {
+    free(bin);
+    bin = NULL;
+  }
+  fclose(f);
+  return bin;
+}
+
+static void cache_store(tgc_cl* cl, const char* path, const uint64_t key[2], size_t src_len, cl_program prog) {
+  cl_api* a = &cl->api;
+  size_t len = 0;
+  if (a->clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) != CL_SUCCESS || len == 0) return;
+  unsigned char* bin = malloc(len);
+  if (!bin) return;
+  if (a->clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    FILE* f = fopen(tmp, "wb");
+    if (f) {
+      cache_header h;
+      memcpy(h.magic, CACHE_MAGIC, 8);
+      h.key[0] = key[0];
+      h.key[1] = key[1];
+      h.source_len = src_len;
+      h.binary_len = len;
+      int ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(bin, 1, len, f) == len;
+      ok = fclose(f) == 0 && ok;
+      if (!ok || rename(tmp, path) != 0) unlink(tmp);
+    }
+  }
+  free(bin);
+}
+
+/* ---------------------------------------------------------------- build + run */
+
+static cl_program build_program(tgc_cl* cl, const char* src, const char* kernel_name, int* from_cache) {
+  cl_api* a = &cl->api;
+  cl_int e = 0;
+  size_t src_len = strlen(src);
+  uint64_t key[2];
+  cache_key(cl, src, key);
+  char dir[4096], path[4200];
+  int have_cache = cache_dir(dir, sizeof dir) == 0;
+  if (have_cache)
+    snprintf(path, sizeof path, "%s/%016llx%016llx.clbin", dir, (unsigned long long)key[0],
+             (unsigned long long)key[1]);
+  *from_cache = 0;
+  if (have_cache) {
+    size_t len = 0;
+    unsigned char* bin = cache_load(path, key, src_len, &len);
+    if (bin) {
+      const unsigned char* bins[1] = {bin};
+      cl_int status = 0;
+      cl_program p = a->clCreateProgramWithBinary(cl->ctx, 1, &cl->device, &len, bins, &status, &e);
+      free(bin);
+      if (p && status == CL_SUCCESS && a->clBuildProgram(p, 1, &cl->device, "", NULL, NULL) == CL_SUCCESS) {
+        *from_cache = 1;
+        return p;
+      }
+      if (p) a->clReleaseProgram(p); /* stale or foreign binary: rebuild from source below */
+    }
+  }
+  cl_program p = a->clCreateProgramWithSource(cl->ctx, 1, &src, &src_len, &e);
+  if (!p) {
+    tgc_set_error("OpenCL backend: clCreateProgramWithSource for kernel '%s' failed: %s (%d)", kernel_name, cl_err(e),
+                  e);
+    return NULL;
+  }
+  e = a->clBuildProgram(p, 1, &cl->device, "", NULL, NULL);
+  if (e != CL_SUCCESS) {
+    char log[700] = "";
+    size_t n = 0;
+    a->clGetProgramBuildInfo(p, cl->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, &n);
+    log[sizeof log - 1] = '\0';
+    for (char* c = log; *c; ++c)
+      if (*c == '\n' || *c == '\r') *c = ' '; /* one-line errors */
+    size_t l = strlen(log);
+    while (l > 0 && log[l - 1] == ' ') log[--l] = '\0';
+    tgc_set_error("OpenCL backend: building kernel '%s' for '%s' failed: %s (%d); build log: %s", kernel_name,
+                  cl->device_name, cl_err(e), e, log[0] ? log : "(empty)");
+    a->clReleaseProgram(p);
+    return NULL;
+  }
+  if (have_cache) {
+    if (tgc_mkdirs(dir) == 0) cache_store(cl, path, key, src_len, p);
+  }
+  return p;
+}
+
+static int build_all(tgc_cl* cl) {
+  cl_api* a = &cl->api;
+  const tgc_model_desc* d = cl->desc;
+  for (int32_t l = 0; l < d->num_launches; ++l) {
+    const tgc_launch* L = &d->launches[l];
+    cl_program prog = NULL;
+    for (int i = 0; i < cl->num_progs && !prog; ++i)
+      if (cl->progs[i].source == L->source || strcmp(cl->progs[i].source, L->source) == 0) prog = cl->progs[i].program;
+    if (!prog) {
+      int from_cache = 0;
+      if (!(prog = build_program(cl, L->source, L->name, &from_cache))) return -1;
+      if (verbose())
+        fprintf(stderr, "tgc: opencl: program %d (kernel '%s') %s\n", cl->num_progs, L->name,
+                from_cache ? "loaded from the binary cache" : "built from source");
+      cl->progs[cl->num_progs].source = L->source;
+      cl->progs[cl->num_progs].program = prog;
+      cl->progs[cl->num_progs].from_cache = from_cache;
+      cl->num_progs++;
+    }
+    cl_int e = 0;
+    cl->kernels[l] = a->clCreateKernel(prog, L->name, &e);
+    if (!cl->kernels[l]) {
+      tgc_set_error("OpenCL backend: launch %d: clCreateKernel('%s') failed: %s (%d)", (int)l, L->name, cl_err(e), e);
+      return -1;
+    }
+    for (int32_t i = 0; i < L->num_buffers; ++i) {
+      e = a->clSetKernelArg(cl->kernels[l], (cl_uint)i, sizeof(cl_mem), &cl->mem[L->buffers[i]]);
+      if (e != CL_SUCCESS) {
+        tgc_set_error("OpenCL backend: kernel '%s': setting argument %d (buffer '%s') failed: %s (%d)", L->name,
+                      (int)i, d->buffers[L->buffers[i]].name ? d->buffers[L->buffers[i]].name : "?", cl_err(e), e);
+        return -1;
+      }
+    }
+  }
+  cl->built = 1;
+  return 0;
+}
+
+int tgc_cl_run(tgc_cl* cl) {
+  cl_api* a = &cl->api;
+  const tgc_model_desc* d = cl->desc;
+  if (!cl->built && build_all(cl) != 0) return -1;
+  cl_int e;
+  for (int32_t i = 0; i < d->num_inputs; ++i) {
+    int32_t b = d->inputs[i];
+    if (d->buffers[b].nbytes <= 0) continue;
+    e = a->clEnqueueWriteBuffer(cl->queue, cl->mem[b], CL_FALSE, 0, (size_t)d->buffers[b].nbytes, cl->host[b], 0,
+                                NULL, NULL);
+    if (e != CL_SUCCESS) {
+      tgc_set_error("OpenCL backend: copying input '%s' to the device failed: %s (%d)", d->buffers[b].name, cl_err(e),
+                    e);
+      goto fail;
+    }
+  }
+  for (int32_t l = 0; l < d->num_launches; ++l) {
+    const tgc_launch* L = &d->launches[l];
+    if (L->global_size[0] <= 0) continue;
+    size_t global[3], local[3];
+    cl_uint dims = 1;
+    for (int k = 0; k < 3; ++k) {
+      global[k] = L->global_size[k] > 0 ? (size_t)L->global_size[k] : 1;
+      local[k] = L->local_size[k] > 0 ? (size_t)L->local_size[k] : 1;
+      if (L->global_size[k] > 1 || L->local_size[k] > 1) dims = (cl_uint)k + 1;
+    }
+    e = a->clEnqueueNDRangeKernel(cl->queue, cl->kernels[l], dims, NULL, global, L->local_size[0] > 0 ? local : NULL,
+                                  0, NULL, NULL);
+    if (e != CL_SUCCESS) {
+      tgc_set_error("OpenCL backend: launch %d '%s' (global %zux%zux%zu, local %lldx%lldx%lld) failed: %s (%d)",
+                    (int)l, L->name, global[0], global[1], global[2], (long long)L->local_size[0],
+                    (long long)L->local_size[1], (long long)L->local_size[2], cl_err(e), e);
+      goto fail;
+    }
+  }
+  for (int32_t i = 0; i < d->num_outputs; ++i) {
+    int32_t b = d->outputs[i];
+    if (d->buffers[b].nbytes <= 0) continue;
+    e = a->clEnqueueReadBuffer(cl->queue, cl->mem[b], CL_FALSE, 0, (size_t)d->buffers[b].nbytes, cl->host[b], 0, NULL,
+                               NULL);
+    if (e != CL_SUCCESS) {
+      tgc_set_error("OpenCL backend: copying output '%s' from the device failed: %s (%d)", d->buffers[b].name,
+                    cl_err(e), e);
+      goto fail;
+    }
+  }
+  e = a->clFinish(cl->queue);
+  if (e != CL_SUCCESS) {
+    tgc_set_error("OpenCL backend: running '%s' failed: %s (%d)", d->name ? d->name : "?", cl_err(e), e);
+    return -1;
+  }
+  return 0;
+fail:
+  a->clFinish(cl->queue); /* host buffers must not be in use when we return */
+  return -1;
+}
