@@ -20,6 +20,7 @@
 #include <map>
 
 #include "codegen/llvm/cpu_kernel.h"
+#include "codegen/opencl/render_opencl.h"
 #include "frontend/npy.h"
 #include "ir/error.h"
 #include "passes/lower.h"
@@ -204,11 +205,14 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
     return true;
   }();
   (void)init;
-  if (opt.target != "cpu") throw Error("target '" + opt.target + "' is not supported yet (cpu is)");
+  bool opencl = opt.target == "qcom";
+  if (opt.target != "cpu" && !opencl) throw Error("unknown target '" + opt.target + "' (cpu or qcom)");
   if (opt.output.empty()) throw Error("no output path (-o)");
   CompileReport rep;
   Graph& g = *m.graph;
-  rep.triple = opt.triple.empty() ? llvm::sys::getDefaultTargetTriple() : llvm::Triple::normalize(opt.triple);
+  // qcom artifacts run on Adreno 6xx boards, which are aarch64 Linux/Android.
+  std::string default_triple = opencl ? "aarch64-unknown-linux-gnu" : llvm::sys::getDefaultTargetTriple();
+  rep.triple = opt.triple.empty() ? default_triple : llvm::Triple::normalize(opt.triple);
   std::string host = llvm::sys::getDefaultTargetTriple();
   rep.cpu = !opt.cpu.empty() ? opt.cpu : (arch_of(rep.triple) == arch_of(host) ? llvm::sys::getHostCPUName().str() : "generic");
 
@@ -258,13 +262,19 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   std::map<size_t, llvm::Function*> by_hash;  // identical kernels share one function
   std::vector<llvm::Constant*> launches;
   for (const Kernel& k : s.kernels) {
-    LoopProgram p = lower(g, k, {.inner_loop = true});
+    LoopProgram p = lower(g, k, {.inner_loop = !opencl});
+    std::vector<int32_t> args;
+    for (int64_t b : p.args) args.push_back(index.at(b));
+    if (opencl) {
+      launches.push_back(llvm::ConstantStruct::get(
+          d.launch_t(), {d.str(k.name), d.null(), d.str(render_opencl(g, p)), d.I32(int64_t(args.size())),
+                         d.i32s(args, k.name + ".args"), d.a3({opencl_global_size(p), 1, 1}), d.a3({0, 0, 0})}));
+      continue;
+    }
     CpuWorkSplit split = cpu_work_split(p);
     size_t key = k.hash() ^ (size_t(split.chunk) * 0x9e3779b97f4a7c15ULL);
     llvm::Function*& fn = by_hash[key];
     if (!fn) fn = render_cpu_kernel(*mod, g, p, split);
-    std::vector<int32_t> args;
-    for (int64_t b : p.args) args.push_back(index.at(b));
     launches.push_back(llvm::ConstantStruct::get(
         d.launch_t(), {d.str(k.name), fn, d.null(), d.I32(int64_t(args.size())), d.i32s(args, k.name + ".args"),
                        d.a3({split.items, 1, 1}), d.a3({0, 0, 0})}));
@@ -294,7 +304,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   if (!opt.external_weights && !blob.empty())
     weights = d.global(llvm::ConstantDataArray::get(ctx, llvm::ArrayRef<uint8_t>(blob)), "weights", 64);
   auto* desc_init = llvm::ConstantStruct::get(
-      d.desc_t(), {d.I32(1), d.str(name), d.I32(0), d.I32(int64_t(buffers.size())), d.array(d.buffer_t(), buffers, "buffers"),
+      d.desc_t(), {d.I32(1), d.str(name), d.I32(opencl ? 1 : 0), d.I32(int64_t(buffers.size())), d.array(d.buffer_t(), buffers, "buffers"),
                    d.I32(int64_t(launches.size())), d.array(d.launch_t(), launches, "launches"), d.I32(int64_t(ins.size())),
                    d.i32s(ins, "inputs"), d.I32(int64_t(outs.size())), d.i32s(outs, "outputs"), d.I64(plan.arena_bytes),
                    weights, d.I64(int64_t(blob.size())), opt.external_weights ? d.str(weights_file) : d.null()});

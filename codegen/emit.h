@@ -9,7 +9,7 @@
 namespace tgc {
 
 struct CompileOptions {
-  std::string target = "cpu";  // cpu (qcom: OpenCL, to come)
+  std::string target = "cpu";  // cpu (LLVM) or qcom (OpenCL C kernels, runtime loads libOpenCL)
   std::string triple;          // default: the host's
   std::string cpu;             // LLVM CPU name; default: the host CPU for host triples, else generic
   bool shared = false;         // libNAME.so + NAME.h instead of an executable

@@ -1,0 +1,200 @@
+#include "codegen/opencl/render_opencl.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <unordered_map>
+
+#include "ir/error.h"
+
+namespace tgc {
+
+namespace {
+// Register type; f16/bf16 compute in float.
+const char* reg_type(DType t) {
+  switch (t) {
+    case DType::Bool: return "bool";
+    case DType::I8: return "char";
+    case DType::U8: return "uchar";
+    case DType::I16: return "short";
+    case DType::U16: return "ushort";
+    case DType::I32: return "int";
+    case DType::U32: return "uint";
+    case DType::I64: case DType::Index: return "long";
+    case DType::U64: return "ulong";
+    case DType::F64: return "double";
+    default: return "float";
+  }
+}
+// Buffer element type.
+const char* mem_type(DType t) {
+  if (t == DType::Bool) return "uchar";
+  if (t == DType::F16 || t == DType::BF16) return "half";
+  return reg_type(t);
+}
+
+std::string float_lit(double v, DType t) {
+  if (std::isnan(v)) return "NAN";
+  if (std::isinf(v)) return v > 0 ? "INFINITY" : "(-INFINITY)";
+  std::ostringstream o;
+  o.precision(std::numeric_limits<double>::max_digits10);
+  o << v;
+  std::string s = o.str();
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return t == DType::F64 ? s : s + "f";
+}
+
+class ClRenderer {
+ public:
+  ClRenderer(const Graph& g, const LoopProgram& p) : g_(g), p_(p) {}
+
+  std::string run() {
+    o_ << "__kernel void " << p_.name << "(";
+    for (size_t i = 0; i < p_.args.size(); ++i) {
+      const BufferInfo& b = g_.buffer(p_.args[i]);
+      o_ << (i ? ", " : "") << "__global " << (i ? "const " : "") << mem_type(b.dtype) << "* restrict b" << i;
+      arg_[p_.args[i]] = i;
+    }
+    o_ << ") {\n  long gid = get_global_id(0);\n";
+    for (size_t i = p_.globals.size(); i-- > 0;) {
+      const UOp* r = p_.globals[i];
+      std::string n = name(r);
+      o_ << "  long " << n << " = gid % " << r->src[0]->ival() << "; gid /= " << r->src[0]->ival() << ";\n";
+    }
+    stmts(p_.body, 1);
+    o_ << "}\n";
+    return o_.str();
+  }
+
+ private:
+  std::string name(const UOp* u) {
+    auto it = names_.find(u);
+    if (it != names_.end()) return it->second;
+    std::string n = u->op == Op::Range ? "r" + std::to_string(u->range().id) : "v" + std::to_string(names_.size());
+    return names_[u] = n;
+  }
+
+  void stmts(const std::vector<LStmt>& body, int depth) {
+    std::string pad(size_t(depth) * 2, ' ');
+    for (const LStmt& s : body) {
+      switch (s.kind) {
+        case LStmt::Let: o_ << pad << reg_type(s.u->dtype) << " " << name(s.u) << " = " << expr(s.u) << ";\n"; break;
+        case LStmt::Loop: {
+          std::string r = name(s.u);
+          o_ << pad << "for (long " << r << " = 0; " << r << " < " << s.u->src[0]->ival() << "; ++" << r << ") {\n";
+          stmts(s.body, depth + 1);
+          o_ << pad << "}\n";
+          break;
+        }
+        case LStmt::AccInit: o_ << pad << reg_type(s.u->dtype) << " " << name(s.u) << " = " << identity(s.u) << ";\n"; break;
+        case LStmt::AccUpdate: {
+          std::string a = name(s.u), v = ref(s.value);
+          bool f = is_float(s.u->dtype);
+          switch (s.u->reduce().op) {
+            case Op::Add: o_ << pad << a << " += " << v << ";\n"; break;
+            case Op::Mul: o_ << pad << a << " *= " << v << ";\n"; break;
+            default: o_ << pad << a << " = " << (f ? "fmax(" : "max(") << a << ", " << v << ");\n"; break;
+          }
+          break;
+        }
+        case LStmt::Store: {
+          const UOp* st = s.u;
+          size_t b = arg_.at(st->src[0]->ival());
+          DType t = st->src[2]->dtype;
+          if (t == DType::F16 || t == DType::BF16)
+            o_ << pad << "vstore_half(" << ref(st->src[2]) << ", " << ref(st->src[1]) << ", b" << b << ");\n";
+          else
+            o_ << pad << "b" << b << "[" << ref(st->src[1]) << "] = (" << mem_type(t) << ")(" << ref(st->src[2]) << ");\n";
+          break;
+        }
+      }
+    }
+  }
+
+  std::string identity(const UOp* u) {
+    DType t = u->dtype;
+    switch (u->reduce().op) {
+      case Op::Add: return is_float(t) ? float_lit(0, t) : "0";
+      case Op::Mul: return is_float(t) ? float_lit(1, t) : "1";
+      default:
+        if (is_float(t)) return "(-INFINITY)";
+        if (is_unsigned(t)) return "0";
+        return t == DType::I64 ? "LONG_MIN" : t == DType::I32 ? "INT_MIN" : t == DType::I16 ? "SHRT_MIN" : "CHAR_MIN";
+    }
+  }
+
+  std::string ref(const UOp* u) {
+    if (u->op == Op::Const) {
+      if (is_float(u->dtype)) return float_lit(u->fval(), u->dtype);
+      if (u->dtype == DType::Bool) return u->ival() ? "true" : "false";
+      return "(" + std::string(reg_type(u->dtype)) + ")(" + std::to_string(u->ival()) + (u->dtype == DType::I64 || u->dtype == DType::Index ? "L" : "") + ")";
+    }
+    return name(u);
+  }
+
+  std::string expr(const UOp* u) {
+    auto s = [&](int i) { return ref(u->src[size_t(i)]); };
+    DType t = u->dtype;
+    bool f = is_float(t);
+    switch (u->op) {
+      case Op::Load: {
+        size_t b = arg_.at(u->src[0]->ival());
+        std::string idx = u->src.size() > 2 ? "(" + s(2) + " ? " + s(1) + " : 0)" : s(1);
+        std::string v = (t == DType::F16 || t == DType::BF16) ? "vload_half(" + idx + ", b" + std::to_string(b) + ")"
+                                                                : "b" + std::to_string(b) + "[" + idx + "]";
+        if (t == DType::Bool) v = "(" + v + " != 0)";
+        if (u->src.size() > 2) return "(" + s(2) + " ? (" + std::string(reg_type(t)) + ")(" + v + ") : (" + reg_type(t) + ")0)";
+        return v;
+      }
+      case Op::Neg: return "(-" + s(0) + ")";
+      case Op::Exp2: return "exp2(" + s(0) + ")";
+      case Op::Log2: return "log2(" + s(0) + ")";
+      case Op::Sin: return "sin(" + s(0) + ")";
+      case Op::Sqrt: return "sqrt(" + s(0) + ")";
+      case Op::Trunc: return f ? "trunc(" + s(0) + ")" : s(0);
+      case Op::Recip: return "(" + float_lit(1, t) + " / " + s(0) + ")";
+      case Op::Cast:
+        if (t == DType::Bool) return "(" + s(0) + " != 0)";
+        return "(" + std::string(reg_type(t)) + ")(" + s(0) + ")";
+      case Op::Bitcast: return "as_" + std::string(reg_type(t)) + "(" + s(0) + ")";
+      case Op::Add: return "(" + s(0) + (t == DType::Bool ? " || " : " + ") + s(1) + ")";
+      case Op::Mul: return "(" + s(0) + (t == DType::Bool ? " && " : " * ") + s(1) + ")";
+      case Op::Max: return (f ? "fmax(" : "max(") + s(0) + ", " + s(1) + ")";
+      case Op::Mod: return f ? "fmod(" + s(0) + ", " + s(1) + ")" : "(" + s(1) + " == 0 ? 0 : " + s(0) + " % " + s(1) + ")";
+      case Op::IDiv: return "(" + s(1) + " == 0 ? 0 : " + s(0) + " / " + s(1) + ")";
+      case Op::CmpLt: return "(" + s(0) + " < " + s(1) + ")";
+      case Op::CmpNe: return "(" + s(0) + " != " + s(1) + ")";
+      case Op::And: return "(" + s(0) + (t == DType::Bool ? " && " : " & ") + s(1) + ")";
+      case Op::Or: return "(" + s(0) + (t == DType::Bool ? " || " : " | ") + s(1) + ")";
+      case Op::Xor: return t == DType::Bool ? "(" + s(0) + " != " + s(1) + ")" : "(" + s(0) + " ^ " + s(1) + ")";
+      case Op::Shl: return "(" + s(0) + " << " + s(1) + ")";
+      case Op::Shr: return "(" + s(0) + " >> " + s(1) + ")";
+      case Op::Where: return "(" + s(0) + " ? " + s(1) + " : " + s(2) + ")";
+      case Op::MulAcc: return "fma(" + s(0) + ", " + s(1) + ", " + s(2) + ")";
+      case Op::KReduce: return name(u);
+      default: throw Error("opencl codegen: cannot render " + std::string(op_name(u->op)));
+    }
+  }
+
+  const Graph& g_;
+  const LoopProgram& p_;
+  std::ostringstream o_;
+  std::unordered_map<const UOp*, std::string> names_;
+  std::unordered_map<int64_t, size_t> arg_;
+};
+}  // namespace
+
+std::string render_opencl(const Graph& g, const LoopProgram& p) {
+  std::string src = ClRenderer(g, p).run();
+  bool f64 = false;
+  for (int64_t b : p.args) f64 = f64 || g.buffer(b).dtype == DType::F64;
+  return (f64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "") + src;
+}
+
+int64_t opencl_global_size(const LoopProgram& p) {
+  int64_t n = 1;
+  for (const UOp* r : p.globals) n *= r->src[0]->ival();
+  return n;
+}
+
+}  // namespace tgc

@@ -1,0 +1,266 @@
+/* Runtime API tests: results against the reference for many thread counts and repeated runs,
+ * range splitting, create/destroy cycles, external weights, error paths, thread-local errors.
+ * `api_test opencl` runs the OpenCL checks instead (exit 77 = skipped: no OpenCL device). */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "tgc_runtime.h"
+
+static int g_failures;
+#define CHECK(cond, ...)                                              \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fputc('\n', stderr);                                            \
+      ++g_failures;                                                   \
+    }                                                                 \
+  } while (0)
+
+/* Runs the test model with input variant v and compares against the reference bit for bit. */
+static int run_and_check(tgc_model* m, int v) {
+  float a[TEST_N], b[TEST_N], out[TEST_N];
+  int64_t cnt[TEST_ROWS];
+  tgc_test_inputs(a, b, v);
+  tgc_test_reference(a, b, out, cnt);
+  if (tgc_set_input(m, 0, a, sizeof a) != 0 || tgc_set_input(m, 1, b, sizeof b) != 0) return -1;
+  if (tgc_run(m) != 0) {
+    fprintf(stderr, "run failed: %s\n", tgc_last_error());
+    return -1;
+  }
+  if (memcmp(tgc_output_data(m, 0), out, sizeof out) != 0) return -2;
+  if (memcmp(tgc_output_data(m, 1), cnt, sizeof cnt) != 0) return -3;
+  return 0;
+}
+
+/* ---- coverage: each item of [0, total) must be visited exactly once */
+static void k_cover(void* const* buf, int64_t begin, int64_t end) {
+  uint8_t* seen = buf[0];
+  for (int64_t i = begin; i < end; ++i) seen[i]++;
+}
+
+static void test_cover(void) {
+  static const int64_t totals[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 100, 1001, 1000003};
+  for (int threads = 1; threads <= 8; ++threads)
+    for (size_t k = 0; k < sizeof totals / sizeof totals[0]; ++k) {
+      int64_t total = totals[k];
+      int64_t shape[1] = {total};
+      tgc_buffer bufs[1] = {{"seen", TGC_U8, 1, shape, TGC_STORAGE_OUTPUT, 0, total}};
+      int32_t args[1] = {0}, outs[1] = {0};
+      /* total split over dims: exercises global_size[1]/[2] too */
+      tgc_launch l = {"cover", k_cover, NULL, 1, args, {total, 1, 1}, {0, 0, 0}};
+      if (total % 4 == 0) l.global_size[0] = total / 4, l.global_size[1] = 2, l.global_size[2] = 2;
+      tgc_model_desc d = {TGC_ABI_VERSION, "cover", TGC_BACKEND_CPU, 1, bufs, 1, &l, 0, NULL, 1, outs, 0, NULL, 0,
+                          NULL};
+      tgc_model* m = tgc_create(&d, threads);
+      CHECK(m, "%s", tgc_last_error());
+      if (!m) continue;
+      for (int rep = 0; rep < 3; ++rep) CHECK(tgc_run(m) == 0, "%s", tgc_last_error());
+      const uint8_t* seen = tgc_output_data(m, 0);
+      int64_t bad = 0;
+      for (int64_t i = 0; i < total; ++i) bad += seen[i] != 3;
+      CHECK(bad == 0, "threads %d total %lld: %lld items not visited exactly 3 times", threads, (long long)total,
+            (long long)bad);
+      tgc_destroy(m);
+    }
+}
+
+static void test_cpu_results(void) {
+  const int thread_counts[] = {0, 1, 2, 3, 4, 8, 16};
+  for (size_t k = 0; k < sizeof thread_counts / sizeof thread_counts[0]; ++k) {
+    tgc_model* m = tgc_create(&tgc_test_model_cpu, thread_counts[k]);
+    CHECK(m, "%s", tgc_last_error());
+    if (!m) continue;
+    CHECK(tgc_desc(m) == &tgc_test_model_cpu, "desc");
+    for (int it = 0; it < 500; ++it) {
+      int r = run_and_check(m, it % 5);
+      if (r != 0) {
+        CHECK(r == 0, "threads %d iteration %d: result %d", thread_counts[k], it, r);
+        break;
+      }
+    }
+    tgc_destroy(m);
+  }
+}
+
+static void test_create_destroy(void) {
+  for (int i = 0; i < 200; ++i) {
+    tgc_model* m = tgc_create(&tgc_test_model_cpu, 1 + i % 6);
+    CHECK(m, "%s", tgc_last_error());
+    if (!m) return;
+    if (i % 3 == 0) CHECK(run_and_check(m, i) == 0, "cycle %d", i);
+    tgc_destroy(m);
+  }
+  tgc_destroy(NULL);
+}
+
+static void test_errors(void) {
+  tgc_model_desc d = tgc_test_model_cpu;
+  d.abi_version = 99;
+  CHECK(!tgc_create(&d, 1) && strstr(tgc_last_error(), "ABI version 99"), "%s", tgc_last_error());
+  CHECK(!tgc_create(NULL, 1) && tgc_last_error()[0], "null desc");
+
+  tgc_buffer bufs[16];
+  memcpy(bufs, tgc_test_buffers, sizeof bufs[0] * (size_t)tgc_test_model_cpu.num_buffers);
+  d = tgc_test_model_cpu;
+  d.buffers = bufs;
+  bufs[5].offset = 8000; /* u outside the arena */
+  CHECK(!tgc_create(&d, 1) && strstr(tgc_last_error(), "outside the arena"), "%s", tgc_last_error());
+  bufs[5] = tgc_test_buffers[5];
+  bufs[0].storage = TGC_STORAGE_ARENA; /* input "a" not in input storage */
+  CHECK(!tgc_create(&d, 1) && strstr(tgc_last_error(), "'a'"), "%s", tgc_last_error());
+  bufs[0] = tgc_test_buffers[0];
+  bufs[3].offset = 4004; /* bias2 past the weights */
+  CHECK(!tgc_create(&d, 1) && strstr(tgc_last_error(), "bias2"), "%s", tgc_last_error());
+  bufs[3] = tgc_test_buffers[3];
+  d.weights = NULL;
+  CHECK(!tgc_create(&d, 1) && strstr(tgc_last_error(), "weight"), "%s", tgc_last_error());
+
+  tgc_model* m = tgc_create(&tgc_test_model_cpu, 2);
+  CHECK(m && tgc_last_error()[0] == '\0', "error not cleared: %s", tgc_last_error());
+  float x[3] = {0};
+  CHECK(tgc_set_input(m, 0, x, sizeof x) == -1 && strstr(tgc_last_error(), "4000 bytes"), "%s", tgc_last_error());
+  CHECK(tgc_set_input(m, 5, x, sizeof x) == -1, "bad index");
+  CHECK(tgc_input_data(m, -1) == NULL && tgc_input_data(m, 2) == NULL && tgc_output_data(m, 2) == NULL, "bad index");
+  CHECK(tgc_input_data(m, 0) != NULL && ((uintptr_t)tgc_input_data(m, 0) & 63) == 0, "input alignment");
+  tgc_destroy(m);
+}
+
+static void* fail_in_thread(void* arg) {
+  (void)arg;
+  tgc_model_desc d = tgc_test_model_cpu;
+  d.abi_version = 0;
+  tgc_model* m = tgc_create(&d, 1);
+  return (void*)(uintptr_t)(m == NULL && tgc_last_error()[0] != '\0');
+}
+
+static void test_thread_local_error(void) {
+  tgc_model* m = tgc_create(&tgc_test_model_cpu, 1); /* clears this thread's error */
+  CHECK(m && tgc_last_error()[0] == '\0', "%s", tgc_last_error());
+  pthread_t t;
+  void* res = NULL;
+  pthread_create(&t, NULL, fail_in_thread, NULL);
+  pthread_join(t, &res);
+  CHECK(res == (void*)1, "the other thread saw no error");
+  CHECK(tgc_last_error()[0] == '\0', "error leaked across threads: %s", tgc_last_error());
+  tgc_destroy(m);
+}
+
+static void test_external_weights(void) {
+  char exe[PATH_MAX], path[PATH_MAX + 64];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  CHECK(n > 0, "readlink");
+  if (n <= 0) return;
+  exe[n] = '\0';
+  *strrchr(exe, '/') = '\0';
+  snprintf(path, sizeof path, "%s/rt_api_test.weights", exe);
+  tgc_model_desc d = tgc_test_model_cpu;
+  d.weights = NULL;
+  d.weights_file = "rt_api_test.weights";
+
+  unlink(path);
+  CHECK(!tgc_create(&d, 2) && strstr(tgc_last_error(), "rt_api_test.weights") &&
+            strstr(tgc_last_error(), "No such file"),
+        "%s", tgc_last_error());
+
+  FILE* f = fopen(path, "wb");
+  CHECK(f != NULL, "cannot write %s", path);
+  if (!f) return;
+  fwrite(tgc_test_weights, 1, 4000, f); /* 4 bytes short */
+  fclose(f);
+  CHECK(!tgc_create(&d, 2) && strstr(tgc_last_error(), "4000 bytes"), "%s", tgc_last_error());
+
+  f = fopen(path, "wb");
+  fwrite(tgc_test_weights, 1, 4004, f);
+  fclose(f);
+  tgc_model* m = tgc_create(&d, 2);
+  CHECK(m, "%s", tgc_last_error());
+  if (m) {
+    CHECK(run_and_check(m, 1) == 0 && run_and_check(m, 2) == 0, "external weights results");
+    tgc_destroy(m);
+  }
+  /* absolute path */
+  d.weights_file = path;
+  m = tgc_create(&d, 1);
+  CHECK(m && run_and_check(m, 3) == 0, "absolute weights path: %s", tgc_last_error());
+  tgc_destroy(m);
+  unlink(path);
+}
+
+/* ---- OpenCL */
+static int test_opencl(void) {
+  tgc_model* m = tgc_create(&tgc_test_model_cl, 0);
+  if (!m && (strstr(tgc_last_error(), "cannot load libOpenCL") || strstr(tgc_last_error(), "no OpenCL"))) {
+    fprintf(stderr, "SKIP: %s\n", tgc_last_error());
+    return 77;
+  }
+  CHECK(m, "%s", tgc_last_error());
+  if (!m) return 1;
+  for (int it = 0; it < 20; ++it) CHECK(run_and_check(m, it) == 0, "opencl iteration %d", it);
+  tgc_destroy(m);
+
+  tgc_buffer bufs[16];
+  tgc_launch launches[4];
+  memcpy(bufs, tgc_test_buffers, sizeof bufs[0] * 8);
+  memcpy(launches, tgc_test_model_cl.launches, sizeof launches);
+  tgc_model_desc d = tgc_test_model_cl;
+  d.buffers = bufs;
+  d.launches = launches;
+
+  bufs[5].offset = 4032; /* u: 64-aligned only, but shares no memory: gets its own cl_mem */
+  m = tgc_create(&d, 0);
+  CHECK(m && run_and_check(m, 7) == 0, "unaligned private arena buffer: %s", tgc_last_error());
+  tgc_destroy(m);
+  bufs[5].offset = 3968; /* overlaps t and is not 128-aligned: must be refused, clearly */
+  m = tgc_create(&d, 0);
+  CHECK(!m && strstr(tgc_last_error(), "'u'") && strstr(tgc_last_error(), "align"), "%s", tgc_last_error());
+  tgc_destroy(m);
+  bufs[5] = tgc_test_buffers[5];
+
+  launches[2].source = "__kernel void k_add_bias(__global const float* u, __global const float* bias,\n"
+                       "                         __global float* out) {\n"
+                       "  out[get_global_id(0)] = u[get_global_id(0)] + undefined_thing;\n"
+                       "}\n";
+  m = tgc_create(&d, 0);
+  CHECK(m, "%s", tgc_last_error());
+  if (m) {
+    CHECK(tgc_run(m) == -1 && strstr(tgc_last_error(), "k_add_bias") && strstr(tgc_last_error(), "build log") &&
+              strstr(tgc_last_error(), "undefined_thing") && !strchr(tgc_last_error(), '\n'),
+          "%s", tgc_last_error());
+    fprintf(stderr, "(expected) %s\n", tgc_last_error());
+    tgc_destroy(m);
+  }
+  launches[2] = tgc_test_model_cl.launches[2];
+  launches[2].name = "no_such_kernel";
+  m = tgc_create(&d, 0);
+  CHECK(m && tgc_run(m) == -1 && strstr(tgc_last_error(), "no_such_kernel"), "%s", tgc_last_error());
+  fprintf(stderr, "(expected) %s\n", tgc_last_error());
+  tgc_destroy(m);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "opencl") == 0) {
+    int r = test_opencl();
+    if (r == 77) return 77;
+  } else {
+    test_cpu_results();
+    test_cover();
+    test_create_destroy();
+    test_errors();
+    test_thread_local_error();
+    test_external_weights();
+  }
+  if (g_failures) {
+    fprintf(stderr, "%d check(s) failed\n", g_failures);
+    return 1;
+  }
+  printf("all runtime API checks passed\n");
+  return 0;
+}

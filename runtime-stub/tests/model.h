@@ -1,0 +1,28 @@
+/* The hand-written test model, in a CPU and an OpenCL variant:
+ *   t   = relu(a * w + b)          launch 0, 1000 items         (t: arena offset 0)
+ *   u   = t * 2                    launch 1, global 100 x 10    (u: arena offset 4096)
+ *   out = u + bias2                launch 2, 1000 items, OpenCL local size 100
+ *   cnt = rows of t: count(t > 0)  launch 3, 10 items (runs inline on the CPU)
+ * inputs  "a" f32[10,100], "b:0" f32[1000] (file-safe: b_0)
+ * outputs "out" f32[10,100], "pos/count:0" i64[10] (file-safe: pos_count_0)
+ * weights w f32[1000] at offset 0, bias2 f32[1] = 1 at offset 4000 (4004 bytes, embedded) */
+#ifndef TGC_TEST_MODEL_H
+#define TGC_TEST_MODEL_H
+#include <stdint.h>
+
+#include "tgc_model.h"
+
+#define TEST_N 1000
+#define TEST_ROWS 10
+#define TEST_COLS 100
+
+extern const tgc_model_desc tgc_test_model_cpu;
+extern const tgc_model_desc tgc_test_model_cl;
+extern const tgc_buffer tgc_test_buffers[];   /* the buffer table both variants share */
+extern const float tgc_test_weights[TEST_N + 1];
+
+/* Inputs whose products and sums are exact in f32, so every backend must match bit for bit. */
+void tgc_test_inputs(float* a, float* b, int variant);
+void tgc_test_reference(const float* a, const float* b, float* out, int64_t* cnt);
+
+#endif
