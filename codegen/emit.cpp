@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "codegen/llvm/cpu_kernel.h"
 #include "codegen/opencl/render_opencl.h"
@@ -279,7 +280,9 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
         d.launch_t(), {d.str(k.name), fn, d.null(), d.I32(int64_t(args.size())), d.i32s(args, k.name + ".args"),
                        d.a3({split.items, 1, 1}), d.a3({0, 0, 0})}));
   }
-  rep.unique_kernels = by_hash.size();
+  std::set<size_t> distinct;
+  for (const Kernel& k : s.kernels) distinct.insert(k.hash());
+  rep.unique_kernels = distinct.size();
 
   for (size_t i = 0; i < s.outputs.size(); ++i) g.buffer(s.outputs[i]).name = m.outputs[i].name;
   std::vector<llvm::Constant*> buffers;
@@ -388,6 +391,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   optimize(*mod, tm.get());
 
   fs::path out = fs::absolute(opt.output);
+  if (!out.parent_path().empty()) fs::create_directories(out.parent_path());
   fs::path tmpdir = fs::temp_directory_path() / ("tgc-" + std::to_string(getpid()));
   fs::create_directories(tmpdir);
   std::string obj = (tmpdir / "model.o").string();

@@ -68,6 +68,11 @@ Num eval_elementwise(Op op, DType out, DType in, const Num* a) {
     return {0, wrap_int(out, a[0].i)};
   }
   if (op == Op::Where) return a[0].i ? a[1] : a[2];
+  if (op == Op::Bitcast) {
+    uint8_t bytes[8] = {};
+    store_num(in, bytes, a[0]);
+    return load_num(out, bytes);
+  }
   if (op == Op::CmpLt || op == Op::CmpNe) {
     bool r;
     if (is_float(in)) r = op == Op::CmpLt ? a[0].f < a[1].f : a[0].f != a[1].f;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 #include "ir/scalar.h"
 
@@ -46,9 +47,15 @@ void normalize(Linear& l) {
       if (t->op != Op::Mod || !is_cint(t->src[1])) continue;
       const UOp* x = t->src[0];
       int64_t c = t->src[1]->ival();
+      // (x//a)%c * k + (x//(a*c)) * c*k  ->  (x//a) * k: the simplifier already merged
+      // (x//a)//c into x//(a*c), so look for that form as well.
+      const UOp* base = x->op == Op::IDiv && is_cint(x->src[1]) ? x->src[0] : nullptr;
+      int64_t a = base ? x->src[1]->ival() : 0;
       for (size_t j = 0; j < l.terms.size(); ++j) {
         auto [d, kd] = l.terms[j];
-        if (d->op == Op::IDiv && d->src[0] == x && d->src[1] == t->src[1] && kd == k * c && x->vmin >= 0) {
+        bool plain = d->op == Op::IDiv && d->src[0] == x && d->src[1] == t->src[1];
+        bool merged = base && d->op == Op::IDiv && d->src[0] == base && is_cint(d->src[1]) && d->src[1]->ival() == a * c;
+        if ((plain || merged) && kd == k * c && x->vmin >= 0) {
           l.terms[i] = {x, k};
           l.terms[j].second = 0;
           changed = true;
@@ -158,6 +165,26 @@ const UOp* normalize_sum(Graph& g, const UOp* u) {
   return r == u ? nullptr : r;
 }
 
+// x = g*big + small with 0 <= small < g, where g divides c:
+//   x // c = big // (c/g)        x % c = (big % (c/g))*g + small
+const UOp* gcd_divmod(Graph& g, const UOp* u, const Linear& l, int64_t c) {
+  for (const auto& [_, kj] : l.terms) {
+    int64_t d = std::gcd(std::abs(kj), c);
+    if (d <= 1) continue;
+    Linear big, small;
+    for (auto [t, k] : l.terms) (k % d == 0 ? big.terms.push_back({t, k / d}) : small.terms.push_back({t, k}));
+    small.constant = l.constant;
+    const UOp* sm = rebuild(g, small);
+    if (sm->vmin < 0 || sm->vmax >= d) continue;
+    const UOp* b = rebuild(g, big);
+    if (b->vmin < 0) continue;
+    if (u->op == Op::IDiv) return g.make(Op::IDiv, DType::Index, {b, g.cint(c / d)});
+    const UOp* m = g.make(Op::Mul, DType::Index, {g.make(Op::Mod, DType::Index, {b, g.cint(c / d)}), g.cint(d)});
+    return g.make(Op::Add, DType::Index, {m, sm});
+  }
+  return nullptr;
+}
+
 const UOp* divmod(Graph& g, const UOp* u) {
   if (!is_index(u) || (u->op != Op::IDiv && u->op != Op::Mod) || !is_cint(u->src[1])) return nullptr;
   const UOp* x = u->src[0];
@@ -178,7 +205,7 @@ const UOp* divmod(Graph& g, const UOp* u) {
   split_by(l, c, quot, rest);
   const UOp* r = rebuild(g, rest);
   bool progress = !quot.terms.empty() || quot.constant != 0 || r->vmax < c;
-  if (!progress || r->vmin < 0) return nullptr;
+  if (!progress || r->vmin < 0) return gcd_divmod(g, u, l, c);
   if (u->op == Op::Mod) return r->vmax < c ? r : g.make(Op::Mod, DType::Index, {r, u->src[1]});
   const UOp* q = rebuild(g, quot);
   if (r->vmax < c) return q;

@@ -54,7 +54,9 @@ Tensor Tensor::round() const {
   // Ties go to the even neighbour.
   Tensor tie = (*this + 0.5).eq(f);
   Tensor odd = f.fmod(f.full_like(2)).ne(f.full_like(0));
-  return where(tie.logical_and(odd), f - 1.0, f);
+  // From 2^23 (f32) every float is an integer, and x + 0.5 would round.
+  double big = dtype() == DType::F64 ? 4503599627370496.0 : 8388608.0;
+  return where(abs().lt(full_like(big)), where(tie.logical_and(odd), f - 1.0, f), *this);
 }
 
 Tensor Tensor::pow(const Tensor& e) const {

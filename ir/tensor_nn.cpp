@@ -62,6 +62,27 @@ Tensor Tensor::pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s
     b.insert(b.end(), rest.begin(), rest.end());
     return b;
   };
+  bool overlapping = std::any_of(d.begin(), d.end(), [](int64_t v) { return v != 1; });
+  for (size_t i = 0; i < nk; ++i) overlapping = overlapping || k[i] > s[i];
+  if (!overlapping) {
+    // Disjoint windows (k <= s, no dilation): pad or cut to out*s, split into (out, s), keep k.
+    std::vector<std::pair<int64_t, int64_t>> p(lead, {0, 0}), b;
+    Shape sh = pre;
+    for (size_t i = 0; i < nk; ++i) {
+      p.push_back({0, std::max<int64_t>(0, out[i] * s[i] - in[i])});
+      b.push_back({0, out[i] * s[i]});
+    }
+    Tensor x = pad(p).shrink(keep_pre(b));
+    for (size_t i = 0; i < nk; ++i) sh.push_back(out[i]), sh.push_back(s[i]);
+    x = x.reshape(sh);
+    b.clear();
+    for (size_t i = 0; i < nk; ++i) b.push_back({0, out[i]}), b.push_back({0, k[i]});
+    x = x.shrink(keep_pre(b));
+    std::vector<int64_t> order = iota_from(0, int64_t(lead));
+    for (size_t i = 0; i < nk; ++i) order.push_back(int64_t(lead + 2 * i));
+    for (size_t i = 0; i < nk; ++i) order.push_back(int64_t(lead + 2 * i + 1));
+    return x.permute(order);
+  }
   std::vector<int64_t> reps(lead, 1);
   for (size_t i = 0; i < nk; ++i) reps.push_back(ceil_div(k[i] * (in[i] + d[i]), in[i]));
   Tensor x = repeat(reps);

@@ -70,11 +70,26 @@ class KernelBuilder {
 
   // Records how many times `u` runs at this index: once per value of the ranges it depends on
   // (the lowering hoists every expression out of the loops it does not depend on).
-  void count_evals(const UOp* u, const std::vector<const UOp*>& idx, const UOp* gate) {
+  // A reduce range's loop runs inside the scope of its reduce, so whatever depends on the range
+  // also runs once per value of the ranges that the reduce itself depends on.
+  std::set<const UOp*> position_deps(const std::vector<const UOp*>& idx, const UOp* gate) {
     std::set<const UOp*> deps;
     std::unordered_set<const UOp*> seen;
     for (const UOp* i : idx) ranges_of(i, deps, seen);
     ranges_of(gate, deps, seen);
+    std::vector<const UOp*> work(deps.begin(), deps.end());
+    while (!work.empty()) {
+      const UOp* r = work.back();
+      work.pop_back();
+      if (auto it = range_context_.find(r); it != range_context_.end())
+        for (const UOp* c : it->second)
+          if (deps.insert(c).second) work.push_back(c);
+    }
+    return deps;
+  }
+
+  void count_evals(const UOp* u, const std::vector<const UOp*>& idx, const UOp* gate) {
+    std::set<const UOp*> deps = position_deps(idx, gate);
     double n = 1;
     for (const UOp* r : deps) n *= double(r->src[0]->ival());
     evals_[u] += n;
@@ -120,9 +135,11 @@ class KernelBuilder {
         ++num_reduces_;
         std::vector<const UOp*> src = {nullptr};
         sidx = idx;
+        std::set<const UOp*> context = position_deps(idx, gate);
         for (int64_t a : u->reduce().axes) {
           sidx[size_t(a)] = new_range(u->src[0]->shape[size_t(a)], RangeKind::Reduce);
           src.push_back(sidx[size_t(a)]);
+          range_context_[sidx[size_t(a)]] = context;
         }
         src[0] = render(u->src[0], sidx, gate);
         return g_.make(Op::KReduce, u->dtype, src, ReduceArg{u->reduce().op, {}});
@@ -195,6 +212,7 @@ class KernelBuilder {
   std::unordered_map<const UOp*, double>& evals_;
   std::map<std::tuple<const UOp*, std::vector<const UOp*>, const UOp*>, const UOp*> memo_;
   std::vector<int64_t> inputs_;
+  std::unordered_map<const UOp*, std::set<const UOp*>> range_context_;  // reduce range -> ranges of its reduce
   std::vector<std::string> fused_;
   int64_t next_range_ = 0;
   int num_reduces_ = 0;

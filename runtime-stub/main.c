@@ -149,6 +149,25 @@ static double checksum(const void* data, const tgc_buffer* b) {
   return s;
 }
 
+/* Does argv[*i] name this option (short form, long form, or --long=VALUE)? Sets *flag and *val (NULL
+ * when the value is missing) and advances *i past a separate value. */
+static int takes_value(int argc, char** argv, int* i, const char** flag, const char** val, const char* shortf,
+                       const char* longf) {
+  const char* a = argv[*i];
+  size_t n = strlen(longf);
+  if ((shortf && strcmp(a, shortf) == 0) || strcmp(a, longf) == 0) {
+    *flag = a;
+    *val = *i + 1 < argc ? argv[++*i] : NULL;
+    return 1;
+  }
+  if (strncmp(a, longf, n) == 0 && a[n] == '=') {
+    *flag = longf;
+    *val = a + n + 1;
+    return 1;
+  }
+  return 0;
+}
+
 static const char* backend_name(int32_t b) { return b == TGC_BACKEND_OPENCL ? "opencl" : "cpu"; }
 
 static void usage(const tgc_model_desc* d) {
@@ -215,18 +234,13 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     const char* a = argv[i];
     const char* val = NULL;
     const char* flag = NULL;
-#define TAKES_VALUE(shortf, longf)                                                              \
-  ((shortf && strcmp(a, shortf) == 0) || strcmp(a, longf) == 0                                  \
-       ? (flag = a, val = i + 1 < argc ? argv[++i] : NULL, 1)                                   \
-       : strncmp(a, longf "=", sizeof(longf)) == 0 ? (flag = longf, val = a + sizeof(longf), 1) \
-                                                    : 0)
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(desc);
       rc = 0;
       goto done;
     } else if (strcmp(a, "--info") == 0) {
       info = 1;
-    } else if (TAKES_VALUE("-i", "--input")) {
+    } else if (takes_value(argc, argv, &i, &flag, &val, "-i", "--input")) {
       if (!val) { fail("%s needs NAME=FILE.npy", flag); goto done; }
       const char* eq = strchr(val, '=');
       if (!eq || eq == val || !eq[1]) { fail("%s expects NAME=FILE.npy, got '%s'", flag, val); goto done; }
@@ -273,12 +287,12 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       }
       free(name);
       ++n_given;
-    } else if (TAKES_VALUE("-o", "--output")) {
+    } else if (takes_value(argc, argv, &i, &flag, &val, "-o", "--output")) {
       if (!val || !val[0]) { fail("%s needs a directory", flag); goto done; }
       out_dir = val;
-    } else if (TAKES_VALUE(NULL, "--bench")) {
+    } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--bench")) {
       if (!val || parse_int(val, 1, &bench) != 0) { fail("--bench needs a positive iteration count, got '%s'", val ? val : ""); goto done; }
-    } else if (TAKES_VALUE(NULL, "--threads")) {
+    } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--threads")) {
       if (!val || parse_int(val, 0, &threads) != 0 || threads > 4096) {
         fail("--threads needs a thread count (0 = one per core), got '%s'", val ? val : "");
         goto done;
@@ -290,7 +304,6 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       fail("unexpected argument '%s' (try --help)", a);
       goto done;
     }
-#undef TAKES_VALUE
   }
   if (info) {
     print_info(desc);

@@ -377,7 +377,7 @@ static void cache_store(tgc_cl* cl, const char* path, const uint64_t key[2], siz
   unsigned char* bin = malloc(len);
   if (!bin) return;
   if (a->clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS) {
-    char tmp[4200];
+    char tmp[4300];
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
     FILE* f = fopen(tmp, "wb");
     if (f) {

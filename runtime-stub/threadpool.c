@@ -3,6 +3,7 @@
  * generation counter before blocking on a condition variable, so back-to-back launches are cheap. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -11,7 +12,15 @@
 
 #include "runtime_internal.h"
 
-#define SPIN_ITERS 4000
+/* Waiting: poll with a pause for PAUSE_NS, then poll with sched_yield (lets an oversubscribed
+ * machine run the thread we wait for) until SPIN_NS, then block on the condition variable. */
+#ifndef PAUSE_NS
+#define PAUSE_NS 5000
+#endif
+#ifndef SPIN_NS
+#define SPIN_NS 50000
+#endif
+#include <time.h>
 
 struct tgc_pool;
 typedef struct {
@@ -43,6 +52,32 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+typedef struct {
+  int64_t start; /* 0 until the first clock read */
+  int polls;
+} spin_wait;
+
+/* One step of waiting; returns 0 once it is time to block. */
+static int spin(spin_wait* s) {
+  if ((++s->polls & 15) == 0 || s->start == 0) {
+    int64_t t = now_ns();
+    if (s->start == 0) s->start = t;
+    else if (t - s->start > SPIN_NS) return 0;
+    if (t - s->start > PAUSE_NS) {
+      sched_yield();
+      return 1;
+    }
+  }
+  cpu_relax();
+  return 1;
+}
+
 int tgc_online_cores(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (int)n : 1;
@@ -61,9 +96,10 @@ static void* worker(void* arg) {
   unsigned seen = 0;
   for (;;) {
     unsigned g = atomic_load_explicit(&p->gen, memory_order_acquire);
-    for (int s = 0; g == seen && s < SPIN_ITERS; ++s) {
-      cpu_relax();
-      g = atomic_load_explicit(&p->gen, memory_order_acquire);
+    if (g == seen) {
+      spin_wait s = {0, 0};
+      while ((g = atomic_load_explicit(&p->gen, memory_order_acquire)) == seen && spin(&s)) {
+      }
     }
     if (g == seen) {
       pthread_mutex_lock(&p->mu);
@@ -157,7 +193,9 @@ void tgc_pool_run(tgc_pool* p, tgc_cpu_fn fn, void* const* buffers, int64_t tota
   pthread_cond_broadcast(&p->work_cv);
   pthread_mutex_unlock(&p->mu);
   run_chunk(p, 0);
-  for (int s = 0; s < SPIN_ITERS && atomic_load_explicit(&p->pending, memory_order_acquire) != 0; ++s) cpu_relax();
+  spin_wait s = {0, 0};
+  while (atomic_load_explicit(&p->pending, memory_order_acquire) != 0 && spin(&s)) {
+  }
   if (atomic_load_explicit(&p->pending, memory_order_acquire) != 0) {
     pthread_mutex_lock(&p->mu);
     while (atomic_load_explicit(&p->pending, memory_order_acquire) != 0) pthread_cond_wait(&p->done_cv, &p->mu);

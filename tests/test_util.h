@@ -7,23 +7,17 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
-#include <stdexcept>
-#include <string>
 #include <map>
 #include <random>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "ir/interpret.h"
 #include "ir/scalar.h"
 #include "ir/tensor.h"
 
-// Skips a test that hits a known library bug (reported, not yet fixed). Set TGC_RUN_KNOWN_BUGS=1
-// to run those tests anyway, e.g. to check a fix.
-#define TGC_SKIP_KNOWN_BUG(msg)                                          \
-  do {                                                                   \
-    if (!std::getenv("TGC_RUN_KNOWN_BUGS")) GTEST_SKIP() << "BUG: " << (msg); \
-  } while (0)
 
 namespace tgc::test {
 

@@ -8,6 +8,7 @@
  * weights w f32[1000] at offset 0, bias2 f32[1] = 1 at offset 4000 (4004 bytes, embedded) */
 #ifndef TGC_TEST_MODEL_H
 #define TGC_TEST_MODEL_H
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tgc_model.h"

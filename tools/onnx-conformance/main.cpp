@@ -1,7 +1,10 @@
 // Runs ONNX backend test cases (model.onnx + test_data_set_*/{input,output}_N.pb) through the
 // reference interpreter and compares with the expected outputs, with ONNX's tolerances.
 //
-//   onnx-conformance DATA_DIR [--list FILE] [--update FILE] [-v]
+//   onnx-conformance DATA_DIR [--target interp|cpu|qcom] [--triple T] [--emulator CMD]
+//                    [--list FILE] [--update FILE] [-v]
+// --target interp (default) runs the reference interpreter; cpu/qcom compile each case with
+// tgc and run the artifact (under --emulator, e.g. "qemu-aarch64 -L /usr/aarch64-linux-gnu").
 // Without --list, runs every case under DATA_DIR and prints pass/fail/unsupported per case.
 // --list FILE: runs only the cases named in FILE and fails (exit 1) if any of them fails.
 // --update FILE: writes the names of all passing cases to FILE.
@@ -12,7 +15,10 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <unistd.h>
 
+#include "codegen/emit.h"
+#include "frontend/npy.h"
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
 #include "ir/interpret.h"
@@ -22,6 +28,44 @@ using namespace tgc;
 
 namespace {
 enum class Result { Pass, Fail, Unsupported };
+
+struct Config {
+  std::string target = "interp", triple, emulator, runtime_dir;
+};
+
+// Compiles the case, runs the artifact on the inputs, reads back its outputs.
+std::vector<HostTensor> run_compiled(const Config& cfg, Model& m, const std::vector<HostTensor>& ins, const fs::path& dir) {
+  fs::path work = fs::temp_directory_path() / ("tgc-conf-" + std::to_string(getpid()));
+  fs::remove_all(work);
+  fs::create_directories(work / "out");
+  CompileOptions opt;
+  opt.target = cfg.target;
+  opt.triple = cfg.triple;
+  opt.output = (work / "model").string();
+  opt.runtime_dir = cfg.runtime_dir;
+  std::vector<std::string> out_names;
+  for (const auto& o : m.outputs) out_names.push_back(o.name);
+  compile_model(m, opt);
+  std::string cmd = cfg.emulator.empty() ? "" : cfg.emulator + " ";
+  cmd += "'" + opt.output + "'";
+  for (size_t i = 0; i < ins.size(); ++i) {
+    std::string f = (work / ("in" + std::to_string(i) + ".npy")).string();
+    write_npy(f, ins[i]);
+    cmd += " -i '" + file_safe(m.inputs[i].name) + "=" + f + "'";
+  }
+  cmd += " -o '" + (work / "out").string() + "' > '" + (work / "log").string() + "' 2>&1";
+  if (std::system(cmd.c_str()) != 0) {
+    std::ifstream log(work / "log");
+    std::string line;
+    std::getline(log, line);
+    throw Error("artifact failed: " + line);
+  }
+  std::vector<HostTensor> outs;
+  for (const auto& n : out_names) outs.push_back(read_npy((work / "out" / (file_safe(n) + ".npy")).string()));
+  fs::remove_all(work);
+  (void)dir;
+  return outs;
+}
 
 std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
   std::vector<fs::path> r;
@@ -49,7 +93,7 @@ bool close(const HostTensor& got, const HostTensor& want, std::string& why) {
   return true;
 }
 
-Result run_case(const fs::path& dir, std::string& why) {
+Result run_case(const Config& cfg, const fs::path& dir, std::string& why) {
   fs::path set = dir / "test_data_set_0";
   std::vector<HostTensor> ins, outs;
   for (const auto& p : numbered(set, "input_")) ins.push_back(read_onnx_tensor(p.string()));
@@ -72,7 +116,7 @@ Result run_case(const fs::path& dir, std::string& why) {
   for (const auto& o : m.outputs) roots.push_back(o.tensor.uop());
   std::vector<HostTensor> got;
   try {
-    got = interpret(*m.graph, roots, feeds);
+    got = cfg.target == "interp" ? interpret(*m.graph, roots, feeds) : run_compiled(cfg, m, ins, dir);
   } catch (const Error& e) {
     why = e.what();
     return Result::Fail;
@@ -92,6 +136,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   fs::path data = argv[1];
+  Config cfg;
+  cfg.runtime_dir = (fs::canonical("/proc/self/exe").parent_path() / "runtime").string();
   std::string list, update;
   bool verbose = false;
   for (int i = 2; i < argc; ++i) {
@@ -99,6 +145,9 @@ int main(int argc, char** argv) {
     if (a == "--list" && i + 1 < argc) list = argv[++i];
     else if (a == "--update" && i + 1 < argc) update = argv[++i];
     else if (a == "-v") verbose = true;
+    else if (a == "--target" && i + 1 < argc) cfg.target = argv[++i];
+    else if (a == "--triple" && i + 1 < argc) cfg.triple = argv[++i];
+    else if (a == "--emulator" && i + 1 < argc) cfg.emulator = argv[++i];
   }
   std::vector<std::string> cases;
   if (!list.empty()) {
@@ -116,7 +165,7 @@ int main(int argc, char** argv) {
     std::string why;
     Result r;
     try {
-      r = run_case(data / c, why);
+      r = run_case(cfg, data / c, why);
     } catch (const std::exception& e) {
       r = Result::Fail, why = e.what();
     }

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Compiled artifacts of the bundled model: executable (host, aarch64 under qemu, qcom/OpenCL on
+# pocl), the C API of shared libraries, two models in one program, and the dependency list.
+# usage: compile_artifacts.sh TGC_BINARY REPO_ROOT
+set -euo pipefail
+tgc="$1"; root="$2"
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+export POCL_KERNEL_CACHE=0 TGC_CL_CACHE="$work/clcache"
+model="$root/models/digits_cnn.onnx"; samples="$root/models/digits_samples"
+cmp="/usr/bin/python3 $root/tests/compare_npy.py"
+fail=0
+
+expect_probs() {  # dir k
+  mkdir -p "$work/want$2"; cp "$samples/expected_probs_$2.npy" "$work/want$2/probs.npy"
+  $cmp "$1" "$work/want$2" --rtol 1e-4 --atol 1e-6 || fail=1
+}
+
+echo "== cpu executable"
+"$tgc" compile "$model" -o "$work/digits"
+for k in 0 1 2 3; do "$work/digits" -i image="$samples/image_$k.npy" -o "$work/cpu$k"; expect_probs "$work/cpu$k" $k; done
+"$work/digits" --bench 20 | tail -1 | grep -q '"median_ms"' || { echo "FAIL --bench has no median_ms"; fail=1; }
+deps=$(ldd "$work/digits" | awk '{print $1}' | grep -vE '^(linux-vdso|/lib64/ld-linux|libc\.so|libm\.so|libpthread\.so|libdl\.so)' || true)
+[ -z "$deps" ] || { echo "FAIL unexpected dependencies: $deps"; fail=1; }
+
+echo "== cpu executable, external weights"
+"$tgc" compile "$model" --weights=external -o "$work/ext/digits"
+[ -s "$work/ext/digits.weights" ] || { echo "FAIL no external weights file"; fail=1; }
+"$work/ext/digits" -i image="$samples/image_1.npy" -o "$work/ext1"; expect_probs "$work/ext1" 1
+
+echo "== shared libraries: two models in one program"
+"$tgc" compile "$model" --shared -o "$work/libdigitsa.so"
+"$tgc" compile "$model" --shared -o "$work/libdigitsb.so"
+cc -O2 -I"$work" "$root/tests/c_api/two_models.c" -L"$work" -ldigitsa -ldigitsb -lm -Wl,-rpath,"$work" -o "$work/two_models"
+"$work/two_models" "$samples/image_2.npy" "$samples/expected_probs_2.npy" || fail=1
+exported=$(nm -D --defined-only "$work/libdigitsa.so" | awk '{print $3}' | grep -v '^digitsa_' || true)
+[ -z "$exported" ] || { echo "FAIL libdigitsa.so exports more than its API: $exported"; fail=1; }
+
+if [ -e "$(dirname "$tgc")/runtime/aarch64-linux-gnu/libtgc_runtime.a" ]; then
+  echo "== aarch64 executable under qemu"
+  "$tgc" compile "$model" --triple=aarch64-linux-gnu -o "$work/digits_a64"
+  qemu-aarch64 -L /usr/aarch64-linux-gnu "$work/digits_a64" -i image="$samples/image_3.npy" -o "$work/a64"
+  expect_probs "$work/a64" 3
+else
+  echo "note: no aarch64 runtime stub built, aarch64 skipped"
+fi
+
+echo "== qcom (OpenCL) executable for the host, on pocl"
+"$tgc" compile "$model" --target=qcom --triple=x86_64-linux-gnu -o "$work/digits_cl"
+"$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0"; expect_probs "$work/cl0" 0
+"$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0b"; expect_probs "$work/cl0b" 0   # cached binaries
+"$tgc" compile "$model" --target=qcom -o "$work/digits_cl_a64" && file "$work/digits_cl_a64" | grep -q aarch64 || { echo "FAIL default qcom artifact is not aarch64"; fail=1; }
+exit $fail
