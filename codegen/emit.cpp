@@ -221,7 +221,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   std::vector<const UOp*> roots;
   for (const auto& o : m.outputs) roots.push_back(o.tensor.uop());
   Schedule s = schedule(g, roots);
-  MemoryPlan plan = plan_memory(g, s);
+  MemoryPlan plan = plan_memory(g, s, opencl ? 512 : 64);
   rep.schedule_s = since(t0);
   rep.kernels = s.kernels.size();
   rep.arena_bytes = plan.arena_bytes;

@@ -6,8 +6,7 @@
 namespace tgc {
 
 namespace {
-constexpr int64_t kAlign = 64;
-int64_t align(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+int64_t align(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
 
 struct Live {
   int64_t buffer, bytes;
@@ -15,13 +14,13 @@ struct Live {
 };
 }  // namespace
 
-MemoryPlan plan_memory(const Graph& g, const Schedule& s) {
+MemoryPlan plan_memory(const Graph& g, const Schedule& s, int64_t alignment) {
   std::map<int64_t, Live> live;
   for (size_t k = 0; k < s.kernels.size(); ++k) {
     const Kernel& kn = s.kernels[k];
     if (g.buffer(kn.output).kind == BufferKind::Intermediate) {
       const BufferInfo& b = g.buffer(kn.output);
-      live[kn.output] = {kn.output, align(numel(b.shape) * dtype_size(b.dtype)), k, k};
+      live[kn.output] = {kn.output, align(numel(b.shape) * dtype_size(b.dtype), alignment), k, k};
     }
     for (int64_t in : kn.inputs)
       if (auto it = live.find(in); it != live.end()) it->second.last = k;

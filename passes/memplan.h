@@ -12,6 +12,8 @@ struct MemoryPlan {
   int64_t intermediate_bytes = 0;  // what the arena would need without sharing
 };
 
-MemoryPlan plan_memory(const Graph& g, const Schedule& s);
+// `alignment`: byte alignment of every offset (OpenCL sub-buffers need the device's base
+// address alignment, up to 512 B on some GPUs).
+MemoryPlan plan_memory(const Graph& g, const Schedule& s, int64_t alignment = 64);
 
 }  // namespace tgc

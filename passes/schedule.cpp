@@ -30,11 +30,23 @@ void ranges_of(const UOp* u, std::set<const UOp*>& out, std::unordered_set<const
 
 // Builds one kernel's scalar expression by walking from its root through inlined nodes, mapping
 // output indices to source indices through every movement op.
+// Thrown while building a kernel when inlining `node` has become more expensive than realizing it.
+struct RealizeNeeded {
+  const UOp* node;
+};
+
+double inline_cost(const UOp* u, const std::unordered_map<const UOp*, int64_t>& realized,
+                   std::unordered_map<const UOp*, double>& memo);
+bool should_realize(const UOp* u, double evals, double cost_per_eval);
+
 class KernelBuilder {
  public:
+  // `others`: evaluation counts of the kernels already built; this kernel's are added in evals().
   KernelBuilder(Graph& g, const std::unordered_map<const UOp*, int64_t>& realized,
-                std::unordered_map<const UOp*, double>& evals)
-      : g_(g), sym_{g}, rw_(g, symbolic_rules()), realized_(realized), evals_(evals) {}
+                const std::unordered_map<const UOp*, double>& others)
+      : g_(g), sym_{g}, rw_(g, symbolic_rules()), realized_(realized), others_(others) {}
+
+  const std::unordered_map<const UOp*, double>& evals() const { return evals_; }
 
   Kernel build(const UOp* root, int64_t out_buf) {
     Kernel k;
@@ -92,7 +104,10 @@ class KernelBuilder {
     std::set<const UOp*> deps = position_deps(idx, gate);
     double n = 1;
     for (const UOp* r : deps) n *= double(r->src[0]->ival());
-    evals_[u] += n;
+    double total = (evals_[u] += n);
+    if (auto it = others_.find(u); it != others_.end()) total += it->second;
+    // Decide as soon as the count crosses the line: inlining further would only multiply work.
+    if (should_realize(u, total, inline_cost(u, realized_, cost_memo_))) throw RealizeNeeded{u};
   }
 
   const UOp* render(const UOp* u, std::vector<const UOp*> idx, const UOp* gate, bool is_root = false) {
@@ -209,7 +224,8 @@ class KernelBuilder {
   Sym sym_;
   Rewriter rw_;
   const std::unordered_map<const UOp*, int64_t>& realized_;
-  std::unordered_map<const UOp*, double>& evals_;
+  const std::unordered_map<const UOp*, double>& others_;
+  std::unordered_map<const UOp*, double> evals_, cost_memo_;
   std::map<std::tuple<const UOp*, std::vector<const UOp*>, const UOp*>, const UOp*> memo_;
   std::vector<int64_t> inputs_;
   std::unordered_map<const UOp*, std::set<const UOp*>> range_context_;  // reduce range -> ranges of its reduce
@@ -253,10 +269,10 @@ const UOp* realize_point(const UOp* u, const std::unordered_map<const UOp*, std:
   const UOp* best = u;  // the last elementwise node of the chain (reshapes alone are not worth it)
   for (;;) {
     auto it = consumers.find(u);
-    if (it == consumers.end() || it->second.size() != 1 || realized.count(u)) return best;
+    if (it == consumers.end() || it->second.size() != 1) return best;
     const UOp* c = it->second[0];
     bool one_to_one = is_elementwise(c->op) || c->op == Op::Reshape || c->op == Op::Permute;
-    if (!one_to_one || numel(c->shape) != numel(u->shape)) return best;
+    if (!one_to_one || numel(c->shape) != numel(u->shape) || realized.count(c)) return best;
     u = c;
     if (is_elementwise(c->op)) best = c;
   }
@@ -281,30 +297,42 @@ Schedule schedule(Graph& g, const std::vector<const UOp*>& outputs) {
   for (const UOp* u : order)
     if (u->op == Op::Contiguous) realize(u, BufferKind::Intermediate, "t" + std::to_string(position[u]));
 
-  // Build all kernels, find nodes whose recompute costs more than realizing them, repeat until
-  // the set of realized nodes is stable (it only grows, so this terminates).
-  std::vector<std::pair<const UOp*, Kernel>> built;
-  for (;;) {
-    std::unordered_map<const UOp*, double> evals, cost_memo;
-    built.clear();
-    for (auto& [root, buf] : realized) {
-      KernelBuilder kb(g, realized, evals);
-      built.push_back({root, kb.build(root, buf)});
+  // Build kernels consumers first. A builder stops as soon as inlining some node costs more than
+  // realizing it; that node becomes a kernel of its own and every kernel that inlined it is
+  // rebuilt. The realized set only grows, so this terminates.
+  auto later_first = [&](const UOp* a, const UOp* b) { return position[a] > position[b]; };
+  std::set<const UOp*, decltype(later_first)> todo(later_first);
+  for (auto& [root, _] : realized) todo.insert(root);
+  std::unordered_map<const UOp*, double> total;  // evaluation counts over all built kernels
+  std::map<const UOp*, std::pair<Kernel, std::unordered_map<const UOp*, double>>> done;
+  auto forget = [&](const UOp* root) {
+    auto it = done.find(root);
+    if (it == done.end()) return;
+    for (auto& [u, n] : it->second.second) total[u] -= n;
+    done.erase(it);
+  };
+  while (!todo.empty()) {
+    const UOp* root = *todo.begin();
+    todo.erase(todo.begin());
+    forget(root);
+    KernelBuilder kb(g, realized, total);
+    try {
+      Kernel k = kb.build(root, realized.at(root));
+      for (auto& [u, n] : kb.evals()) total[u] += n;
+      done[root] = {std::move(k), kb.evals()};
+    } catch (const RealizeNeeded& r) {
+      const UOp* pick = realize_point(r.node, consumers, realized);
+      realize(pick, BufferKind::Intermediate, "t" + std::to_string(position[pick]));
+      todo.insert(pick);
+      todo.insert(root);
+      std::vector<const UOp*> stale;
+      for (auto& [k, entry] : done)
+        if (entry.second.count(r.node) || entry.second.count(pick)) stale.push_back(k);
+      for (const UOp* k : stale) forget(k), todo.insert(k);
     }
-    // Reduces first, most upstream first: realizing one changes the cost of everything after it.
-    const UOp* pick = nullptr;
-    for (int pass = 0; pass < 2 && !pick; ++pass)
-      for (const UOp* u : order) {
-        if (realized.count(u) || !is_compute(u) || !evals.count(u) || (pass == 0) != (u->op == Op::Reduce)) continue;
-        if (should_realize(u, evals[u], inline_cost(u, realized, cost_memo))) {
-          pick = u;
-          break;
-        }
-      }
-    if (!pick) break;
-    pick = realize_point(pick, consumers, realized);
-    realize(pick, BufferKind::Intermediate, "t" + std::to_string(position[pick]));
   }
+  std::vector<std::pair<const UOp*, Kernel>> built;
+  for (auto& [root, entry] : done) built.push_back({root, std::move(entry.first)});
 
   std::sort(built.begin(), built.end(), [&](auto& a, auto& b) { return position[a.first] < position[b.first]; });
   Schedule s;
