@@ -87,15 +87,16 @@ std::vector<Tensor> OpContext::all_inputs() const {
   return r;
 }
 
+bool OpContext::is_constant(size_t i) const {
+  for (const UOp* u : toposort({in(i).uop()}))
+    if (u->op == Op::Buffer && !g.buffer(u->ival()).data) return false;
+  return true;
+}
+
 HostTensor OpContext::constant(size_t i) const {
-  const Tensor& t = in(i);
-  // Constant only if no model input feeds it.
-  std::vector<const UOp*> order = toposort({t.uop()});
-  for (const UOp* u : order)
-    if (u->op == Op::Buffer && !g.buffer(u->ival()).data)
-      fail("input " + std::to_string(i) + " ('" + node.input(int(i)) + "') must be a compile-time constant, but depends on model input '" +
-           g.buffer(u->ival()).name + "'");
-  return interpret(g, {t.uop()}, {})[0];
+  if (!is_constant(i))
+    fail("input " + std::to_string(i) + " ('" + node.input(int(i)) + "') must be a compile-time constant, but depends on a model input");
+  return interpret(g, {in(i).uop()}, {})[0];
 }
 
 std::vector<double> OpContext::floats(size_t i) const {

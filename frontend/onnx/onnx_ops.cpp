@@ -163,10 +163,7 @@ Tensor gather(Ctx& c) {
   int64_t axis = x.norm_axis(c.attr_int("axis", 0));
   const Tensor& idx = c.in(1);
   // Constant indices become slices and a concat: no one-hot reduce needed.
-  bool constant = true;
-  for (const UOp* u : toposort({idx.uop()}))
-    if (u->op == Op::Buffer && !c.g.buffer(u->ival()).data) constant = false;
-  if (constant && idx.numel() <= 64) {
+  if (c.is_constant(1) && idx.numel() <= 64) {
     std::vector<int64_t> ids = c.ints(1);
     std::vector<Tensor> parts;
     int64_t n = x.shape()[size_t(axis)];
@@ -310,10 +307,7 @@ Tensor pow_op(Ctx& c) {
   const Tensor &x = c.in(0), &e = c.in(1);
   // Small constant exponents are exact products: faster and closer to what runtimes compute.
   if (e.numel() == 1 && is_float(x.dtype())) {
-    bool constant = true;
-    for (const UOp* u : toposort({e.uop()}))
-      if (u->op == Op::Buffer && !c.g.buffer(u->ival()).data) constant = false;
-    if (constant) {
+    if (c.is_constant(1)) {
       double v = c.floats(1).at(0);
       if (v == 1) return x;
       if (v == 2) return x * x;

@@ -30,6 +30,8 @@ class OpContext {
   bool has(size_t i) const { return i < inputs_.size() && inputs_[i].has_value(); }
   const Tensor& in(size_t i) const;
   std::vector<Tensor> all_inputs() const;
+  // Whether input i is known at compile time (no model input feeds it).
+  bool is_constant(size_t i) const;
   // Input i evaluated at compile time (it must not depend on model inputs).
   HostTensor constant(size_t i) const;
   std::vector<int64_t> ints(size_t i) const { return constant(i).to_ints(); }
