@@ -81,7 +81,6 @@ class Lowerer {
     if (u->op == Op::KReduce) {
       place(u, {LStmt::AccInit, u});
       // Loops open inside the accumulator's scope; the body's invariants still land outside.
-      size_t depth = scopes_.size();
       size_t t = target(u);
       std::vector<Scope> saved(std::make_move_iterator(scopes_.begin() + long(t) + 1), std::make_move_iterator(scopes_.end()));
       scopes_.resize(t + 1);
@@ -90,7 +89,6 @@ class Lowerer {
       scopes_.back().body.push_back({LStmt::AccUpdate, u, u->src[0]});
       for (size_t i = 1; i < u->src.size(); ++i) close();
       for (auto& s : saved) scopes_.push_back(std::move(s));
-      (void)depth;
       return;
     }
     for (const UOp* s : u->src) emit(s);

@@ -126,7 +126,7 @@ int cmd_inspect(const Args& a) {
   return 0;
 }
 
-int cmd_compile(const Args& a, const char* argv0) {
+int cmd_compile(const Args& a) {
   if (a.out_dir.empty()) throw Error("compile: no output path (-o PATH)");
   if (a.weights != "embedded" && a.weights != "external") throw Error("--weights must be embedded or external");
   auto t0 = std::chrono::steady_clock::now();
@@ -144,7 +144,6 @@ int cmd_compile(const Args& a, const char* argv0) {
   std::cerr << "tgc: " << a.out_dir << ": " << r.kernels << " kernels (" << r.unique_kernels << " distinct), " << r.triple << " cpu="
             << r.cpu << ", weights " << r.weight_bytes << " B, arena " << r.arena_bytes << " B (unshared " << r.intermediate_bytes
             << " B); schedule " << r.schedule_s << " s, codegen " << r.codegen_s << " s, link " << r.link_s << " s, total " << total << " s\n";
-  (void)argv0;
   return 0;
 }
 
@@ -199,7 +198,7 @@ int main(int argc, char** argv) {
     Args a = parse_args(argc, argv);
     if (a.command == "inspect") return cmd_inspect(a);
     if (a.command == "eval") return cmd_eval(a);
-    if (a.command == "compile") return cmd_compile(a, argv[0]);
+    if (a.command == "compile") return cmd_compile(a);
     throw Error("unknown command '" + a.command + "' (try tgc --help)");
   } catch (const std::exception& e) {
     std::cerr << "tgc: error: " << e.what() << "\n";
