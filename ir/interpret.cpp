@@ -42,8 +42,7 @@ class Interpreter {
     // element never needs to materialize another node on the way.
     for (const UOp* u : order) {
       if (u->shape.size() > kMaxRank) throw Error("interpret: rank above " + std::to_string(kMaxRank));
-      bool compute = is_elementwise(u->op) || u->op == Op::Reduce || u->op == Op::Contiguous || u->op == Op::Assign;
-      if (compute && (u->op == Op::Reduce || uses[u] != 1)) materialize(u);
+      if (is_compute(u->op) && (u->op == Op::Reduce || uses[u] != 1)) materialize(u);
     }
     std::vector<HostTensor> result;
     for (const UOp* r : outputs) {

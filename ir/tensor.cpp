@@ -112,8 +112,6 @@ Tensor Tensor::expand(const Shape& s) const {
   return t.make(Op::Expand, {t.u_}, s);
 }
 
-Tensor Tensor::broadcast_to(const Shape& s) const { return expand(s); }
-
 void Tensor::broadcast_pair(Tensor& a, Tensor& b) {
   Shape s = broadcast_shape(a.shape(), b.shape());
   a = a.expand(s);

@@ -153,7 +153,6 @@ class Tensor {
  private:
   Tensor make(Op op, std::vector<const UOp*> src, Arg arg = {}, std::optional<DType> t = {}) const;
   Tensor reduce(Op op, std::vector<int64_t> axes, bool keepdim) const;
-  Tensor broadcast_to(const Shape& s) const;
   static void broadcast_pair(Tensor& a, Tensor& b);
   Tensor pad_min_value(const std::vector<std::pair<int64_t, int64_t>>& p) const;  // pad with -inf / lowest
   Graph* g_ = nullptr;

@@ -200,6 +200,7 @@ bool is_unary(Op op) { return op >= Op::Neg && op <= Op::Trunc; }
 bool is_binary(Op op) { return op >= Op::Add && op <= Op::Shr; }
 bool is_elementwise(Op op) { return op >= Op::Neg && op <= Op::MulAcc; }
 bool is_movement(Op op) { return op >= Op::Reshape && op <= Op::Flip; }
+bool is_compute(Op op) { return is_elementwise(op) || op == Op::Reduce || op == Op::Contiguous || op == Op::Assign; }
 
 int64_t numel(const Shape& s) {
   int64_t n = 1;

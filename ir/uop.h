@@ -37,6 +37,8 @@ bool is_unary(Op op);
 bool is_binary(Op op);
 bool is_elementwise(Op op);
 bool is_movement(Op op);
+// Ops that compute values (as opposed to sources and movement): what a kernel can fuse or store.
+bool is_compute(Op op);
 
 using Shape = std::vector<int64_t>;
 int64_t numel(const Shape& s);

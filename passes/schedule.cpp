@@ -17,10 +17,6 @@ namespace {
 constexpr double kMemCost = 4;      // one element written and read back, in op units
 constexpr double kSlowOpCost = 8;   // transcendental ops
 
-bool is_compute(const UOp* u) {
-  return is_elementwise(u->op) || u->op == Op::Reduce || u->op == Op::Contiguous || u->op == Op::Assign;
-}
-
 // Collects the RANGE nodes an index or mask expression depends on.
 void ranges_of(const UOp* u, std::set<const UOp*>& out, std::unordered_set<const UOp*>& seen) {
   if (!u || !seen.insert(u).second) return;
@@ -135,7 +131,7 @@ class KernelBuilder {
     if (u->op == Op::Buffer) return load(u->ival(), u->dtype, u->shape, idx, gate);
     if (!is_root)
       if (auto it = realized_.find(u); it != realized_.end()) return load(it->second, u->dtype, u->shape, idx, gate);
-    if (is_compute(u)) count_evals(u, idx, gate);
+    if (is_compute(u->op)) count_evals(u, idx, gate);
     std::vector<const UOp*> sidx(u->src.empty() ? 0 : u->src[0]->shape.size());
     const Shape& out = u->shape;
     if (is_elementwise(u->op)) {

@@ -21,6 +21,13 @@ OpImpl map2(F f) {
   return [f](Ctx& c) -> Outs { return {f(c.in(0), c.in(1))}; };
 }
 
+// Every axis after batch and channel.
+std::vector<int64_t> spatial_axes(const Tensor& x) {
+  std::vector<int64_t> axes;
+  for (int i = 2; i < x.ndim(); ++i) axes.push_back(i);
+  return axes;
+}
+
 // Axes given as an attribute (older opsets) or as an optional input (newer ones).
 std::vector<int64_t> axes_of(Ctx& c, size_t input, const char* attr = "axes") {
   if (c.has(input)) return c.ints(input);
@@ -378,16 +385,8 @@ const std::map<std::string, OpImpl>& onnx_ops() {
       {"Conv", [](Ctx& c) -> Outs { return {conv(c)}; }},
       {"MaxPool", [](Ctx& c) -> Outs { return {pool(c, true)}; }},
       {"AveragePool", [](Ctx& c) -> Outs { return {pool(c, false)}; }},
-      {"GlobalAveragePool", map1([](const Tensor& x) {
-         std::vector<int64_t> axes;
-         for (int i = 2; i < x.ndim(); ++i) axes.push_back(i);
-         return x.mean(axes, true);
-       })},
-      {"GlobalMaxPool", map1([](const Tensor& x) {
-         std::vector<int64_t> axes;
-         for (int i = 2; i < x.ndim(); ++i) axes.push_back(i);
-         return x.max(axes, true);
-       })},
+      {"GlobalAveragePool", map1([](const Tensor& x) { return x.mean(spatial_axes(x), true); })},
+      {"GlobalMaxPool", map1([](const Tensor& x) { return x.max(spatial_axes(x), true); })},
       {"BatchNormalization", [](Ctx& c) -> Outs { return {batch_norm(c)}; }},
       {"Softmax", [](Ctx& c) -> Outs { return {softmax_like(c, false)}; }},
       {"LogSoftmax", [](Ctx& c) -> Outs { return {softmax_like(c, true)}; }},

@@ -34,7 +34,7 @@ struct Config {
 };
 
 // Compiles the case, runs the artifact on the inputs, reads back its outputs.
-std::vector<HostTensor> run_compiled(const Config& cfg, Model& m, const std::vector<HostTensor>& ins, const fs::path& dir) {
+std::vector<HostTensor> run_compiled(const Config& cfg, Model& m, const std::vector<HostTensor>& ins) {
   fs::path work = fs::temp_directory_path() / ("tgc-conf-" + std::to_string(getpid()));
   fs::remove_all(work);
   fs::create_directories(work / "out");
@@ -63,7 +63,6 @@ std::vector<HostTensor> run_compiled(const Config& cfg, Model& m, const std::vec
   std::vector<HostTensor> outs;
   for (const auto& n : out_names) outs.push_back(read_npy((work / "out" / (file_safe(n) + ".npy")).string()));
   fs::remove_all(work);
-  (void)dir;
   return outs;
 }
 
@@ -116,7 +115,7 @@ Result run_case(const Config& cfg, const fs::path& dir, std::string& why) {
   for (const auto& o : m.outputs) roots.push_back(o.tensor.uop());
   std::vector<HostTensor> got;
   try {
-    got = cfg.target == "interp" ? interpret(*m.graph, roots, feeds) : run_compiled(cfg, m, ins, dir);
+    got = cfg.target == "interp" ? interpret(*m.graph, roots, feeds) : run_compiled(cfg, m, ins);
   } catch (const Error& e) {
     why = e.what();
     return Result::Fail;

@@ -5,7 +5,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 packages=(
-  build-essential cmake ninja-build pkg-config git ccache
+  build-essential cmake ninja-build pkg-config git ccache file
   llvm-19-dev clang-19 lld-19 liblld-19-dev libzstd-dev zlib1g-dev
   protobuf-compiler libprotobuf-dev libonnx-dev libonnx-testdata python3-onnx python3-numpy python3-sklearn
   libgtest-dev libgmock-dev googletest
