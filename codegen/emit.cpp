@@ -10,6 +10,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/TargetParser/Host.h>
 #include <unistd.h>
 #include <sys/wait.h>
@@ -199,7 +200,7 @@ std::string header_text(const std::string& name, const Model& m) {
 }
 }  // namespace
 
-CompileReport compile_model(Model& m, const CompileOptions& opt) {
+ResolvedTarget resolve_target(const CompileOptions& opt) {
   static bool init = [] {
     LLVMInitializeX86TargetInfo(), LLVMInitializeX86Target(), LLVMInitializeX86TargetMC(), LLVMInitializeX86AsmPrinter();
     LLVMInitializeAArch64TargetInfo(), LLVMInitializeAArch64Target(), LLVMInitializeAArch64TargetMC(), LLVMInitializeAArch64AsmPrinter();
@@ -208,14 +209,27 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   (void)init;
   bool opencl = opt.target == "qcom";
   if (opt.target != "cpu" && !opencl) throw Error("unknown target '" + opt.target + "' (cpu or qcom)");
+  ResolvedTarget r;
+  // qcom artifacts run on Adreno 6xx boards, which are aarch64 Linux/Android.
+  std::string default_triple = opencl ? "aarch64-unknown-linux-gnu" : llvm::sys::getDefaultTargetTriple();
+  r.triple = opt.triple.empty() ? default_triple : llvm::Triple::normalize(opt.triple);
+  std::string host = llvm::sys::getDefaultTargetTriple();
+  r.cpu = !opt.cpu.empty() ? opt.cpu : (arch_of(r.triple) == arch_of(host) ? llvm::sys::getHostCPUName().str() : "generic");
+  std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(r.triple, r.cpu));
+  r.profile = opencl ? opencl_profile()
+                     : cpu_profile([&](const std::string& f) { return tm->getMCSubtargetInfo()->checkFeatures("+" + f); },
+                                   arch_of(r.triple) == "aarch64");
+  return r;
+}
+
+CompileReport compile_model(Model& m, const CompileOptions& opt) {
+  ResolvedTarget target = resolve_target(opt);
+  bool opencl = opt.target == "qcom";
   if (opt.output.empty()) throw Error("no output path (-o)");
   CompileReport rep;
   Graph& g = *m.graph;
-  // qcom artifacts run on Adreno 6xx boards, which are aarch64 Linux/Android.
-  std::string default_triple = opencl ? "aarch64-unknown-linux-gnu" : llvm::sys::getDefaultTargetTriple();
-  rep.triple = opt.triple.empty() ? default_triple : llvm::Triple::normalize(opt.triple);
-  std::string host = llvm::sys::getDefaultTargetTriple();
-  rep.cpu = !opt.cpu.empty() ? opt.cpu : (arch_of(rep.triple) == arch_of(host) ? llvm::sys::getHostCPUName().str() : "generic");
+  rep.triple = target.triple;
+  rep.cpu = target.cpu;
 
   auto t0 = Clock::now();
   std::vector<const UOp*> roots;
@@ -262,7 +276,9 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
 
   std::map<size_t, llvm::Function*> by_hash;  // identical kernels share one function
   std::vector<llvm::Constant*> launches;
-  for (const Kernel& k : s.kernels) {
+  const TargetProfile& profile = target.profile;
+  for (const Kernel& plain : s.kernels) {
+    Kernel k = opt.optimize ? apply_opts(g, plain, heuristic_opts(g, plain, profile), profile) : plain;
     LoopProgram p = lower(g, k, {.inner_loop = !opencl});
     std::vector<int32_t> args;
     for (int64_t b : p.args) args.push_back(index.at(b));

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "frontend/onnx/onnx_import.h"
+#include "passes/opt.h"
 
 namespace tgc {
 
@@ -12,6 +13,7 @@ struct CompileOptions {
   std::string target = "cpu";  // cpu (LLVM) or qcom (OpenCL C kernels, runtime loads libOpenCL)
   std::string triple;          // default: the host's
   std::string cpu;             // LLVM CPU name; default: the host CPU for host triples, else generic
+  bool optimize = true;        // apply the target's heuristic kernel optimizations
   bool shared = false;         // libNAME.so + NAME.h instead of an executable
   bool external_weights = false;
   std::string output;          // artifact path
@@ -24,6 +26,13 @@ struct CompileReport {
   double schedule_s = 0, codegen_s = 0, link_s = 0;
   std::string triple, cpu;
 };
+
+// The triple, CPU and optimization profile that `opt` asks for (defaults filled in).
+struct ResolvedTarget {
+  std::string triple, cpu;
+  TargetProfile profile;
+};
+ResolvedTarget resolve_target(const CompileOptions& opt);
 
 CompileReport compile_model(Model& m, const CompileOptions& opt);
 

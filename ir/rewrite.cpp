@@ -9,6 +9,17 @@ const UOp* with_src(Graph& g, const UOp* u, std::vector<const UOp*> src) {
   return g.make(u->op, u->dtype, std::move(src), u->arg);
 }
 
+const UOp* substitute(Graph& g, const UOp* root, const std::unordered_map<const UOp*, const UOp*>& m) {
+  std::unordered_map<const UOp*, const UOp*> done(m);
+  for (const UOp* u : toposort({root})) {
+    if (done.count(u)) continue;
+    std::vector<const UOp*> src;
+    for (const UOp* s : u->src) src.push_back(done.at(s));
+    done[u] = with_src(g, u, std::move(src));
+  }
+  return done.at(root);
+}
+
 const UOp* Rewriter::rewrite(const UOp* root) {
   // Iterative post-order so deep graphs (long elementwise chains) cannot overflow the stack.
   std::vector<std::pair<const UOp*, bool>> stack{{root, false}};

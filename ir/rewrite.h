@@ -31,4 +31,8 @@ inline const UOp* graph_rewrite(Graph& g, const UOp* root, const std::vector<Rul
 // Rebuilds `u` with new sources (same op, dtype and arg).
 const UOp* with_src(Graph& g, const UOp* u, std::vector<const UOp*> src);
 
+// `root` with every node that is a key of `m` replaced by its value (replacements are not
+// substituted again, and nothing is simplified).
+const UOp* substitute(Graph& g, const UOp* root, const std::unordered_map<const UOp*, const UOp*>& m);
+
 }  // namespace tgc

@@ -117,9 +117,11 @@ const UOp* fold_constants(Graph& g, const UOp* u) {
   return is_float(u->dtype) ? g.cfloat(r.f, u->dtype) : g.cint(r.i, u->dtype);
 }
 
-// Index/bool scalars whose bounds pin them to one value are that constant.
+// Index/bool scalars whose bounds pin them to one value are that constant. A RANGE of size 1
+// stays: reduces list their ranges as sources (expressions using it still fold).
 const UOp* fold_bounds(Graph& g, const UOp* u) {
-  if (!u->shape.empty() || (u->dtype != DType::Index && u->dtype != DType::Bool) || u->op == Op::Const)
+  if (!u->shape.empty() || (u->dtype != DType::Index && u->dtype != DType::Bool) || u->op == Op::Const ||
+      u->op == Op::Range)
     return nullptr;
   if (u->vmin == u->vmax && u->op != Op::Load) return g.cint(u->vmin, u->dtype);
   return nullptr;

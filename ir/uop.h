@@ -44,8 +44,10 @@ using Shape = std::vector<int64_t>;
 int64_t numel(const Shape& s);
 std::string shape_str(const Shape& s);
 
-// Kinds of loop range in a kernel: parallel output dims, serial output dims, reduction dims.
-enum class RangeKind : uint8_t { Global, Loop, Reduce };
+// Kinds of loop range in a kernel: parallel output dims, serial output dims, reduction dims, and
+// the parts that kernel optimizations split off: Upcast (expanded into copies at lowering),
+// Local (a work-group thread id), Group (a reduce dim spread across the work-group).
+enum class RangeKind : uint8_t { Global, Loop, Reduce, Upcast, Local, Group };
 
 struct ReduceArg {
   Op op;               // Add, Max or Mul

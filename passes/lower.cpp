@@ -1,12 +1,15 @@
 #include "passes/lower.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 #include <unordered_map>
 
 #include "ir/error.h"
 #include "ir/print.h"
+#include "ir/rewrite.h"
+#include "ir/symbolic.h"
 
 namespace tgc {
 
@@ -15,15 +18,16 @@ using RangeSet = std::set<const UOp*>;
 
 class Lowerer {
  public:
-  explicit Lowerer(const Kernel& k) : k_(k) {}
-
-  std::vector<LStmt> run(const UOp* inner) {
+  std::vector<LStmt> run(const std::vector<const UOp*>& stores, const UOp* inner) {
     scopes_.push_back({nullptr, {}});
     if (inner) open(inner);
-    const UOp* st = k_.ast;
-    emit(st->src[1]);
-    emit(st->src[2]);
-    place(st, {LStmt::Store, st});
+    for (const UOp* u : toposort(stores))
+      if (u->op == Op::KReduce) reduces_.push_back(u);
+    for (const UOp* st : stores) {
+      emit(st->src[1]);
+      emit(st->src[2]);
+      place(st, {LStmt::Store, st});
+    }
     while (scopes_.size() > 1) close();
     return std::move(scopes_[0].body);
   }
@@ -32,6 +36,7 @@ class Lowerer {
   struct Scope {
     const UOp* range;
     std::vector<LStmt> body;
+    int serial = 0;  // the same range can be looped over twice (two reduces): tell them apart
   };
 
   const RangeSet& deps(const UOp* u) {
@@ -58,35 +63,57 @@ class Lowerer {
   void place(const UOp* u, LStmt s) {
     size_t t = target(u);
     scopes_[t].body.push_back(std::move(s));
-    placed_[u] = scopes_[t].range;
+    placed_[u] = scopes_[t].serial;
   }
 
   bool visible(const UOp* u) {
     auto it = placed_.find(u);
     if (it == placed_.end()) return false;
     for (const Scope& s : scopes_)
-      if (s.range == it->second) return true;
+      if (s.serial == it->second) return true;
     return false;
   }
 
-  void open(const UOp* range) { scopes_.push_back({range, {}}); }
+  void open(const UOp* range) { scopes_.push_back({range, {}, ++serials_}); }
   void close() {
     Scope s = std::move(scopes_.back());
     scopes_.pop_back();
     scopes_.back().body.push_back({LStmt::Loop, s.range, nullptr, std::move(s.body)});
   }
 
+  // Reduces `u` runs beside in one loop nest: same ranges, same placement, independent.
+  std::vector<const UOp*> siblings(const UOp* u) {
+    std::vector<const UOp*> group = {u};
+    size_t t = target(u);
+    for (const UOp* c : reduces_) {
+      if (c == u || visible(c) || c->src.size() != u->src.size() || target(c) != t) continue;
+      if (!std::equal(c->src.begin() + 1, c->src.end(), u->src.begin() + 1)) continue;
+      bool independent = std::none_of(group.begin(), group.end(), [&](const UOp* m) { return reaches(c, m) || reaches(m, c); });
+      if (independent) group.push_back(c);
+    }
+    return group;
+  }
+
+  bool reaches(const UOp* from, const UOp* to) {
+    auto key = std::make_pair(from, to);
+    if (auto it = reach_.find(key); it != reach_.end()) return it->second;
+    bool r = from == to;
+    for (const UOp* s : from->src) r = r || reaches(s, to);
+    return reach_[key] = r;
+  }
+
   void emit(const UOp* u) {
     if (u->op == Op::Const || u->op == Op::Range || u->op == Op::Buffer || visible(u)) return;
     if (u->op == Op::KReduce) {
-      place(u, {LStmt::AccInit, u});
-      // Loops open inside the accumulator's scope; the body's invariants still land outside.
+      std::vector<const UOp*> group = siblings(u);
+      for (const UOp* m : group) place(m, {LStmt::AccInit, m});
+      // Loops open inside the accumulators' scope; the bodies' invariants still land outside.
       size_t t = target(u);
       std::vector<Scope> saved(std::make_move_iterator(scopes_.begin() + long(t) + 1), std::make_move_iterator(scopes_.end()));
       scopes_.resize(t + 1);
       for (size_t i = 1; i < u->src.size(); ++i) open(u->src[i]);
-      emit(u->src[0]);
-      scopes_.back().body.push_back({LStmt::AccUpdate, u, u->src[0]});
+      for (const UOp* m : group) emit(m->src[0]);
+      for (const UOp* m : group) scopes_.back().body.push_back({LStmt::AccUpdate, m, m->src[0]});
       for (size_t i = 1; i < u->src.size(); ++i) close();
       for (auto& s : saved) scopes_.push_back(std::move(s));
       return;
@@ -95,51 +122,121 @@ class Lowerer {
     place(u, {LStmt::Let, u});
   }
 
-  const Kernel& k_;
   std::vector<Scope> scopes_;
+  std::vector<const UOp*> reduces_;
+  std::map<std::pair<const UOp*, const UOp*>, bool> reach_;
   std::unordered_map<const UOp*, RangeSet> deps_;
-  std::unordered_map<const UOp*, const UOp*> placed_;
+  std::unordered_map<const UOp*, int> placed_;
+  int serials_ = 0;
 };
 
-void print_stmts(const Graph& g, const std::vector<LStmt>& body, int indent, std::ostringstream& o) {
-  std::string pad(size_t(indent) * 2, ' ');
-  for (const LStmt& s : body) {
-    switch (s.kind) {
-      case LStmt::Loop:
-        o << pad << "for r" << s.u->range().id << " in 0.." << s.u->src[0]->ival() << ":\n";
-        print_stmts(g, s.body, indent + 1, o);
-        break;
-      case LStmt::AccInit: o << pad << "acc" << s.u->hash % 10000 << " = identity(" << op_name(s.u->reduce().op) << ")\n"; break;
-      case LStmt::AccUpdate:
-        o << pad << "acc" << s.u->hash % 10000 << " = " << op_name(s.u->reduce().op) << "(acc" << s.u->hash % 10000 << ", "
-          << print_expr(g, s.value) << ")\n";
-        break;
-      case LStmt::Let: break;  // values are shown inline where they are used
-      case LStmt::Store: o << pad << print_expr(g, s.u) << "\n"; break;
+struct Printer {
+  const Graph& g;
+  std::ostringstream o;
+  std::map<const UOp*, int> acc;
+
+  std::string acc_name(const UOp* u) { return "acc" + std::to_string(acc.try_emplace(u, int(acc.size())).first->second); }
+
+  void stmts(const std::vector<LStmt>& body, int indent) {
+    std::string pad(size_t(indent) * 2, ' ');
+    for (const LStmt& s : body) {
+      switch (s.kind) {
+        case LStmt::Loop:
+          o << pad << "for r" << s.u->range().id << " in 0.." << s.u->src[0]->ival() << ":\n";
+          stmts(s.body, indent + 1);
+          break;
+        case LStmt::AccInit: o << pad << acc_name(s.u) << " = identity(" << op_name(s.u->reduce().op) << ")\n"; break;
+        case LStmt::AccUpdate:
+          o << pad << acc_name(s.u) << " = " << op_name(s.u->reduce().op) << "(" << acc_name(s.u) << ", " << print_expr(g, s.value) << ")\n";
+          break;
+        case LStmt::Let: break;  // values are shown inline where they are used
+        case LStmt::Store: o << pad << print_expr(g, s.u) << "\n"; break;
+      }
     }
   }
+};
+
+// Every assignment of constants to `ranges` (the last one varies fastest).
+std::vector<std::unordered_map<const UOp*, const UOp*>> assignments(Graph& g, const std::vector<const UOp*>& ranges) {
+  std::vector<std::unordered_map<const UOp*, const UOp*>> out = {{}};
+  for (const UOp* r : ranges) {
+    std::vector<std::unordered_map<const UOp*, const UOp*>> next;
+    for (const auto& a : out)
+      for (int64_t v = 0; v < r->src[0]->ival(); ++v) {
+        next.push_back(a);
+        next.back()[r] = g.cint(v);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::vector<const UOp*> upcast_ranges(const std::vector<const UOp*>& roots) {
+  std::vector<const UOp*> rs;
+  for (const UOp* u : toposort(roots))
+    if (u->op == Op::Range && u->range().kind == RangeKind::Upcast) rs.push_back(u);
+  return rs;
 }
 }  // namespace
 
-LoopProgram lower(const Graph& g, const Kernel& k, const LowerOptions& opt) {
+std::vector<const UOp*> expand_upcasts(Graph& g, const UOp* store) {
+  // Reduces first, innermost first: KREDUCE(v, r, u) with u upcast -> KREDUCE(v[u=0] op v[u=1] ..., r).
+  std::unordered_map<const UOp*, const UOp*> done;
+  for (const UOp* u : toposort({store})) {
+    std::vector<const UOp*> src;
+    for (const UOp* s : u->src) src.push_back(done.at(s));
+    const UOp* n = with_src(g, u, std::move(src));
+    if (n->op == Op::KReduce) {
+      std::vector<const UOp*> ups, rest;
+      for (size_t i = 1; i < n->src.size(); ++i)
+        (n->src[i]->range().kind == RangeKind::Upcast ? ups : rest).push_back(n->src[i]);
+      if (!ups.empty()) {
+        const UOp* acc = nullptr;
+        for (const auto& a : assignments(g, ups)) {
+          const UOp* v = simplify(g, substitute(g, n->src[0], a));
+          acc = acc ? g.make(n->reduce().op, n->dtype, {acc, v}) : v;
+        }
+        rest.insert(rest.begin(), acc);
+        n = rest.size() == 1 ? acc : g.make(Op::KReduce, n->dtype, rest, n->arg);
+      }
+    }
+    done[u] = n;
+  }
+  const UOp* root = done.at(store);
+  std::vector<const UOp*> stores;
+  for (const auto& a : assignments(g, upcast_ranges({root}))) stores.push_back(simplify(g, substitute(g, root, a)));
+  return stores;
+}
+
+LoopProgram lower(Graph& g, const Kernel& k, const LowerOptions& opt) {
   LoopProgram p;
   p.name = k.name;
   p.globals = k.global_ranges;
+  p.locals = k.local_ranges;
   if (opt.inner_loop && !p.globals.empty()) p.inner = p.globals.back();
   p.args.push_back(k.output);
   p.args.insert(p.args.end(), k.inputs.begin(), k.inputs.end());
-  p.body = Lowerer(k).run(p.inner);
+  std::vector<const UOp*> stores = expand_upcasts(g, k.ast);
+  p.expanded = stores.size() > 1 || stores[0] != k.ast;
+  p.body = Lowerer().run(stores, p.inner);
   return p;
 }
 
 std::string print_program(const Graph& g, const LoopProgram& p) {
-  std::ostringstream o;
+  Printer pr{g, {}, {}};
+  std::ostringstream& o = pr.o;
   o << p.name << "(";
   for (size_t i = 0; i < p.args.size(); ++i) o << (i ? ", " : "") << g.buffer(p.args[i]).name;
   o << ") global[";
   for (size_t i = 0; i < p.globals.size(); ++i) o << (i ? "," : "") << "r" << p.globals[i]->range().id << "<" << p.globals[i]->src[0]->ival();
-  o << "]\n";
-  print_stmts(g, p.body, 1, o);
+  o << "]";
+  if (!p.locals.empty()) {
+    o << " local[";
+    for (size_t i = 0; i < p.locals.size(); ++i) o << (i ? "," : "") << "r" << p.locals[i]->range().id << "<" << p.locals[i]->src[0]->ival();
+    o << "]";
+  }
+  o << "\n";
+  pr.stmts(p.body, 1);
   return o.str();
 }
 

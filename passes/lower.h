@@ -1,6 +1,9 @@
-// Lowering: a scheduled kernel becomes a loop program. Every expression is placed in the
-// outermost loop whose range it depends on (loop-invariant code is hoisted for free); each
-// KREDUCE becomes an accumulator, a loop nest over its ranges, and an update.
+// Lowering: a scheduled kernel becomes a loop program. UPCAST ranges are expanded first: a
+// reduce over one becomes the combination of its copies, and the STORE is copied once per value
+// of the others. Every expression is then placed in the outermost loop whose range it depends on
+// (loop-invariant code is hoisted for free); each KREDUCE becomes an accumulator, a loop nest
+// over its ranges, and an update. Reduces over the same ranges share one loop nest, so the
+// copies of a register tile run side by side.
 #pragma once
 #include <string>
 #include <vector>
@@ -18,9 +21,11 @@ struct LStmt {
 
 struct LoopProgram {
   std::string name;
-  std::vector<const UOp*> globals;  // parallel dims (outermost first); on GPUs, thread ids
+  std::vector<const UOp*> globals;  // parallel dims (outermost first); on GPUs, work-group ids
+  std::vector<const UOp*> locals;   // GPUs: thread ids within a work-group (outermost first)
   const UOp* inner = nullptr;       // CPU: the innermost global dim, run as a loop in `body`
   std::vector<int64_t> args;        // buffer ids in kernel-argument order: output first
+  bool expanded = false;            // UPCAST copies are the vector lanes: no loop vectorization
   std::vector<LStmt> body;
 };
 
@@ -30,7 +35,10 @@ struct LowerOptions {
   bool inner_loop = false;
 };
 
-LoopProgram lower(const Graph& g, const Kernel& k, const LowerOptions& opt);
+LoopProgram lower(Graph& g, const Kernel& k, const LowerOptions& opt);
+
+// The kernel's STOREs after expanding its UPCAST ranges into copies.
+std::vector<const UOp*> expand_upcasts(Graph& g, const UOp* store);
 std::string print_program(const Graph& g, const LoopProgram& p);
 
 }  // namespace tgc

@@ -15,6 +15,7 @@ struct Kernel {
   // CONSTs, index arithmetic on RANGEs and KREDUCEs (a reduce over its own RANGEs).
   const UOp* ast = nullptr;
   std::vector<const UOp*> global_ranges;  // one per output dim of size > 1, outermost first
+  std::vector<const UOp*> local_ranges;   // GPU work-group dims split off by the LOCAL opt
   int64_t output = -1;                    // buffer written
   std::vector<int64_t> inputs;            // buffers read, in first-use order
   std::vector<std::string> fused;         // model nodes whose work this kernel does

@@ -77,7 +77,16 @@ class CpuRenderer {
     b_.SetInsertPoint(bodyb);
     body(i);
     b_.CreateStore(b_.CreateAdd(i, b_.getInt64(1), "", true, true), slot);
-    b_.CreateBr(head);
+    llvm::BranchInst* latch = b_.CreateBr(head);
+    // Expanded kernels are vectorized across their copies (SLP); vectorizing the loops as well
+    // would multiply every accumulator by the vector width and spill.
+    if (p_.expanded) {
+      llvm::Metadata* off[] = {llvm::MDString::get(c_, "llvm.loop.vectorize.enable"),
+                               llvm::ConstantAsMetadata::get(b_.getFalse())};
+      llvm::MDNode* self = llvm::MDNode::getDistinct(c_, {nullptr, llvm::MDNode::get(c_, off)});
+      self->replaceOperandWith(0, self);
+      latch->setMetadata(llvm::LLVMContext::MD_loop, self);
+    }
     b_.SetInsertPoint(exit);
   }
 

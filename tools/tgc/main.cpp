@@ -1,4 +1,4 @@
-// tgc: the command-line driver. Subcommands: inspect, eval (and compile, once codegen exists).
+// tgc: the command-line driver. Subcommands: compile, inspect, eval.
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -12,6 +12,7 @@
 #include "ir/interpret.h"
 #include "ir/print.h"
 #include "passes/lower.h"
+#include "passes/opt.h"
 #include "passes/schedule.h"
 #include "codegen/emit.h"
 #include <chrono>
@@ -22,14 +23,16 @@ using namespace tgc;
 const char* kUsage = R"(tgc - ahead-of-time model compiler
 
 usage:
-  tgc compile MODEL.onnx -o PATH [--target=cpu] [--triple=T] [--cpu=NAME] [--shared]
-              [--weights=embedded|external] [--input-shape NAME=d0,d1,...]
+  tgc compile MODEL.onnx -o PATH [--target=cpu|qcom] [--triple=T] [--cpu=NAME] [--shared]
+              [--weights=embedded|external] [--input-shape NAME=d0,d1,...] [--no-opt]
       Compile to a standalone executable (default) or, with --shared, PATH=libNAME.so plus
       NAME.h beside it. --triple: x86_64-linux-gnu or aarch64-linux-gnu (default: host).
       --cpu: LLVM CPU name (default: the host CPU for host triples, generic otherwise).
+      --no-opt: skip the target's kernel optimizations (register tiles, vector lanes).
   tgc inspect MODEL.onnx [--stage=graph|kernels|loops] [--input-shape NAME=d0,d1,...]
+              [--target=cpu|qcom] [--triple=T] [--cpu=NAME] [--no-opt]
       Print the IR graph, the kernels the scheduler cuts it into with what each fuses, or the
-      loop program of each kernel.
+      loop program of each kernel after the target's optimizations (listed before each).
   tgc eval MODEL.onnx -i NAME=FILE.npy ... [-o DIR] [--input-shape NAME=d0,...]
       Run the reference interpreter. NAME is the input's ONNX name or its file-safe form
       (characters outside [A-Za-z0-9._-] replaced by '_'). Writes DIR/<file-safe output>.npy
@@ -42,7 +45,7 @@ Errors are one line on stderr and exit status 1.
 struct Args {
   std::string command, model, stage = "graph", out_dir;
   std::string target = "cpu", triple, cpu, weights = "embedded";
-  bool shared = false;
+  bool shared = false, optimize = true;
   std::vector<std::pair<std::string, std::string>> inputs;  // name, file
   std::map<std::string, Shape> input_shapes;
 };
@@ -90,6 +93,7 @@ Args parse_args(int argc, char** argv) {
     else if (s.rfind("--cpu", 0) == 0) a.cpu = value("--cpu");
     else if (s.rfind("--weights", 0) == 0) a.weights = value("--weights");
     else if (s == "--shared") a.shared = true;
+    else if (s == "--no-opt") a.optimize = false;
     else if (s.rfind("--input-shape", 0) == 0) {
       auto [name, dims] = split_eq(value("--input-shape"), "--input-shape");
       a.input_shapes[name] = parse_dims(dims, "--input-shape " + name);
@@ -119,7 +123,15 @@ int cmd_inspect(const Args& a) {
     std::cout << "# " << s.kernels.size() << " kernels\n" << describe(*m.graph, s);
   } else if (a.stage == "loops") {
     Schedule s = schedule(*m.graph, roots);
-    for (const Kernel& k : s.kernels) std::cout << print_program(*m.graph, lower(*m.graph, k, {.inner_loop = true}));
+    CompileOptions co;
+    co.target = a.target, co.triple = a.triple, co.cpu = a.cpu;
+    TargetProfile profile = resolve_target(co).profile;
+    for (const Kernel& plain : s.kernels) {
+      std::vector<Opt> opts = a.optimize ? heuristic_opts(*m.graph, plain, profile) : std::vector<Opt>{};
+      Kernel k = apply_opts(*m.graph, plain, opts, profile);
+      std::cout << "# opts: " << (opts.empty() ? "none" : opts_str(opts)) << "\n"
+                << print_program(*m.graph, lower(*m.graph, k, {.inner_loop = a.target == "cpu"}));
+    }
   } else {
     throw Error("unknown --stage '" + a.stage + "' (graph, kernels or loops)");
   }
@@ -136,6 +148,7 @@ int cmd_compile(const Args& a) {
   opt.triple = a.triple;
   opt.cpu = a.cpu;
   opt.shared = a.shared;
+  opt.optimize = a.optimize;
   opt.external_weights = a.weights == "external";
   opt.output = a.out_dir;
   opt.runtime_dir = (std::filesystem::canonical("/proc/self/exe").parent_path() / "runtime").string();

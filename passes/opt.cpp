@@ -1,0 +1,240 @@
+#include "passes/opt.h"
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/error.h"
+#include "ir/symbolic.h"
+
+namespace tgc {
+
+namespace {
+constexpr const char* kNames[] = {"UPCAST", "UNROLL", "LOCAL", "GROUP", "PADTO"};
+
+int64_t size_of(const UOp* r) { return r->src[0]->ival(); }
+
+bool depends(const UOp* u, const UOp* r, std::unordered_map<const UOp*, bool>& memo) {
+  if (u == r) return true;
+  if (auto it = memo.find(u); it != memo.end()) return it->second;
+  bool d = false;
+  for (const UOp* s : u->src) d = d || depends(s, r, memo);
+  return memo[u] = d;
+}
+
+bool depends(const UOp* u, const UOp* r) {
+  std::unordered_map<const UOp*, bool> memo;
+  return depends(u, r, memo);
+}
+
+// Replaces `from` by `to` everywhere below `root`, except in a KREDUCE's list of ranges, where
+// `from` becomes `in_reduce` (the split's outer and inner ranges).
+const UOp* split_substitute(Graph& g, const UOp* root, const UOp* from, const UOp* to,
+                            const std::vector<const UOp*>& in_reduce) {
+  std::unordered_map<const UOp*, const UOp*> memo;
+  std::function<const UOp*(const UOp*)> rec = [&](const UOp* u) -> const UOp* {
+    if (u == from) return to;
+    if (auto it = memo.find(u); it != memo.end()) return it->second;
+    std::vector<const UOp*> src;
+    for (size_t i = 0; i < u->src.size(); ++i) {
+      if (u->op == Op::KReduce && i > 0 && u->src[i] == from) {
+        src.insert(src.end(), in_reduce.begin(), in_reduce.end());
+        continue;
+      }
+      src.push_back(rec(u->src[i]));
+    }
+    return memo[u] = with_src(g, u, std::move(src));
+  };
+  return rec(root);
+}
+
+int64_t next_range_id(const Kernel& k) {
+  int64_t id = 0;
+  for (const UOp* u : toposort({k.ast}))
+    if (u->op == Op::Range) id = std::max(id, u->range().id + 1);
+  for (const UOp* r : k.global_ranges) id = std::max(id, r->range().id + 1);
+  return id;
+}
+
+// r -> outer * amount + inner. The outer part keeps r's kind and its place among the axes (even
+// at size 1, so axis numbers stay stable along a list of actions); the inner part is `kind`.
+Kernel split_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount, RangeKind kind) {
+  int64_t id = next_range_id(k);
+  const UOp* outer = g.make(Op::Range, DType::Index, {g.cint(size_of(r) / amount)}, RangeArg{id, r->range().kind});
+  const UOp* inner = g.make(Op::Range, DType::Index, {g.cint(amount)}, RangeArg{id + 1, kind});
+  Sym s{g};
+  Kernel out = k;
+  out.ast = simplify(g, split_substitute(g, k.ast, r, s.add(s.mul(outer, amount), inner), {outer, inner}));
+  for (auto& gr : out.global_ranges)
+    if (gr == r) gr = outer;
+  if (kind == RangeKind::Local) out.local_ranges.push_back(inner);
+  return out;
+}
+
+int64_t expansion(const Kernel& k) {
+  int64_t n = 1;
+  for (const UOp* u : toposort({k.ast}))
+    if (u->op == Op::Range && u->range().kind == RangeKind::Upcast) n *= size_of(u);
+  return n;
+}
+
+// The change of `idx` when `r` grows by one, when that is a constant.
+std::optional<int64_t> stride(Graph& g, const UOp* idx, const UOp* r) {
+  if (!depends(idx, r)) return 0;
+  Sym s{g};
+  const UOp* d = simplify(g, s.add(substitute(g, idx, {{r, s.add(r, 1)}}), s.mul(idx, -1)));
+  if (d->is_const()) return d->ival();
+  return std::nullopt;
+}
+
+// Loads inside reduces: where register tiles pay off.
+std::vector<const UOp*> reduce_loads(const Kernel& k) {
+  std::vector<const UOp*> loads;
+  std::unordered_set<const UOp*> in_reduce;
+  for (const UOp* u : toposort({k.ast})) {
+    if (u->op == Op::KReduce) in_reduce.insert(u);
+  }
+  std::unordered_set<const UOp*> seen;
+  for (const UOp* red : in_reduce)
+    for (const UOp* u : toposort({red->src[0]}))
+      if (u->op == Op::Load && seen.insert(u).second) loads.push_back(u);
+  return loads;
+}
+
+// The largest of `candidates` (descending) that divides n, or 0.
+int64_t pick_divisor(int64_t n, std::initializer_list<int64_t> candidates, int64_t limit) {
+  for (int64_t c : candidates)
+    if (c > 1 && c <= limit && n % c == 0) return c;
+  return 0;
+}
+}  // namespace
+
+std::string opt_str(const Opt& o) {
+  return std::string(kNames[int(o.op)]) + "(" + std::to_string(o.axis) + "," + std::to_string(o.amount) + ")";
+}
+
+std::string opts_str(const std::vector<Opt>& os) {
+  std::string s;
+  for (const Opt& o : os) s += (s.empty() ? "" : " ") + opt_str(o);
+  return s;
+}
+
+std::vector<Opt> parse_opts(const std::string& text) {
+  std::vector<Opt> out;
+  std::istringstream in(text);
+  std::string tok;
+  while (in >> tok) {
+    size_t open = tok.find('('), comma = tok.find(','), close = tok.find(')');
+    check(open != std::string::npos && comma > open && close == tok.size() - 1, "malformed opt '" + tok + "'");
+    auto name = tok.substr(0, open);
+    auto it = std::find(std::begin(kNames), std::end(kNames), name);
+    check(it != std::end(kNames), "unknown opt '" + name + "'");
+    out.push_back({OptOp(it - std::begin(kNames)), std::stoi(tok.substr(open + 1, comma - open - 1)),
+                   std::stoll(tok.substr(comma + 1, close - comma - 1))});
+  }
+  return out;
+}
+
+TargetProfile cpu_profile(const std::function<bool(const std::string&)>& has, bool aarch64) {
+  TargetProfile t;
+  if (aarch64) {
+    t.vector_lanes = 4, t.vector_registers = 32;
+  } else if (has("avx512f")) {
+    t.vector_lanes = 16, t.vector_registers = 32;
+  } else if (has("avx2") || has("avx")) {
+    t.vector_lanes = 8, t.vector_registers = 16;
+  } else {
+    t.vector_lanes = 4, t.vector_registers = 16;
+  }
+  return t;
+}
+
+TargetProfile opencl_profile() {
+  TargetProfile t;
+  t.gpu = true;
+  t.vector_lanes = 1;
+  t.max_local = 256;
+  t.local_bytes = 16 << 10;
+  return t;
+}
+
+std::vector<const UOp*> kernel_axes(const Kernel& k) {
+  std::vector<const UOp*> axes = k.global_ranges;
+  for (const UOp* u : toposort({k.ast}))
+    if (u->op == Op::KReduce)
+      for (size_t i = 1; i < u->src.size(); ++i)
+        if (u->src[i]->range().kind == RangeKind::Reduce && std::find(axes.begin(), axes.end(), u->src[i]) == axes.end())
+          axes.push_back(u->src[i]);
+  return axes;
+}
+
+Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const TargetProfile& t) {
+  Kernel cur = k;
+  for (const Opt& o : opts) {
+    auto fail = [&](const std::string& why) { throw Error("kernel " + k.name + ": " + opt_str(o) + ": " + why); };
+    std::vector<const UOp*> axes = kernel_axes(cur);
+    if (o.axis < 0 || size_t(o.axis) >= axes.size()) fail("no axis " + std::to_string(o.axis));
+    const UOp* r = axes[size_t(o.axis)];
+    bool global = size_t(o.axis) < cur.global_ranges.size();
+    if (o.amount < 1 || size_of(r) % o.amount != 0)
+      fail("amount does not divide the axis size " + std::to_string(size_of(r)));
+    switch (o.op) {
+      case OptOp::Upcast:
+      case OptOp::Unroll:
+        if (global != (o.op == OptOp::Upcast)) fail(global ? "UNROLL needs a reduce axis" : "UPCAST needs a global axis");
+        cur = split_axis(g, cur, r, o.amount, RangeKind::Upcast);
+        if (expansion(cur) > t.max_expand) fail("expands the kernel body more than " + std::to_string(t.max_expand) + " times");
+        break;
+      case OptOp::Local: {
+        if (!t.gpu) fail("LOCAL needs a GPU target");
+        if (!global) fail("LOCAL needs a global axis");
+        int64_t threads = o.amount;
+        for (const UOp* l : cur.local_ranges) threads *= size_of(l);
+        if (threads > t.max_local) fail("work-group larger than " + std::to_string(t.max_local));
+        cur = split_axis(g, cur, r, o.amount, RangeKind::Local);
+        break;
+      }
+      case OptOp::Group:
+      case OptOp::PadTo: fail("not implemented yet");
+    }
+  }
+  return cur;
+}
+
+std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t) {
+  std::vector<Opt> opts;
+  if (t.gpu || k.num_reduces == 0) return opts;  // elementwise: LLVM vectorizes the inner loop
+  const std::vector<const UOp*>& globals = k.global_ranges;
+  std::vector<const UOp*> loads = reduce_loads(k);
+  if (globals.empty() || loads.empty()) return opts;
+  const UOp* store_idx = k.ast->src[1];
+  // Accumulators that fit in registers, leaving a few for loads and broadcasts.
+  int64_t budget = int64_t(t.vector_lanes) * std::max(1, t.vector_registers / 2 - 2);
+  int64_t expand = 1;
+  int vec_axis = -1;
+  // Vector lanes: the innermost output axis along which the store and some load are contiguous.
+  for (int a = int(globals.size()) - 1; a >= 0 && vec_axis < 0; --a) {
+    if (stride(g, store_idx, globals[size_t(a)]) != 1) continue;
+    bool contiguous_load = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return stride(g, l->src[1], globals[size_t(a)]) == 1; });
+    if (!contiguous_load) break;
+    int64_t lanes = t.vector_lanes;
+    int64_t v = pick_divisor(size_of(globals[size_t(a)]), {2 * lanes, lanes, lanes / 2, 4}, budget);
+    if (v) opts.push_back({OptOp::Upcast, a, v}), expand *= v, vec_axis = a;
+  }
+  // Register tiles: axes along which some load stays the same, so one load serves every copy.
+  for (int a = int(globals.size()) - 1; a >= 0; --a) {
+    if (a == vec_axis) continue;
+    const UOp* r = globals[size_t(a)];
+    bool reused = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return !depends(l->src[1], r); });
+    bool varies = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends(l->src[1], r); });
+    if (!reused || !varies) continue;
+    int64_t v = pick_divisor(size_of(r), {4, 3, 2}, budget / expand);
+    if (v) opts.push_back({OptOp::Upcast, a, v}), expand *= v;
+  }
+  return opts;
+}
+
+}  // namespace tgc

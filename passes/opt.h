@@ -1,0 +1,62 @@
+// Kernel optimization actions, as in tinygrad: each one splits a loop range of a scheduled
+// kernel and gives the new inner part a role. The kernel stays a STORE over ranges; the lowering
+// then expands UPCAST ranges into copies (register tiles, which LLVM's SLP vectorizer turns into
+// vector code) and keeps LOCAL/GROUP ranges as work-group thread ids.
+//
+// Axes of a kernel: its global ranges (outermost first), then its reduce ranges in order of first
+// use. An action names an axis by that index, so a list of actions is meaningful for any kernel
+// with the same structure (the tuning cache stores them by kernel hash).
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "passes/schedule.h"
+
+namespace tgc {
+
+enum class OptOp : uint8_t {
+  Upcast,  // split a global axis; the inner part becomes a register tile / vector lanes
+  Unroll,  // split a reduce axis; the inner part is unrolled into the loop body
+  Local,   // GPU: split a global axis; the inner part becomes the work-group's local id
+  Group,   // GPU: split a reduce axis across the work-group, combined in shared memory
+  PadTo,   // pad a global axis up to a multiple, masking the stores beyond its end
+};
+
+struct Opt {
+  OptOp op;
+  int axis;
+  int64_t amount;
+  bool operator==(const Opt&) const = default;
+};
+
+std::string opt_str(const Opt& o);                 // "UPCAST(1,16)"
+std::string opts_str(const std::vector<Opt>& os);  // "UPCAST(1,16) UNROLL(2,4)"
+// Parses opts_str's format back (the tuning cache stores it); throws on malformed text.
+std::vector<Opt> parse_opts(const std::string& s);
+
+// What the heuristics and legality checks know about a target.
+struct TargetProfile {
+  bool gpu = false;
+  int vector_lanes = 8;       // f32 lanes of one vector register
+  int vector_registers = 16;  // architectural vector registers
+  int64_t l2_bytes = 1 << 20;  // per core
+  int max_local = 256;        // GPU: work-group size limit
+  int64_t local_bytes = 0;    // GPU: shared memory per work-group
+  int max_expand = 256;       // CPU: most copies one kernel body may be expanded into
+};
+
+// Reads the vector width from the CPU's features (LLVM names: avx512f, avx2...).
+TargetProfile cpu_profile(const std::function<bool(const std::string&)>& has_feature, bool aarch64);
+TargetProfile opencl_profile();
+
+std::vector<const UOp*> kernel_axes(const Kernel& k);
+
+// Applies actions in order; throws tgc::Error naming the action when one is not legal.
+Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const TargetProfile& t);
+
+// The hand-coded default for a target, without search: register tiles along axes where a load
+// is reused (stride 0) and vector lanes along the contiguous output axis on CPUs.
+std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t);
+
+}  // namespace tgc
