@@ -217,7 +217,9 @@ LoopProgram lower(Graph& g, const Kernel& k, const LowerOptions& opt) {
   p.args.push_back(k.output);
   p.args.insert(p.args.end(), k.inputs.begin(), k.inputs.end());
   std::vector<const UOp*> stores = expand_upcasts(g, k.ast);
-  p.expanded = stores.size() > 1 || stores[0] != k.ast;
+  Sym sym{g};
+  for (size_t i = 1; i < stores.size() && !p.lanes_expanded; ++i)
+    p.lanes_expanded = simplify(g, sym.add(stores[i]->src[1], sym.mul(stores[0]->src[1], -1)))->is_const(1);
   p.body = Lowerer().run(stores, p.inner);
   return p;
 }

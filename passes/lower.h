@@ -25,7 +25,9 @@ struct LoopProgram {
   std::vector<const UOp*> locals;   // GPUs: thread ids within a work-group (outermost first)
   const UOp* inner = nullptr;       // CPU: the innermost global dim, run as a loop in `body`
   std::vector<int64_t> args;        // buffer ids in kernel-argument order: output first
-  bool expanded = false;            // UPCAST copies are the vector lanes: no loop vectorization
+  // UPCAST copies store to consecutive addresses: they are the vector lanes (SLP), so the
+  // loops must not be vectorized as well.
+  bool lanes_expanded = false;
   std::vector<LStmt> body;
 };
 

@@ -212,7 +212,7 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
   if (globals.empty() || loads.empty()) return opts;
   const UOp* store_idx = k.ast->src[1];
   // Accumulators that fit in registers, leaving a few for loads and broadcasts.
-  int64_t budget = int64_t(t.vector_lanes) * std::max(1, t.vector_registers / 2 - 2);
+  int64_t budget = int64_t(t.vector_lanes) * std::max(1, t.vector_registers / 4);
   int64_t expand = 1;
   int vec_axis = -1;
   // Vector lanes: the innermost output axis along which the store and some load are contiguous.
@@ -224,6 +224,9 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
     int64_t v = pick_divisor(size_of(globals[size_t(a)]), {2 * lanes, lanes, lanes / 2, 4}, budget);
     if (v) opts.push_back({OptOp::Upcast, a, v}), expand *= v, vec_axis = a;
   }
+  // Without vector lanes along an output axis, LLVM vectorizes the reduce loop itself, and
+  // copies of it would only get in the way.
+  if (vec_axis < 0) return opts;
   // Register tiles: axes along which some load stays the same, so one load serves every copy.
   for (int a = int(globals.size()) - 1; a >= 0; --a) {
     if (a == vec_axis) continue;

@@ -118,6 +118,12 @@ class KernelBuilder {
     return r;
   }
 
+  static bool depends_on_reduce(const UOp* u) {
+    for (const UOp* x : toposort({u}))
+      if (x->op == Op::Range && x->range().kind == RangeKind::Reduce) return true;
+    return false;
+  }
+
   const UOp* load(int64_t buf, DType t, const Shape& shape, const std::vector<const UOp*>& idx, const UOp* gate) {
     if (std::find(inputs_.begin(), inputs_.end(), buf) == inputs_.end()) inputs_.push_back(buf);
     std::vector<const UOp*> src = {g_.make(Op::Buffer, t, {}, buf), rw_.rewrite(linear(shape, idx))};
@@ -143,6 +149,10 @@ class KernelBuilder {
       case Op::Const: return u;
       case Op::Contiguous: return render(u->src[0], idx, gate);
       case Op::Reduce: {
+        // A reduce inside another reduce's loop (conv feeding a pool) is stored first: fused,
+        // its outputs would be produced one at a time in the outer reduce's serial order.
+        for (const UOp* i : idx)
+          if (depends_on_reduce(i)) throw RealizeNeeded{u};
         ++num_reduces_;
         std::vector<const UOp*> src = {nullptr};
         sidx = idx;
@@ -208,6 +218,9 @@ class KernelBuilder {
         }
         if (!valid) return render(u->src[0], sidx, gate);
         valid = rw_.rewrite(valid);
+        // Padding read inside a reduce (a conv's window) is stored once instead: the reduce
+        // then reads without masks, so its loads stay contiguous and vectorize.
+        if (depends_on_reduce(valid) && !is_root) throw RealizeNeeded{u};
         const UOp* v = render(u->src[0], sidx, sym_.and_(gate, valid));
         if (valid->is_const(1)) return v;
         return g_.make(Op::Where, u->dtype, {valid, v, g_.constant(0, u->dtype)});

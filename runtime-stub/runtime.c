@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime_internal.h"
@@ -324,6 +325,7 @@ tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads) {
     weights = m->weights_map;
   }
   int is_cpu = desc->backend == TGC_BACKEND_CPU;
+  if (is_cpu && getenv("TGC_PROFILE") && !(m->profile_ms = calloc((size_t)nl + 1, sizeof(double)))) goto oom;
   if (is_cpu && desc->arena_size > 0 && !(m->arena = alloc64(desc->arena_size))) goto oom;
 
   for (int32_t i = 0; i < nb; ++i) {
@@ -365,8 +367,35 @@ fail:
   return NULL;
 }
 
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* TGC_PROFILE=1: per-launch mean time over all runs, slowest first, on stderr. */
+static void print_profile(const tgc_model* m) {
+  const tgc_model_desc* d = m->desc;
+  int32_t n = d->num_launches;
+  double total = 0;
+  for (int32_t l = 0; l < n; ++l) total += m->profile_ms[l];
+  fprintf(stderr, "tgc profile: %lld runs, %.4f ms per run\n", (long long)m->profile_runs, total / (double)m->profile_runs);
+  char* done = calloc((size_t)n + 1, 1);
+  for (int32_t k = 0; k < n && k < 25 && done; ++k) {
+    int32_t best = -1;
+    for (int32_t l = 0; l < n; ++l)
+      if (!done[l] && (best < 0 || m->profile_ms[l] > m->profile_ms[best])) best = l;
+    done[best] = 1;
+    fprintf(stderr, "  %8.4f ms %5.1f%%  %s\n", m->profile_ms[best] / (double)m->profile_runs,
+            100.0 * m->profile_ms[best] / (total > 0 ? total : 1), d->launches[best].name);
+  }
+  free(done);
+}
+
 void tgc_destroy(tgc_model* m) {
   if (!m) return;
+  if (m->profile_ms && m->profile_runs > 0) print_profile(m);
+  free(m->profile_ms);
   if (m->pool) tgc_pool_destroy(m->pool);
   if (m->cl) tgc_cl_destroy(m->cl);
   if (m->launch_args)
@@ -390,8 +419,11 @@ int tgc_run(tgc_model* m) {
   const tgc_model_desc* d = m->desc;
   for (int32_t l = 0; l < d->num_launches; ++l) {
     int64_t total = launch_total(&d->launches[l]);
+    double t0 = m->profile_ms ? now_ms() : 0;
     if (total > 0) tgc_pool_run(m->pool, d->launches[l].cpu_fn, m->launch_args[l], total);
+    if (m->profile_ms) m->profile_ms[l] += now_ms() - t0;
   }
+  m->profile_runs++;
   return 0;
 }
 

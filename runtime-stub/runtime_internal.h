@@ -57,6 +57,8 @@ struct tgc_model {
   tgc_pool* pool;         /* CPU backend */
   tgc_cl* cl;             /* OpenCL backend */
   int num_threads;
+  double* profile_ms;     /* TGC_PROFILE set: time spent per launch, printed by tgc_destroy */
+  int64_t profile_runs;
 };
 
 /* ---- .npy files (npy.c) ---- */

@@ -153,26 +153,55 @@ TEST_F(ScheduleTest, ValueReusedAtTheSameIndexIsComputedOnceInline) {
   EXPECT_EQ(exps.size(), 1u) << "exp must be one shared node in the kernel";
 }
 
-TEST_F(ScheduleTest, ConvBiasReluIsOneKernel) {
+// Padding read inside a reduce's window is stored first (one copy kernel), so the conv reads
+// without masks; conv + bias + relu is the second kernel.
+void expect_pad_then_reduce(const Graph& g, const Schedule& s, const std::string& listing) {
+  ASSERT_EQ(s.kernels.size(), 2u) << listing;
+  EXPECT_EQ(s.kernels[0].num_reduces, 0) << listing;
+  EXPECT_EQ(g.buffer(s.kernels[0].output).kind, BufferKind::Intermediate);
+  EXPECT_EQ(s.kernels[1].num_reduces, 1) << listing;
+  // The reduce's loads carry no masks.
+  for (const UOp* u : toposort({s.kernels[1].ast}))
+    if (u->op == Op::Load) EXPECT_EQ(u->src.size(), 2u) << listing;
+}
+
+TEST_F(ScheduleTest, PaddedConvBiasReluIsPadCopyPlusOneKernel) {
   Tensor x = input({1, 3, 9, 7});
   Tensor w = weight({4, 3, 3, 3}), b = weight({4});
   Tensor y = x.conv(w, b, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).relu();
   Schedule s = schedule_and_check({y});
+  expect_pad_then_reduce(g, s, listing(s));
+  std::vector<int64_t> reads = s.kernels[1].inputs;
+  std::sort(reads.begin(), reads.end());
+  EXPECT_EQ(reads, (std::vector<int64_t>{w.uop()->ival(), b.uop()->ival(), s.kernels[0].output}));
+}
+
+TEST_F(ScheduleTest, UnpaddedConvBiasReluIsOneKernel) {
+  Tensor x = input({1, 3, 9, 7});
+  Tensor w = weight({4, 3, 3, 3}), b = weight({4});
+  Tensor y = x.conv(w, b, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).relu();
+  Schedule s = schedule_and_check({y});
   ASSERT_EQ(s.kernels.size(), 1u) << listing(s);
   EXPECT_EQ(s.kernels[0].num_reduces, 1);
-  std::vector<int64_t> reads = s.kernels[0].inputs;
-  std::sort(reads.begin(), reads.end());
-  EXPECT_EQ(reads, (std::vector<int64_t>{x.uop()->ival(), w.uop()->ival(), b.uop()->ival()}));
   EXPECT_NE(describe(g, s).find("reduces=1"), std::string::npos) << describe(g, s);
 }
 
-TEST_F(ScheduleTest, StridedGroupedConvIsOneKernel) {
+TEST_F(ScheduleTest, StridedGroupedConvIsPadCopyPlusOneKernel) {
   Tensor x = input({2, 4, 7, 6});
   Tensor w = weight({6, 2, 3, 3}), b = weight({6});
   Tensor y = x.conv(w, b, {2, 1}, {1, 0, 0, 2}, {1, 2}, 2).relu();
   Schedule s = schedule_and_check({y});
-  ASSERT_EQ(s.kernels.size(), 1u) << listing(s);
+  expect_pad_then_reduce(g, s, listing(s));
+}
+
+TEST_F(ScheduleTest, ConvFeedingAPoolIsStoredFirst) {
+  Tensor x = input({1, 3, 8, 8});
+  Tensor w = weight({4, 3, 1, 1});
+  Tensor y = x.conv(w, std::nullopt, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).max_pool({2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false);
+  Schedule s = schedule_and_check({y});
+  ASSERT_EQ(s.kernels.size(), 2u) << listing(s);
   EXPECT_EQ(s.kernels[0].num_reduces, 1);
+  EXPECT_EQ(s.kernels[1].num_reduces, 1);
 }
 
 TEST_F(ScheduleTest, SoftmaxIsAtMostTwoKernels) {
@@ -249,11 +278,10 @@ TEST_F(ScheduleTest, PaddedCropIsOneKernelWithMaskedLoads) {
   EXPECT_EQ(s.kernels.size(), 1u) << listing(s);
 }
 
-TEST_F(ScheduleTest, PoolingIsOneKernel) {
+TEST_F(ScheduleTest, PaddedPoolingIsPadCopyPlusOneKernel) {
   Tensor x = input({1, 2, 9, 7});
   Schedule s = schedule_and_check({x.max_pool({3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true)});
-  EXPECT_EQ(s.kernels.size(), 1u) << listing(s);
-  EXPECT_EQ(total_reduces(s), 1);
+  expect_pad_then_reduce(g, s, listing(s));
 }
 
 // A chain of reshapes (or permutes) that ends where it started loads at the store index itself.

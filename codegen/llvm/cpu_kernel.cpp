@@ -80,7 +80,7 @@ class CpuRenderer {
     llvm::BranchInst* latch = b_.CreateBr(head);
     // Expanded kernels are vectorized across their copies (SLP); vectorizing the loops as well
     // would multiply every accumulator by the vector width and spill.
-    if (p_.expanded) {
+    if (p_.lanes_expanded) {
       llvm::Metadata* off[] = {llvm::MDString::get(c_, "llvm.loop.vectorize.enable"),
                                llvm::ConstantAsMetadata::get(b_.getFalse())};
       llvm::MDNode* self = llvm::MDNode::getDistinct(c_, {nullptr, llvm::MDNode::get(c_, off)});
