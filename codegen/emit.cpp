@@ -22,6 +22,7 @@
 #include <set>
 
 #include "codegen/llvm/cpu_kernel.h"
+#include "codegen/llvm/target.h"
 #include "codegen/opencl/render_opencl.h"
 #include "frontend/npy.h"
 #include "ir/error.h"
@@ -38,7 +39,6 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 enum Storage { kArena, kWeight, kInput, kOutput };  // enum tgc_storage
 
-std::string arch_of(const std::string& triple) { return triple.substr(0, triple.find('-')); }
 
 // A C identifier from the artifact's file name: exported symbols are NAME_create etc.
 std::string c_name(const std::string& path) {
@@ -50,58 +50,9 @@ std::string c_name(const std::string& path) {
   return r;
 }
 
-int run_command(const std::vector<std::string>& argv, std::string& output) {
-  std::string cmd;
-  for (const auto& a : argv) cmd += "'" + a + "' ";
-  cmd += "2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) output.append(buf, n);
-  int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
-llvm::TargetMachine* make_target_machine(const std::string& triple, const std::string& cpu) {
-  std::string err;
-  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
-  if (!t) throw Error("target triple '" + triple + "': " + err);
-  std::string features;
-  if (cpu == llvm::sys::getHostCPUName().str()) {
-    for (auto& [name, on] : llvm::sys::getHostCPUFeatures()) features += (on ? "+" : "-") + name.str() + ",";
-  }
-  llvm::TargetOptions to;
-  auto* tm = t->createTargetMachine(triple, cpu, features, to, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive);
-  if (!tm) throw Error("cannot create a target machine for " + triple + " / " + cpu);
-  return tm;
-}
 
-void optimize(llvm::Module& m, llvm::TargetMachine* tm) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PipelineTuningOptions pto;
-  pto.LoopVectorization = true;
-  pto.SLPVectorization = true;
-  llvm::PassBuilder pb(tm, pto);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
-}
 
-void write_object(llvm::Module& m, llvm::TargetMachine* tm, const std::string& path) {
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
-  if (ec) throw Error(path + ": " + ec.message());
-  llvm::legacy::PassManager pm;
-  if (tm->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::ObjectFile))
-    throw Error("the target cannot emit object files");
-  pm.run(m);
-}
 
 // Builds the constant tables of runtime-stub/tgc_model.h as LLVM globals.
 class DescBuilder {
@@ -200,30 +151,9 @@ std::string header_text(const std::string& name, const Model& m) {
 }
 }  // namespace
 
-ResolvedTarget resolve_target(const CompileOptions& opt) {
-  static bool init = [] {
-    LLVMInitializeX86TargetInfo(), LLVMInitializeX86Target(), LLVMInitializeX86TargetMC(), LLVMInitializeX86AsmPrinter();
-    LLVMInitializeAArch64TargetInfo(), LLVMInitializeAArch64Target(), LLVMInitializeAArch64TargetMC(), LLVMInitializeAArch64AsmPrinter();
-    return true;
-  }();
-  (void)init;
-  bool opencl = opt.target == "qcom";
-  if (opt.target != "cpu" && !opencl) throw Error("unknown target '" + opt.target + "' (cpu or qcom)");
-  ResolvedTarget r;
-  // qcom artifacts run on Adreno 6xx boards, which are aarch64 Linux/Android.
-  std::string default_triple = opencl ? "aarch64-unknown-linux-gnu" : llvm::sys::getDefaultTargetTriple();
-  r.triple = opt.triple.empty() ? default_triple : llvm::Triple::normalize(opt.triple);
-  std::string host = llvm::sys::getDefaultTargetTriple();
-  r.cpu = !opt.cpu.empty() ? opt.cpu : (arch_of(r.triple) == arch_of(host) ? llvm::sys::getHostCPUName().str() : "generic");
-  std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(r.triple, r.cpu));
-  r.profile = opencl ? opencl_profile()
-                     : cpu_profile([&](const std::string& f) { return tm->getMCSubtargetInfo()->checkFeatures("+" + f); },
-                                   arch_of(r.triple) == "aarch64");
-  return r;
-}
 
 CompileReport compile_model(Model& m, const CompileOptions& opt) {
-  ResolvedTarget target = resolve_target(opt);
+  ResolvedTarget target = resolve_target(opt.target, opt.triple, opt.cpu);
   bool opencl = opt.target == "qcom";
   if (opt.output.empty()) throw Error("no output path (-o)");
   CompileReport rep;
@@ -278,7 +208,9 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   std::vector<llvm::Constant*> launches;
   const TargetProfile& profile = target.profile;
   for (const Kernel& plain : s.kernels) {
-    Kernel k = opt.optimize ? apply_opts(g, plain, heuristic_opts(g, plain, profile), profile) : plain;
+    std::vector<Opt> opts;
+    if (opt.optimize) opts = opt.choose_opts ? opt.choose_opts(g, plain, profile) : heuristic_opts(g, plain, profile);
+    Kernel k = apply_opts(g, plain, opts, profile);
     LoopProgram p = lower(g, k, {.inner_loop = !opencl});
     std::vector<int32_t> args;
     for (int64_t b : p.args) args.push_back(index.at(b));
@@ -415,18 +347,8 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   rep.codegen_s = since(t1);
 
   auto t2 = Clock::now();
-  std::string arch = arch_of(rep.triple);
-  fs::path rt = fs::path(opt.runtime_dir) / (arch + "-linux-gnu") / "libtgc_runtime.a";
-  if (!fs::exists(rt)) throw Error("no runtime stub for " + arch + " at " + rt.string() + " (was it built? aarch64 needs gcc-aarch64-linux-gnu)");
   std::string tmp_out = out.string() + ".partial";
-  std::vector<std::string> cmd = {"clang-19", "--target=" + arch + "-linux-gnu", "-fuse-ld=lld", obj, rt.string(),
-                                  "-lm", "-lpthread", "-ldl", "-o", tmp_out, "-Wl,--gc-sections", "-Wl,-O1"};
-  if (opt.shared) cmd.insert(cmd.end(), {"-shared", "-Wl,--exclude-libs,ALL"});
-  std::string log;
-  if (run_command(cmd, log) != 0) {
-    fs::remove(tmp_out);
-    throw Error("link failed: " + log.substr(0, 2000));
-  }
+  link_with_runtime({obj}, rep.triple, opt.runtime_dir, opt.shared, tmp_out);
   // Only now touch the real output paths, so a failure never leaves half an artifact.
   if (opt.external_weights) {
     std::ofstream w(out.string() + ".weights", std::ios::binary);

@@ -5,6 +5,9 @@
 #include <string>
 
 #include "frontend/onnx/onnx_import.h"
+#include <functional>
+
+#include "codegen/llvm/target.h"
 #include "passes/opt.h"
 
 namespace tgc {
@@ -13,7 +16,9 @@ struct CompileOptions {
   std::string target = "cpu";  // cpu (LLVM) or qcom (OpenCL C kernels, runtime loads libOpenCL)
   std::string triple;          // default: the host's
   std::string cpu;             // LLVM CPU name; default: the host CPU for host triples, else generic
-  bool optimize = true;        // apply the target's heuristic kernel optimizations
+  bool optimize = true;        // apply kernel optimizations (choose_opts, else the heuristic)
+  // Picks each kernel's optimizations; default heuristic_opts. BEAM search plugs in here.
+  std::function<std::vector<Opt>(Graph&, const Kernel&, const TargetProfile&)> choose_opts;
   bool shared = false;         // libNAME.so + NAME.h instead of an executable
   bool external_weights = false;
   std::string output;          // artifact path
@@ -26,13 +31,6 @@ struct CompileReport {
   double schedule_s = 0, codegen_s = 0, link_s = 0;
   std::string triple, cpu;
 };
-
-// The triple, CPU and optimization profile that `opt` asks for (defaults filled in).
-struct ResolvedTarget {
-  std::string triple, cpu;
-  TargetProfile profile;
-};
-ResolvedTarget resolve_target(const CompileOptions& opt);
 
 CompileReport compile_model(Model& m, const CompileOptions& opt);
 

@@ -123,9 +123,7 @@ int cmd_inspect(const Args& a) {
     std::cout << "# " << s.kernels.size() << " kernels\n" << describe(*m.graph, s);
   } else if (a.stage == "loops") {
     Schedule s = schedule(*m.graph, roots);
-    CompileOptions co;
-    co.target = a.target, co.triple = a.triple, co.cpu = a.cpu;
-    TargetProfile profile = resolve_target(co).profile;
+    TargetProfile profile = resolve_target(a.target, a.triple, a.cpu).profile;
     for (const Kernel& plain : s.kernels) {
       std::vector<Opt> opts = a.optimize ? heuristic_opts(*m.graph, plain, profile) : std::vector<Opt>{};
       Kernel k = apply_opts(*m.graph, plain, opts, profile);

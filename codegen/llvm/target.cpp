@@ -1,0 +1,124 @@
+#include "codegen/llvm/target.h"
+
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "ir/error.h"
+
+namespace tgc {
+
+namespace {
+void init_llvm() {
+  static bool done = [] {
+    LLVMInitializeX86TargetInfo(), LLVMInitializeX86Target(), LLVMInitializeX86TargetMC(), LLVMInitializeX86AsmPrinter();
+    LLVMInitializeAArch64TargetInfo(), LLVMInitializeAArch64Target(), LLVMInitializeAArch64TargetMC(), LLVMInitializeAArch64AsmPrinter();
+    return true;
+  }();
+  (void)done;
+}
+}  // namespace
+
+std::string arch_of(const std::string& triple) { return triple.substr(0, triple.find('-')); }
+
+int run_command(const std::vector<std::string>& argv, std::string& output) {
+  std::string cmd;
+  for (const auto& a : argv) cmd += "'" + a + "' ";
+  cmd += "2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) output.append(buf, n);
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+llvm::TargetMachine* make_target_machine(const std::string& triple, const std::string& cpu) {
+  init_llvm();
+  std::string err;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!t) throw Error("target triple '" + triple + "': " + err);
+  std::string features;
+  if (cpu == llvm::sys::getHostCPUName().str()) {
+    for (auto& [name, on] : llvm::sys::getHostCPUFeatures()) features += (on ? "+" : "-") + name.str() + ",";
+  }
+  llvm::TargetOptions to;
+  auto* tm = t->createTargetMachine(triple, cpu, features, to, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive);
+  if (!tm) throw Error("cannot create a target machine for " + triple + " / " + cpu);
+  return tm;
+}
+
+void optimize(llvm::Module& m, llvm::TargetMachine* tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = true;
+  pto.SLPVectorization = true;
+  llvm::PassBuilder pb(tm, pto);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
+}
+
+void write_object(llvm::Module& m, llvm::TargetMachine* tm, const std::string& path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (ec) throw Error(path + ": " + ec.message());
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::ObjectFile))
+    throw Error("the target cannot emit object files");
+  pm.run(m);
+}
+
+ResolvedTarget resolve_target(const std::string& target, const std::string& triple, const std::string& cpu) {
+  init_llvm();
+  bool opencl = target == "qcom";
+  if (target != "cpu" && !opencl) throw Error("unknown target '" + target + "' (cpu or qcom)");
+  ResolvedTarget r;
+  // qcom artifacts run on Adreno 6xx boards, which are aarch64 Linux/Android.
+  std::string default_triple = opencl ? "aarch64-unknown-linux-gnu" : llvm::sys::getDefaultTargetTriple();
+  r.triple = triple.empty() ? default_triple : llvm::Triple::normalize(triple);
+  std::string host = llvm::sys::getDefaultTargetTriple();
+  r.cpu = !cpu.empty() ? cpu : (arch_of(r.triple) == arch_of(host) ? llvm::sys::getHostCPUName().str() : "generic");
+  std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(r.triple, r.cpu));
+  r.profile = opencl ? opencl_profile()
+                     : cpu_profile([&](const std::string& f) { return tm->getMCSubtargetInfo()->checkFeatures("+" + f); },
+                                   arch_of(r.triple) == "aarch64");
+  return r;
+}
+
+void link_with_runtime(const std::vector<std::string>& objects, const std::string& triple, const std::string& runtime_dir, bool shared,
+                       const std::string& output) {
+  namespace fs = std::filesystem;
+  std::string arch = arch_of(triple);
+  std::vector<std::string> cmd = {"clang-19", "--target=" + arch + "-linux-gnu", "-fuse-ld=lld"};
+  cmd.insert(cmd.end(), objects.begin(), objects.end());
+  if (!runtime_dir.empty()) {
+    fs::path rt = fs::path(runtime_dir) / (arch + "-linux-gnu") / "libtgc_runtime.a";
+    if (!fs::exists(rt)) throw Error("no runtime stub for " + arch + " at " + rt.string() + " (was it built? aarch64 needs gcc-aarch64-linux-gnu)");
+    cmd.push_back(rt.string());
+  }
+  cmd.insert(cmd.end(), {"-lm", "-lpthread", "-ldl", "-o", output, "-Wl,--gc-sections", "-Wl,-O1"});
+  if (shared) cmd.insert(cmd.end(), {"-shared", "-Wl,--exclude-libs,ALL"});
+  std::string log;
+  if (run_command(cmd, log) != 0) {
+    fs::remove(output);
+    throw Error("link failed: " + log.substr(0, 2000));
+  }
+}
+
+}  // namespace tgc
