@@ -1,6 +1,8 @@
 #include "passes/lower.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -203,8 +205,17 @@ std::vector<const UOp*> expand_upcasts(Graph& g, const UOp* store) {
     done[u] = n;
   }
   const UOp* root = done.at(store);
+  // Copies in address order (the axis with the smallest store stride varies fastest), so that
+  // neighbouring copies are neighbouring vector lanes for the SLP vectorizer.
+  std::vector<const UOp*> ups = upcast_ranges({root});
+  Sym sym{g};
+  auto stride = [&](const UOp* r) {
+    const UOp* d = simplify(g, sym.add(substitute(g, root->src[1], {{r, sym.add(r, 1)}}), sym.mul(root->src[1], -1)));
+    return d->is_const() ? std::abs(d->ival()) : INT64_MAX;
+  };
+  std::stable_sort(ups.begin(), ups.end(), [&](const UOp* a, const UOp* b) { return stride(a) > stride(b); });
   std::vector<const UOp*> stores;
-  for (const auto& a : assignments(g, upcast_ranges({root}))) stores.push_back(simplify(g, substitute(g, root, a)));
+  for (const auto& a : assignments(g, ups)) stores.push_back(simplify(g, substitute(g, root, a)));
   return stores;
 }
 
