@@ -206,7 +206,15 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
 
 std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t) {
   std::vector<Opt> opts;
-  if (t.gpu || k.num_reduces == 0) return opts;  // elementwise: LLVM vectorizes the inner loop
+  if (t.gpu) {
+    // Work-groups along the innermost output axis: neighbouring threads read neighbouring data.
+    if (!k.global_ranges.empty()) {
+      int axis = int(k.global_ranges.size()) - 1;
+      if (int64_t v = pick_divisor(size_of(k.global_ranges.back()), {64, 32, 16}, t.max_local)) opts.push_back({OptOp::Local, axis, v});
+    }
+    return opts;
+  }
+  if (k.num_reduces == 0) return opts;  // elementwise: LLVM vectorizes the inner loop
   const std::vector<const UOp*>& globals = k.global_ranges;
   std::vector<const UOp*> loads = reduce_loads(k);
   if (globals.empty() || loads.empty()) return opts;
