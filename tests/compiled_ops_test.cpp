@@ -1,0 +1,162 @@
+// Every Tensor API op, compiled into a real artifact and run: cpu (LLVM, with the heuristic's
+// optimizations) and qcom (OpenCL C on pocl, host triple). Outputs are compared with the
+// reference interpreter. Slower than the unit tests (a compile and a process per case), so it
+// is its own executable with the integration label.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <random>
+
+#include "codegen/emit.h"
+#include "frontend/npy.h"
+#include "ir/error.h"
+#include "ir/interpret.h"
+#include "test_util.h"
+
+namespace tgc {
+namespace {
+namespace fs = std::filesystem;
+
+class Builder {
+ public:
+  Builder() { m.graph = std::make_unique<Graph>(); }
+  Tensor input(const Shape& s, float lo = -1, float hi = 1, DType t = DType::F32) {
+    std::string name = "in" + std::to_string(m.inputs.size());
+    Tensor x = Tensor::input(*m.graph, name, t, s);
+    m.inputs.push_back({name, x});
+    HostTensor h = test::host(s, test::random_floats(rng, numel(s), lo, hi));
+    feeds[x.uop()->ival()] = t == DType::F32 ? h : cast_host(h, t);
+    return x;
+  }
+  Tensor weight(const Shape& s, float lo = -1, float hi = 1) {
+    return Tensor::weight(*m.graph, "w" + std::to_string(m.graph->num_buffers()), test::host(s, test::random_floats(rng, numel(s), lo, hi)));
+  }
+  Tensor indices(const Shape& s, const std::vector<float>& v) {
+    return Tensor::weight(*m.graph, "i" + std::to_string(m.graph->num_buffers()), test::host(s, v, DType::I64));
+  }
+  static HostTensor cast_host(const HostTensor& f, DType t) {
+    HostTensor h(t, f.shape);
+    for (int64_t i = 0; i < f.numel(); ++i) h.set(i, std::round(f.get(i) * 10));
+    return h;
+  }
+
+  Model m;
+  std::map<int64_t, HostTensor> feeds;
+  std::mt19937 rng{7};
+};
+
+struct OpCase {
+  const char* name;
+  std::function<Tensor(Builder&)> build;
+};
+
+const std::vector<OpCase>& op_cases() {
+  static const std::vector<OpCase> c = {
+      // movement
+      {"reshape", [](Builder& b) { return b.input({4, 6}).reshape({3, -1}) * 2.0; }},
+      {"permute", [](Builder& b) { return b.input({2, 3, 5}).permute({2, 0, 1}) + 1.0; }},
+      {"expand", [](Builder& b) { return b.input({3, 1}).expand({2, 3, 4}) * 1.0; }},
+      {"pad", [](Builder& b) { return b.input({3, 4}).pad({{1, 2}, {0, 1}}, 0.5) * 1.0; }},
+      {"shrink", [](Builder& b) { return b.input({5, 6}).shrink({{1, 4}, {2, 6}}) * 1.0; }},
+      {"flip", [](Builder& b) { return b.input({3, 4}).flip({1}) * 1.0; }},
+      {"transpose", [](Builder& b) { return b.input({4, 7}).transpose() * 1.0; }},
+      {"slice", [](Builder& b) { return b.input({6, 8}).slice({1, 0}, {5, 8}, {0, 1}, {2, 3}) * 1.0; }},
+      {"repeat", [](Builder& b) { return b.input({2, 3}).repeat({2, 3}) * 1.0; }},
+      {"cat", [](Builder& b) { return Tensor::cat({b.input({2, 3}), b.input({4, 3})}, 0) * 1.0; }},
+      {"gather", [](Builder& b) { return b.input({5, 4}).gather(b.indices({3}, {4, 0, 2}), 0) * 1.0; }},
+      {"arange", [](Builder& b) { return Tensor::arange(*b.m.graph, 7, DType::F32) + b.input({7}); }},
+      // elementwise
+      {"cast_f32_i32", [](Builder& b) { return (b.input({9}, -5, 5) * 3.0).cast(DType::I32); }},
+      {"int_arith", [](Builder& b) {
+         Tensor x = b.input({8}, -5, 5, DType::I32), y = b.input({8}, 1, 5, DType::I32);
+         return (x + y) * y - x.mod(y) + x.fmod(y);
+       }},
+      {"max_min", [](Builder& b) { Tensor x = b.input({10}), y = b.input({10}); return x.maximum(y) - x.minimum(y); }},
+      {"compare_where", [](Builder& b) {
+         Tensor x = b.input({12}), y = b.input({12});
+         return Tensor::where(x.lt(y).logical_or(x.ge(y * 0.5).logical_and(x.ne(y))), x, y);
+       }},
+      {"exp_log_sqrt", [](Builder& b) { Tensor x = b.input({16}, 0.1f, 3); return x.exp() + x.log() + x.sqrt() + x.rsqrt(); }},
+      {"trig", [](Builder& b) { Tensor x = b.input({16}, -1.5f, 1.5f); return x.sin() + x.cos() + x.tan(); }},
+      {"pow_abs_sign", [](Builder& b) { Tensor x = b.input({16}, -2, 2); return x.abs().pow(b.input({16}, 0, 2)) + x.sign(); }},
+      {"rounding", [](Builder& b) { Tensor x = b.input({20}, -4, 4); return x.trunc() + x.floor() * 2.0 + x.ceil() * 3.0 + x.round() * 4.0; }},
+      {"activations", [](Builder& b) {
+         Tensor x = b.input({32}, -4, 4);
+         return x.relu() + x.leaky_relu(0.1) + x.sigmoid() + x.tanh() + x.erf() + x.gelu() + x.gelu(true) + x.clip(-1.0, 2.0);
+       }},
+      {"reciprocal_div", [](Builder& b) { Tensor x = b.input({16}, 0.5f, 2); return x.reciprocal() + b.input({16}) / x; }},
+      // reduce
+      {"sum_mean", [](Builder& b) { Tensor x = b.input({5, 7, 3}); return x.sum({1}) + x.mean({1}); }},
+      {"max_min_prod", [](Builder& b) { Tensor x = b.input({6, 5}, 0.5f, 1.5f); return x.max({0}) + x.min({0}) + x.prod({0}); }},
+      {"argmax_argmin", [](Builder& b) { Tensor x = b.input({4, 9}); return (x.argmax(1) * 10 + x.argmin(1)).cast(DType::F32); }},
+      {"sum_all", [](Builder& b) { return b.input({33, 31}).sum(); }},
+      // nn
+      {"matmul_primes", [](Builder& b) { return b.input({13, 29}).matmul(b.weight({29, 17})); }},
+      {"matmul_64", [](Builder& b) { return b.input({32, 64}).matmul(b.weight({64, 96})); }},
+      {"batched_matmul", [](Builder& b) { return b.input({2, 5, 12}).matmul(b.input({2, 12, 32})); }},
+      {"conv_bias_relu", [](Builder& b) {
+         return b.input({1, 3, 11, 32}).conv(b.weight({8, 3, 3, 3}), b.weight({8}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).relu();
+       }},
+      {"conv_strided_grouped", [](Builder& b) {
+         return b.input({2, 4, 9, 7}).conv(b.weight({6, 2, 3, 3}), std::nullopt, {2, 1}, {1, 0, 0, 2}, {1, 2}, 2);
+       }},
+      {"depthwise", [](Builder& b) { return b.input({1, 6, 7, 48}).conv(b.weight({6, 1, 5, 5}), std::nullopt, {1, 1}, {2, 2, 2, 2}, {1, 1}, 6); }},
+      {"max_pool", [](Builder& b) { return b.input({1, 2, 9, 7}).max_pool({3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true); }},
+      {"avg_pool", [](Builder& b) { return b.input({1, 3, 17, 16}).avg_pool({2, 2}, {2, 2}, {0, 0, 0, 0}, false, false); }},
+      {"softmax", [](Builder& b) { return b.input({7, 33}, -3, 3).softmax(-1); }},
+      {"log_softmax", [](Builder& b) { return b.input({4, 20}, -3, 3).log_softmax(0); }},
+      {"layer_norm", [](Builder& b) { return b.input({6, 48}).layer_norm({1}, b.weight({48}), b.weight({48}), 1e-5); }},
+      {"batch_norm", [](Builder& b) {
+         return b.input({2, 4, 5, 5}).batch_norm(b.weight({4}), b.weight({4}), b.weight({4}), b.weight({4}, 0.5f, 2), 1e-5);
+       }},
+      {"contiguous_chain", [](Builder& b) { return (b.input({64, 64}).contiguous() * 2.0).exp().sum({0}); }},
+  };
+  return c;
+}
+
+HostTensor run_artifact(Builder& b, const std::string& target, const std::string& triple) {
+  fs::path dir = fs::temp_directory_path() / ("tgc-ops-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  CompileOptions opt;
+  opt.target = target;
+  opt.triple = triple;
+  opt.output = (dir / "model").string();
+  opt.runtime_dir = TGC_RUNTIME_DIR;
+  compile_model(b.m, opt);
+  std::string cmd = "'" + opt.output + "'";
+  for (const NamedTensor& in : b.m.inputs) {
+    std::string f = (dir / (in.name + ".npy")).string();
+    write_npy(f, b.feeds.at(in.tensor.uop()->ival()));
+    cmd += " -i " + in.name + "=" + f;
+  }
+  cmd += " -o '" + (dir / "out").string() + "' > '" + (dir / "log").string() + "' 2>&1";
+  if (std::system(cmd.c_str()) != 0) throw Error("artifact failed: see " + (dir / "log").string());
+  HostTensor out = read_npy((dir / "out" / "out.npy").string());
+  fs::remove_all(dir);
+  return out;
+}
+
+class CompiledOps : public ::testing::TestWithParam<OpCase> {
+ protected:
+  void check(const std::string& target, const std::string& triple) {
+    Builder b;
+    Tensor out = GetParam().build(b);
+    b.m.outputs.push_back({"out", out});
+    HostTensor want = interpret(*b.m.graph, {out.uop()}, b.feeds)[0];
+    HostTensor got = run_artifact(b, target, triple);
+    ASSERT_EQ(got.shape, want.shape);
+    ASSERT_EQ(got.dtype, want.dtype);
+    EXPECT_TRUE(test::all_close(test::values(got), test::values(want), {1e-5, 1e-5})) << target;
+  }
+};
+
+TEST_P(CompiledOps, Cpu) { check("cpu", ""); }
+TEST_P(CompiledOps, QcomOnPocl) { check("qcom", "x86_64-linux-gnu"); }
+
+INSTANTIATE_TEST_SUITE_P(TensorApi, CompiledOps, ::testing::ValuesIn(op_cases()), [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace tgc
