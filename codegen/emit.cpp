@@ -217,7 +217,8 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
     if (opencl) {
       launches.push_back(llvm::ConstantStruct::get(
           d.launch_t(), {d.str(k.name), d.null(), d.str(render_opencl(g, p)), d.I32(int64_t(args.size())),
-                         d.i32s(args, k.name + ".args"), d.a3({opencl_global_size(p), 1, 1}), d.a3({0, 0, 0})}));
+                         d.i32s(args, k.name + ".args"), d.a3({opencl_global_size(p), 1, 1}),
+                         d.a3({p.locals.empty() ? 0 : opencl_local_size(p), 0, 0})}));
       continue;
     }
     CpuWorkSplit split = cpu_work_split(p);

@@ -113,10 +113,16 @@ class Lowerer {
       size_t t = target(u);
       std::vector<Scope> saved(std::make_move_iterator(scopes_.begin() + long(t) + 1), std::make_move_iterator(scopes_.end()));
       scopes_.resize(t + 1);
-      for (size_t i = 1; i < u->src.size(); ++i) open(u->src[i]);
+      // GROUP ranges are thread ids, not loops: each thread accumulates its share.
+      std::vector<const UOp*> loops;
+      for (size_t i = 1; i < u->src.size(); ++i)
+        if (u->src[i]->range().kind != RangeKind::Group) loops.push_back(u->src[i]);
+      for (const UOp* r : loops) open(r);
       for (const UOp* m : group) emit(m->src[0]);
       for (const UOp* m : group) scopes_.back().body.push_back({LStmt::AccUpdate, m, m->src[0]});
-      for (size_t i = 1; i < u->src.size(); ++i) close();
+      for (size_t i = 0; i < loops.size(); ++i) close();
+      if (loops.size() + 1 < u->src.size())
+        for (const UOp* m : group) scopes_.back().body.push_back({LStmt::GroupReduce, m});
       for (auto& s : saved) scopes_.push_back(std::move(s));
       return;
     }
@@ -151,6 +157,7 @@ struct Printer {
         case LStmt::AccUpdate:
           o << pad << acc_name(s.u) << " = " << op_name(s.u->reduce().op) << "(" << acc_name(s.u) << ", " << print_expr(g, s.value) << ")\n";
           break;
+        case LStmt::GroupReduce: o << pad << acc_name(s.u) << " = " << op_name(s.u->reduce().op) << " over the work-group (shared memory)\n"; break;
         case LStmt::Let: break;  // values are shown inline where they are used
         case LStmt::Store: o << pad << print_expr(g, s.u) << "\n"; break;
       }

@@ -13,8 +13,11 @@
 namespace tgc {
 
 struct LStmt {
-  enum Kind { Let, Loop, AccInit, AccUpdate, Store } kind;
-  const UOp* u;                // Let: value; Loop: RANGE; AccInit/AccUpdate: KREDUCE; Store: STORE
+  // GroupReduce (GPUs): each thread of a work-group holds a partial accumulator of a KREDUCE
+  // split by GROUP; they meet in shared memory between barriers and every thread ends with the
+  // total. Stores are then made by the group's first thread only.
+  enum Kind { Let, Loop, AccInit, AccUpdate, GroupReduce, Store } kind;
+  const UOp* u;                // Let: value; Loop: RANGE; Acc*/GroupReduce: KREDUCE; Store: STORE
   const UOp* value = nullptr;  // AccUpdate: the value folded into the accumulator
   std::vector<LStmt> body;     // Loop
 };
@@ -22,7 +25,8 @@ struct LStmt {
 struct LoopProgram {
   std::string name;
   std::vector<const UOp*> globals;  // parallel dims (outermost first); on GPUs, work-group ids
-  std::vector<const UOp*> locals;   // GPUs: thread ids within a work-group (outermost first)
+  std::vector<const UOp*> locals;   // GPUs: thread ids within a work-group (outermost first);
+                                    // GROUP ranges among them split reduces across the group
   const UOp* inner = nullptr;       // CPU: the innermost global dim, run as a loop in `body`
   std::vector<int64_t> args;        // buffer ids in kernel-argument order: output first
   // UPCAST copies store to consecutive addresses: they are the vector lanes (SLP), so the

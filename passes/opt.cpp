@@ -70,7 +70,7 @@ Kernel split_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount, Range
   out.ast = simplify(g, split_substitute(g, k.ast, r, s.add(s.mul(outer, amount), inner), {outer, inner}));
   for (auto& gr : out.global_ranges)
     if (gr == r) gr = outer;
-  if (kind == RangeKind::Local) out.local_ranges.push_back(inner);
+  if (kind == RangeKind::Local || kind == RangeKind::Group) out.local_ranges.push_back(inner);
   return out;
 }
 
@@ -197,7 +197,19 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
         cur = split_axis(g, cur, r, o.amount, RangeKind::Local);
         break;
       }
-      case OptOp::Group:
+      case OptOp::Group: {
+        if (!t.gpu) fail("GROUP needs a GPU target");
+        if (global) fail("GROUP needs a reduce axis");
+        int64_t threads = o.amount;
+        for (const UOp* l : cur.local_ranges) threads *= size_of(l);
+        if (threads > t.max_local) fail("work-group larger than " + std::to_string(t.max_local));
+        int64_t shared = 0;
+        for (const UOp* u : toposort({cur.ast}))
+          if (u->op == Op::KReduce) shared += threads * int64_t(dtype_size(u->dtype));
+        if (shared > t.local_bytes) fail("needs more than " + std::to_string(t.local_bytes) + " bytes of shared memory");
+        cur = split_axis(g, cur, r, o.amount, RangeKind::Group);
+        break;
+      }
       case OptOp::PadTo: fail("not implemented yet");
     }
   }

@@ -116,7 +116,8 @@ const std::vector<OpCase>& op_cases() {
   return c;
 }
 
-HostTensor run_artifact(Builder& b, const std::string& target, const std::string& triple) {
+HostTensor run_artifact(Builder& b, const std::string& target, const std::string& triple,
+                        std::function<std::vector<Opt>(Graph&, const Kernel&, const TargetProfile&)> choose) {
   fs::path dir = fs::temp_directory_path() / ("tgc-ops-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -125,6 +126,7 @@ HostTensor run_artifact(Builder& b, const std::string& target, const std::string
   opt.triple = triple;
   opt.output = (dir / "model").string();
   opt.runtime_dir = TGC_RUNTIME_DIR;
+  opt.choose_opts = choose;
   compile_model(b.m, opt);
   std::string cmd = "'" + opt.output + "'";
   for (const NamedTensor& in : b.m.inputs) {
@@ -135,18 +137,19 @@ HostTensor run_artifact(Builder& b, const std::string& target, const std::string
   cmd += " -o '" + (dir / "out").string() + "' > '" + (dir / "log").string() + "' 2>&1";
   if (std::system(cmd.c_str()) != 0) throw Error("artifact failed: see " + (dir / "log").string());
   HostTensor out = read_npy((dir / "out" / "out.npy").string());
-  fs::remove_all(dir);
+  if (!getenv("TGC_KEEP")) fs::remove_all(dir);
   return out;
 }
 
 class CompiledOps : public ::testing::TestWithParam<OpCase> {
  protected:
-  void check(const std::string& target, const std::string& triple) {
+  void check(const std::string& target, const std::string& triple,
+             std::function<std::vector<Opt>(Graph&, const Kernel&, const TargetProfile&)> choose = nullptr) {
     Builder b;
     Tensor out = GetParam().build(b);
     b.m.outputs.push_back({"out", out});
     HostTensor want = interpret(*b.m.graph, {out.uop()}, b.feeds)[0];
-    HostTensor got = run_artifact(b, target, triple);
+    HostTensor got = run_artifact(b, target, triple, choose);
     ASSERT_EQ(got.shape, want.shape);
     ASSERT_EQ(got.dtype, want.dtype);
     EXPECT_TRUE(test::all_close(test::values(got), test::values(want), {1e-5, 1e-5})) << target;
@@ -155,6 +158,30 @@ class CompiledOps : public ::testing::TestWithParam<OpCase> {
 
 TEST_P(CompiledOps, Cpu) { check("cpu", ""); }
 TEST_P(CompiledOps, QcomOnPocl) { check("qcom", "x86_64-linux-gnu"); }
+
+// Reduces split across work-groups (GROUP: shared memory and barriers), with the heuristic's
+// work-groups on the output where they still fit.
+TEST_P(CompiledOps, QcomOnPoclGroupReduce) {
+  check("qcom", "x86_64-linux-gnu", [](Graph& g, const Kernel& k, const TargetProfile& t) {
+    std::vector<Opt> opts;
+    std::vector<const UOp*> axes = kernel_axes(k);
+    for (size_t a = k.global_ranges.size(); a < axes.size() && opts.empty(); ++a)
+      for (int64_t n : {16, 8, 4, 3, 2})
+        if (axes[a]->src[0]->ival() % n == 0) {
+          opts.push_back({OptOp::Group, int(a), n});
+          break;
+        }
+    for (const Opt& o : heuristic_opts(g, k, t)) {
+      opts.push_back(o);
+      try {
+        apply_opts(g, k, opts, t);
+      } catch (const Error&) {
+        opts.pop_back();
+      }
+    }
+    return opts;
+  });
+}
 
 INSTANTIATE_TEST_SUITE_P(TensorApi, CompiledOps, ::testing::ValuesIn(op_cases()), [](const auto& info) { return std::string(info.param.name); });
 

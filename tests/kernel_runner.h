@@ -13,10 +13,11 @@
 namespace tgc {
 
 // Ranges a kernel runs in parallel: global and local dims, and UPCAST parts split off them
-// (UPCAST parts of reduce dims stay in their reduce's list and are iterated there).
+// (UPCAST and GROUP parts of reduce dims stay in their reduce's list and are iterated there).
 inline std::vector<const UOp*> parallel_ranges(const Kernel& k) {
   std::vector<const UOp*> out = k.global_ranges;
-  out.insert(out.end(), k.local_ranges.begin(), k.local_ranges.end());
+  for (const UOp* l : k.local_ranges)
+    if (l->range().kind == RangeKind::Local) out.push_back(l);
   std::set<const UOp*> in_reduce;
   std::vector<const UOp*> all = toposort({k.ast});
   for (const UOp* u : all)

@@ -101,7 +101,7 @@ TEST_P(OptTest, RandomActionsKeepResults) {
           if (axes.empty()) break;
           int axis = int(pick_rng() % axes.size());
           bool global = size_t(axis) < cur.global_ranges.size();
-          OptOp op = global ? (pick_rng() % 2 ? OptOp::Upcast : OptOp::Local) : OptOp::Unroll;
+          OptOp op = global ? (pick_rng() % 2 ? OptOp::Upcast : OptOp::Local) : (pick_rng() % 2 ? OptOp::Unroll : OptOp::Group);
           // Small factors, or the whole axis (the only choice for a prime size).
           int64_t amount = std::vector<int64_t>{2, 3, 4, 5, 7, 8, 16, axes[size_t(axis)]->src[0]->ival()}[pick_rng() % 8];
           std::vector<Opt> next = opts;

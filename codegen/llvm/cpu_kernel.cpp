@@ -131,6 +131,7 @@ class CpuRenderer {
           b_.CreateStore(v, a);
           break;
         }
+        case LStmt::GroupReduce: throw Error("cpu codegen: kernel " + p_.name + " has a work-group reduce (GROUP is GPU only)");
         case LStmt::Store: {
           const UOp* st = s.u;
           Value* v = value(st->src[2]);

@@ -55,18 +55,29 @@ class ClRenderer {
       o_ << (i ? ", " : "") << "__global " << (i ? "const " : "") << mem_type(b.dtype) << "* restrict b" << i;
       arg_[p_.args[i]] = i;
     }
-    o_ << ") {\n  long gid = get_global_id(0);\n";
-    for (size_t i = p_.globals.size(); i-- > 0;) {
-      const UOp* r = p_.globals[i];
-      std::string n = name(r);
-      o_ << "  long " << n << " = gid % " << r->src[0]->ival() << "; gid /= " << r->src[0]->ival() << ";\n";
+    // All dims are flattened into dimension 0: work-groups over the global ranges, threads of a
+    // group over the local ranges.
+    if (p_.locals.empty()) {
+      o_ << ") {\n  long gid = get_global_id(0);\n";
+    } else {
+      o_ << ") {\n  long gid = get_group_id(0), lid = get_local_id(0);\n";
+      decode(p_.locals, "lid");
     }
+    decode(p_.globals, "gid");
+    std::string head = o_.str();
+    o_.str("");
     stmts(p_.body, 1);
-    o_ << "}\n";
-    return o_.str();
+    return head + shared_.str() + o_.str() + "}\n";
   }
 
  private:
+  void decode(const std::vector<const UOp*>& ranges, const char* from) {
+    for (size_t i = ranges.size(); i-- > 0;) {
+      int64_t n = ranges[i]->src[0]->ival();
+      o_ << "  long " << name(ranges[i]) << " = " << from << " % " << n << "; " << from << " /= " << n << ";\n";
+    }
+  }
+
   std::string name(const UOp* u) {
     auto it = names_.find(u);
     if (it != names_.end()) return it->second;
@@ -87,27 +98,60 @@ class ClRenderer {
           break;
         }
         case LStmt::AccInit: o_ << pad << reg_type(s.u->dtype) << " " << name(s.u) << " = " << identity(s.u) << ";\n"; break;
-        case LStmt::AccUpdate: {
-          std::string a = name(s.u), v = ref(s.value);
-          bool f = is_float(s.u->dtype);
-          switch (s.u->reduce().op) {
-            case Op::Add: o_ << pad << a << " += " << v << ";\n"; break;
-            case Op::Mul: o_ << pad << a << " *= " << v << ";\n"; break;
-            default: o_ << pad << a << " = " << (f ? "fmax(" : "max(") << a << ", " << v << ");\n"; break;
+        case LStmt::AccUpdate: o_ << pad << combine(s.u, name(s.u), ref(s.value)) << "\n"; break;
+        case LStmt::GroupReduce: {
+          // Partials meet in shared memory (one slot per thread of the work-group); every
+          // thread folds the slots of its GROUP siblings, so all of them end with the total.
+          // The second barrier lets the memory be reused.
+          std::string a = name(s.u), sm = "sm_" + a, mine = "0", base = "0", open, close;
+          int64_t stride = 1;
+          for (size_t i = p_.locals.size(); i-- > 0;) {
+            const UOp* r = p_.locals[i];
+            std::string term = name(r) + "*" + std::to_string(stride);
+            mine += "+" + term;
+            if (r->range().kind == RangeKind::Group) {
+              std::string j = "j" + std::to_string(r->range().id);
+              open += "for (int " + j + " = 0; " + j + " < " + std::to_string(r->src[0]->ival()) + "; ++" + j + ") ";
+              base += "+" + j + "*" + std::to_string(stride);
+            } else {
+              base += "+" + term;
+            }
+            stride *= r->src[0]->ival();
           }
+          // OpenCL C wants __local variables at kernel scope.
+          shared_ << "  __local " << reg_type(s.u->dtype) << " " << sm << "[" << stride << "];\n";
+          o_ << pad << "{ " << sm << "[" << mine << "] = " << a << "; barrier(CLK_LOCAL_MEM_FENCE);\n"
+             << pad << "  " << a << " = " << identity(s.u) << ";\n"
+             << pad << "  " << open << combine(s.u, a, sm + "[" + base + "]") << "\n"
+             << pad << "  barrier(CLK_LOCAL_MEM_FENCE); }\n";
           break;
         }
         case LStmt::Store: {
           const UOp* st = s.u;
           size_t b = arg_.at(st->src[0]->ival());
+          // With GROUP ranges, the group's threads all hold the result: the first one stores.
+          std::string first;
+          for (const UOp* r : p_.locals)
+            if (r->range().kind == RangeKind::Group) first += (first.empty() ? "" : " && ") + name(r) + " == 0";
+          if (!first.empty()) o_ << pad << "if (" << first << ")\n" << pad << "  ";
+          else o_ << pad;
           DType t = st->src[2]->dtype;
           if (t == DType::F16 || t == DType::BF16)
-            o_ << pad << "vstore_half(" << ref(st->src[2]) << ", " << ref(st->src[1]) << ", b" << b << ");\n";
+            o_ << "vstore_half(" << ref(st->src[2]) << ", " << ref(st->src[1]) << ", b" << b << ");\n";
           else
-            o_ << pad << "b" << b << "[" << ref(st->src[1]) << "] = (" << mem_type(t) << ")(" << ref(st->src[2]) << ");\n";
+            o_ << "b" << b << "[" << ref(st->src[1]) << "] = (" << mem_type(t) << ")(" << ref(st->src[2]) << ");\n";
           break;
         }
       }
+    }
+  }
+
+  // acc = acc (op) v, for the reduce `u`.
+  std::string combine(const UOp* u, const std::string& a, const std::string& v) {
+    switch (u->reduce().op) {
+      case Op::Add: return a + " += " + v + ";";
+      case Op::Mul: return a + " *= " + v + ";";
+      default: return a + " = " + (is_float(u->dtype) ? "fmax(" : "max(") + a + ", " + v + ");";
     }
   }
 
@@ -178,7 +222,7 @@ class ClRenderer {
 
   const Graph& g_;
   const LoopProgram& p_;
-  std::ostringstream o_;
+  std::ostringstream o_, shared_;
   std::unordered_map<const UOp*, std::string> names_;
   std::unordered_map<int64_t, size_t> arg_;
 };
@@ -191,8 +235,14 @@ std::string render_opencl(const Graph& g, const LoopProgram& p) {
   return (f64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "") + src;
 }
 
-int64_t opencl_global_size(const LoopProgram& p) {
+int64_t opencl_local_size(const LoopProgram& p) {
   int64_t n = 1;
+  for (const UOp* r : p.locals) n *= r->src[0]->ival();
+  return n;
+}
+
+int64_t opencl_global_size(const LoopProgram& p) {
+  int64_t n = opencl_local_size(p);
   for (const UOp* r : p.globals) n *= r->src[0]->ival();
   return n;
 }

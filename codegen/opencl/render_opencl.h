@@ -9,6 +9,8 @@
 namespace tgc {
 
 std::string render_opencl(const Graph& g, const LoopProgram& p);
+// Launch sizes (dimension 0): threads in all, and threads per work-group (1 without locals).
 int64_t opencl_global_size(const LoopProgram& p);
+int64_t opencl_local_size(const LoopProgram& p);
 
 }  // namespace tgc
