@@ -141,6 +141,47 @@ Tensor Tensor::conv(const Tensor& w, const std::optional<Tensor>& bias, const st
   return r + bias->reshape(bshape);
 }
 
+Tensor Tensor::conv_transpose(const Tensor& w, const std::optional<Tensor>& bias, const std::vector<int64_t>& strides,
+                              const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations,
+                              const std::vector<int64_t>& output_padding, int64_t groups) const {
+  // A stride-1 convolution of the input with zeros inserted between elements (stride - 1 per
+  // gap), padded by the kernel span minus the requested pads, with the kernel flipped and its
+  // in/out channel roles swapped.
+  int64_t nsp = w.ndim() - 2;
+  if (nsp < 1 || ndim() != w.ndim())
+    throw Error("conv_transpose: input " + shape_str(shape()) + " and weight " + shape_str(w.shape()) + " ranks do not match");
+  int64_t cin = dim(1), cout_g = w.dim(1);
+  if (groups <= 0 || w.dim(0) != cin || cin % groups)
+    throw Error("conv_transpose: channels " + std::to_string(cin) + " do not match weight " + shape_str(w.shape()) + " with group " + std::to_string(groups));
+  Tensor x = *this;
+  std::vector<std::pair<int64_t, int64_t>> p = {{0, 0}, {0, 0}};
+  for (int64_t i = 0; i < nsp; ++i) {
+    int64_t ax = 2 + i, s = strides[size_t(i)], n = x.dim(ax), k = w.dim(ax), d = dilations[size_t(i)];
+    if (s > 1 && n > 1) {
+      Shape s1 = x.shape(), s3 = x.shape();
+      s1.insert(s1.begin() + ax + 1, 1);
+      s3[size_t(ax)] = n * s;
+      std::vector<std::pair<int64_t, int64_t>> gap(s1.size(), {0, 0});
+      gap[size_t(ax) + 1] = {0, s - 1};
+      x = x.reshape(s1).pad(gap).reshape(s3).slice({0}, {(n - 1) * s + 1}, {ax}, {1});
+    }
+    int64_t span = (k - 1) * d;
+    p.push_back({span - pads[size_t(i)], span - pads[size_t(i + nsp)] + output_padding[size_t(i)]});
+  }
+  x = x.pad(p);
+  // [Cin, Cout/g, *k] -> [g, Cin/g, Cout/g, *k] -> [g, Cout/g, Cin/g, *k] -> [Cout, Cin/g, *k], flipped.
+  Shape ks(w.shape().begin() + 2, w.shape().end());
+  Shape wg = {groups, cin / groups, cout_g};
+  wg.insert(wg.end(), ks.begin(), ks.end());
+  std::vector<int64_t> order = {0, 2, 1};
+  std::vector<int64_t> flips;
+  for (int64_t i = 0; i < nsp; ++i) order.push_back(3 + i), flips.push_back(2 + i);
+  Shape wf = {groups * cout_g, cin / groups};
+  wf.insert(wf.end(), ks.begin(), ks.end());
+  Tensor wt = w.reshape(wg).permute(order).reshape(wf).flip(flips);
+  return x.conv(wt, bias, std::vector<int64_t>(size_t(nsp), 1), std::vector<int64_t>(size_t(2 * nsp), 0), dilations, groups);
+}
+
 Tensor Tensor::pad_min_value(const std::vector<std::pair<int64_t, int64_t>>& p) const { return pad(p, lowest(dtype())); }
 
 namespace {
@@ -171,6 +212,37 @@ Tensor Tensor::max_pool(const std::vector<int64_t>& k, const std::vector<int64_t
   std::vector<int64_t> red;
   for (size_t i = 0; i < k.size(); ++i) red.push_back(-1 - int64_t(i));
   return pad_min_value(p).pool(k, s, d).max(red);
+}
+
+std::pair<Tensor, Tensor> Tensor::max_pool_with_indices(const std::vector<int64_t>& k, const std::vector<int64_t>& s,
+                                                       const std::vector<int64_t>& pads, const std::vector<int64_t>& d,
+                                                       bool ceil_mode, bool column_major) const {
+  auto p = pool_pads(*this, k, s, pads, d, ceil_mode);
+  std::vector<int64_t> red;
+  for (size_t i = 0; i < k.size(); ++i) red.push_back(-1 - int64_t(i));
+  Tensor windows = pad_min_value(p).pool(k, s, d);
+  Tensor best = windows.max(red, true);
+  // The flat input index of every element (padding gets one that never wins); of the maxima in
+  // a window the one with the smallest index is the first in window order.
+  HostTensor pos(DType::I64, shape());
+  size_t lead = size_t(ndim()) - k.size();
+  for (int64_t i = 0; i < numel(); ++i) {
+    int64_t v = i;
+    if (column_major) {  // spatial dims reversed inside each (n, c) block
+      std::vector<int64_t> idx(shape().size());
+      for (size_t a = shape().size(), r = size_t(i); a-- > 0;) idx[a] = int64_t(r) % shape()[a], r /= size_t(shape()[a]);
+      int64_t block = 1, inner = 0, mul = 1;
+      for (size_t a = lead; a < shape().size(); ++a) inner += idx[a] * mul, mul *= shape()[a], block *= shape()[a];
+      v = (i / block) * block + inner;
+    }
+    pos.set(i, double(v));
+  }
+  double never = double(int64_t(1) << 62);
+  Tensor positions = weight(*g_, "pool_positions", std::move(pos)).pad(p, never).pool(k, s, d);
+  Tensor first = where(windows.eq(best), positions, positions.full_like(never)).min(red);
+  std::vector<int64_t> squeeze_axes;
+  for (size_t i = 0; i < k.size(); ++i) squeeze_axes.push_back(-1 - int64_t(i));
+  return {best.squeeze(squeeze_axes), first};
 }
 
 Tensor Tensor::avg_pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s, const std::vector<int64_t>& pads,
