@@ -240,8 +240,12 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
     if (stride(g, store_idx, globals[size_t(a)]) != 1) continue;
     bool contiguous_load = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return stride(g, l->src[1], globals[size_t(a)]) == 1; });
     if (!contiguous_load) break;
-    int64_t lanes = t.vector_lanes;
-    int64_t v = pick_divisor(size_of(globals[size_t(a)]), {2 * lanes, lanes, lanes / 2, 4}, budget);
+    int64_t lanes = t.vector_lanes, n = size_of(globals[size_t(a)]);
+    int64_t v = pick_divisor(n, {2 * lanes, lanes, lanes / 2, 4}, budget);
+    // Sizes without a power-of-two factor (6625 = 5^3 * 53): the largest divisor near the
+    // vector width still gives full vectors plus a short tail.
+    for (int64_t d = 2 * lanes; !v && d > lanes / 2; --d)
+      if (n % d == 0 && d <= budget) v = d;
     if (v) opts.push_back({OptOp::Upcast, a, v}), expand *= v, vec_axis = a;
   }
   // Without vector lanes along an output axis, LLVM vectorizes the reduce loop itself, and
