@@ -140,6 +140,9 @@ const UOp* identities(Graph& g, const UOp* u) {
       if (u->dtype == DType::Bool && u->op == Op::And && src[1]->op == Op::Const) return src[1]->ival() ? src[0] : src[1];
       if (u->dtype == DType::Bool && u->op == Op::Or && src[1]->op == Op::Const) return src[1]->ival() ? src[1] : src[0];
       if ((u->op == Op::And || u->op == Op::Or || u->op == Op::Max) && src[0] == src[1]) return src[0];
+      // A clamp that its operand's bounds never reach.
+      if (u->op == Op::Max && u->dtype == DType::Index && src[0]->vmin >= src[1]->vmax) return src[0];
+      if (u->op == Op::Max && u->dtype == DType::Index && src[1]->vmin >= src[0]->vmax) return src[1];
       return nullptr;
     case Op::Where:
       if (src[0]->op == Op::Const) return src[0]->ival() ? src[1] : src[2];

@@ -216,6 +216,15 @@ class KernelBuilder {
           if (p[2 * i] > 0) valid = sym_.and_(valid, sym_.ge(sidx[i], 0));
           if (p[2 * i + 1] > 0) valid = sym_.and_(valid, sym_.lt(sidx[i], in[i]));
         }
+        // Under the mask the source index stays in [0, in): clamping it says so to the
+        // simplifier, which can then cancel the divisions and modulos of reshapes below.
+        for (size_t i = 0; i < in.size(); ++i) {
+          const UOp* x = rw_.rewrite(sidx[i]);
+          if (x->vmin < 0) x = g_.make(Op::Max, DType::Index, {x, sym_.c(0)});
+          if (x->vmax > in[i] - 1)
+            x = g_.make(Op::Neg, DType::Index, {g_.make(Op::Max, DType::Index, {g_.make(Op::Neg, DType::Index, {x}), sym_.c(1 - in[i])})});
+          sidx[i] = x;
+        }
         if (!valid) return render(u->src[0], sidx, gate);
         valid = rw_.rewrite(valid);
         // Padding read inside a reduce (a conv's window) is stored once instead: the reduce

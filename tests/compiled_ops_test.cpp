@@ -52,6 +52,8 @@ struct OpCase {
   std::function<Tensor(Builder&)> build;
 };
 
+void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name; }
+
 const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> c = {
       // movement

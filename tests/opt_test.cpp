@@ -27,6 +27,8 @@ struct Case {
   std::function<Tensor(test::Env&)> build;
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 const std::vector<Case>& cases() {
   static const std::vector<Case> c = {
       {"matmul_primes", [](test::Env& e) { return e.input({13, 29}).matmul(e.weight({29, 17})); }},
