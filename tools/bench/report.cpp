@@ -144,7 +144,8 @@ void write_markdown(const std::string& path, const std::string& section) {
     if (end < text.size() && text[end] == '\n') ++end;
     text = text.substr(0, b) + section + text.substr(end);
   } else if (!text.empty()) {
-    text += "\n" + section;
+    while (text.size() >= 2 && text.compare(text.size() - 2, 2, "\n\n") == 0) text.pop_back();
+    text += (text.back() == '\n' ? "\n" : "\n\n") + section;
   } else {
     text = "# Performance\n\n" + section;
   }
