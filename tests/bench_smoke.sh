@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Smoke test of tgc-bench (not a speed test): on the bundled model and the smallest matmul it
+# must compile, run both sides, find their outputs in agreement and print a tgc/ort ratio.
+# usage: bench_smoke.sh TGC_BENCH WORK_DIR
+set -euo pipefail
+bench="$1"; work="$2"
+rm -rf "$work"
+"$bench" --filter '^(digits_cnn|matmul_256)$' --iters 3 --rounds 1 --budget 0.1 --work "$work" >"$work.out" 2>"$work.err" || {
+  cat "$work.out" "$work.err"; echo "bench_smoke: tgc-bench failed"; exit 1; }
+cat "$work.out"
+for c in digits_cnn matmul_256; do
+  grep -Eq "\] $c: .*tgc/ort [0-9]+\.[0-9]+" "$work.err" || { cat "$work.err"; echo "bench_smoke: no ratio for $c"; exit 1; }
+  grep -Eq "^$c .* ok \(err [0-9.e+-]+\)" "$work.out" || { echo "bench_smoke: outputs of $c not checked"; exit 1; }
+done
+grep -Eq "^ceiling sgemm 256 @1T: [0-9.]+ GFLOP/s" "$work.out" || { echo "bench_smoke: no sgemm ceiling"; exit 1; }
+echo "bench_smoke: ok"

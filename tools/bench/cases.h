@@ -1,0 +1,51 @@
+// What the benchmark runs: the models found in the model directories and the generated
+// microbenchmarks, each with a fixed input set (shapes from tools/bench/inputs.txt where the
+// model leaves dims dynamic, values from a seeded generator).
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/uop.h"
+
+namespace tgc::bench {
+
+struct InputSpec {
+  std::string name;             // the ONNX input name
+  DType dtype = DType::F32;
+  Shape shape;                  // -1 where the model leaves a dim dynamic and inputs.txt is silent
+  bool shape_fixed = false;     // some dim was dynamic in the model: tgc needs --input-shape
+  std::optional<double> fill;   // a constant value (e.g. a sample rate) instead of random data
+  double scale = 1;             // random inputs: standard normal times this
+};
+
+struct Case {
+  std::string name;             // the table's label: the model's file stem, or the micro name
+  std::string model;            // .onnx path
+  bool micro = false;
+  std::string metric = "flops"; // what the throughput column shows: "flops" or "bytes"
+  int64_t sgemm_n = 0;          // a matmul microbenchmark is held against sgemm of this size
+  std::vector<InputSpec> inputs;
+  std::string error;            // why no input set can be made (the case is then reported, not run)
+
+  std::string shape_summary() const;                      // "x=1x3x48x320"
+  std::vector<std::string> input_shape_args() const;       // tgc compile --input-shape ...
+};
+
+// inputs.txt: per model file name, the tokens that fix shapes and values (format in the file).
+using InputTable = std::map<std::string, std::vector<std::string>>;
+InputTable read_input_table(const std::string& path);
+
+// The *.onnx files of `dir`, sorted by name.
+std::vector<std::string> onnx_files(const std::string& dir);
+
+// Reads the model's inputs and applies `tokens`; a micro model carries its metric in metadata.
+Case load_case(const std::string& model_path, const std::vector<std::string>& tokens, bool micro);
+
+// Writes one .npy per input under `dir` (same values on every call) and returns the
+// NAME=FILE arguments for -i.
+std::vector<std::string> write_inputs(const Case& c, const std::string& dir);
+
+}  // namespace tgc::bench
