@@ -64,6 +64,35 @@ class Tensor {
   std::vector<Tensor> split(const std::vector<int64_t>& sizes, int64_t axis) const;
   Tensor gather(const Tensor& indices, int64_t axis) const;  // ONNX Gather
 
+  // ---- indexing (tensor_index.cpp) -------------------------------------------------------
+  // x[..., idx[o], ...] along `axis` for compile-time indices (negative count from the end).
+  // Movement ops where the indices follow floor((q*o + r) / p) + a, possibly with a clamped run
+  // at either end (nearest/linear resampling, strided and repeated slices); a one-hot reduce
+  // otherwise.
+  Tensor take(int64_t axis, std::vector<int64_t> idx) const;
+  enum class PadMode { Constant, Reflect, Edge, Wrap };
+  // Pads by mirroring (reflect: without repeating the edge), repeating the edge, or wrapping
+  // around. Negative amounts crop first.
+  Tensor pad(const std::vector<std::pair<int64_t, int64_t>>& p, PadMode mode) const;
+  // ONNX GatherElements: out[i] = x[i with axis replaced by indices[i]]; out has indices' shape.
+  Tensor gather_elements(const Tensor& indices, int64_t axis) const;
+  // ONNX GatherND: indices [..., k] address the first k dims after `batch_dims`.
+  Tensor gather_nd(const Tensor& indices, int64_t batch_dims) const;
+  enum class Reduction { None, Add, Mul, Max, Min };
+  // ONNX ScatterElements / ScatterND: a copy of x with `updates` written (or combined) at the
+  // indexed positions. Duplicate indices with Reduction::None give an unspecified one of them.
+  Tensor scatter_elements(const Tensor& indices, const Tensor& updates, int64_t axis, Reduction r) const;
+  Tensor scatter_nd(const Tensor& indices, const Tensor& updates, Reduction r) const;
+  // The k largest (or smallest) values along axis, sorted, ties by lower index first, and
+  // their int64 indices.
+  std::pair<Tensor, Tensor> topk(int64_t k, int64_t axis, bool largest) const;
+  Tensor cumsum(int64_t axis, bool exclusive, bool reverse) const;
+  // One-hot over a new axis of size depth at `axis` of the result: on where index == position
+  // (negative indices count from depth), off elsewhere.
+  static Tensor one_hot(const Tensor& indices, int64_t depth, int64_t axis, const Tensor& off, const Tensor& on);
+  // Upper (j - i >= k) or lower (j - i <= k) triangle of the last two dims, zeros elsewhere.
+  Tensor trilu(int64_t k, bool upper) const;
+
   // ---- elementwise -----------------------------------------------------------------------
   Tensor cast(DType t) const;
   Tensor bitcast(DType t) const;
@@ -134,6 +163,11 @@ class Tensor {
   // pads: begin pads then end pads per spatial dim (ONNX order).
   Tensor conv(const Tensor& w, const std::optional<Tensor>& bias, const std::vector<int64_t>& strides,
               const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations, int64_t groups) const;
+  // Transposed convolution (the gradient of conv). w: [Cin, Cout/groups, *kernel]; pads are
+  // removed from the full output, output_padding added at the end of each spatial dim.
+  Tensor conv_transpose(const Tensor& w, const std::optional<Tensor>& bias, const std::vector<int64_t>& strides,
+                        const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations,
+                        const std::vector<int64_t>& output_padding, int64_t groups) const;
   // Sliding windows over the last kernel.size() dims: [..., *out, *kernel].
   Tensor pool(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
               const std::vector<int64_t>& dilations) const;

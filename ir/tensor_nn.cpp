@@ -141,6 +141,47 @@ Tensor Tensor::conv(const Tensor& w, const std::optional<Tensor>& bias, const st
   return r + bias->reshape(bshape);
 }
 
+Tensor Tensor::conv_transpose(const Tensor& w, const std::optional<Tensor>& bias, const std::vector<int64_t>& strides,
+                              const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations,
+                              const std::vector<int64_t>& output_padding, int64_t groups) const {
+  // A stride-1 convolution of the input with zeros inserted between elements (stride - 1 per
+  // gap), padded by the kernel span minus the requested pads, with the kernel flipped and its
+  // in/out channel roles swapped.
+  int64_t nsp = w.ndim() - 2;
+  if (nsp < 1 || ndim() != w.ndim())
+    throw Error("conv_transpose: input " + shape_str(shape()) + " and weight " + shape_str(w.shape()) + " ranks do not match");
+  int64_t cin = dim(1), cout_g = w.dim(1);
+  if (groups <= 0 || w.dim(0) != cin || cin % groups)
+    throw Error("conv_transpose: channels " + std::to_string(cin) + " do not match weight " + shape_str(w.shape()) + " with group " + std::to_string(groups));
+  Tensor x = *this;
+  std::vector<std::pair<int64_t, int64_t>> p = {{0, 0}, {0, 0}};
+  for (int64_t i = 0; i < nsp; ++i) {
+    int64_t ax = 2 + i, s = strides[size_t(i)], n = x.dim(ax), k = w.dim(ax), d = dilations[size_t(i)];
+    if (s > 1 && n > 1) {
+      Shape s1 = x.shape(), s3 = x.shape();
+      s1.insert(s1.begin() + ax + 1, 1);
+      s3[size_t(ax)] = n * s;
+      std::vector<std::pair<int64_t, int64_t>> gap(s1.size(), {0, 0});
+      gap[size_t(ax) + 1] = {0, s - 1};
+      x = x.reshape(s1).pad(gap).reshape(s3).slice({0}, {(n - 1) * s + 1}, {ax}, {1});
+    }
+    int64_t span = (k - 1) * d;
+    p.push_back({span - pads[size_t(i)], span - pads[size_t(i + nsp)] + output_padding[size_t(i)]});
+  }
+  x = x.pad(p);
+  // [Cin, Cout/g, *k] -> [g, Cin/g, Cout/g, *k] -> [g, Cout/g, Cin/g, *k] -> [Cout, Cin/g, *k], flipped.
+  Shape ks(w.shape().begin() + 2, w.shape().end());
+  Shape wg = {groups, cin / groups, cout_g};
+  wg.insert(wg.end(), ks.begin(), ks.end());
+  std::vector<int64_t> order = {0, 2, 1};
+  std::vector<int64_t> flips;
+  for (int64_t i = 0; i < nsp; ++i) order.push_back(3 + i), flips.push_back(2 + i);
+  Shape wf = {groups * cout_g, cin / groups};
+  wf.insert(wf.end(), ks.begin(), ks.end());
+  Tensor wt = w.reshape(wg).permute(order).reshape(wf).flip(flips);
+  return x.conv(wt, bias, std::vector<int64_t>(size_t(nsp), 1), std::vector<int64_t>(size_t(2 * nsp), 0), dilations, groups);
+}
+
 Tensor Tensor::pad_min_value(const std::vector<std::pair<int64_t, int64_t>>& p) const { return pad(p, lowest(dtype())); }
 
 namespace {

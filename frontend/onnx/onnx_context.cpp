@@ -132,9 +132,18 @@ std::vector<double> OpContext::attr_floats(const std::string& name) const {
   const auto* a = find(name);
   return a ? std::vector<double>(a->floats().begin(), a->floats().end()) : std::vector<double>{};
 }
+std::vector<std::string> OpContext::attr_strings(const std::string& name) const {
+  const auto* a = find(name);
+  return a ? std::vector<std::string>(a->strings().begin(), a->strings().end()) : std::vector<std::string>{};
+}
 const onnx::TensorProto* OpContext::attr_tensor(const std::string& name) const {
   const auto* a = find(name);
   return a && a->has_t() ? &a->t() : nullptr;
+}
+
+const onnx::GraphProto* OpContext::attr_graph(const std::string& name) const {
+  const auto* a = find(name);
+  return a && a->has_g() ? &a->g() : nullptr;
 }
 
 }  // namespace tgc

@@ -57,6 +57,96 @@ Shape input_shape(const onnx::ValueInfoProto& v, const ImportOptions& opt, const
                 v.name() + "=d0,d1,... (or pass that input with -i)");
   return s;
 }
+
+// A model input fixed at compile time (ImportOptions::input_values).
+Tensor fixed_input(Graph& g, const std::string& name, DType t, const Shape& shape, const std::vector<double>& v,
+                   const std::string& path) {
+  HostTensor h(t, shape);
+  if (int64_t(v.size()) != 1 && int64_t(v.size()) != h.numel())
+    throw Error(path + ": --input-value " + name + " gives " + std::to_string(v.size()) + " values for an input of shape " +
+                shape_str(shape));
+  for (int64_t i = 0; i < h.numel(); ++i) h.set(i, v[v.size() == 1 ? 0 : size_t(i)]);
+  return Tensor::weight(g, name, std::move(h));
+}
+
+// Values visible to a graph's nodes: its own, then those of the enclosing graphs (ONNX subgraphs
+// such as If branches read outer values by name).
+struct Scope {
+  std::unordered_map<std::string, Tensor> values;
+  const Scope* parent = nullptr;
+  const Tensor* find(const std::string& name) const {
+    for (const Scope* s = this; s; s = s->parent)
+      if (auto it = s->values.find(name); it != s->values.end()) return &it->second;
+    return nullptr;
+  }
+};
+
+struct Importer {
+  Graph& g;
+  std::string path, dir;
+  int64_t opset;
+
+  // Runs the nodes of `gp` (the main graph or a subgraph) in `scope`; returns its outputs.
+  // `prefix` names the enclosing nodes in errors ("If_0/then_branch/").
+  std::vector<Tensor> run(const onnx::GraphProto& gp, Scope& scope, const std::string& prefix) {
+    for (const auto& init : gp.initializer()) {
+      try {
+        scope.values[init.name()] = Tensor::weight(g, init.name(), host_tensor_from_proto(init, dir));
+      } catch (const Error& e) {
+        throw Error(path + ": initializer '" + prefix + init.name() + "': " + e.what());
+      }
+    }
+    const auto& ops = onnx_ops();
+    for (int n = 0; n < gp.node_size(); ++n) {
+      const onnx::NodeProto& node = gp.node(n);
+      std::string label = prefix + (node.name().empty() ? "#" + std::to_string(n) : node.name());
+      std::string where = path + ": node '" + label + "' (" + node.op_type() + ", opset " + std::to_string(opset) + ")";
+      if (!node.domain().empty() && node.domain() != "ai.onnx")
+        throw Error(where + ": unsupported domain '" + node.domain() + "'");
+      auto impl = ops.find(node.op_type());
+      if (impl == ops.end()) throw Error(where + ": unsupported op type '" + node.op_type() + "'");
+      std::vector<std::optional<Tensor>> inputs;
+      for (const std::string& name : node.input()) {
+        if (name.empty()) {
+          inputs.push_back(std::nullopt);
+          continue;
+        }
+        const Tensor* t = scope.find(name);
+        if (!t)
+          throw Error(where + ": input '" + name + "' is not produced by any earlier node, initializer or graph input (missing, or a cycle)");
+        inputs.push_back(*t);
+      }
+      OpContext ctx(g, node, opset, where, std::move(inputs));
+      ctx.run_subgraph = [&, label](const onnx::GraphProto& sub, const std::string& attr) {
+        Scope inner;
+        inner.parent = &scope;
+        return run(sub, inner, label + "/" + attr + "/");
+      };
+      std::vector<Tensor> outs;
+      try {
+        outs = impl->second(ctx);
+      } catch (const Error& e) {
+        std::string msg = e.what();
+        if (msg.rfind(path, 0) == 0) throw;  // already names the node
+        throw Error(where + ": " + msg);
+      }
+      for (int i = 0; i < node.output_size() && i < int(outs.size()); ++i) {
+        if (node.output(i).empty()) continue;
+        g.set_origin(outs[size_t(i)].uop(), node.op_type() + " " + label);
+        scope.values[node.output(i)] = outs[size_t(i)];
+      }
+      for (int i = int(outs.size()); i < node.output_size(); ++i)
+        if (!node.output(i).empty()) throw Error(where + ": output " + std::to_string(i) + " ('" + node.output(i) + "') is not supported");
+    }
+    std::vector<Tensor> outs;
+    for (const auto& out : gp.output()) {
+      const Tensor* t = scope.find(out.name());
+      if (!t) throw Error(path + ": graph output '" + prefix + out.name() + "' is never produced");
+      outs.push_back(*t);
+    }
+    return outs;
+  }
+};
 }  // namespace
 
 Model import_onnx(const std::string& path, const ImportOptions& options) {
@@ -64,83 +154,46 @@ Model import_onnx(const std::string& path, const ImportOptions& options) {
   std::string bytes = read_file(path);
   if (bytes.empty() || !proto.ParseFromString(bytes) || !proto.has_graph())
     throw Error(path + ": not a valid ONNX model (truncated or corrupt protobuf)");
-  for (const auto& o : proto.opset_import())
-    if (!o.domain().empty() && o.domain() != "ai.onnx" && o.domain() != "ai.onnx.ml")
-      throw Error(path + ": unsupported operator domain '" + o.domain() + "'");
+  // Exporters list domains they never use (ORT-internal ones, training); only a node of an
+  // unknown domain is an error, raised where the node is imported.
   int64_t opset = default_opset(proto, path);
   if (opset < 1 || opset > 21) throw Error(path + ": unsupported opset " + std::to_string(opset) + " (tgc handles 1 to 21)");
-  std::string dir = std::filesystem::path(path).parent_path().string();
 
   Model model;
   model.path = path;
   model.graph = std::make_unique<Graph>();
   Graph& g = *model.graph;
   const onnx::GraphProto& gp = proto.graph();
-  std::unordered_map<std::string, Tensor> values;
-
-  for (const auto& init : gp.initializer()) {
-    try {
-      values[init.name()] = Tensor::weight(g, init.name(), host_tensor_from_proto(init, dir));
-    } catch (const Error& e) {
-      throw Error(path + ": initializer '" + init.name() + "': " + e.what());
-    }
-  }
+  Importer importer{g, path, std::filesystem::path(path).parent_path().string(), opset};
+  Scope scope;
+  std::set<std::string> initializers;
+  for (const auto& init : gp.initializer()) initializers.insert(init.name());
   for (const auto& in : gp.input()) {
-    if (values.count(in.name())) continue;  // an initializer listed as input (old exporters)
+    if (initializers.count(in.name())) continue;  // an initializer listed as input (old exporters)
     if (!in.type().has_tensor_type()) throw Error(path + ": input '" + in.name() + "' is not a tensor");
     DType t = dtype_from_onnx(in.type().tensor_type().elem_type());
+    const std::vector<double>* fixed = nullptr;
+    for (const std::string& key : {in.name(), file_safe(in.name())})
+      if (auto it = options.input_values.find(key); it != options.input_values.end()) fixed = &it->second;
+    if (fixed) {
+      scope.values[in.name()] = fixed_input(g, in.name(), t, input_shape(in, options, path), *fixed, path);
+      continue;
+    }
     Tensor x = Tensor::input(g, in.name(), t, input_shape(in, options, path));
-    values[in.name()] = x;
+    scope.values[in.name()] = x;
     model.inputs.push_back({in.name(), x});
   }
-  for (const auto& [name, _] : options.input_shapes) {
-    bool known = false;
-    for (const auto& in : model.inputs) known = known || in.name == name || file_safe(in.name) == name;
-    if (!known) throw Error(path + ": --input-shape names '" + name + "', which is not a model input");
-  }
-
-  const auto& ops = onnx_ops();
-  for (int n = 0; n < gp.node_size(); ++n) {
-    const onnx::NodeProto& node = gp.node(n);
-    std::string label = node.name().empty() ? "#" + std::to_string(n) : node.name();
-    std::string where = path + ": node '" + label + "' (" + node.op_type() + ", opset " + std::to_string(opset) + ")";
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
-      throw Error(where + ": unsupported domain '" + node.domain() + "'");
-    auto impl = ops.find(node.op_type());
-    if (impl == ops.end()) throw Error(where + ": unsupported op type '" + node.op_type() + "'");
-    std::vector<std::optional<Tensor>> inputs;
-    for (const std::string& name : node.input()) {
-      if (name.empty()) {
-        inputs.push_back(std::nullopt);
-        continue;
-      }
-      auto it = values.find(name);
-      if (it == values.end())
-        throw Error(where + ": input '" + name + "' is not produced by any earlier node, initializer or graph input (missing, or a cycle)");
-      inputs.push_back(it->second);
+  auto check_names = [&](const auto& named, const char* flag) {
+    for (const auto& [name, _] : named) {
+      bool known = false;
+      for (const auto& in : gp.input()) known = known || in.name() == name || file_safe(in.name()) == name;
+      if (!known) throw Error(path + ": " + flag + " names '" + name + "', which is not a model input");
     }
-    OpContext ctx(g, node, opset, where, std::move(inputs));
-    std::vector<Tensor> outs;
-    try {
-      outs = impl->second(ctx);
-    } catch (const Error& e) {
-      std::string msg = e.what();
-      if (msg.rfind(path, 0) == 0) throw;  // already names the node
-      throw Error(where + ": " + msg);
-    }
-    for (int i = 0; i < node.output_size() && i < int(outs.size()); ++i) {
-      if (node.output(i).empty()) continue;
-      g.set_origin(outs[size_t(i)].uop(), node.op_type() + " " + label);
-      values[node.output(i)] = outs[size_t(i)];
-    }
-    for (int i = int(outs.size()); i < node.output_size(); ++i)
-      if (!node.output(i).empty()) throw Error(where + ": output " + std::to_string(i) + " ('" + node.output(i) + "') is not supported");
-  }
-  for (const auto& out : gp.output()) {
-    auto it = values.find(out.name());
-    if (it == values.end()) throw Error(path + ": graph output '" + out.name() + "' is never produced");
-    model.outputs.push_back({out.name(), it->second});
-  }
+  };
+  check_names(options.input_shapes, "--input-shape");
+  check_names(options.input_values, "--input-value");
+  std::vector<Tensor> outs = importer.run(gp, scope, "");
+  for (int i = 0; i < gp.output_size(); ++i) model.outputs.push_back({gp.output(i).name(), outs[size_t(i)]});
   if (model.outputs.empty()) throw Error(path + ": graph has no outputs");
   return model;
 }

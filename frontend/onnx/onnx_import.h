@@ -15,6 +15,9 @@ struct ImportOptions {
   std::map<std::string, Shape> input_shapes;
   // Shapes of the data at hand (e.g. -i files): used only for dims the model leaves dynamic.
   std::map<std::string, Shape> shape_hints;
+  // Inputs fixed to these values at compile time: the model is specialised for them (an If on
+  // such an input folds) and they are no longer inputs. One value fills the whole input.
+  std::map<std::string, std::vector<double>> input_values;
 };
 
 struct NamedTensor {

@@ -7,20 +7,7 @@
 
 namespace tgc {
 
-namespace {
-using Ctx = OpContext;
-using Outs = std::vector<Tensor>;
-
-// ---- helpers ----------------------------------------------------------------------------
-template <typename F>
-OpImpl map1(F f) {
-  return [f](Ctx& c) -> Outs { return {f(c.in(0))}; };
-}
-template <typename F>
-OpImpl map2(F f) {
-  return [f](Ctx& c) -> Outs { return {f(c.in(0), c.in(1))}; };
-}
-
+// ---- helpers shared with the other op files (declared in onnx_ops.h) -------------------------
 // Every axis after batch and channel.
 std::vector<int64_t> spatial_axes(const Tensor& x) {
   std::vector<int64_t> axes;
@@ -29,7 +16,7 @@ std::vector<int64_t> spatial_axes(const Tensor& x) {
 }
 
 // Axes given as an attribute (older opsets) or as an optional input (newer ones).
-std::vector<int64_t> axes_of(Ctx& c, size_t input, const char* attr = "axes") {
+std::vector<int64_t> axes_of(Ctx& c, size_t input, const char* attr) {
   if (c.has(input)) return c.ints(input);
   return c.attr_ints(attr);
 }
@@ -62,10 +49,6 @@ std::vector<int64_t> spatial_pads(Ctx& c, const Shape& in_spatial, const std::ve
   return pads;
 }
 
-struct Window {
-  std::vector<int64_t> kernel, strides, dilations, pads;
-};
-
 Window window(Ctx& c, const Tensor& x, std::vector<int64_t> kernel) {
   size_t n = kernel.size();
   if (x.ndim() != int(n) + 2) c.fail("input rank " + std::to_string(x.ndim()) + " does not match a " + std::to_string(n) + "-d window");
@@ -77,6 +60,8 @@ Window window(Ctx& c, const Tensor& x, std::vector<int64_t> kernel) {
   w.pads = spatial_pads(c, Shape(x.shape().begin() + 2, x.shape().end()), kernel, w.strides, w.dilations);
   return w;
 }
+
+namespace {
 
 Tensor reduce_op(Ctx& c, Tensor (Tensor::*f)(std::vector<int64_t>, bool) const, int64_t axes_input_opset) {
   bool keep = c.attr_int("keepdims", 1) != 0;
@@ -268,7 +253,6 @@ Outs split(Ctx& c) {
 Tensor pad(Ctx& c) {
   const Tensor& x = c.in(0);
   std::string mode = c.attr_string("mode", "constant");
-  if (mode != "constant") c.fail("pad mode '" + mode + "' is not supported yet");
   std::vector<int64_t> pads = c.opset >= 11 ? c.ints(1) : c.attr_ints("pads");
   double value = c.opset >= 11 ? (c.has(2) ? c.floats(2).at(0) : 0.0) : c.attr_float("value", 0);
   std::vector<int64_t> axes;
@@ -277,7 +261,11 @@ Tensor pad(Ctx& c) {
   if (pads.size() != 2 * axes.size()) c.fail("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(axes.size()) + " axes");
   std::vector<std::pair<int64_t, int64_t>> p(size_t(x.ndim()), {0, 0});
   for (size_t i = 0; i < axes.size(); ++i) p[size_t(x.norm_axis(axes[i]))] = {pads[i], pads[i + axes.size()]};
-  return x.pad(p, value);
+  if (mode == "constant") return x.pad(p, value);
+  if (mode == "reflect") return x.pad(p, Tensor::PadMode::Reflect);
+  if (mode == "edge") return x.pad(p, Tensor::PadMode::Edge);
+  if (mode == "wrap") return x.pad(p, Tensor::PadMode::Wrap);
+  c.fail("unknown pad mode '" + mode + "'");
 }
 
 Tensor expand(Ctx& c) {
@@ -332,8 +320,9 @@ Tensor hard_sigmoid(Ctx& c) {
 }
 }  // namespace
 
-const std::map<std::string, OpImpl>& onnx_ops() {
-  static const std::map<std::string, OpImpl> table = {
+const OpTable& onnx_ops() {
+  static const OpTable table = [] {
+  OpTable table = {
       // Elementwise arithmetic.
       {"Add", map2([](const Tensor& a, const Tensor& b) { return a + b; })},
       {"Sub", map2([](const Tensor& a, const Tensor& b) { return a - b; })},
@@ -423,6 +412,13 @@ const std::map<std::string, OpImpl>& onnx_ops() {
        }},
       {"Cast", [](Ctx& c) -> Outs { return {c.in(0).cast(dtype_from_onnx(int(c.attr_int("to", 1))))}; }},
   };
+  add_nn_ops(table);
+  add_index_ops(table);
+  add_quant_ops(table);
+  add_control_ops(table);
+  add_rnn_ops(table);
+  return table;
+  }();
   return table;
 }
 

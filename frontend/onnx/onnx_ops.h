@@ -43,7 +43,13 @@ class OpContext {
   std::string attr_string(const std::string& name, const std::string& def) const;
   std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> def = {}) const;
   std::vector<double> attr_floats(const std::string& name) const;
+  std::vector<std::string> attr_strings(const std::string& name) const;
   const onnx::TensorProto* attr_tensor(const std::string& name) const;
+  const onnx::GraphProto* attr_graph(const std::string& name) const;
+
+  // Imports a subgraph attribute (If branches, Loop bodies) with this node's scope visible;
+  // returns the subgraph's outputs. `attr` names the attribute in errors.
+  std::function<std::vector<Tensor>(const onnx::GraphProto& graph, const std::string& attr)> run_subgraph;
 
   [[noreturn]] void fail(const std::string& msg) const { throw Error(where_ + ": " + msg); }
   const std::string& where() const { return where_; }
@@ -54,7 +60,41 @@ class OpContext {
   std::vector<std::optional<Tensor>> inputs_;
 };
 
+// ---- helpers shared by the op files ---------------------------------------------------------
+using Ctx = OpContext;
+using Outs = std::vector<Tensor>;
+template <typename F>
+auto map1(F f) {
+  return [f](Ctx& c) -> Outs { return {f(c.in(0))}; };
+}
+template <typename F>
+auto map2(F f) {
+  return [f](Ctx& c) -> Outs { return {f(c.in(0), c.in(1))}; };
+}
+std::vector<int64_t> spatial_axes(const Tensor& x);  // every axis after batch and channel
+// Axes given as an attribute (older opsets) or as an optional input (newer ones).
+std::vector<int64_t> axes_of(Ctx& c, size_t input, const char* attr = "axes");
+// Folds the inputs left to right with `combine` (variadic Sum, Max, ...).
+Tensor variadic(Ctx& c, Tensor (*combine)(const Tensor&, const Tensor&));
+// Resolves auto_pad into explicit begin/end pads (ONNX order: all begins, then all ends).
+std::vector<int64_t> spatial_pads(Ctx& c, const Shape& in_spatial, const std::vector<int64_t>& kernel,
+                                  const std::vector<int64_t>& strides, const std::vector<int64_t>& dil);
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, pads;
+};
+// kernel, strides, dilations and resolved pads of a Conv/Pool node on input x.
+Window window(Ctx& c, const Tensor& x, std::vector<int64_t> kernel);
+
 using OpImpl = std::function<std::vector<Tensor>(OpContext&)>;
-const std::map<std::string, OpImpl>& onnx_ops();
+using OpTable = std::map<std::string, OpImpl>;
+const OpTable& onnx_ops();
+
+// The op table is assembled from one part per concern (each in its own onnx_ops_*.cpp).
+void add_nn_ops(OpTable& t);       // normalizations, activations, ConvTranspose, reductions, ...
+void add_resize_ops(OpTable& t);   // Resize, Upsample
+void add_index_ops(OpTable& t);    // gather/scatter, TopK, CumSum, OneHot, Trilu, Einsum, Pad modes
+void add_quant_ops(OpTable& t);    // QuantizeLinear, DequantizeLinear, integer matmul/conv
+void add_control_ops(OpTable& t);  // If
+void add_rnn_ops(OpTable& t);      // LSTM, GRU, RNN (unrolled over the static sequence)
 
 }  // namespace tgc

@@ -24,11 +24,14 @@ const char* kUsage = R"(tgc - ahead-of-time model compiler
 
 usage:
   tgc compile MODEL.onnx -o PATH [--target=cpu|qcom] [--triple=T] [--cpu=NAME] [--shared]
-              [--weights=embedded|external] [--input-shape NAME=d0,d1,...] [--no-opt]
+              [--weights=embedded|external] [--input-shape NAME=d0,d1,...] [--input-value NAME=v0,...]
+              [--no-opt]
       Compile to a standalone executable (default) or, with --shared, PATH=libNAME.so plus
       NAME.h beside it. --triple: x86_64-linux-gnu or aarch64-linux-gnu (default: host).
       --cpu: LLVM CPU name (default: the host CPU for host triples, generic otherwise).
       --no-opt: skip the target's kernel optimizations (register tiles, vector lanes).
+      --input-value fixes an input at compile time (e.g. a sample rate that selects an If
+      branch): the artifact is specialised and no longer takes that input.
   tgc inspect MODEL.onnx [--stage=graph|kernels|loops] [--input-shape NAME=d0,d1,...]
               [--target=cpu|qcom] [--triple=T] [--cpu=NAME] [--no-opt]
       Print the IR graph, the kernels the scheduler cuts it into with what each fuses, or the
@@ -48,6 +51,7 @@ struct Args {
   bool shared = false, optimize = true;
   std::vector<std::pair<std::string, std::string>> inputs;  // name, file
   std::map<std::string, Shape> input_shapes;
+  std::map<std::string, std::vector<double>> input_values;
 };
 
 std::pair<std::string, std::string> split_eq(const std::string& s, const std::string& flag) {
@@ -71,6 +75,22 @@ Shape parse_dims(const std::string& s, const std::string& what) {
     }
   }
   return dims;
+}
+
+std::vector<double> parse_values(const std::string& s, const std::string& what) {
+  std::vector<double> vals;
+  std::stringstream ss(s);
+  std::string tok;
+  while (std::getline(ss, tok, ',')) {
+    try {
+      size_t used = 0;
+      vals.push_back(std::stod(tok, &used));
+      if (used != tok.size()) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      throw Error(what + ": '" + tok + "' is not a number");
+    }
+  }
+  return vals;
 }
 
 Args parse_args(int argc, char** argv) {
@@ -97,6 +117,9 @@ Args parse_args(int argc, char** argv) {
     else if (s.rfind("--input-shape", 0) == 0) {
       auto [name, dims] = split_eq(value("--input-shape"), "--input-shape");
       a.input_shapes[name] = parse_dims(dims, "--input-shape " + name);
+    } else if (s.rfind("--input-value", 0) == 0) {
+      auto [name, vals] = split_eq(value("--input-value"), "--input-value");
+      a.input_values[name] = parse_values(vals, "--input-value " + name);
     } else if (!s.empty() && s[0] == '-') throw Error("unknown option '" + s + "'");
     else if (a.model.empty()) a.model = s;
     else throw Error("unexpected argument '" + s + "'");
@@ -113,7 +136,7 @@ const NamedTensor& find_input(const Model& m, const std::string& name) {
 }
 
 int cmd_inspect(const Args& a) {
-  Model m = import_onnx(a.model, {a.input_shapes, {}});
+  Model m = import_onnx(a.model, {a.input_shapes, {}, a.input_values});
   std::vector<const UOp*> roots;
   for (const auto& o : m.outputs) roots.push_back(o.tensor.uop());
   if (a.stage == "graph") {
@@ -140,7 +163,7 @@ int cmd_compile(const Args& a) {
   if (a.out_dir.empty()) throw Error("compile: no output path (-o PATH)");
   if (a.weights != "embedded" && a.weights != "external") throw Error("--weights must be embedded or external");
   auto t0 = std::chrono::steady_clock::now();
-  Model m = import_onnx(a.model, {a.input_shapes, {}});
+  Model m = import_onnx(a.model, {a.input_shapes, {}, a.input_values});
   CompileOptions opt;
   opt.target = a.target;
   opt.triple = a.triple;
@@ -166,7 +189,7 @@ double checksum(const HostTensor& t) {
 
 int cmd_eval(const Args& a) {
   // Input files fix the shapes of dynamic dims unless --input-shape says otherwise.
-  ImportOptions opt{a.input_shapes, {}};
+  ImportOptions opt{a.input_shapes, {}, a.input_values};
   std::vector<std::pair<std::string, HostTensor>> files;
   for (const auto& [name, file] : a.inputs) {
     files.push_back({name, read_npy(file)});

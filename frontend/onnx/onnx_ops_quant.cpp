@@ -1,0 +1,132 @@
+// Quantization: (de)quantize with per-tensor or per-axis scales, and the integer matmul/conv
+// ops, which accumulate (x - zero_point) products in int32.
+#include <cmath>
+
+#include "frontend/onnx/onnx_ops.h"
+
+namespace tgc {
+
+namespace {
+// A scale or zero point shaped to broadcast against x: scalar, or 1-D along `axis`.
+Tensor along_axis(Ctx& c, const Tensor& v, const Tensor& x, int64_t axis) {
+  if (v.numel() == 1) return v.reshape({});
+  if (v.ndim() != 1 || v.dim(0) != x.dim(axis))
+    c.fail("scale/zero point of shape " + shape_str(v.shape()) + " does not match axis " + std::to_string(axis) + " of " + shape_str(x.shape()));
+  Shape s(size_t(x.ndim()), 1);
+  s[size_t(x.norm_axis(axis))] = v.dim(0);
+  return v.reshape(s);
+}
+
+std::pair<double, double> int_range(DType t) {
+  if (t == DType::U8) return {0, 255};
+  if (t == DType::I8) return {-128, 127};
+  if (t == DType::U16) return {0, 65535};
+  if (t == DType::I16) return {-32768, 32767};
+  if (t == DType::I32) return {-2147483648.0, 2147483647.0};
+  throw Error("quantization to " + std::string(dtype_name(t)) + " is not supported");
+}
+
+// round(q) + zero_point, saturated to t. q is computed in f64 and rounded to f32 first, so
+// that ties land where an f32 division (as in onnxruntime) puts them.
+Tensor requantize(const Tensor& q64, const std::optional<Tensor>& zp, DType t) {
+  auto [lo, hi] = int_range(t);
+  Tensor q = q64.cast(DType::F32).round();
+  if (zp) q = q + zp->cast(DType::F32);
+  return q.clip(lo, hi).cast(t);
+}
+
+Tensor quantize(Ctx& c) {
+  const Tensor& x = c.in(0);
+  int64_t axis = c.attr_int("axis", 1);
+  Tensor scale = along_axis(c, c.in(1), x, axis);
+  std::optional<Tensor> zp;
+  DType t = DType::U8;
+  if (c.has(2)) zp = along_axis(c, c.in(2), x, axis), t = c.in(2).dtype();
+  Tensor q = x.cast(DType::F64) * scale.cast(DType::F64).reciprocal();
+  return requantize(q, zp, t);
+}
+
+Tensor dequantize(Ctx& c) {
+  const Tensor& x = c.in(0);
+  int64_t axis = c.attr_int("axis", 1);
+  Tensor scale = along_axis(c, c.in(1), x, axis);
+  Tensor v = x.cast(DType::F32);
+  if (c.has(2)) v = v - along_axis(c, c.in(2), x, axis).cast(DType::F32);
+  return v * scale;
+}
+
+Outs dynamic_quantize(Ctx& c) {
+  const Tensor& x = c.in(0);
+  Tensor zero = x.scalar(0);
+  Tensor hi = x.max().maximum(zero), lo = x.min().minimum(zero);
+  Tensor scale = (hi - lo) / 255.0;
+  Tensor zp = requantize((-lo).cast(DType::F64) * scale.cast(DType::F64).reciprocal(), std::nullopt, DType::U8);
+  Tensor y = requantize(x.cast(DType::F64) * scale.cast(DType::F64).reciprocal(), zp, DType::U8);
+  return {y, scale, zp};
+}
+
+// x - zero_point in int32; `row_axis` says where a 1-D zero point applies (-1: last axis).
+Tensor centered(Ctx& c, size_t x_in, size_t zp_in, int64_t zp_axis) {
+  Tensor x = c.in(x_in).cast(DType::I32);
+  if (!c.has(zp_in)) return x;
+  const Tensor& zp = c.in(zp_in);
+  if (zp.numel() == 1) return x - zp.reshape({}).cast(DType::I32);
+  Shape s(size_t(x.ndim()), 1);
+  s[size_t(x.norm_axis(zp_axis))] = zp.numel();
+  return x - zp.reshape(s).cast(DType::I32);
+}
+
+Tensor matmul_integer(Ctx& c) {
+  // a's zero point is per row (axis -2), b's per column (axis -1).
+  return centered(c, 0, 2, -2).matmul(centered(c, 1, 3, -1));
+}
+
+Tensor qlinear_matmul(Ctx& c) {
+  Tensor a = c.in(0).cast(DType::I32) - c.in(2).cast(DType::I32).reshape(c.in(2).numel() == 1 ? Shape{} : Shape{c.in(2).numel(), 1});
+  Tensor b = c.in(3).cast(DType::I32) - c.in(5).cast(DType::I32).reshape(c.in(5).numel() == 1 ? Shape{} : Shape{c.in(5).numel()});
+  Tensor acc = a.matmul(b);
+  Tensor scale = c.in(1).cast(DType::F32) * c.in(4).cast(DType::F32).reshape(c.in(4).numel() == 1 ? Shape{} : Shape{c.in(4).numel()}) / c.in(6).cast(DType::F32);
+  return requantize(acc.cast(DType::F64) * scale.cast(DType::F64), c.in(7), c.in(7).dtype());
+}
+
+Tensor conv_int(Ctx& c, const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias) {
+  std::vector<int64_t> k = c.attr_ints("kernel_shape", Shape(w.shape().begin() + 2, w.shape().end()));
+  Window win = window(c, x, k);
+  return x.conv(w, bias, win.strides, win.pads, win.dilations, c.attr_int("group", 1));
+}
+
+Tensor conv_integer(Ctx& c) {
+  Tensor x = centered(c, 0, 2, 1), w = centered(c, 1, 3, 0);
+  return conv_int(c, x, w, std::nullopt);
+}
+
+Tensor qlinear_conv(Ctx& c) {
+  // Inputs: x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, bias (int32).
+  Tensor x = centered(c, 0, 2, 1), w = centered(c, 3, 5, 0);
+  std::optional<Tensor> bias;
+  if (c.has(8)) bias = c.in(8).cast(DType::I32);
+  Tensor acc = conv_int(c, x, w, bias);
+  Tensor ws = c.in(4).cast(DType::F32);
+  if (ws.numel() > 1) {
+    Shape s(size_t(acc.ndim()), 1);
+    s[1] = ws.numel();
+    ws = ws.reshape(s);
+  } else {
+    ws = ws.reshape({});
+  }
+  Tensor scale = c.in(1).cast(DType::F32).reshape({}) * ws / c.in(6).cast(DType::F32).reshape({});
+  return requantize(acc.cast(DType::F64) * scale.cast(DType::F64), c.in(7).reshape({}), c.in(7).dtype());
+}
+}  // namespace
+
+void add_quant_ops(OpTable& t) {
+  t["QuantizeLinear"] = [](Ctx& c) -> Outs { return {quantize(c)}; };
+  t["DequantizeLinear"] = [](Ctx& c) -> Outs { return {dequantize(c)}; };
+  t["DynamicQuantizeLinear"] = dynamic_quantize;
+  t["MatMulInteger"] = [](Ctx& c) -> Outs { return {matmul_integer(c)}; };
+  t["QLinearMatMul"] = [](Ctx& c) -> Outs { return {qlinear_matmul(c)}; };
+  t["ConvInteger"] = [](Ctx& c) -> Outs { return {conv_integer(c)}; };
+  t["QLinearConv"] = [](Ctx& c) -> Outs { return {qlinear_conv(c)}; };
+}
+
+}  // namespace tgc

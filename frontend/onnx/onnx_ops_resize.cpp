@@ -1,0 +1,201 @@
+// Resize and Upsample. Resampling is separable: each resized axis is a gather with compile-time
+// indices (Tensor::take, movement ops for the regular patterns of nearest and linear
+// resampling) weighted by compile-time coefficients (linear: 2 taps, cubic: 4).
+#include <cmath>
+
+#include "frontend/onnx/onnx_ops.h"
+
+namespace tgc {
+
+namespace {
+struct ResizeAttrs {
+  std::string mode = "nearest", coord = "half_pixel", nearest = "round_prefer_floor";
+  double cubic_a = -0.75, extrapolation = 0;
+  bool exclude_outside = false;
+};
+
+// Position in the input that output index o maps to (ONNX coordinate_transformation_mode).
+double source_coord(Ctx& c, const ResizeAttrs& a, int64_t o, double scale, int64_t in, int64_t out, double roi_start,
+                    double roi_end) {
+  const std::string& m = a.coord;
+  double x = double(o);
+  if (m == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (m == "half_pixel_symmetric") {
+    double adj = double(out) / (scale * double(in));
+    double center = double(in) / 2;
+    return center * (1 - adj) + (x + 0.5) / scale - 0.5;
+  }
+  if (m == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0;
+  if (m == "align_corners") return out == 1 ? 0 : x * double(in - 1) / double(out - 1);
+  if (m == "asymmetric") return x / scale;
+  if (m == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+  if (m == "tf_crop_and_resize")
+    return out > 1 ? roi_start * double(in - 1) + x * (roi_end - roi_start) * double(in - 1) / double(out - 1)
+                   : 0.5 * (roi_start + roi_end) * double(in - 1);
+  c.fail("unknown coordinate_transformation_mode '" + m + "'");
+}
+
+int64_t nearest_index(Ctx& c, const std::string& mode, double x, bool downsampling) {
+  double f = std::floor(x);
+  if (mode == "round_prefer_floor") return int64_t(x == f + 0.5 ? f : std::round(x));
+  if (mode == "round_prefer_ceil") return int64_t(x == f + 0.5 ? f + 1 : std::round(x));
+  if (mode == "floor") return int64_t(f);
+  if (mode == "ceil") return int64_t(std::ceil(x));
+  if (mode == "simple") return int64_t(downsampling ? std::ceil(x) : x);  // Upsample-era rule
+  c.fail("unknown nearest_mode '" + mode + "'");
+}
+
+double cubic_coeff(double d, double A) {  // Keys' cubic convolution kernel at distance |d|
+  d = std::fabs(d);
+  if (d <= 1) return ((A + 2) * d - (A + 3)) * d * d + 1;
+  if (d < 2) return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A;
+  return 0;
+}
+
+// Coefficients shaped to broadcast along `axis` of a rank-r tensor.
+Tensor coeff_tensor(Graph& g, const std::vector<double>& w, int64_t axis, int rank, DType t) {
+  Shape s(size_t(rank), 1);
+  s[size_t(axis)] = int64_t(w.size());
+  HostTensor h(t, s);
+  for (size_t i = 0; i < w.size(); ++i) h.set(int64_t(i), w[i]);
+  return Tensor::weight(g, "resize_coeffs", std::move(h));
+}
+
+// Resamples x along one axis to `out` elements.
+Tensor resize_axis(Ctx& c, const ResizeAttrs& a, const Tensor& x, int64_t axis, int64_t out, double scale,
+                   double roi_start, double roi_end) {
+  int64_t in = x.dim(axis);
+  bool crop = a.coord == "tf_crop_and_resize";
+  std::vector<double> pos(static_cast<size_t>(out));
+  std::vector<bool> inside(size_t(out), true);
+  for (int64_t o = 0; o < out; ++o) {
+    pos[size_t(o)] = source_coord(c, a, o, scale, in, out, roi_start, roi_end);
+    if (crop) inside[size_t(o)] = pos[size_t(o)] >= 0 && pos[size_t(o)] <= double(in - 1);
+  }
+  auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+  Tensor r;
+  if (a.mode == "nearest") {
+    std::vector<int64_t> idx;
+    for (double p : pos) idx.push_back(clamp(nearest_index(c, a.nearest, p, scale < 1)));
+    r = x.take(axis, idx);
+  } else {
+    // taps[k][o]: input index and weight of tap k for output o.
+    std::vector<std::vector<int64_t>> ids;
+    std::vector<std::vector<double>> ws;
+    if (a.mode == "linear") {
+      ids.assign(2, std::vector<int64_t>(size_t(out)));
+      ws.assign(2, std::vector<double>(size_t(out)));
+      for (int64_t o = 0; o < out; ++o) {
+        double p = std::clamp(pos[size_t(o)], 0.0, double(in - 1));
+        int64_t i0 = int64_t(std::floor(p));
+        double t = p - double(i0);
+        ids[0][size_t(o)] = i0, ids[1][size_t(o)] = clamp(i0 + 1);
+        ws[0][size_t(o)] = 1 - t, ws[1][size_t(o)] = t;
+      }
+    } else if (a.mode == "cubic") {
+      ids.assign(4, std::vector<int64_t>(size_t(out)));
+      ws.assign(4, std::vector<double>(size_t(out)));
+      for (int64_t o = 0; o < out; ++o) {
+        double p = pos[size_t(o)];
+        int64_t i0 = int64_t(std::floor(p));
+        double t = p - double(i0), total = 0;
+        for (int64_t k = 0; k < 4; ++k) {
+          int64_t i = i0 - 1 + k;
+          double w = cubic_coeff(t - double(k - 1), a.cubic_a);
+          if (a.exclude_outside && (i < 0 || i >= in)) w = 0;
+          ids[size_t(k)][size_t(o)] = clamp(i), ws[size_t(k)][size_t(o)] = w, total += w;
+        }
+        if (a.exclude_outside && total != 0)
+          for (int64_t k = 0; k < 4; ++k) ws[size_t(k)][size_t(o)] /= total;
+      }
+    } else {
+      c.fail("unknown mode '" + a.mode + "'");
+    }
+    DType t = is_float(x.dtype()) ? x.dtype() : DType::F32;
+    Tensor xf = x.cast(t);
+    for (size_t k = 0; k < ids.size(); ++k) {
+      if (std::all_of(ws[k].begin(), ws[k].end(), [](double w) { return w == 0; })) continue;
+      Tensor term = xf.take(axis, ids[k]) * coeff_tensor(c.g, ws[k], axis, x.ndim(), t);
+      r = r.uop() ? r + term : term;
+    }
+    if (!r.uop()) r = xf.take(axis, ids[0]) * 0.0;
+    if (!is_float(x.dtype())) r = r.round().cast(x.dtype());
+  }
+  if (crop && !std::all_of(inside.begin(), inside.end(), [](bool b) { return b; })) {
+    std::vector<double> m(inside.begin(), inside.end());
+    Tensor mask = coeff_tensor(c.g, m, axis, x.ndim(), DType::Bool);
+    r = Tensor::where(mask, r, Tensor::full(c.g, {}, a.extrapolation, r.dtype()));
+  }
+  return r;
+}
+
+bool has_data(Ctx& c, size_t i) { return c.has(i) && c.in(i).numel() > 0; }
+
+Tensor resize(Ctx& c) {
+  const Tensor& x = c.in(0);
+  int rank = x.ndim();
+  ResizeAttrs a;
+  a.mode = c.attr_string("mode", "nearest");
+  std::vector<double> scales, roi;
+  std::vector<int64_t> sizes, axes;
+  if (c.node.op_type() == "Upsample" || c.opset < 11) {
+    // Upsample and Resize-10: scales only, asymmetric coordinates.
+    a.coord = "asymmetric", a.nearest = c.node.op_type() == "Upsample" ? "floor" : "simple";
+    scales = c.opset >= 9 ? c.floats(1) : c.attr_floats("scales");
+  } else {
+    a.coord = c.attr_string("coordinate_transformation_mode", "half_pixel");
+    a.nearest = c.attr_string("nearest_mode", "round_prefer_floor");
+    a.cubic_a = c.attr_float("cubic_coeff_a", -0.75);
+    a.exclude_outside = c.attr_int("exclude_outside", 0) != 0;
+    a.extrapolation = c.attr_float("extrapolation_value", 0);
+    if (c.attr_int("antialias", 0)) c.fail("antialias is not supported");
+    if (has_data(c, 1) && a.coord == "tf_crop_and_resize") roi = c.floats(1);
+    if (has_data(c, 2)) scales = c.floats(2);
+    if (has_data(c, 3)) sizes = c.ints(3);
+    axes = c.attr_ints("axes");
+  }
+  if (a.mode == "bilinear" || a.mode == "trilinear") a.mode = "linear";  // Upsample-7 names
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  for (auto& ax : axes) ax = x.norm_axis(ax);
+  size_t n = axes.size();
+  if (scales.empty() == sizes.empty()) c.fail("exactly one of scales and sizes must be given");
+  if (!scales.empty() && scales.size() != n) c.fail("scales has " + std::to_string(scales.size()) + " values for " + std::to_string(n) + " axes");
+  if (!sizes.empty() && sizes.size() != n) c.fail("sizes has " + std::to_string(sizes.size()) + " values for " + std::to_string(n) + " axes");
+  if (!roi.empty() && roi.size() != 2 * n) c.fail("roi has " + std::to_string(roi.size()) + " values, expected " + std::to_string(2 * n));
+  std::vector<int64_t> out(n);
+  if (!sizes.empty()) {
+    std::string policy = c.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch") {
+      double s = policy == "not_larger" ? INFINITY : 0;
+      for (size_t i = 0; i < n; ++i) {
+        double r = double(sizes[i]) / double(x.dim(axes[i]));
+        s = policy == "not_larger" ? std::min(s, r) : std::max(s, r);
+      }
+      for (size_t i = 0; i < n; ++i) sizes[i] = int64_t(std::round(s * double(x.dim(axes[i]))));
+    }
+    scales.resize(n);
+    for (size_t i = 0; i < n; ++i) out[i] = sizes[i], scales[i] = double(sizes[i]) / double(x.dim(axes[i]));
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      if (scales[i] <= 0) c.fail("scales must be positive");
+      double span = roi.empty() ? 1.0 : roi[i + n] - roi[i];
+      out[i] = int64_t(std::floor(double(x.dim(axes[i])) * span * scales[i]));
+    }
+  }
+  Tensor r = x;
+  for (size_t i = 0; i < n; ++i) {
+    double rs = roi.empty() ? 0 : roi[i], re = roi.empty() ? 1 : roi[i + n];
+    if (out[i] == x.dim(axes[i]) && scales[i] == 1 && roi.empty() && a.coord != "tf_half_pixel_for_nn") continue;
+    r = resize_axis(c, a, r, axes[i], out[i], scales[i], rs, re);
+  }
+  return r;
+}
+}  // namespace
+
+void add_resize_ops(OpTable& t) {
+  t["Resize"] = [](Ctx& c) -> Outs { return {resize(c)}; };
+  t["Upsample"] = [](Ctx& c) -> Outs { return {resize(c)}; };
+}
+
+}  // namespace tgc
