@@ -80,7 +80,7 @@ class Tensor {
   Tensor gather_nd(const Tensor& indices, int64_t batch_dims) const;
   enum class Reduction { None, Add, Mul, Max, Min };
   // ONNX ScatterElements / ScatterND: a copy of x with `updates` written (or combined) at the
-  // indexed positions. Duplicate indices with Reduction::None give an unspecified one of them.
+  // indexed positions. Of duplicate indices with Reduction::None the last one wins.
   Tensor scatter_elements(const Tensor& indices, const Tensor& updates, int64_t axis, Reduction r) const;
   Tensor scatter_nd(const Tensor& indices, const Tensor& updates, Reduction r) const;
   // The k largest (or smallest) values along axis, sorted, ties by lower index first, and

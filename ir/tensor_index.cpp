@@ -224,12 +224,16 @@ Tensor scatter_onehot(const Tensor& x, const Tensor& onehot, const Tensor& updat
     Tensor picked = Tensor::where(oh, up, x.reshape({B, 1, n, rest}));
     return r == R::Max ? picked.max({1}) : picked.min({1});
   }
+  if (r == R::None) {
+    // Where several updates land on one position, the last one wins (as in onnxruntime).
+    Tensor j = Tensor::arange(x.graph(), m).reshape({1, m, 1}).expand(s);
+    Tensor last = Tensor::where(onehot, j, j.full_like(-1)).max({1}, true);  // [B, 1, n]
+    Tensor pick = onehot.logical_and(j.eq(last)).reshape({B, m, n, 1});
+    Tensor val = Tensor::where(pick, up, up.full_like(0)).sum({1});
+    return Tensor::where(last.ge(last.full_like(0)).reshape({B, n, 1}), val, x);
+  }
   Tensor picked = Tensor::where(oh, up, up.full_like(r == R::Mul ? 1 : 0));
-  if (r == R::Mul) return x * picked.prod({1});
-  Tensor val = picked.sum({1});
-  if (r == R::Add) return x + val;
-  Tensor hit = onehot.cast(DType::I32).max({1}).reshape({B, n, 1}).cast(DType::Bool);
-  return Tensor::where(hit, val, x);
+  return r == R::Mul ? x * picked.prod({1}) : x + picked.sum({1});
 }
 }  // namespace
 

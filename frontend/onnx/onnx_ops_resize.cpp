@@ -15,22 +15,24 @@ struct ResizeAttrs {
 };
 
 // Position in the input that output index o maps to (ONNX coordinate_transformation_mode).
-double source_coord(Ctx& c, const ResizeAttrs& a, int64_t o, double scale, int64_t in, int64_t out, double roi_start,
+// `out` is the resized length before flooring (in * scale): the ONNX reference uses it, not the
+// integer output size, where a scale gives a fractional length.
+double source_coord(Ctx& c, const ResizeAttrs& a, int64_t o, double scale, int64_t in, double out, double roi_start,
                     double roi_end) {
   const std::string& m = a.coord;
   double x = double(o);
   if (m == "half_pixel") return (x + 0.5) / scale - 0.5;
   if (m == "half_pixel_symmetric") {
-    double adj = double(out) / (scale * double(in));
+    double adj = std::floor(out) / (scale * double(in));
     double center = double(in) / 2;
     return center * (1 - adj) + (x + 0.5) / scale - 0.5;
   }
   if (m == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0;
-  if (m == "align_corners") return out == 1 ? 0 : x * double(in - 1) / double(out - 1);
+  if (m == "align_corners") return out == 1 ? 0 : x * double(in - 1) / (out - 1);
   if (m == "asymmetric") return x / scale;
   if (m == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
   if (m == "tf_crop_and_resize")
-    return out > 1 ? roi_start * double(in - 1) + x * (roi_end - roi_start) * double(in - 1) / double(out - 1)
+    return out > 1 ? roi_start * double(in - 1) + x * (roi_end - roi_start) * double(in - 1) / (out - 1)
                    : 0.5 * (roi_start + roi_end) * double(in - 1);
   c.fail("unknown coordinate_transformation_mode '" + m + "'");
 }
@@ -69,7 +71,7 @@ Tensor resize_axis(Ctx& c, const ResizeAttrs& a, const Tensor& x, int64_t axis, 
   std::vector<double> pos(static_cast<size_t>(out));
   std::vector<bool> inside(size_t(out), true);
   for (int64_t o = 0; o < out; ++o) {
-    pos[size_t(o)] = source_coord(c, a, o, scale, in, out, roi_start, roi_end);
+    pos[size_t(o)] = source_coord(c, a, o, scale, in, double(in) * scale, roi_start, roi_end);
     if (crop) inside[size_t(o)] = pos[size_t(o)] >= 0 && pos[size_t(o)] <= double(in - 1);
   }
   auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
