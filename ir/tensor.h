@@ -132,6 +132,14 @@ class Tensor {
   Tensor sin() const;
   Tensor cos() const;
   Tensor tan() const { return sin() / cos(); }
+  Tensor atan() const;
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor asinh() const;
+  Tensor acosh() const;
+  Tensor atanh() const;
   Tensor pow(const Tensor& e) const;
   Tensor abs() const;
   Tensor sign() const;
@@ -173,6 +181,11 @@ class Tensor {
               const std::vector<int64_t>& dilations) const;
   Tensor max_pool(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
                   const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations, bool ceil_mode) const;
+  // Max pooling plus the flat input index (row-major, or column-major over the spatial dims) of
+  // each maximum, first in window order on ties.
+  std::pair<Tensor, Tensor> max_pool_with_indices(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                                                  const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations,
+                                                  bool ceil_mode, bool column_major) const;
   Tensor avg_pool(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
                   const std::vector<int64_t>& pads, bool count_include_pad, bool ceil_mode) const;
   Tensor softmax(int64_t axis) const;

@@ -112,6 +112,52 @@ Tensor Tensor::gelu(bool tanh_approx) const {
   return *this * 0.5 * ((*this * 0.7071067811865476).erf() + 1.0);
 }
 
+// ---- inverse trigonometric and hyperbolic functions -------------------------------------------
+// Odd power series near 0, where the closed forms below lose precision to cancellation.
+namespace {
+Tensor odd_series(const Tensor& x, const std::vector<double>& coeffs) {  // x * (c0 + c1 x^2 + c2 x^4 + ...)
+  Tensor x2 = x * x;
+  Tensor p = x.full_like(coeffs.back());
+  for (size_t i = coeffs.size() - 1; i-- > 0;) p = p * x2 + coeffs[i];
+  return x * p;
+}
+Tensor near_zero(const Tensor& x, const Tensor& series, const Tensor& closed) {
+  return Tensor::where(x.abs().lt(x.full_like(0.1)), series, closed);
+}
+}  // namespace
+
+Tensor Tensor::atan() const {
+  need_float(*this, "atan");
+  // Reduce |x| to [0, tan(pi/8)]: atan(a) = pi/2 + atan(-1/a) above tan(3pi/8), and
+  // pi/4 + atan((a-1)/(a+1)) above tan(pi/8); then a degree-9 minimax polynomial (Cephes).
+  Tensor a = abs();
+  Tensor big = a.gt(full_like(2.414213562373095)), mid = a.gt(full_like(0.41421356237309503));
+  Tensor t = where(big, -a.reciprocal(), where(mid, (a - 1.0) / (a + 1.0), a));
+  Tensor base = where(big, full_like(kPi / 2), where(mid, full_like(kPi / 4), full_like(0)));
+  Tensor z = t * t;
+  Tensor poly = (((z * 8.05374449538e-2 - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * t + t;
+  Tensor r = base + poly;
+  return where(lt(full_like(0)), -r, r);
+}
+// (1 - x)(1 + x) rather than 1 - x^2: exact where x is near 1.
+Tensor Tensor::asin() const { return (*this / ((scalar(1) - *this) * (*this + 1.0)).sqrt()).atan(); }
+Tensor Tensor::acos() const { return ((scalar(1) - *this) / (*this + 1.0)).sqrt().atan() * 2.0; }
+Tensor Tensor::sinh() const {
+  return near_zero(*this, odd_series(*this, {1, 1.0 / 6, 1.0 / 120, 1.0 / 5040}), (exp() - (-*this).exp()) * 0.5);
+}
+Tensor Tensor::cosh() const { return (exp() + (-*this).exp()) * 0.5; }
+Tensor Tensor::asinh() const {
+  Tensor a = abs();
+  Tensor closed = (a + (a * a + 1.0).sqrt()).log();
+  closed = where(lt(full_like(0)), -closed, closed);
+  return near_zero(*this, odd_series(*this, {1, -1.0 / 6, 3.0 / 40, -15.0 / 336}), closed);
+}
+Tensor Tensor::acosh() const { return (*this + ((*this - 1.0) * (*this + 1.0)).sqrt()).log(); }
+Tensor Tensor::atanh() const {
+  Tensor closed = ((scalar(1) + *this) / (scalar(1) - *this)).log() * 0.5;
+  return near_zero(*this, odd_series(*this, {1, 1.0 / 3, 1.0 / 5, 1.0 / 7}), closed);
+}
+
 Tensor Tensor::clip(std::optional<double> lo, std::optional<double> hi) const {
   Tensor r = *this;
   if (lo) r = r.maximum(full_like(*lo));

@@ -214,6 +214,37 @@ Tensor Tensor::max_pool(const std::vector<int64_t>& k, const std::vector<int64_t
   return pad_min_value(p).pool(k, s, d).max(red);
 }
 
+std::pair<Tensor, Tensor> Tensor::max_pool_with_indices(const std::vector<int64_t>& k, const std::vector<int64_t>& s,
+                                                       const std::vector<int64_t>& pads, const std::vector<int64_t>& d,
+                                                       bool ceil_mode, bool column_major) const {
+  auto p = pool_pads(*this, k, s, pads, d, ceil_mode);
+  std::vector<int64_t> red;
+  for (size_t i = 0; i < k.size(); ++i) red.push_back(-1 - int64_t(i));
+  Tensor windows = pad_min_value(p).pool(k, s, d);
+  Tensor best = windows.max(red, true);
+  // The flat input index of every element (padding gets one that never wins); of the maxima in
+  // a window the one with the smallest index is the first in window order.
+  HostTensor pos(DType::I64, shape());
+  size_t lead = size_t(ndim()) - k.size();
+  for (int64_t i = 0; i < numel(); ++i) {
+    int64_t v = i;
+    if (column_major) {  // spatial dims reversed inside each (n, c) block
+      std::vector<int64_t> idx(shape().size());
+      for (size_t a = shape().size(), r = size_t(i); a-- > 0;) idx[a] = int64_t(r) % shape()[a], r /= size_t(shape()[a]);
+      int64_t block = 1, inner = 0, mul = 1;
+      for (size_t a = lead; a < shape().size(); ++a) inner += idx[a] * mul, mul *= shape()[a], block *= shape()[a];
+      v = (i / block) * block + inner;
+    }
+    pos.set(i, double(v));
+  }
+  double never = double(int64_t(1) << 62);
+  Tensor positions = weight(*g_, "pool_positions", std::move(pos)).pad(p, never).pool(k, s, d);
+  Tensor first = where(windows.eq(best), positions, positions.full_like(never)).min(red);
+  std::vector<int64_t> squeeze_axes;
+  for (size_t i = 0; i < k.size(); ++i) squeeze_axes.push_back(-1 - int64_t(i));
+  return {best.squeeze(squeeze_axes), first};
+}
+
 Tensor Tensor::avg_pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s, const std::vector<int64_t>& pads,
                         bool count_include_pad, bool ceil_mode) const {
   std::vector<int64_t> d(k.size(), 1);

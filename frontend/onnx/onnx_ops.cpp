@@ -105,17 +105,18 @@ Tensor conv(Ctx& c) {
   return x.conv(w, bias, win.strides, win.pads, win.dilations, c.attr_int("group", 1));
 }
 
-Tensor pool(Ctx& c, bool is_max) {
+Outs pool(Ctx& c, bool is_max) {
   const Tensor& x = c.in(0);
   std::vector<int64_t> k = c.attr_ints("kernel_shape");
   if (k.empty()) c.fail("missing kernel_shape");
   Window w = window(c, x, k);
   bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
-  if (is_max) {
-    if (c.node.output_size() > 1 && !c.node.output(1).empty()) c.fail("the Indices output of MaxPool is not supported");
-    return x.max_pool(k, w.strides, w.pads, w.dilations, ceil_mode);
+  if (!is_max) return {x.avg_pool(k, w.strides, w.pads, c.attr_int("count_include_pad", 0) != 0, ceil_mode)};
+  if (c.node.output_size() > 1 && !c.node.output(1).empty()) {
+    auto [values, indices] = x.max_pool_with_indices(k, w.strides, w.pads, w.dilations, ceil_mode, c.attr_int("storage_order", 0) != 0);
+    return {values, indices};
   }
-  return x.avg_pool(k, w.strides, w.pads, c.attr_int("count_include_pad", 0) != 0, ceil_mode);
+  return {x.max_pool(k, w.strides, w.pads, w.dilations, ceil_mode)};
 }
 
 Tensor reshape(Ctx& c) {
@@ -372,8 +373,8 @@ const OpTable& onnx_ops() {
       {"MatMul", map2([](const Tensor& a, const Tensor& b) { return a.matmul(b); })},
       {"Gemm", [](Ctx& c) -> Outs { return {gemm(c)}; }},
       {"Conv", [](Ctx& c) -> Outs { return {conv(c)}; }},
-      {"MaxPool", [](Ctx& c) -> Outs { return {pool(c, true)}; }},
-      {"AveragePool", [](Ctx& c) -> Outs { return {pool(c, false)}; }},
+      {"MaxPool", [](Ctx& c) -> Outs { return pool(c, true); }},
+      {"AveragePool", [](Ctx& c) -> Outs { return pool(c, false); }},
       {"GlobalAveragePool", map1([](const Tensor& x) { return x.mean(spatial_axes(x), true); })},
       {"GlobalMaxPool", map1([](const Tensor& x) { return x.max(spatial_axes(x), true); })},
       {"BatchNormalization", [](Ctx& c) -> Outs { return {batch_norm(c)}; }},
@@ -406,13 +407,17 @@ const OpTable& onnx_ops() {
       {"ConstantOfShape", [](Ctx& c) -> Outs { return {constant_of_shape(c)}; }},
       {"Identity", map1([](const Tensor& x) { return x; })},
       {"Dropout", [](Ctx& c) -> Outs {
-         if (c.has(2) && c.ints(2).at(0)) c.fail("training_mode=true is not supported (inference only)");
-         if (c.node.output_size() > 1 && !c.node.output(1).empty()) c.fail("the mask output is not supported");
-         return {c.in(0)};
+         // Inference: the identity with an all-true mask. Training mode drops at random, which
+         // only a zero ratio makes deterministic.
+         bool training = c.has(2) && c.ints(2).at(0);
+         if (training && !(c.has(1) && c.floats(1).at(0) == 0)) c.fail("training_mode=true is not supported (inference only)");
+         const Tensor& x = c.in(0);
+         return {x, Tensor::full(c.g, x.shape(), 1, DType::Bool)};
        }},
       {"Cast", [](Ctx& c) -> Outs { return {c.in(0).cast(dtype_from_onnx(int(c.attr_int("to", 1))))}; }},
   };
   add_nn_ops(table);
+  add_math_ops(table);
   add_index_ops(table);
   add_quant_ops(table);
   add_control_ops(table);

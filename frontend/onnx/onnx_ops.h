@@ -92,6 +92,7 @@ const OpTable& onnx_ops();
 // The op table is assembled from one part per concern (each in its own onnx_ops_*.cpp).
 void add_nn_ops(OpTable& t);       // normalizations, activations, ConvTranspose, reductions, ...
 void add_resize_ops(OpTable& t);   // Resize, Upsample
+void add_math_ops(OpTable& t);     // inverse trig/hyperbolic, IsNaN/IsInf, BitShift, loss functions
 void add_index_ops(OpTable& t);    // gather/scatter, TopK, CumSum, OneHot, Trilu, Einsum, Pad modes
 void add_quant_ops(OpTable& t);    // QuantizeLinear, DequantizeLinear, integer matmul/conv
 void add_control_ops(OpTable& t);  // If
