@@ -283,6 +283,10 @@ CpuWorkSplit cpu_work_split(const LoopProgram& p, int64_t target_items) {
   for (const UOp* r : p.globals)
     if (r != p.inner) outer *= r->src[0]->ival();
   int64_t inner = p.inner ? p.inner->src[0]->ival() : 1;
+  if (outer == 0 || inner == 0) {  // a zero-element output: nothing to run
+    s.chunk = 1, s.items = 0;
+    return s;
+  }
   s.chunk = inner;
   if (outer < target_items && inner > 1) {
     int64_t want = (target_items + outer - 1) / outer;
