@@ -87,16 +87,20 @@ std::vector<Tensor> OpContext::all_inputs() const {
   return r;
 }
 
-bool OpContext::is_constant(size_t i) const {
-  for (const UOp* u : toposort({in(i).uop()}))
+bool OpContext::is_constant(const Tensor& t) const {
+  for (const UOp* u : toposort({t.uop()}))
     if (u->op == Op::Buffer && !g.buffer(u->ival()).data) return false;
   return true;
 }
 
+HostTensor OpContext::constant(const Tensor& t) const { return interpret(g, {t.uop()}, {})[0]; }
+
+bool OpContext::is_constant(size_t i) const { return is_constant(in(i)); }
+
 HostTensor OpContext::constant(size_t i) const {
   if (!is_constant(i))
     fail("input " + std::to_string(i) + " ('" + node.input(int(i)) + "') must be a compile-time constant, but depends on a model input");
-  return interpret(g, {in(i).uop()}, {})[0];
+  return constant(in(i));
 }
 
 std::vector<double> OpContext::floats(size_t i) const {

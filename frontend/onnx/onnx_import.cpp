@@ -117,10 +117,14 @@ struct Importer {
         inputs.push_back(*t);
       }
       OpContext ctx(g, node, opset, where, std::move(inputs));
-      ctx.run_subgraph = [&, label](const onnx::GraphProto& sub, const std::string& attr) {
+      ctx.run_subgraph = [&, label](const onnx::GraphProto& sub, const std::string& attr, const std::vector<Tensor>& ins) {
         Scope inner;
         inner.parent = &scope;
-        return run(sub, inner, label + "/" + attr + "/");
+        std::string sub_prefix = label + "/" + attr + "/";
+        if (int(ins.size()) != sub.input_size())
+          throw Error(where + ": " + attr + " takes " + std::to_string(sub.input_size()) + " inputs, given " + std::to_string(ins.size()));
+        for (int i = 0; i < sub.input_size(); ++i) inner.values[sub.input(i).name()] = ins[size_t(i)];
+        return run(sub, inner, sub_prefix);
       };
       std::vector<Tensor> outs;
       try {

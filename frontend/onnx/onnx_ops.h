@@ -35,6 +35,9 @@ class OpContext {
   // Input i evaluated at compile time (it must not depend on model inputs).
   HostTensor constant(size_t i) const;
   std::vector<int64_t> ints(size_t i) const { return constant(i).to_ints(); }
+  // The same for any tensor built while importing this node (e.g. a Loop body's condition).
+  bool is_constant(const Tensor& t) const;
+  HostTensor constant(const Tensor& t) const;
   std::vector<double> floats(size_t i) const;
 
   bool has_attr(const std::string& name) const { return find(name) != nullptr; }
@@ -47,9 +50,12 @@ class OpContext {
   const onnx::TensorProto* attr_tensor(const std::string& name) const;
   const onnx::GraphProto* attr_graph(const std::string& name) const;
 
-  // Imports a subgraph attribute (If branches, Loop bodies) with this node's scope visible;
-  // returns the subgraph's outputs. `attr` names the attribute in errors.
-  std::function<std::vector<Tensor>(const onnx::GraphProto& graph, const std::string& attr)> run_subgraph;
+  // Imports a subgraph attribute (If branches, Loop/Scan bodies) with this node's scope visible
+  // and its graph inputs bound to `inputs`; returns the subgraph's outputs. `attr` names the
+  // attribute in errors. Each call imports the nodes afresh (one unrolled iteration).
+  std::function<std::vector<Tensor>(const onnx::GraphProto& graph, const std::string& attr,
+                                    const std::vector<Tensor>& inputs)>
+      run_subgraph;
 
   [[noreturn]] void fail(const std::string& msg) const { throw Error(where_ + ": " + msg); }
   const std::string& where() const { return where_; }
@@ -92,10 +98,11 @@ const OpTable& onnx_ops();
 // The op table is assembled from one part per concern (each in its own onnx_ops_*.cpp).
 void add_nn_ops(OpTable& t);       // normalizations, activations, ConvTranspose, reductions, ...
 void add_resize_ops(OpTable& t);   // Resize, Upsample
+void add_signal_ops(OpTable& t);   // DFT, STFT, window functions
 void add_math_ops(OpTable& t);     // inverse trig/hyperbolic, IsNaN/IsInf, BitShift, loss functions
 void add_index_ops(OpTable& t);    // gather/scatter, TopK, CumSum, OneHot, Trilu, Einsum, Pad modes
 void add_quant_ops(OpTable& t);    // QuantizeLinear, DequantizeLinear, integer matmul/conv
-void add_control_ops(OpTable& t);  // If
+void add_control_ops(OpTable& t);  // If, Loop, Scan
 void add_rnn_ops(OpTable& t);      // LSTM, GRU, RNN (unrolled over the static sequence)
 
 }  // namespace tgc

@@ -1,6 +1,8 @@
 // Control flow. tgc compiles one static graph, so If is resolved at import: folded when its
 // condition is a compile-time constant, otherwise both branches are computed and the outputs
 // selected elementwise (which needs the branches to agree on each output's shape and type).
+#include <algorithm>
+
 #include "frontend/onnx/onnx_ops.h"
 
 namespace tgc {
@@ -14,7 +16,7 @@ Outs if_op(Ctx& c) {
   if (cond.numel() != 1) c.fail("condition has shape " + shape_str(cond.shape()) + ", expected one element");
   if (c.is_constant(0)) {
     bool taken = c.floats(0).at(0) != 0;
-    return taken ? c.run_subgraph(*then_g, "then_branch") : c.run_subgraph(*else_g, "else_branch");
+    return taken ? c.run_subgraph(*then_g, "then_branch", {}) : c.run_subgraph(*else_g, "else_branch", {});
   }
   // Both branches are computed; one that cannot even be built for these shapes (it would fail
   // at run time too) is an error that names the inputs to fix.
@@ -23,7 +25,7 @@ Outs if_op(Ctx& c) {
     if (u->op == Op::Buffer && !c.g.buffer(u->ival()).data) inputs += (inputs.empty() ? "'" : ", '") + c.g.buffer(u->ival()).name + "'";
   auto branch = [&](const onnx::GraphProto& g, const std::string& attr) {
     try {
-      return c.run_subgraph(g, attr);
+      return c.run_subgraph(g, attr, {});
     } catch (const Error& e) {
       c.fail("the condition depends on model input " + inputs + ", so both branches are compiled, but " + attr +
              " cannot be built for these input shapes (" + e.what() + "); fix the input with --input-value NAME=VALUE");
@@ -46,8 +48,122 @@ Outs if_op(Ctx& c) {
   }
   return r;
 }
+
+// Per-iteration outputs stacked along a new axis (in reverse order when `reverse`).
+Tensor stack(std::vector<Tensor> steps, int64_t axis, bool reverse) {
+  if (reverse) std::reverse(steps.begin(), steps.end());
+  int64_t rank = steps[0].ndim() + 1;
+  if (axis < 0) axis += rank;
+  for (Tensor& s : steps) s = s.unsqueeze({axis});
+  return Tensor::cat(steps, axis);
+}
+
+// One Scan over inputs without a batch dim: the body runs once per step along the scan axes.
+Outs scan_unrolled(Ctx& c, const onnx::GraphProto& body, Outs states, const Outs& scans) {
+  size_t n = states.size(), m = scans.size();
+  std::vector<int64_t> in_axes = c.attr_ints("scan_input_axes", std::vector<int64_t>(m, 0));
+  std::vector<int64_t> in_dirs = c.attr_ints("scan_input_directions", std::vector<int64_t>(m, 0));
+  size_t k = size_t(body.output_size()) - n;
+  std::vector<int64_t> out_axes = c.attr_ints("scan_output_axes", std::vector<int64_t>(k, 0));
+  std::vector<int64_t> out_dirs = c.attr_ints("scan_output_directions", std::vector<int64_t>(k, 0));
+  if (in_axes.size() != m || in_dirs.size() != m || out_axes.size() != k || out_dirs.size() != k)
+    c.fail("scan axes/directions do not match the number of scan inputs and outputs");
+  if (m == 0) c.fail("Scan without scan inputs");
+  int64_t steps = scans[0].dim(in_axes[0]);
+  for (size_t j = 0; j < m; ++j)
+    if (scans[j].dim(in_axes[j]) != steps) c.fail("scan inputs differ in length along their scan axes");
+  std::vector<std::vector<Tensor>> ys(k);
+  for (int64_t t = 0; t < steps; ++t) {
+    Outs args = states;
+    for (size_t j = 0; j < m; ++j) {
+      int64_t ax = scans[j].norm_axis(in_axes[j]), at = in_dirs[j] ? steps - 1 - t : t;
+      args.push_back(scans[j].slice({at}, {at + 1}, {ax}, {1}).squeeze({ax}));
+    }
+    Outs outs = c.run_subgraph(body, "body", args);
+    std::copy(outs.begin(), outs.begin() + long(n), states.begin());
+    for (size_t i = 0; i < k; ++i) ys[i].push_back(outs[n + i]);
+  }
+  Outs r = states;
+  for (size_t i = 0; i < k; ++i) {
+    if (ys[i].empty()) c.fail("scan output " + std::to_string(i) + " of a zero-length scan has no known shape");
+    r.push_back(stack(ys[i], out_axes[i], out_dirs[i] != 0));
+  }
+  return r;
+}
+
+Outs scan(Ctx& c) {
+  const onnx::GraphProto* body = c.attr_graph("body");
+  if (!body) c.fail("Scan needs a body graph");
+  int64_t m = c.attr_int("num_scan_inputs", 0);
+  if (c.opset >= 9) {
+    size_t n = c.num_inputs() - size_t(m);
+    Outs ins = c.all_inputs();
+    return scan_unrolled(c, *body, Outs(ins.begin(), ins.begin() + long(n)), Outs(ins.begin() + long(n), ins.end()));
+  }
+  // Scan-8: every input has a batch dim first and the scan axis second; the body runs per batch
+  // element. sequence_lens (input 0) must cover the whole scan axis.
+  size_t n = c.num_inputs() - 1 - size_t(m);
+  std::vector<Tensor> ins;
+  for (size_t i = 1; i < c.num_inputs(); ++i) ins.push_back(c.in(i));
+  int64_t batch = ins[0].dim(0);
+  if (c.has(0)) {
+    std::vector<int64_t> lens = c.ints(0);
+    for (int64_t l : lens)
+      if (l != ins[n].dim(1)) c.fail("sequence_lens shorter than the scan axis are not supported");
+  }
+  std::vector<Outs> per_batch;
+  for (int64_t b = 0; b < batch; ++b) {
+    Outs states, scans;
+    for (size_t i = 0; i < ins.size(); ++i) (i < n ? states : scans).push_back(ins[i].slice({b}, {b + 1}, {0}, {1}).squeeze({0}));
+    per_batch.push_back(scan_unrolled(c, *body, states, scans));
+  }
+  Outs r;
+  for (size_t i = 0; i < per_batch[0].size(); ++i) {
+    std::vector<Tensor> parts;
+    for (const Outs& o : per_batch) parts.push_back(o[i]);
+    r.push_back(stack(parts, 0, false));
+  }
+  return r;
+}
+
+// Loop, unrolled: the trip count and the condition must be known at compile time (the
+// condition may be computed by the body from constants, e.g. a counter).
+Outs loop(Ctx& c) {
+  const onnx::GraphProto* body = c.attr_graph("body");
+  if (!body) c.fail("Loop needs a body graph");
+  std::optional<int64_t> trips;
+  if (c.has(0)) trips = c.ints(0).at(0);
+  bool cond = true;
+  if (c.has(1)) cond = c.floats(1).at(0) != 0;
+  if (!trips && !c.has(1)) c.fail("Loop without trip count or condition never ends");
+  Outs carried;
+  for (size_t i = 2; i < c.num_inputs(); ++i) carried.push_back(c.in(i));
+  size_t n = carried.size(), k = size_t(body->output_size()) - 1 - n;
+  std::vector<std::vector<Tensor>> ys(k);
+  constexpr int64_t kMaxUnroll = 100000;
+  for (int64_t i = 0; cond && (!trips || i < *trips); ++i) {
+    if (i >= kMaxUnroll) c.fail("Loop runs more than " + std::to_string(kMaxUnroll) + " iterations; too many to unroll");
+    Outs args = {Tensor::full(c.g, {}, double(i), DType::I64), Tensor::full(c.g, {}, 1, DType::Bool)};
+    args.insert(args.end(), carried.begin(), carried.end());
+    Outs outs = c.run_subgraph(*body, "body", args);
+    if (!c.is_constant(outs[0])) c.fail("the loop condition depends on model inputs; tgc unrolls loops and needs it at compile time");
+    cond = c.constant(outs[0]).get(0) != 0;
+    std::copy(outs.begin() + 1, outs.begin() + 1 + long(n), carried.begin());
+    for (size_t j = 0; j < k; ++j) ys[j].push_back(outs[1 + n + j]);
+  }
+  Outs r = carried;
+  for (size_t j = 0; j < k; ++j) {
+    if (ys[j].empty()) c.fail("scan output " + std::to_string(j) + " of a loop that runs 0 times has no known shape");
+    r.push_back(stack(ys[j], 0, false));
+  }
+  return r;
+}
 }  // namespace
 
-void add_control_ops(OpTable& t) { t["If"] = if_op; }
+void add_control_ops(OpTable& t) {
+  t["If"] = if_op;
+  t["Scan"] = scan;
+  t["Loop"] = loop;
+}
 
 }  // namespace tgc

@@ -43,9 +43,17 @@ Tensor one_hot(Ctx& c) {
 }
 
 Tensor trilu(Ctx& c) {
-  int64_t k = 0;
-  if (c.has(1)) k = c.ints(1).at(0);
-  return c.in(0).trilu(k, c.attr_int("upper", 1) != 0);
+  const Tensor& x = c.in(0);
+  bool upper = c.attr_int("upper", 1) != 0;
+  if (!c.has(1)) return x.trilu(0, upper);
+  if (c.is_constant(1)) return x.trilu(c.ints(1).at(0), upper);
+  // k known only at run time: compare each position's diagonal offset j - i with it.
+  if (x.ndim() < 2) c.fail("input must have at least 2 dims, got " + shape_str(x.shape()));
+  int64_t rows = x.dim(-2), cols = x.dim(-1);
+  Tensor offset = Tensor::arange(c.g, cols).reshape({1, cols}) - Tensor::arange(c.g, rows).reshape({rows, 1});
+  Tensor k = c.in(1).cast(DType::I64).reshape({});
+  Tensor keep = upper ? offset.ge(k) : offset.le(k);
+  return Tensor::where(keep, x, x.full_like(0));
 }
 
 // Einsum: each operand is permuted and broadcast into [output labels..., summed labels...],

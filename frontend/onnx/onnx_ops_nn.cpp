@@ -154,6 +154,29 @@ Tensor hardmax(Ctx& c) {
   return Tensor::where(i.eq(Tensor::arange(c.g, f.dim(1)).reshape({1, f.dim(1)})), f.full_like(1), f.full_like(0)).reshape(x.shape());
 }
 
+Tensor max_unpool(Ctx& c) {
+  // Scatters each value to the flat position MaxPool's Indices recorded.
+  const Tensor &x = c.in(0), &idx = c.in(1);
+  size_t n = size_t(x.ndim() - 2);
+  std::vector<int64_t> k = c.attr_ints("kernel_shape"), s = c.attr_ints("strides", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
+  if (k.size() != n || s.size() != n || pads.size() != 2 * n) c.fail("kernel_shape/strides/pads do not match " + std::to_string(n) + " spatial dims");
+  // Indices address the default output shape; a larger output_shape pads it at the end.
+  Shape out = {x.dim(0), x.dim(1)};
+  for (size_t i = 0; i < n; ++i) out.push_back((x.dim(int64_t(2 + i)) - 1) * s[i] + k[i] - pads[i] - pads[i + n]);
+  Tensor zeros = Tensor::full(c.g, {numel(out)}, 0, x.dtype());
+  Tensor r = zeros.scatter_elements(idx.reshape({idx.numel()}), x.reshape({x.numel()}), 0, Tensor::Reduction::None).reshape(out);
+  if (!c.has(2)) return r;
+  Shape want = c.ints(2);
+  if (want.size() != out.size()) c.fail("output_shape " + shape_str(want) + " does not fit " + shape_str(x.shape()));
+  std::vector<std::pair<int64_t, int64_t>> grow;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (want[i] < out[i]) c.fail("output_shape " + shape_str(want) + " is smaller than the unpooled " + shape_str(out));
+    grow.push_back({0, want[i] - out[i]});
+  }
+  return r.pad(grow);
+}
+
 Tensor elu(const Tensor& x, double alpha) { return Tensor::where(x.lt(x.scalar(0)), (x.exp() - 1.0) * alpha, x); }
 
 Tensor softplus(const Tensor& x) {
@@ -190,6 +213,7 @@ void add_nn_ops(OpTable& t) {
   t["DepthToSpace"] = [](Ctx& c) -> Outs { return {depth_to_space(c)}; };
   t["SpaceToDepth"] = [](Ctx& c) -> Outs { return {space_to_depth(c)}; };
   t["Hardmax"] = [](Ctx& c) -> Outs { return {hardmax(c)}; };
+  t["MaxUnpool"] = [](Ctx& c) -> Outs { return {max_unpool(c)}; };
   // Activations.
   t["Elu"] = [](Ctx& c) -> Outs { return {elu(c.in(0), c.attr_float("alpha", 1.0))}; };
   t["Celu"] = [](Ctx& c) -> Outs {
@@ -234,6 +258,7 @@ void add_nn_ops(OpTable& t) {
   };
   t["ReduceLogSumExp"] = [](Ctx& c) -> Outs { return {reduce_with(c, 18, log_sum_exp)}; };
   add_resize_ops(t);
+  add_signal_ops(t);
 }
 
 }  // namespace tgc
