@@ -259,6 +259,7 @@ void add_nn_ops(OpTable& t) {
   t["ReduceLogSumExp"] = [](Ctx& c) -> Outs { return {reduce_with(c, 18, log_sum_exp)}; };
   add_resize_ops(t);
   add_signal_ops(t);
+  add_sample_ops(t);
 }
 
 }  // namespace tgc
