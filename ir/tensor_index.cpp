@@ -220,9 +220,10 @@ Tensor scatter_onehot(const Tensor& x, const Tensor& onehot, const Tensor& updat
   if (m == 0) return x;
   Tensor oh = onehot.reshape({B, m, n, 1});
   Tensor up = updates.cast(x.dtype()).reshape({B, m, 1, rest}).expand({B, m, n, rest});
-  if (r == R::Max || r == R::Min) {  // x itself stands in where no update lands
-    Tensor picked = Tensor::where(oh, up, x.reshape({B, 1, n, rest}));
-    return r == R::Max ? picked.max({1}) : picked.min({1});
+  if (r == R::Max || r == R::Min) {  // x stands in where an update does not land, and joins in
+    Tensor xr = x.reshape({B, 1, n, rest});
+    Tensor picked = Tensor::where(oh, up, xr);
+    return r == R::Max ? picked.max({1}).maximum(x) : picked.min({1}).minimum(x);
   }
   if (r == R::None) {
     // Where several updates land on one position, the last one wins (as in onnxruntime).

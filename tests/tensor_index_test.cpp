@@ -171,6 +171,18 @@ TEST_F(IndexTest, ScatterND) {
       want[size_t((r < 0 ? r + 4 : r) * 3 + c)] = of(up)[size_t(j * 3 + c)];
     }
   check(x.scatter_nd(int_weight({3, 1}, iv), up, Tensor::Reduction::None), {4, 3}, want);
+  // Every update on one row: x must still take part in max/min.
+  std::vector<float> same = {1, 1};
+  Tensor up_same = input({2, 3});
+  for (auto r : {Tensor::Reduction::Max, Tensor::Reduction::Min}) {
+    std::vector<double> w(of(x).begin(), of(x).end());
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t j = 0; j < 2; ++j) {
+        double u = of(up_same)[size_t(j * 3 + c)];
+        w[size_t(3 + c)] = r == Tensor::Reduction::Max ? std::max(w[size_t(3 + c)], u) : std::min(w[size_t(3 + c)], u);
+      }
+    check(x.scatter_nd(int_weight({2, 1}, same), up_same, r), {4, 3}, w);
+  }
   // Element tuples with duplicates, accumulated.
   std::vector<float> jv = {1, 1, 1, 1, 3, 2};
   Tensor up2 = input({3});

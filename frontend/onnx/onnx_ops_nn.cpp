@@ -229,7 +229,17 @@ void add_nn_ops(OpTable& t) {
   t["Softsign"] = map1([](const Tensor& x) { return x / (x.abs() + 1.0); });
   t["Mish"] = map1([](const Tensor& x) { return x * softplus(x).tanh(); });
   t["Gelu"] = [](Ctx& c) -> Outs { return {c.in(0).gelu(c.attr_string("approximate", "none") == "tanh")}; };
-  t["PRelu"] = map2([](const Tensor& x, const Tensor& slope) { return Tensor::where(x.lt(x.scalar(0)), x * slope, x); });
+  t["PRelu"] = [](Ctx& c) -> Outs {
+    const Tensor& x = c.in(0);
+    Tensor slope = c.in(1);
+    // Before opset 7 a 1-D slope is per channel (axis 1) rather than numpy-broadcast.
+    if (c.opset < 7 && slope.ndim() == 1 && x.ndim() > 2 && slope.dim(0) == x.dim(1) && slope.dim(0) != x.dim(-1)) {
+      Shape s(size_t(x.ndim() - 1), 1);
+      s[0] = slope.dim(0);
+      slope = slope.reshape(s);
+    }
+    return {Tensor::where(x.lt(x.scalar(0)), x * slope, x)};
+  };
   t["ThresholdedRelu"] = [](Ctx& c) -> Outs {
     const Tensor& x = c.in(0);
     return {Tensor::where(x.gt(x.scalar(c.attr_float("alpha", 1.0))), x, x.full_like(0))};
@@ -259,6 +269,7 @@ void add_nn_ops(OpTable& t) {
   t["ReduceLogSumExp"] = [](Ctx& c) -> Outs { return {reduce_with(c, 18, log_sum_exp)}; };
   add_resize_ops(t);
   add_signal_ops(t);
+  add_sample_ops(t);
 }
 
 }  // namespace tgc

@@ -32,6 +32,8 @@ usage:
       --input-value fixes an input at compile time (e.g. a sample rate that selects an If
       branch): the artifact is specialised and no longer takes that input.
       --no-opt: skip the target's kernel optimizations (register tiles, vector lanes).
+      --input-value fixes an input at compile time (e.g. a sample rate that selects an If
+      branch): the artifact is specialised and no longer takes that input.
   tgc inspect MODEL.onnx [--stage=graph|kernels|loops] [--input-shape NAME=d0,d1,...]
               [--target=cpu|qcom] [--triple=T] [--cpu=NAME] [--no-opt]
       Print the IR graph, the kernels the scheduler cuts it into with what each fuses, or the
