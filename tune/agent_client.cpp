@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <sstream>
@@ -145,9 +146,20 @@ std::optional<AgentTiming> AgentClient::time(const std::string& so, int max_iter
   std::string line;
   if (sent && read_line(line, timeout_s_)) {
     if (line.rfind("ok ", 0) == 0) {
+      // strtod rather than a stream: the checksums may be "nan" or "-inf".
       AgentTiming t;
-      std::istringstream in(line.substr(3));
-      if (in >> t.min_us >> t.median_us >> t.iters >> t.out_sum >> t.out_abs_sum) return t;
+      double* fields[] = {&t.min_us, &t.median_us, nullptr, &t.out_sum, &t.out_abs_sum};
+      const char* p = line.c_str() + 3;
+      bool ok = true;
+      for (double* f : fields) {
+        char* end = nullptr;
+        double v = std::strtod(p, &end);
+        ok = ok && end != p;
+        p = end;
+        if (f) *f = v;
+        else t.iters = static_cast<long long>(v);
+      }
+      if (ok) return t;
       why = "malformed reply '" + line.substr(0, 200) + "'";
       return std::nullopt;
     }
