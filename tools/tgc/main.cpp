@@ -191,6 +191,7 @@ int cmd_compile(const Args& a) {
   std::optional<Tuner> tuner;
   if (a.beam > 0) {
     if (!a.optimize) throw Error("--beam and --no-opt exclude each other");
+    if (a.target != "cpu") throw Error("--beam: only cpu targets can be tuned so far (OpenCL kernels for " + a.target + " are not)");
     TuneOptions to;
     to.beam.width = a.beam;
     to.agent_command = a.tune_via;
