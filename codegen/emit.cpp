@@ -207,10 +207,18 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   std::map<size_t, llvm::Function*> by_hash;  // identical kernels share one function
   std::vector<llvm::Constant*> launches;
   const TargetProfile& profile = target.profile;
-  for (const Kernel& plain : s.kernels) {
-    std::vector<Opt> opts;
-    if (opt.optimize) opts = opt.choose_opts ? opt.choose_opts(g, plain, profile) : heuristic_opts(g, plain, profile);
-    Kernel k = apply_opts(g, plain, opts, profile);
+  std::vector<std::vector<Opt>> chosen(s.kernels.size());
+  if (opt.optimize && opt.choose_opts) {
+    auto tt = Clock::now();
+    chosen = opt.choose_opts(g, s.kernels, target);
+    check(chosen.size() == s.kernels.size(), "choose_opts returned the wrong number of kernels");
+    rep.tune_s = since(tt);
+  } else if (opt.optimize) {
+    for (size_t i = 0; i < s.kernels.size(); ++i) chosen[i] = heuristic_opts(g, s.kernels[i], profile);
+  }
+  for (size_t ki = 0; ki < s.kernels.size(); ++ki) {
+    const Kernel& plain = s.kernels[ki];
+    Kernel k = apply_opts(g, plain, chosen[ki], profile);
     LoopProgram p = lower(g, k, {.inner_loop = !opencl});
     std::vector<int32_t> args;
     for (int64_t b : p.args) args.push_back(index.at(b));
@@ -345,7 +353,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   fs::create_directories(tmpdir);
   std::string obj = (tmpdir / "model.o").string();
   write_object(*mod, tm.get(), obj);
-  rep.codegen_s = since(t1);
+  rep.codegen_s = since(t1) - rep.tune_s;
 
   auto t2 = Clock::now();
   std::string tmp_out = out.string() + ".partial";

@@ -17,8 +17,9 @@ struct CompileOptions {
   std::string triple;          // default: the host's
   std::string cpu;             // LLVM CPU name; default: the host CPU for host triples, else generic
   bool optimize = true;        // apply kernel optimizations (choose_opts, else the heuristic)
-  // Picks each kernel's optimizations; default heuristic_opts. BEAM search plugs in here.
-  std::function<std::vector<Opt>(Graph&, const Kernel&, const TargetProfile&)> choose_opts;
+  // Picks the optimizations of every kernel (all at once: a search can share work between
+  // identical kernels and report progress); default heuristic_opts. BEAM search plugs in here.
+  std::function<std::vector<std::vector<Opt>>(Graph&, const std::vector<Kernel>&, const ResolvedTarget&)> choose_opts;
   bool shared = false;         // libNAME.so + NAME.h instead of an executable
   bool external_weights = false;
   std::string output;          // artifact path
@@ -28,7 +29,7 @@ struct CompileOptions {
 struct CompileReport {
   size_t kernels = 0, unique_kernels = 0;
   int64_t arena_bytes = 0, intermediate_bytes = 0, weight_bytes = 0;
-  double schedule_s = 0, codegen_s = 0, link_s = 0;
+  double schedule_s = 0, tune_s = 0, codegen_s = 0, link_s = 0;
   std::string triple, cpu;
 };
 

@@ -128,7 +128,12 @@ HostTensor run_artifact(Builder& b, const std::string& target, const std::string
   opt.triple = triple;
   opt.output = (dir / "model").string();
   opt.runtime_dir = TGC_RUNTIME_DIR;
-  opt.choose_opts = choose;
+  if (choose)
+    opt.choose_opts = [choose](Graph& g, const std::vector<Kernel>& ks, const ResolvedTarget& t) {
+      std::vector<std::vector<Opt>> all;
+      for (const Kernel& k : ks) all.push_back(choose(g, k, t.profile));
+      return all;
+    };
   compile_model(b.m, opt);
   std::string cmd = "'" + opt.output + "'";
   for (const NamedTensor& in : b.m.inputs) {

@@ -15,7 +15,12 @@
 #include "passes/opt.h"
 #include "passes/schedule.h"
 #include "codegen/emit.h"
+#include "tune/tuner.h"
+#include <llvm/TargetParser/Host.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <optional>
 
 namespace {
 using namespace tgc;
@@ -34,6 +39,14 @@ usage:
       --no-opt: skip the target's kernel optimizations (register tiles, vector lanes).
       --input-value fixes an input at compile time (e.g. a sample rate that selects an If
       branch): the artifact is specialised and no longer takes that input.
+  tgc compile ... --beam=N [--tune-via=CMD] [--tune-cache=PATH] [--tune-timeout=SECONDS]
+      Tune each kernel by BEAM search (keeping the N fastest action lists per round): candidates
+      are built and timed on the target by tgc-agent, started with `sh -c CMD` (default: the
+      tgc-agent next to tgc, for host triples; e.g. --tune-via="ssh board tgc-agent" or
+      --tune-via="qemu-aarch64 -L /usr/aarch64-linux-gnu build/tgc-agent-aarch64"). A candidate
+      that crashes or runs past --tune-timeout (default 10) is dropped. Results are kept in a
+      SQLite cache (default $XDG_CACHE_HOME/tgc/tune.sqlite or ~/.cache/tgc/tune.sqlite) keyed
+      by target, device and kernel, and reused by later compiles. See docs/tuning.md.
   tgc inspect MODEL.onnx [--stage=graph|kernels|loops] [--input-shape NAME=d0,d1,...]
               [--target=cpu|qcom] [--triple=T] [--cpu=NAME] [--no-opt]
       Print the IR graph, the kernels the scheduler cuts it into with what each fuses, or the
@@ -51,6 +64,9 @@ struct Args {
   std::string command, model, stage = "graph", out_dir;
   std::string target = "cpu", triple, cpu, weights = "embedded";
   bool shared = false, optimize = true;
+  int beam = 0;
+  std::string tune_via, tune_cache;
+  double tune_timeout = 10;
   std::vector<std::pair<std::string, std::string>> inputs;  // name, file
   std::map<std::string, Shape> input_shapes;
   std::map<std::string, std::vector<double>> input_values;
@@ -95,6 +111,22 @@ std::vector<double> parse_values(const std::string& s, const std::string& what) 
   return vals;
 }
 
+int parse_count(const std::string& s, const std::string& flag) {
+  try {
+    size_t used = 0;
+    int v = std::stoi(s, &used);
+    if (used == s.size() && v >= 1) return v;
+  } catch (const std::exception&) {
+  }
+  throw Error(flag + " expects a positive integer, got '" + s + "'");
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 Args parse_args(int argc, char** argv) {
   Args a;
   std::vector<std::string> v(argv + 1, argv + argc);
@@ -114,6 +146,10 @@ Args parse_args(int argc, char** argv) {
     else if (s.rfind("--triple", 0) == 0) a.triple = value("--triple");
     else if (s.rfind("--cpu", 0) == 0) a.cpu = value("--cpu");
     else if (s.rfind("--weights", 0) == 0) a.weights = value("--weights");
+    else if (s.rfind("--beam", 0) == 0) a.beam = parse_count(value("--beam"), "--beam");
+    else if (s.rfind("--tune-via", 0) == 0) a.tune_via = value("--tune-via");
+    else if (s.rfind("--tune-cache", 0) == 0) a.tune_cache = value("--tune-cache");
+    else if (s.rfind("--tune-timeout", 0) == 0) a.tune_timeout = parse_count(value("--tune-timeout"), "--tune-timeout");
     else if (s == "--shared") a.shared = true;
     else if (s == "--no-opt") a.optimize = false;
     else if (s.rfind("--input-shape", 0) == 0) {
@@ -174,12 +210,35 @@ int cmd_compile(const Args& a) {
   opt.optimize = a.optimize;
   opt.external_weights = a.weights == "external";
   opt.output = a.out_dir;
-  opt.runtime_dir = (std::filesystem::canonical("/proc/self/exe").parent_path() / "runtime").string();
+  std::filesystem::path tgc_dir = std::filesystem::canonical("/proc/self/exe").parent_path();
+  opt.runtime_dir = (tgc_dir / "runtime").string();
+  if (a.beam == 0 && (!a.tune_via.empty() || !a.tune_cache.empty())) throw Error("--tune-via and --tune-cache need --beam=N");
+  std::optional<Tuner> tuner;
+  if (a.beam > 0) {
+    if (!a.optimize) throw Error("--beam and --no-opt exclude each other");
+    if (a.target != "cpu") throw Error("--beam: only cpu targets can be tuned so far (OpenCL kernels for " + a.target + " are not)");
+    TuneOptions to;
+    to.beam.width = a.beam;
+    to.agent_command = a.tune_via;
+    if (to.agent_command.empty()) {
+      // The local agent can only time code for this machine.
+      ResolvedTarget rt = resolve_target(a.target, a.triple, a.cpu);
+      if (arch_of(rt.triple) != arch_of(llvm::sys::getDefaultTargetTriple()))
+        throw Error("--beam for " + rt.triple + " needs --tune-via=CMD to start tgc-agent on such a machine (ssh, adb, or qemu for testing)");
+      to.agent_command = shell_quote((tgc_dir / "tgc-agent").string());
+    }
+    to.cache_path = a.tune_cache;
+    to.timeout_s = a.tune_timeout;
+    to.log = &std::cerr;
+    to.live = isatty(2);
+    tuner.emplace(to);
+    opt.choose_opts = [&](Graph& g, const std::vector<Kernel>& ks, const ResolvedTarget& t) { return tuner->choose(g, ks, t); };
+  }
   CompileReport r = compile_model(m, opt);
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << "tgc: " << a.out_dir << ": " << r.kernels << " kernels (" << r.unique_kernels << " distinct), " << r.triple << " cpu="
             << r.cpu << ", weights " << r.weight_bytes << " B, arena " << r.arena_bytes << " B (unshared " << r.intermediate_bytes
-            << " B); schedule " << r.schedule_s << " s, codegen " << r.codegen_s << " s, link " << r.link_s << " s, total " << total << " s\n";
+            << " B); schedule " << r.schedule_s << " s, " << (tuner ? "tune " + std::to_string(r.tune_s) + " s, " : "") << "codegen " << r.codegen_s << " s, link " << r.link_s << " s, total " << total << " s\n";
   return 0;
 }
 

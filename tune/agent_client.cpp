@@ -1,0 +1,178 @@
+#include "tune/agent_client.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <chrono>
+#include <cstring>
+#include <sstream>
+#include <thread>
+
+#include "ir/error.h"
+
+namespace tgc {
+
+namespace {
+constexpr const char* kGreeting = "tgc-agent 1 ";
+constexpr double kGreetingTimeoutS = 30;  // ssh or adb may take a while to connect
+
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+}  // namespace
+
+AgentClient::AgentClient(std::string command, double timeout_s) : command_(std::move(command)), timeout_s_(timeout_s) { start(); }
+
+AgentClient::~AgentClient() { stop(false); }
+
+void AgentClient::start() {
+  // A socket rather than pipes: send() with MSG_NOSIGNAL reports a dead agent as an error
+  // instead of killing tgc with SIGPIPE.
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) throw Error(std::string("socketpair: ") + strerror(errno));
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(sv[0]), close(sv[1]);
+    throw Error(std::string("fork: ") + strerror(errno));
+  }
+  if (pid == 0) {
+    setpgid(0, 0);  // its own process group, so a timeout kills the shell and the agent
+    dup2(sv[1], 0);
+    dup2(sv[1], 1);
+    execl("/bin/sh", "sh", "-c", command_.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(sv[1]);
+  pid_ = pid, fd_ = sv[0], pending_.clear();
+  std::string line;
+  if (!read_line(line, std::max(kGreetingTimeoutS, timeout_s_))) {
+    std::string why = timed_out_ ? "no greeting within " + std::to_string(int(std::max(kGreetingTimeoutS, timeout_s_))) + " s"
+                                 : exit_reason();
+    stop(true);
+    throw Error("tuning agent '" + command_ + "': " + why);
+  }
+  if (line.rfind(kGreeting, 0) != 0) {
+    stop(true);
+    throw Error("tuning agent '" + command_ + "': expected the greeting 'tgc-agent 1 ...', got '" + line.substr(0, 200) + "'");
+  }
+  device_ = line.substr(std::strlen(kGreeting));
+}
+
+void AgentClient::stop(bool force) {
+  if (fd_ >= 0) {
+    static const char quit[] = "quit\n";
+    if (!force) send(fd_, quit, sizeof quit - 1, MSG_NOSIGNAL);
+    close(fd_);
+    fd_ = -1;
+  }
+  if (pid_ < 0) return;
+  // A polite agent exits on quit or EOF at once; give it a moment, then kill the group.
+  int status;
+  for (int i = 0; i < (force ? 0 : 50); ++i) {
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(-pid_, SIGKILL);
+  kill(pid_, SIGKILL);
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+bool AgentClient::read_line(std::string& line, double timeout_s) {
+  timed_out_ = false;
+  double deadline = now_s() + timeout_s;
+  for (;;) {
+    if (size_t nl = pending_.find('\n'); nl != std::string::npos) {
+      line = pending_.substr(0, nl);
+      pending_.erase(0, nl + 1);
+      return true;
+    }
+    double left = deadline - now_s();
+    if (left <= 0) {
+      timed_out_ = true;
+      return false;
+    }
+    pollfd p{fd_, POLLIN, 0};
+    int r = poll(&p, 1, int(left * 1000) + 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) continue;  // the deadline check above decides
+    char buf[4096];
+    ssize_t n = recv(fd_, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    pending_.append(buf, size_t(n));
+  }
+}
+
+std::string AgentClient::exit_reason() {
+  int status = 0;
+  // The agent closed its output; it exits right after (or is a shell reporting a missing command).
+  bool reaped = false;
+  for (int i = 0; i < 200 && !reaped; ++i) {
+    reaped = waitpid(pid_, &status, WNOHANG) == pid_;
+    if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!reaped) return "closed its output";
+  pid_ = -1;
+  // Through /bin/sh, a signal shows as status 128 + signal.
+  if (WIFEXITED(status) && WEXITSTATUS(status) > 128) return "crashed (signal " + std::to_string(WEXITSTATUS(status) - 128) + ")";
+  if (WIFSIGNALED(status)) return "crashed (signal " + std::to_string(WTERMSIG(status)) + ", " + strsignal(WTERMSIG(status)) + ")";
+  return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+std::optional<AgentTiming> AgentClient::time(const std::string& so, int max_iters, double budget_ms, std::string& why) {
+  std::ostringstream header;
+  header << "time " << so.size() << " " << max_iters << " " << budget_ms << "\n";
+  std::string msg = header.str() + so;
+  bool sent = true;
+  for (size_t off = 0; off < msg.size() && sent;) {
+    pollfd p{fd_, POLLOUT, 0};
+    if (poll(&p, 1, int(timeout_s_ * 1000)) <= 0) {
+      sent = false;
+      break;
+    }
+    ssize_t n = send(fd_, msg.data() + off, msg.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) sent = false;
+    else off += size_t(n);
+  }
+  std::string line;
+  if (sent && read_line(line, timeout_s_)) {
+    if (line.rfind("ok ", 0) == 0) {
+      // strtod rather than a stream: the checksums may be "nan" or "-inf".
+      AgentTiming t;
+      double* fields[] = {&t.min_us, &t.median_us, nullptr, &t.out_sum, &t.out_abs_sum};
+      const char* p = line.c_str() + 3;
+      bool ok = true;
+      for (double* f : fields) {
+        char* end = nullptr;
+        double v = std::strtod(p, &end);
+        ok = ok && end != p;
+        p = end;
+        if (f) *f = v;
+        else t.iters = static_cast<long long>(v);
+      }
+      if (ok) return t;
+      why = "malformed reply '" + line.substr(0, 200) + "'";
+      return std::nullopt;
+    }
+    why = line.rfind("err ", 0) == 0 ? line.substr(4) : "unexpected reply '" + line.substr(0, 200) + "'";
+    if (line.rfind("err ", 0) == 0) return std::nullopt;  // the agent is fine; only this candidate failed
+  } else {
+    why = timed_out_ ? "no answer within " + std::to_string(timeout_s_) + " s" : "the agent " + exit_reason();
+  }
+  // Crashed, hung or confused: start a fresh agent (this throws if that fails).
+  stop(true);
+  ++restarts_;
+  start();
+  return std::nullopt;
+}
+
+}  // namespace tgc

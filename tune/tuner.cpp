@@ -1,0 +1,238 @@
+#include "tune/tuner.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "codegen/kernel_library.h"
+#include "ir/error.h"
+#include "passes/lower.h"
+#include "tune/agent_client.h"
+#include "tune/tune_cache.h"
+
+namespace tgc {
+
+namespace {
+namespace fs = std::filesystem;
+constexpr int kMaxDropMessages = 5;  // then only counted
+
+std::string ms(double us) {
+  char buf[32];
+  if (us < 1000) std::snprintf(buf, sizeof buf, "%.3g us", us);
+  else std::snprintf(buf, sizeof buf, "%.4g ms", us / 1000);
+  return buf;
+}
+
+std::string hex(size_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016zx", v);
+  return buf;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (!in) throw Error(path + ": cannot read");
+  return s.str();
+}
+
+// Same output as the reference, up to the rounding of a reordered reduce.
+bool same_output(const AgentTiming& ref, const AgentTiming& t) {
+  if (!std::isfinite(ref.out_sum) || !std::isfinite(ref.out_abs_sum)) return true;  // nothing to compare against
+  double tol = 1e-3 * std::max(ref.out_abs_sum, 1e-30);
+  return std::abs(t.out_sum - ref.out_sum) <= tol && std::abs(t.out_abs_sum - ref.out_abs_sum) <= tol;
+}
+
+// Builds and times the candidates of one kernel: lowering on this thread (it grows the graph),
+// LLVM builds on `jobs` threads (they only read it), timing one at a time on the agent.
+class CandidateTimer {
+ public:
+  CandidateTimer(Graph& g, const Kernel& k, const ResolvedTarget& t, AgentClient& agent, const TuneOptions& o,
+                 const fs::path& workdir, TuneReport& rep, int& drop_messages)
+      : g_(g), k_(k), t_(t), agent_(agent), o_(o), workdir_(workdir), rep_(rep), drop_messages_(drop_messages) {}
+
+  std::vector<std::optional<double>> operator()(const std::vector<std::vector<Opt>>& batch) {
+    size_t n = batch.size();
+    std::vector<std::optional<LoopProgram>> programs(n);
+    std::vector<std::string> so(n), why(n);
+    for (size_t i = 0; i < n; ++i) {
+      try {
+        programs[i] = lower(g_, apply_opts(g_, k_, batch[i], t_.profile), {.inner_loop = true});
+      } catch (const Error& e) {
+        why[i] = e.what();
+      }
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    std::atomic<size_t> next{0};
+    auto build = [&] {
+      for (size_t i; (i = next++) < n;) {
+        if (!programs[i]) continue;
+        std::string path = (workdir_ / ("c" + std::to_string(i) + ".so")).string();
+        try {
+          write_kernel_library(g_, *programs[i], t_.triple, t_.cpu, workdir_.string(), path);
+          so[i] = read_file(path);
+        } catch (const std::exception& e) {
+          why[i] = e.what();
+        }
+        std::error_code ec;
+        fs::remove(path, ec);
+      }
+    };
+    int jobs = o_.jobs > 0 ? o_.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (int j = 1; j < std::min<int>(jobs, int(n)); ++j) pool.emplace_back(build);
+    build();
+    for (auto& th : pool) th.join();
+    auto t1 = std::chrono::steady_clock::now();
+    rep_.build_s += std::chrono::duration<double>(t1 - t0).count();
+
+    std::vector<std::optional<double>> times(n);
+    for (size_t i = 0; i < n; ++i) {
+      std::optional<AgentTiming> t;
+      if (!so[i].empty()) t = agent_.time(so[i], o_.max_iters, o_.budget_ms, why[i]);
+      if (t && !ref_) ref_ = t;
+      if (t && !same_output(*ref_, *t)) {
+        ++rep_.wrong;
+        why[i] = "computes a different output (checksum " + std::to_string(t->out_sum) + ", expected " +
+                 std::to_string(ref_->out_sum) + ")";
+        log("beam: warning: " + k_.name + " " + opts_str(batch[i]) + ": " + why[i]);
+        continue;
+      }
+      if (t) {
+        times[i] = t->min_us;
+        continue;
+      }
+      ++rep_.dropped;
+      if (drop_messages_++ < kMaxDropMessages) log("beam: " + k_.name + " [" + opts_str(batch[i]) + "] dropped: " + why[i]);
+    }
+    rep_.timing_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    return times;
+  }
+
+ private:
+  void log(const std::string& line) {
+    if (o_.log) *o_.log << (o_.live ? "\r\033[K" : "") << line << "\n" << std::flush;
+  }
+
+  Graph& g_;
+  const Kernel& k_;
+  const ResolvedTarget& t_;
+  AgentClient& agent_;
+  const TuneOptions& o_;
+  fs::path workdir_;
+  TuneReport& rep_;
+  int& drop_messages_;
+  std::optional<AgentTiming> ref_;  // the first candidate that ran: the others must agree with it
+};
+}  // namespace
+
+std::string summary_line(const TuneReport& r) {
+  std::ostringstream s;
+  s << "beam: " << r.kernels << " kernels (" << r.distinct << " distinct): " << r.searched << " searched, " << r.cache_hits
+    << " from the cache; " << r.candidates << " candidates timed, " << r.dropped << " dropped";
+  if (r.wrong) s << ", " << r.wrong << " WRONG";
+  char secs[160];
+  std::snprintf(secs, sizeof secs, "%.1f s (building %.1f s, timing %.1f s)", r.seconds, r.build_s, r.timing_s);
+  s << "; " << secs << "; kernel time " << ms(r.tuned_us) << " (heuristic " << ms(r.heuristic_us) << ") on " << r.device;
+  return s.str();
+}
+
+std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>& kernels, const ResolvedTarget& t) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (t.profile.gpu) throw Error("--beam: tuning GPU (qcom/OpenCL) kernels is not implemented yet; compile without --beam");
+  report_ = TuneReport{};
+  report_.kernels = kernels.size();
+  report_.cache_path = o_.cache_path.empty() ? TuneCache::default_path() : o_.cache_path;
+  TuneCache cache(report_.cache_path);
+  AgentClient agent(o_.agent_command, o_.timeout_s);
+  report_.device = agent.device();
+  if (agent.arch() != arch_of(t.triple))
+    throw Error("--beam: the tuning agent runs on " + agent.arch() + " but the target is " + t.triple +
+                " (use --tune-via to reach a matching machine)");
+  std::string target = "cpu " + t.triple + " " + t.cpu;
+
+  // Distinct kernels in order of first use.
+  std::vector<size_t> key(kernels.size());
+  std::map<size_t, size_t> first;  // key -> index of its first kernel
+  std::vector<size_t> order;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    key[i] = tuning_key(g, kernels[i]);
+    if (first.emplace(key[i], i).second) order.push_back(i);
+  }
+  report_.distinct = order.size();
+
+  fs::path workdir = fs::temp_directory_path() / ("tgc-tune-" + std::to_string(getpid()));
+  fs::create_directories(workdir);
+  struct Choice {
+    std::vector<Opt> opts;
+    double us, heuristic_us;
+  };
+  std::map<size_t, Choice> chosen;
+  int drop_messages = 0;
+  auto log = [&](const std::string& line, bool transient = false) {
+    if (!o_.log) return;
+    if (o_.live) *o_.log << "\r\033[K" << line << (transient ? "" : "\n") << std::flush;
+    else if (!transient) *o_.log << line << "\n" << std::flush;
+  };
+  try {
+    for (size_t n = 0; n < order.size(); ++n) {
+      const Kernel& k = kernels[order[n]];
+      std::string hkey = hex(key[order[n]]);
+      if (std::optional<TuneEntry> hit = cache.find(target, report_.device, hkey)) {
+        try {
+          std::vector<Opt> opts = parse_opts(hit->opts);
+          apply_opts(g, k, opts, t.profile);  // still legal for this compiler?
+          chosen[key[order[n]]] = {opts, hit->us, hit->heuristic_us};
+          ++report_.cache_hits;
+          continue;
+        } catch (const Error&) {
+          // stale entry: search again and replace it
+        }
+      }
+      std::string prefix = "beam: kernel " + std::to_string(n + 1) + "/" + std::to_string(order.size()) + " " + k.name + ": ";
+      CandidateTimer timer(g, k, t, agent, o_, workdir, report_, drop_messages);
+      BeamResult r = beam_search(g, k, t.profile, o_.beam, std::ref(timer), [&](int round, int tried, double best) {
+        log(prefix + "round " + std::to_string(round) + ", " + std::to_string(tried) + " candidates, best " + ms(best), true);
+      });
+      ++report_.searched;
+      report_.candidates += r.tried;
+      if (r.us < 0) {
+        log(prefix + std::to_string(r.tried) + " candidates, all dropped: keeping the heuristic's " + opts_str(r.opts));
+        chosen[key[order[n]]] = {r.opts, -1, -1};
+        continue;
+      }
+      chosen[key[order[n]]] = {r.opts, r.us, r.heuristic_us};
+      cache.store(target, report_.device, hkey, {opts_str(r.opts), r.us, r.heuristic_us}, k.name);
+      log(prefix + std::to_string(r.tried) + " candidates, best " + ms(r.us) + " (heuristic " +
+          (r.heuristic_us < 0 ? std::string("dropped") : ms(r.heuristic_us)) + ")" + (r.opts.empty() ? "" : ": " + opts_str(r.opts)));
+    }
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(workdir, ec);
+    throw;
+  }
+  std::error_code ec;
+  fs::remove_all(workdir, ec);
+
+  std::vector<std::vector<Opt>> out;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const Choice& c = chosen.at(key[i]);
+    out.push_back(c.opts);
+    if (c.us >= 0) report_.tuned_us += c.us, report_.heuristic_us += c.heuristic_us >= 0 ? c.heuristic_us : c.us;
+  }
+  report_.agent_restarts = agent.restarts();
+  report_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  log(summary_line(report_));
+  return out;
+}
+
+}  // namespace tgc
