@@ -3,6 +3,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 
+#include <cmath>
 #include <unordered_map>
 
 #include "ir/error.h"
@@ -170,6 +171,26 @@ class CpuRenderer {
     return llvm::ConstantInt::get(c_, is_unsigned(t) ? llvm::APInt::getMinValue(bits) : llvm::APInt::getSignedMinValue(bits));
   }
 
+  // 2^x in straight-line arithmetic (Cephes exp2f: |rel err| < 2e-7), so that it vectorizes;
+  // LLVM's exp2 intrinsic becomes a scalar libm call per element on x86.
+  Value* exp2_f32(Value* x) {
+    auto* f32 = b_.getFloatTy();
+    auto c = [&](double v) { return llvm::ConstantFP::get(f32, v); };
+    Value* xc = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, c(127.0)), c(-126.0));
+    Value* i = intrinsic(llvm::Intrinsic::floor, b_.CreateFAdd(xc, c(0.5)));
+    Value* f = b_.CreateFSub(xc, i);  // in [-0.5, 0.5]
+    Value* p = c(1.535336188319500e-4);
+    for (double k : {1.339887440266574e-3, 9.618437357674640e-3, 5.550332471162809e-2, 2.402264791363012e-1, 6.931472028550421e-1})
+      p = b_.CreateFAdd(b_.CreateFMul(p, f), c(k));
+    Value* r = b_.CreateFAdd(b_.CreateFMul(p, f), c(1.0));
+    // 2^i from the exponent bits (i is in [-126, 127] after the clamp).
+    Value* bits = b_.CreateShl(b_.CreateAdd(b_.CreateFPToSI(i, b_.getInt32Ty()), b_.getInt32(127)), 23);
+    r = b_.CreateFMul(r, b_.CreateBitCast(bits, f32));
+    r = b_.CreateSelect(b_.CreateFCmpOGT(x, c(128.0)), c(INFINITY), r);
+    r = b_.CreateSelect(b_.CreateFCmpOLT(x, c(-150.0)), c(0.0), r);
+    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, r);  // NaN stays NaN
+  }
+
   Value* intrinsic(llvm::Intrinsic::ID id, Value* x) {
     return b_.CreateIntrinsic(id, {x->getType()}, {x});
   }
@@ -227,7 +248,7 @@ class CpuRenderer {
         return v;
       }
       case Op::Neg: return is_float(t) ? b_.CreateFNeg(s(0)) : b_.CreateNeg(s(0));
-      case Op::Exp2: return intrinsic(llvm::Intrinsic::exp2, s(0));
+      case Op::Exp2: return t == DType::F32 ? exp2_f32(s(0)) : intrinsic(llvm::Intrinsic::exp2, s(0));
       case Op::Log2: return intrinsic(llvm::Intrinsic::log2, s(0));
       case Op::Sin: return intrinsic(llvm::Intrinsic::sin, s(0));
       case Op::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, s(0));
