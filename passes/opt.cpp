@@ -13,7 +13,7 @@
 namespace tgc {
 
 namespace {
-constexpr const char* kNames[] = {"UPCAST", "UNROLL", "LOCAL", "GROUP", "PADTO"};
+constexpr const char* kNames[] = {"UPCAST", "UNROLL", "LOCAL", "GROUP"};
 
 int64_t size_of(const UOp* r) { return r->src[0]->ival(); }
 
@@ -210,7 +210,6 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
         cur = split_axis(g, cur, r, o.amount, RangeKind::Group);
         break;
       }
-      case OptOp::PadTo: fail("not implemented yet");
     }
   }
   return cur;

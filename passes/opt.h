@@ -20,7 +20,6 @@ enum class OptOp : uint8_t {
   Unroll,  // split a reduce axis; the inner part is unrolled into the loop body
   Local,   // GPU: split a global axis; the inner part becomes the work-group's local id
   Group,   // GPU: split a reduce axis across the work-group, combined in shared memory
-  PadTo,   // pad a global axis up to a multiple, masking the stores beyond its end (not yet)
 };
 
 struct Opt {
