@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Bad input must give a one-line error naming what is wrong and exit status 1, never a crash.
+# Bad input must give a one-line error naming what is wrong (the node, where one is at fault) and
+# exit status 1, never a crash. The malformed models come from tests/gen_bad_models.py.
 # usage: bad_input.sh TGC_BINARY REPO_ROOT
 set -uo pipefail
 tgc="$1"; root="$2"
@@ -7,54 +8,90 @@ work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 model="$root/models/digits_cnn.onnx"
 fail=0
 
-expect_error() {  # description, expected substring, command...
+expect_error() {  # description, expected substring (fixed string), command...
   local what="$1" want="$2"; shift 2
   "$@" >"$work/out" 2>"$work/err"
   local rc=$?
   local lines; lines=$(wc -l <"$work/err")
-  if [ $rc -ne 1 ] || [ "$lines" -ne 1 ] || ! grep -q -- "$want" "$work/err"; then
+  if [ $rc -ne 1 ] || [ "$lines" -ne 1 ] || ! grep -qF -- "$want" "$work/err"; then
     echo "FAIL $what: rc=$rc, stderr:"; cat "$work/err"; fail=1
   else
     echo "ok   $what: $(cat "$work/err")"
   fi
 }
+expect_ok() {  # description, command...
+  local what="$1"; shift
+  if "$@" >"$work/out" 2>"$work/err"; then echo "ok   $what"; else echo "FAIL $what: rc=$?, stderr:"; cat "$work/err"; fail=1; fi
+}
+bad() { expect_error "$1" "$2" "$tgc" inspect "$work/$1.onnx"; }  # model name, expected substring
 
 head -c 3000 "$model" >"$work/truncated.onnx"
 head -c 4096 /dev/urandom >"$work/corrupt.onnx"
 : >"$work/empty.onnx"
-/usr/bin/python3 - "$work" <<'PY'
-import sys, onnx
-from onnx import helper, TensorProto as T
-d = sys.argv[1]
-x = helper.make_tensor_value_info("x", T.FLOAT, [2, 3])
-y = helper.make_tensor_value_info("y", T.FLOAT, [2, 3])
-def save(name, nodes, opset=13, inputs=(x,)):
-    g = helper.make_graph(nodes, "g", list(inputs), [y])
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), f"{d}/{name}.onnx")
-save("unknown_op", [helper.make_node("FancyOp", ["x"], ["y"], name="fancy")])
-save("missing_input", [helper.make_node("Add", ["x", "w"], ["y"], name="add_w")])
-save("cycle", [helper.make_node("Relu", ["z"], ["y"], name="r1"), helper.make_node("Relu", ["y"], ["z"], name="r2")])
-save("bad_shapes", [helper.make_node("MatMul", ["x", "x"], ["y"], name="mm")])
-save("future_opset", [helper.make_node("Relu", ["x"], ["y"], name="r")], opset=99)
-dyn = helper.make_tensor_value_info("x", T.FLOAT, ["batch", 3])
-save("dynamic", [helper.make_node("Relu", ["x"], ["y"], name="r")], inputs=(dyn,))
-PY
+/usr/bin/python3 "$root/tests/gen_bad_models.py" "$work" "$model" || { echo "FAIL gen_bad_models.py"; exit 1; }
 
-expect_error "truncated model" "not a valid ONNX model" "$tgc" inspect "$work/truncated.onnx"
-expect_error "corrupt model" "not a valid ONNX model" "$tgc" inspect "$work/corrupt.onnx"
-expect_error "empty model" "not a valid ONNX model" "$tgc" inspect "$work/empty.onnx"
+# Files and protobuf.
+bad truncated "not a valid ONNX model"
+bad corrupt "not a valid ONNX model"
+bad empty "not a valid ONNX model"
 expect_error "missing file" "cannot open" "$tgc" inspect "$work/nope.onnx"
-expect_error "unknown op" "node 'fancy' (FancyOp, opset 13): unsupported op type" "$tgc" inspect "$work/unknown_op.onnx"
-expect_error "missing initializer" "node 'add_w' (Add, opset 13): input 'w' is not produced" "$tgc" inspect "$work/missing_input.onnx"
-expect_error "cyclic graph" "node 'r1' (Relu, opset 13): input 'z' is not produced" "$tgc" inspect "$work/cycle.onnx"
-expect_error "mismatched shapes" "node 'mm' (MatMul, opset 13): matmul: inner dims differ" "$tgc" inspect "$work/bad_shapes.onnx"
-expect_error "unsupported opset" "unsupported opset 99" "$tgc" inspect "$work/future_opset.onnx"
-expect_error "dynamic dim" "dynamic dim 0 ('batch')" "$tgc" inspect "$work/dynamic.onnx"
+# Graph structure.
+bad unknown_op "node 'fancy' (FancyOp, opset 13): unsupported op type 'FancyOp'"
+bad missing_input "node 'add_w' (Add, opset 13): input 'w' is not produced by any node, initializer or graph input"
+bad cycle "node 'r1' (Relu, opset 13): input 'z' comes from node 'r2' (Relu), which depends on this node's output: the graph has a cycle"
+bad self_loop "node 'acc' (Add, opset 13): input 'z' is this node's own output: the graph has a cycle"
+bad unsorted "node 'late_reader' (Relu, opset 13): input 'z' comes from node 'early_writer' (Relu), which comes later"
+bad output_never_produced "graph output 'y' is never produced"
+bad too_few_inputs "node 'add_one' (Add, opset 13): missing input 1"
+# Opsets and domains.
+bad future_opset "unsupported ai.onnx opset 99 (tgc handles 1 to 21)"
+bad zero_opset "unsupported ai.onnx opset 0"
+bad no_opset "model declares no opset"
+bad unknown_domain "node 'foo' (Foo, opset 13): unsupported domain 'com.example'"
+expect_ok "a domain imported but never used is fine" "$tgc" inspect "$work/unused_domain.onnx"
+# Shapes and data.
+bad bad_shapes "node 'mm' (MatMul, opset 13): matmul: inner dims differ: [2,3] @ [2,3]"
+bad broadcast_mismatch "node 'add_bcast' (Add, opset 13): shapes [2,3] and [4] do not broadcast"
+bad reshape_mismatch "node 'reshape5' (Reshape, opset 13): reshape: cannot reshape [2,3] to [5]"
+bad conv_channels "node 'conv3to2' (Conv, opset 13): conv: channels 3 do not match weight [4,2,3,3]"
+bad initializer_short "initializer 'w': raw data has 8 bytes, shape needs 24"
+bad initializer_huge "initializer 'w': dims [2147483648,2147483648] hold more than 2^40 elements"
+bad initializer_negative "initializer 'w': dims [-3] contain a negative size"
+bad string_input "input 'x': unsupported ONNX element type STRING (8)"
+bad sequence_input "input 'x' is not a tensor"
+# Dynamic dims: every one is listed with the --input-shape flag that fixes it.
+bad dynamic "input 'x' dim 0 ('batch'): --input-shape x=<batch>,3"
+expect_error "every dynamic dim listed" \
+  "input 'x' dim 0 ('batch'): --input-shape x=<batch>,3; input 'mask' dim 0 ('batch'), dim 1 ('seq'), dim 2 (unnamed): --input-shape mask=<batch>,<seq>,<?>" \
+  "$tgc" compile "$work/dynamic_two_inputs.onnx" -o "$work/dyn"
+expect_error "only the dims left dynamic listed" "need sizes (give them with --input-shape NAME=d0,d1,...; tgc eval also takes them from the -i files): input 'mask' dim 0" \
+  "$tgc" inspect "$work/dynamic_two_inputs.onnx" --input-shape x=2,3
+expect_ok "--input-shape fixes every dynamic dim" "$tgc" inspect "$work/dynamic_two_inputs.onnx" --input-shape x=2,3 --input-shape mask=2,4,5
+expect_error "--input-shape of the wrong rank" "--input-shape x gives 3 dims, the model declares 2" \
+  "$tgc" inspect "$work/dynamic.onnx" --input-shape x=1,2,3
+/usr/bin/python3 -c "import numpy as np; np.save('$work/x43.npy', np.ones((4,3), np.float32))"
+expect_ok "tgc eval takes dynamic dims from the -i files" "$tgc" eval "$work/dynamic.onnx" -i x="$work/x43.npy"
+bad no_shape "input 'x' has no shape (unknown rank): --input-shape x=d0,d1,..."
+
+# No crash on damaged copies of a good model: truncations must fail with one line; corrupted
+# bytes may still leave a valid model, but never a crash, a hang or more than one line.
+bad_sweep=0
+for f in "$work"/trunc_*.onnx "$work"/flip_*.onnx; do
+  timeout 60 "$tgc" inspect "$f" >/dev/null 2>"$work/err"
+  rc=$?; lines=$(wc -l <"$work/err")
+  case "$f" in
+    */trunc_*) [ $rc -eq 1 ] && [ "$lines" -eq 1 ] ;;
+    *) { [ $rc -eq 0 ] && [ "$lines" -eq 0 ]; } || { [ $rc -eq 1 ] && [ "$lines" -eq 1 ]; } ;;
+  esac || { echo "FAIL $(basename "$f"): rc=$rc, stderr:"; cat "$work/err"; bad_sweep=1; fail=1; }
+done
+[ $bad_sweep -eq 0 ] && echo "ok   $(ls "$work"/trunc_*.onnx | wc -l) truncated and $(ls "$work"/flip_*.onnx | wc -l) corrupted copies of digits_cnn.onnx: one-line errors, no crash"
+
+# The CLI and run-time inputs.
 expect_error "unknown command" "unknown command" "$tgc" frobnicate "$model"
 expect_error "unknown stage" "unknown --stage" "$tgc" inspect "$model" --stage=nope
 expect_error "eval wrong input name" "no input of that name" "$tgc" eval "$model" -i nope="$root/models/digits_samples/image_0.npy"
 /usr/bin/python3 -c "import numpy as np; np.save('$work/wrong.npy', np.zeros((2,8), np.float32))"
-expect_error "eval wrong shape" "expected f32\[1,1,8,8\], got f32\[2,8\]" "$tgc" eval "$model" -i image="$work/wrong.npy"
+expect_error "eval wrong shape" "expected f32[1,1,8,8], got f32[2,8]" "$tgc" eval "$model" -i image="$work/wrong.npy"
 expect_error "eval missing input" "missing input 'image'" "$tgc" eval "$model"
 expect_error "eval bad npy" "not a .npy file" "$tgc" eval "$model" -i image="$work/corrupt.onnx"
 "$tgc" eval "$model" -i image="$work/wrong.npy" -o "$work/outdir" 2>/dev/null

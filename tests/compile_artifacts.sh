@@ -5,7 +5,9 @@
 set -euo pipefail
 tgc="$1"; root="$2"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-export POCL_KERNEL_CACHE=0 TGC_CL_CACHE="$work/clcache"
+# Concurrent pocl processes share one kernel dir (~/.cache/pocl/uncached with the kernel cache
+# off) and fail ("Can't get stat() on .../uncached/..."): this test uses a dir of its own.
+export POCL_KERNEL_CACHE=0 POCL_CACHE_DIR="$work/pocl" TGC_CL_CACHE="$work/clcache"
 model="$root/models/digits_cnn.onnx"; samples="$root/models/digits_samples"
 cmp="/usr/bin/python3 $root/tests/compare_npy.py"
 fail=0

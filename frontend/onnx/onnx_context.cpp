@@ -25,23 +25,54 @@ DType dtype_from_onnx(int t) {
     case onnx::TensorProto::UINT32: return DType::U32;
     case onnx::TensorProto::UINT64: return DType::U64;
     case onnx::TensorProto::BFLOAT16: return DType::BF16;
-    default: throw Error("unsupported ONNX element type " + std::to_string(t));
+    default:
+      throw Error("unsupported ONNX element type " +
+                  (onnx::TensorProto_DataType_IsValid(t) ? onnx::TensorProto_DataType_Name(onnx::TensorProto_DataType(t)) + " (" + std::to_string(t) + ")"
+                                                         : std::to_string(t)));
   }
 }
 
+// Element count of `dims`, checked before anything is allocated: corrupt files carry any dims.
+int64_t checked_numel(const Shape& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) throw Error("dims " + shape_str(dims) + " contain a negative size");
+    if (d > 0 && n > (int64_t(1) << 40) / d) throw Error("dims " + shape_str(dims) + " hold more than 2^40 elements");
+    n *= d;
+  }
+  return n;
+}
+
 HostTensor host_tensor_from_proto(const onnx::TensorProto& p, const std::string& model_dir) {
-  HostTensor t(dtype_from_onnx(p.data_type()), Shape(p.dims().begin(), p.dims().end()));
-  size_t nbytes = t.bytes.size();
-  int64_t n = t.numel();
+  DType dtype = dtype_from_onnx(p.data_type());
+  Shape dims(p.dims().begin(), p.dims().end());
+  int64_t n = checked_numel(dims);
+  size_t nbytes = size_t(n * dtype_size(dtype));
+  if (p.data_location() != onnx::TensorProto::EXTERNAL) {
+    if (p.has_raw_data() && p.raw_data().size() != nbytes)
+      throw Error("raw data has " + std::to_string(p.raw_data().size()) + " bytes, shape needs " + std::to_string(nbytes));
+    int64_t values = p.float_data_size() + p.double_data_size() + p.int32_data_size() + p.int64_data_size() + p.uint64_data_size();
+    if (!p.has_raw_data() && values != n)
+      throw Error("tensor data has " + std::to_string(values) + " values, shape needs " + std::to_string(n));
+  }
+  HostTensor t(dtype, dims);
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto& kv : p.external_data()) {
-      if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") offset = std::stoll(kv.value());
-      else if (kv.key() == "length") length = std::stoll(kv.value());
+      try {
+        if (kv.key() == "location") location = kv.value();
+        else if (kv.key() == "offset") offset = std::stoll(kv.value());
+        else if (kv.key() == "length") length = std::stoll(kv.value());
+      } catch (const std::exception&) {
+        throw Error("external data " + kv.key() + " '" + kv.value() + "' is not a number");
+      }
     }
     std::string file = (std::filesystem::path(model_dir) / location).string();
+    std::error_code ec;
+    uintmax_t file_bytes = std::filesystem::file_size(file, ec);
+    if (!ec && (offset < 0 || file_bytes < uintmax_t(offset) + nbytes))
+      throw Error("external data file '" + file + "' is too short");
     std::ifstream f(file, std::ios::binary);
     if (!f) throw Error("external data file '" + file + "' cannot be opened");
     if (length >= 0 && size_t(length) != nbytes) throw Error("external data length does not match the tensor shape");
@@ -51,8 +82,6 @@ HostTensor host_tensor_from_proto(const onnx::TensorProto& p, const std::string&
     return t;
   }
   if (p.has_raw_data()) {
-    if (p.raw_data().size() != nbytes)
-      throw Error("raw data has " + std::to_string(p.raw_data().size()) + " bytes, shape needs " + std::to_string(nbytes));
     std::copy(p.raw_data().begin(), p.raw_data().end(), t.bytes.begin());
     return t;
   }

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "frontend/npy.h"
+#include "frontend/onnx/onnx_graph_check.h"
 #include "frontend/onnx/onnx_ops.h"
 #include "ir/error.h"
 
@@ -31,15 +32,35 @@ int64_t default_opset(const onnx::ModelProto& m, const std::string& path) {
   return 1;
 }
 
-Shape input_shape(const onnx::ValueInfoProto& v, const ImportOptions& opt, const std::string& path) {
-  for (const std::string& key : {v.name(), file_safe(v.name())})
-    if (auto it = opt.input_shapes.find(key); it != opt.input_shapes.end()) return it->second;
+const char* kDynamicDims =
+    ": dynamic input dims need sizes (give them with --input-shape NAME=d0,d1,...; tgc eval also takes them from the -i files): ";
+
+// The shape of graph input v: --input-shape, else its ONNX dims with the dynamic ones taken from
+// the data at hand (shape_hints). Dims still unknown are an error, or, given `dynamic`, -1 with
+// a description there of them and of the flag that fixes them.
+Shape input_shape(const onnx::ValueInfoProto& v, const ImportOptions& opt, const std::string& path,
+                  std::vector<std::string>* dynamic = nullptr) {
+  std::vector<std::string> mine;
+  if (!dynamic) dynamic = &mine;
   const auto& tt = v.type().tensor_type();
+  for (const std::string& key : {v.name(), file_safe(v.name())})
+    if (auto it = opt.input_shapes.find(key); it != opt.input_shapes.end()) {
+      if (tt.has_shape() && int(it->second.size()) != tt.shape().dim_size())
+        throw Error(path + ": --input-shape " + key + " gives " + std::to_string(it->second.size()) + " dims, the model declares " +
+                    std::to_string(tt.shape().dim_size()));
+      return it->second;
+    }
   const Shape* hint = nullptr;
   for (const std::string& key : {v.name(), file_safe(v.name())})
     if (auto it = opt.shape_hints.find(key); it != opt.shape_hints.end()) hint = &it->second;
+  if (!tt.has_shape()) {  // not even the rank is known
+    if (hint) return *hint;
+    dynamic->push_back("input '" + v.name() + "' has no shape (unknown rank): --input-shape " + file_safe(v.name()) + "=d0,d1,...");
+    if (dynamic == &mine) throw Error(path + kDynamicDims + mine[0]);
+    return {};
+  }
   Shape s;
-  std::string symbolic;
+  std::string unknown, flag;
   for (int i = 0; i < tt.shape().dim_size(); ++i) {
     const auto& d = tt.shape().dim(i);
     if (d.has_dim_value() && d.dim_value() >= 0) {
@@ -47,14 +68,15 @@ Shape input_shape(const onnx::ValueInfoProto& v, const ImportOptions& opt, const
     } else if (hint && int(hint->size()) == tt.shape().dim_size()) {
       s.push_back((*hint)[size_t(i)]);
     } else {
-      symbolic += (symbolic.empty() ? "" : ", ") + std::string("dim ") + std::to_string(i) +
-                  (d.has_dim_param() ? " ('" + d.dim_param() + "')" : "");
+      unknown += (unknown.empty() ? "" : ", ") + std::string("dim ") + std::to_string(i) +
+                 (d.has_dim_param() && !d.dim_param().empty() ? " ('" + d.dim_param() + "')" : " (unnamed)");
       s.push_back(-1);
     }
+    std::string shown = s.back() >= 0 ? std::to_string(s.back()) : "<" + (d.dim_param().empty() ? "?" : d.dim_param()) + ">";
+    flag += (i ? "," : "") + shown;
   }
-  if (!symbolic.empty())
-    throw Error(path + ": input '" + v.name() + "' has dynamic " + symbolic + "; fix it with --input-shape " +
-                v.name() + "=d0,d1,... (or pass that input with -i)");
+  if (!unknown.empty()) dynamic->push_back("input '" + v.name() + "' " + unknown + ": --input-shape " + file_safe(v.name()) + "=" + flag);
+  if (dynamic == &mine && !mine.empty()) throw Error(path + kDynamicDims + mine[0]);
   return s;
 }
 
@@ -113,7 +135,7 @@ struct Importer {
         }
         const Tensor* t = scope.find(name);
         if (!t)
-          throw Error(where + ": input '" + name + "' is not produced by any earlier node, initializer or graph input (missing, or a cycle)");
+          throw Error(where + ": " + missing_input_reason(gp, n, name));
         inputs.push_back(*t);
       }
       OpContext ctx(g, node, opset, where, std::move(inputs));
@@ -151,6 +173,28 @@ struct Importer {
     return outs;
   }
 };
+
+// Every graph input must be a tensor of a supported type with a size for each dim. Checked before
+// any input is made, so that one error lists every dim left dynamic.
+void check_inputs(const onnx::GraphProto& gp, const ImportOptions& opt, const std::string& path) {
+  std::set<std::string> initializers;
+  for (const auto& init : gp.initializer()) initializers.insert(init.name());
+  std::vector<std::string> dynamic;
+  for (const auto& in : gp.input()) {
+    if (initializers.count(in.name())) continue;
+    if (!in.type().has_tensor_type()) throw Error(path + ": input '" + in.name() + "' is not a tensor");
+    try {
+      dtype_from_onnx(in.type().tensor_type().elem_type());
+    } catch (const Error& e) {
+      throw Error(path + ": input '" + in.name() + "': " + e.what());
+    }
+    input_shape(in, opt, path, &dynamic);
+  }
+  if (dynamic.empty()) return;
+  std::string list;
+  for (const std::string& d : dynamic) list += (list.empty() ? "" : "; ") + d;
+  throw Error(path + kDynamicDims + list);
+}
 }  // namespace
 
 Model import_onnx(const std::string& path, const ImportOptions& options) {
@@ -161,7 +205,7 @@ Model import_onnx(const std::string& path, const ImportOptions& options) {
   // Exporters list domains they never use (ORT-internal ones, training); only a node of an
   // unknown domain is an error, raised where the node is imported.
   int64_t opset = default_opset(proto, path);
-  if (opset < 1 || opset > 21) throw Error(path + ": unsupported opset " + std::to_string(opset) + " (tgc handles 1 to 21)");
+  if (opset < 1 || opset > 21) throw Error(path + ": unsupported ai.onnx opset " + std::to_string(opset) + " (tgc handles 1 to 21)");
 
   Model model;
   model.path = path;
@@ -172,6 +216,7 @@ Model import_onnx(const std::string& path, const ImportOptions& options) {
   Scope scope;
   std::set<std::string> initializers;
   for (const auto& init : gp.initializer()) initializers.insert(init.name());
+  check_inputs(gp, options, path);
   for (const auto& in : gp.input()) {
     if (initializers.count(in.name())) continue;  // an initializer listed as input (old exporters)
     if (!in.type().has_tensor_type()) throw Error(path + ": input '" + in.name() + "' is not a tensor");

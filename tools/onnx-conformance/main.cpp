@@ -1,184 +1,203 @@
-// Runs ONNX backend test cases (model.onnx + test_data_set_*/{input,output}_N.pb) through the
-// reference interpreter and compares with the expected outputs, with ONNX's tolerances.
+// Runs ONNX backend test cases (Debian's libonnx-testdata: model.onnx + test_data_set_*/
+// {input,output}_N.pb) on one target and compares with the expected outputs, with ONNX's
+// tolerances; merges the saved runs of several targets into a markdown report.
 //
-//   onnx-conformance DATA_DIR [--target interp|cpu|qcom] [--triple T] [--emulator CMD]
-//                    [--list FILE] [--update FILE] [-v]
-// --target interp (default) runs the reference interpreter; cpu/qcom compile each case with
-// tgc and run the artifact (under --emulator, e.g. "qemu-aarch64 -L /usr/aarch64-linux-gnu").
-// Without --list, runs every case under DATA_DIR and prints pass/fail/unsupported per case.
-// --list FILE: runs only the cases named in FILE and fails (exit 1) if any of them fails.
-// --update FILE: writes the names of all passing cases to FILE.
-#include <algorithm>
-#include <cmath>
+//   onnx-conformance [DATA...] [--target interp|cpu|qcom] [--triple T] [--emulator CMD]
+//                    [--exclude FILE | --no-exclude] [--list FILE] [--every N] [--update FILE]
+//                    [--results FILE] [--label NAME] [-j N] [--timeout S] [-v]
+//   onnx-conformance report OUT.md RESULTS.tsv... [--generated-by CMD] [--revision TEXT]
+//
+// DATA: data dirs (.../data/node) or their root (default /usr/share/libonnx-testdata/data);
+// cases are named "node/test_abs". --target interp (default) runs the reference interpreter;
+// cpu/qcom compile each case with tgc and run the artifact (under --emulator, e.g.
+// "qemu-aarch64 -L /usr/aarch64-linux-gnu"). Each case runs in its own process (-j at once).
+// --exclude: cases matching the file's patterns are reported as excluded, with the reason, and
+//   not run (default: tests/onnx_conformance_excluded.txt of this source tree).
+// --list FILE: runs only the cases named in FILE and exits 1 if any of them does not pass.
+// --every N: of the selected cases, runs only every Nth (a fixed sample for slow targets).
+// --update FILE: writes the names of the passing cases to FILE.
+// --results FILE: saves every case's outcome for `onnx-conformance report`.
+#include <unistd.h>
+
+#include <array>
+#include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <set>
-#include <unistd.h>
 
-#include "codegen/emit.h"
-#include "frontend/npy.h"
-#include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
-#include "ir/interpret.h"
+#include "tools/onnx-conformance/isolate.h"
+#include "tools/onnx-conformance/report.h"
+#include "tools/onnx-conformance/results.h"
 
 namespace fs = std::filesystem;
-using namespace tgc;
+using namespace conformance;
 
 namespace {
-enum class Result { Pass, Fail, Unsupported };
+const char* kDefaultData = "/usr/share/libonnx-testdata/data";
 
-struct Config {
-  std::string target = "interp", triple, emulator, runtime_dir;
+// `s` as one shell word, so that a recorded command line can be pasted back.
+std::string shell_quoted(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+=/.,:@%") == std::string::npos)
+    return s;
+  std::string r = "'";
+  for (char ch : s) r += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return r + "'";
+}
+
+struct Args {
+  std::vector<fs::path> data;
+  Target target;
+  std::string exclude = std::string(TGC_SOURCE_DIR) + "/tests/onnx_conformance_excluded.txt";
+  std::string list, update, results, label, command;
+  int every = 1, jobs = 1, timeout_s = 600;
+  bool verbose = false;
 };
 
-// Compiles the case, runs the artifact on the inputs, reads back its outputs.
-std::vector<HostTensor> run_compiled(const Config& cfg, Model& m, const std::vector<HostTensor>& ins) {
-  fs::path work = fs::temp_directory_path() / ("tgc-conf-" + std::to_string(getpid()));
-  fs::remove_all(work);
-  fs::create_directories(work / "out");
-  CompileOptions opt;
-  opt.target = cfg.target;
-  opt.triple = cfg.triple;
-  opt.output = (work / "model").string();
-  opt.runtime_dir = cfg.runtime_dir;
-  std::vector<std::string> out_names;
-  for (const auto& o : m.outputs) out_names.push_back(o.name);
-  compile_model(m, opt);
-  std::string cmd = cfg.emulator.empty() ? "" : cfg.emulator + " ";
-  cmd += "'" + opt.output + "'";
-  for (size_t i = 0; i < ins.size(); ++i) {
-    std::string f = (work / ("in" + std::to_string(i) + ".npy")).string();
-    write_npy(f, ins[i]);
-    cmd += " -i '" + file_safe(m.inputs[i].name) + "=" + f + "'";
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 0; i < argc; ++i) a.command += (i ? " " : "") + shell_quoted(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw tgc::Error(s + " needs a value");
+      return argv[++i];
+    };
+    if (s == "--target") a.target.name = value();
+    else if (s == "--triple") a.target.triple = value();
+    else if (s == "--emulator") a.target.emulator = value();
+    else if (s == "--exclude") a.exclude = value();
+    else if (s == "--no-exclude") a.exclude.clear();
+    else if (s == "--list") a.list = value();
+    else if (s == "--every") a.every = std::stoi(value());
+    else if (s == "--update") a.update = value();
+    else if (s == "--results") a.results = value();
+    else if (s == "--label") a.label = value();
+    else if (s == "-j") a.jobs = std::stoi(value());
+    else if (s == "--timeout") a.timeout_s = std::stoi(value());
+    else if (s == "-v") a.verbose = true;
+    else if (s.starts_with("-")) throw tgc::Error("unknown option '" + s + "'");
+    else a.data.push_back(s);
   }
-  cmd += " -o '" + (work / "out").string() + "' > '" + (work / "log").string() + "' 2>&1";
-  if (std::system(cmd.c_str()) != 0) {
-    std::ifstream log(work / "log");
-    std::string line;
-    std::getline(log, line);
-    throw Error("artifact failed: " + line);
-  }
-  std::vector<HostTensor> outs;
-  for (const auto& n : out_names) outs.push_back(read_npy((work / "out" / (file_safe(n) + ".npy")).string()));
-  fs::remove_all(work);
-  return outs;
+  if (a.target.name != "interp" && a.target.name != "cpu" && a.target.name != "qcom")
+    throw tgc::Error("--target must be interp, cpu or qcom");
+  if (a.every < 1 || a.jobs < 1 || a.timeout_s < 1) throw tgc::Error("--every, -j and --timeout take positive numbers");
+  if (a.data.empty()) a.data.push_back(kDefaultData);
+  if (a.label.empty()) a.label = a.target.name + (a.target.triple.empty() ? "" : " " + a.target.triple);
+  a.target.runtime_dir = (fs::canonical("/proc/self/exe").parent_path() / "runtime").string();
+  return a;
 }
 
-std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
-  std::vector<fs::path> r;
-  for (int i = 0;; ++i) {
-    fs::path p = dir / (prefix + std::to_string(i) + ".pb");
-    if (!fs::exists(p)) return r;
-    r.push_back(p);
-  }
-}
-
-bool close(const HostTensor& got, const HostTensor& want, std::string& why) {
-  if (got.shape != want.shape) {
-    why = "shape " + shape_str(got.shape) + " != expected " + shape_str(want.shape);
-    return false;
-  }
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    double g = got.get(i), w = want.get(i);
-    if (std::isnan(w) && std::isnan(g)) continue;
-    if (std::isinf(w) && g == w) continue;
-    if (!(std::fabs(g - w) <= 1e-7 + 1e-3 * std::fabs(w))) {
-      why = "element " + std::to_string(i) + ": got " + std::to_string(g) + ", expected " + std::to_string(w);
-      return false;
+// The cases to run: all found, or those of --list (each must exist), then every Nth.
+std::vector<Case> select_cases(const Args& a) {
+  std::vector<Case> all = discover_cases(a.data);
+  std::vector<Case> chosen;
+  if (a.list.empty()) {
+    chosen = all;
+  } else {
+    // A listed name is "dir/case", or a bare case name found in exactly one of the data dirs.
+    std::map<std::string, std::vector<const Case*>> by_name;
+    for (const Case& c : all) {
+      by_name[c.name].push_back(&c);
+      by_name[c.name.substr(c.name.find('/') + 1)].push_back(&c);
+    }
+    for (const std::string& n : read_case_list(a.list)) {
+      auto it = by_name.find(n);
+      if (it == by_name.end()) throw tgc::Error(a.list + ": case '" + n + "' is not under the data dirs given");
+      if (it->second.size() > 1) throw tgc::Error(a.list + ": case '" + n + "' is in several data dirs; name it DIR/" + n);
+      chosen.push_back(*it->second[0]);
     }
   }
-  return true;
+  std::vector<Case> sample;
+  for (size_t i = 0; i < chosen.size(); i += size_t(a.every)) sample.push_back(chosen[i]);
+  return sample;
 }
 
-Result run_case(const Config& cfg, const fs::path& dir, std::string& why) {
-  fs::path set = dir / "test_data_set_0";
-  std::vector<HostTensor> ins, outs;
-  for (const auto& p : numbered(set, "input_")) ins.push_back(read_onnx_tensor(p.string()));
-  for (const auto& p : numbered(set, "output_")) outs.push_back(read_onnx_tensor(p.string()));
-  ImportOptions opt;
-  Model m;
-  try {
-    m = import_onnx((dir / "model.onnx").string(), opt);
-  } catch (const Error& e) {
-    why = e.what();
-    return Result::Unsupported;
+std::string describe_selection(const Args& a, size_t n) {
+  std::string dirs;
+  for (const auto& d : a.data) dirs += (dirs.empty() ? "" : " ") + d.string();
+  std::string s = a.list.empty() ? "all cases under " + dirs : "the cases of " + fs::path(a.list).filename().string();
+  if (a.every > 1) s += ", one case in " + std::to_string(a.every);
+  return s + " (" + std::to_string(n) + " cases)";
+}
+
+std::string dir_of(const std::string& case_name) { return case_name.substr(0, case_name.find('/')); }
+
+int run(const Args& a) {
+  std::vector<Case> cases = select_cases(a);
+  std::vector<Exclusion> exclusions = a.exclude.empty() ? std::vector<Exclusion>{} : read_exclusions(a.exclude);
+  RunResults res;
+  res.label = a.label;
+  res.target = a.target.name + (a.target.triple.empty() ? "" : " " + a.target.triple) +
+               (a.target.emulator.empty() ? "" : " under " + a.target.emulator);
+  res.selection = describe_selection(a, cases.size());
+  res.command = a.command;
+  res.jobs = a.jobs;
+  res.cases.resize(cases.size());
+  std::vector<size_t> to_run;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Exclusion* e = find_exclusion(exclusions, cases[i].name);
+    res.cases[i] = {cases[i].name, cases[i].op, e ? Status::Excluded : Status::Fail, e ? e->reason : "not run"};
+    if (!e) to_run.push_back(i);
   }
-  if (m.inputs.size() != ins.size()) {
-    why = "model has " + std::to_string(m.inputs.size()) + " inputs, data set " + std::to_string(ins.size());
-    return Result::Fail;
+  bool listed = !a.list.empty();
+  auto print = [&](const CaseResult& r) {
+    bool show = a.verbose || r.status == Status::Fail || (listed && r.status != Status::Pass);
+    if (!show) return;
+    std::string tag = status_name(r.status);
+    for (char& ch : tag) ch = char(std::toupper(ch));
+    std::cout << tag << " " << r.name << (r.detail.empty() ? "" : ": " + r.detail) << std::endl;
+  };
+  for (const CaseResult& r : res.cases)
+    if (r.status == Status::Excluded) print(r);
+  auto t0 = std::chrono::steady_clock::now();
+  run_isolated(
+      to_run.size(), a.jobs, a.timeout_s, [&](size_t k) { return run_case(a.target, cases[to_run[k]]); },
+      [&](size_t k, const Outcome& o) {
+        CaseResult& r = res.cases[to_run[k]];
+        r.status = o.status, r.detail = o.detail;
+        print(r);
+      });
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  std::map<std::string, std::array<int, 4>> per_dir;
+  std::array<int, 4> total{};
+  for (const CaseResult& r : res.cases) per_dir[dir_of(r.name)][size_t(r.status)]++, total[size_t(r.status)]++;
+  auto line = [](const std::array<int, 4>& n) {
+    return "passed " + std::to_string(n[0]) + ", failed " + std::to_string(n[1]) + ", unsupported " + std::to_string(n[2]) +
+           ", excluded " + std::to_string(n[3]) + " of " + std::to_string(n[0] + n[1] + n[2] + n[3]);
+  };
+  if (per_dir.size() > 1)
+    for (const auto& [dir, n] : per_dir) std::cout << dir << ": " << line(n) << "\n";
+  std::cout << line(total) << " (" << a.label << ", " << res.seconds << " s)\n";
+
+  if (!a.results.empty()) write_results(a.results, res);
+  if (!a.update.empty()) {
+    std::ofstream f(a.update);
+    f << "# ONNX backend test cases that pass on " << res.target << "; regenerate with tools/scripts/conformance-report.sh\n";
+    for (const CaseResult& r : res.cases)
+      if (r.status == Status::Pass) f << r.name << "\n";
+    if (!f) throw tgc::Error(a.update + ": write failed");
   }
-  std::map<int64_t, HostTensor> feeds;
-  for (size_t i = 0; i < ins.size(); ++i) feeds[m.inputs[i].tensor.uop()->ival()] = ins[i];
-  std::vector<const UOp*> roots;
-  for (const auto& o : m.outputs) roots.push_back(o.tensor.uop());
-  std::vector<HostTensor> got;
-  try {
-    got = cfg.target == "interp" ? interpret(*m.graph, roots, feeds) : run_compiled(cfg, m, ins);
-  } catch (const Error& e) {
-    why = e.what();
-    return Result::Fail;
-  }
-  for (size_t i = 0; i < outs.size() && i < got.size(); ++i)
-    if (!close(got[i], outs[i], why)) {
-      why = "output " + std::to_string(i) + ": " + why;
-      return Result::Fail;
-    }
-  return Result::Pass;
+  return listed && total[0] != int(cases.size()) ? 1 : 0;
 }
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::cerr << "usage: onnx-conformance DATA_DIR [--list FILE] [--update FILE] [-v]\n";
+  try {
+    if (argc >= 2 && std::string(argv[1]) == "report") return report_main(argc - 1, argv + 1);
+    if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+      std::cout << "usage: onnx-conformance [DATA...] [--target interp|cpu|qcom] [--triple T] [--emulator CMD]\n"
+                   "         [--exclude FILE | --no-exclude] [--list FILE] [--every N] [--update FILE]\n"
+                   "         [--results FILE] [--label NAME] [-j N] [--timeout S] [-v]\n"
+                   "       onnx-conformance report OUT.md RESULTS.tsv... [--generated-by CMD] [--revision TEXT]\n";
+      return 0;
+    }
+    return run(parse_args(argc, argv));
+  } catch (const std::exception& e) {
+    std::cerr << "onnx-conformance: error: " << e.what() << "\n";
     return 2;
   }
-  fs::path data = argv[1];
-  Config cfg;
-  cfg.runtime_dir = (fs::canonical("/proc/self/exe").parent_path() / "runtime").string();
-  std::string list, update;
-  bool verbose = false;
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--list" && i + 1 < argc) list = argv[++i];
-    else if (a == "--update" && i + 1 < argc) update = argv[++i];
-    else if (a == "-v") verbose = true;
-    else if (a == "--target" && i + 1 < argc) cfg.target = argv[++i];
-    else if (a == "--triple" && i + 1 < argc) cfg.triple = argv[++i];
-    else if (a == "--emulator" && i + 1 < argc) cfg.emulator = argv[++i];
-  }
-  std::vector<std::string> cases;
-  if (!list.empty()) {
-    std::ifstream f(list);
-    for (std::string line; std::getline(f, line);)
-      if (!line.empty() && line[0] != '#') cases.push_back(line);
-  } else {
-    for (const auto& e : fs::directory_iterator(data))
-      if (fs::exists(e.path() / "model.onnx")) cases.push_back(e.path().filename().string());
-    std::sort(cases.begin(), cases.end());
-  }
-  int counts[3] = {};
-  std::vector<std::string> passed;
-  for (const std::string& c : cases) {
-    std::string why;
-    Result r;
-    try {
-      r = run_case(cfg, data / c, why);
-    } catch (const std::exception& e) {
-      r = Result::Fail, why = e.what();
-    }
-    counts[int(r)]++;
-    if (r == Result::Pass) passed.push_back(c);
-    const char* tag[] = {"PASS", "FAIL", "UNSUPPORTED"};
-    if (verbose || r == Result::Fail || (!list.empty() && r != Result::Pass))
-      std::cout << tag[int(r)] << " " << c << (why.empty() ? "" : ": " + why) << "\n";
-  }
-  std::cout << "passed " << counts[0] << ", failed " << counts[1] << ", unsupported " << counts[2] << " of " << cases.size() << "\n";
-  if (!update.empty()) {
-    std::ofstream f(update);
-    f << "# ONNX node test cases the reference interpreter passes; regenerate with onnx-conformance --update\n";
-    for (const auto& c : passed) f << c << "\n";
-  }
-  return (!list.empty() && counts[0] != int(cases.size())) ? 1 : 0;
 }

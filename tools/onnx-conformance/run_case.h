@@ -1,0 +1,34 @@
+// Runs one ONNX backend test case on one target and judges it the way ONNX's backend test
+// runner does (onnx/backend/test/runner: same output count, same dtype, np.testing.assert_allclose
+// with rtol 1e-3, atol 1e-7, NaN equal to NaN).
+#pragma once
+#include <string>
+
+#include "tools/onnx-conformance/cases.h"
+
+namespace conformance {
+
+enum class Status { Pass, Fail, Unsupported, Excluded };
+const char* status_name(Status s);  // "pass", "fail", "unsupported", "excluded"
+Status status_from_name(const std::string& s);
+
+struct Target {
+  std::string name = "interp";  // interp (reference interpreter), cpu or qcom (compiled artifact)
+  std::string triple;           // for cpu/qcom; empty: the host's
+  std::string emulator;         // runs the artifact, e.g. "qemu-aarch64 -L /usr/aarch64-linux-gnu"
+  std::string runtime_dir;      // the prebuilt runtime stubs (build/runtime)
+};
+
+struct Outcome {
+  Status status = Status::Fail;
+  std::string detail;  // why it failed or is unsupported; one line
+};
+
+// Unsupported: the importer rejects the model (tgc::Error from import_onnx). Fail: the test data
+// cannot be read, compiling or running the artifact fails, or an output differs.
+Outcome run_case(const Target& target, const Case& c);
+
+// Where the process with this id compiles and runs its artifact (removed when it is done).
+std::filesystem::path scratch_dir(int pid);
+
+}  // namespace conformance
