@@ -38,6 +38,11 @@ save("bad_shapes", [helper.make_node("MatMul", ["x", "x"], ["y"], name="mm")])
 save("future_opset", [helper.make_node("Relu", ["x"], ["y"], name="r")], opset=99)
 dyn = helper.make_tensor_value_info("x", T.FLOAT, ["batch", 3])
 save("dynamic", [helper.make_node("Relu", ["x"], ["y"], name="r")], inputs=(dyn,))
+# If on a run-time condition whose branches give different shapes.
+c = helper.make_tensor_value_info("c", T.BOOL, [])
+then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [], [helper.make_tensor_value_info("t", T.FLOAT, None)])
+else_g = helper.make_graph([helper.make_node("Flatten", ["x"], ["e"], axis=0)], "else", [], [helper.make_tensor_value_info("e", T.FLOAT, None)])
+save("if_shapes", [helper.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g, else_branch=else_g)], inputs=(x, c))
 PY
 
 expect_error "truncated model" "not a valid ONNX model" "$tgc" inspect "$work/truncated.onnx"
@@ -50,6 +55,10 @@ expect_error "cyclic graph" "node 'r1' (Relu, opset 13): input 'z' is not produc
 expect_error "mismatched shapes" "node 'mm' (MatMul, opset 13): matmul: inner dims differ" "$tgc" inspect "$work/bad_shapes.onnx"
 expect_error "unsupported opset" "unsupported opset 99" "$tgc" inspect "$work/future_opset.onnx"
 expect_error "dynamic dim" "dynamic dim 0 ('batch')" "$tgc" inspect "$work/dynamic.onnx"
+expect_error "If branches differ" "node 'branch' (If, opset 13): the condition depends on a model input, and output 0 is f32\[2,3\] in then_branch but f32\[1,6\]" "$tgc" inspect "$work/if_shapes.onnx"
+"$tgc" inspect "$work/if_shapes.onnx" --input-value c=0 >/dev/null || { echo "FAIL --input-value c=0 does not fold the If"; fail=1; }
+expect_error "unknown --input-value" "--input-value names 'nope', which is not a model input" "$tgc" inspect "$model" --input-value nope=1
+expect_error "bad --input-value count" "--input-value image gives 2 values for an input of shape" "$tgc" inspect "$model" --input-value image=1,2
 expect_error "unknown command" "unknown command" "$tgc" frobnicate "$model"
 expect_error "unknown stage" "unknown --stage" "$tgc" inspect "$model" --stage=nope
 expect_error "eval wrong input name" "no input of that name" "$tgc" eval "$model" -i nope="$root/models/digits_samples/image_0.npy"
