@@ -72,7 +72,7 @@ class Tensor {
   Tensor take(int64_t axis, std::vector<int64_t> idx) const;
   enum class PadMode { Constant, Reflect, Edge, Wrap };
   // Pads by mirroring (reflect: without repeating the edge), repeating the edge, or wrapping
-  // around. Negative amounts crop first.
+  // around as on a torus (also for pads longer than the axis). Negative amounts crop first.
   Tensor pad(const std::vector<std::pair<int64_t, int64_t>>& p, PadMode mode) const;
   // ONNX GatherElements: out[i] = x[i with axis replaced by indices[i]]; out has indices' shape.
   Tensor gather_elements(const Tensor& indices, int64_t axis) const;

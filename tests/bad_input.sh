@@ -29,6 +29,18 @@ head -c 3000 "$model" >"$work/truncated.onnx"
 head -c 4096 /dev/urandom >"$work/corrupt.onnx"
 : >"$work/empty.onnx"
 /usr/bin/python3 "$root/tests/gen_bad_models.py" "$work" "$model" || { echo "FAIL gen_bad_models.py"; exit 1; }
+/usr/bin/python3 - "$work" <<'PY' || { echo "FAIL if_shapes model"; exit 1; }
+# If on a run-time condition whose branches give different shapes.
+import sys, onnx
+from onnx import helper, TensorProto as T
+x = helper.make_tensor_value_info("x", T.FLOAT, [2, 3])
+y = helper.make_tensor_value_info("y", T.FLOAT, [2, 3])
+c = helper.make_tensor_value_info("c", T.BOOL, [])
+then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [], [helper.make_tensor_value_info("t", T.FLOAT, None)])
+else_g = helper.make_graph([helper.make_node("Flatten", ["x"], ["e"], axis=0)], "else", [], [helper.make_tensor_value_info("e", T.FLOAT, None)])
+g = helper.make_graph([helper.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g, else_branch=else_g)], "g", [x, c], [y])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/if_shapes.onnx")
+PY
 
 # Files and protobuf.
 bad truncated "not a valid ONNX model"
@@ -87,6 +99,11 @@ done
 [ $bad_sweep -eq 0 ] && echo "ok   $(ls "$work"/trunc_*.onnx | wc -l) truncated and $(ls "$work"/flip_*.onnx | wc -l) corrupted copies of digits_cnn.onnx: one-line errors, no crash"
 
 # The CLI and run-time inputs.
+# If on a run-time condition, and compile-time input values.
+expect_error "If branches differ" "node 'branch' (If, opset 13): the condition depends on a model input, and output 0 is f32[2,3] in then_branch but f32[1,6]" "$tgc" inspect "$work/if_shapes.onnx"
+"$tgc" inspect "$work/if_shapes.onnx" --input-value c=0 >/dev/null || { echo "FAIL --input-value c=0 does not fold the If"; fail=1; }
+expect_error "unknown --input-value" "--input-value names 'nope', which is not a model input" "$tgc" inspect "$model" --input-value nope=1
+expect_error "bad --input-value count" "--input-value image gives 2 values for an input of shape" "$tgc" inspect "$model" --input-value image=1,2
 expect_error "unknown command" "unknown command" "$tgc" frobnicate "$model"
 expect_error "unknown stage" "unknown --stage" "$tgc" inspect "$model" --stage=nope
 expect_error "eval wrong input name" "no input of that name" "$tgc" eval "$model" -i nope="$root/models/digits_samples/image_0.npy"

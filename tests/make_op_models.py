@@ -71,6 +71,12 @@ save("resize_nearest_sizes", [h.make_node("Resize", ["x", "", "", "sz"], ["y"], 
                                           coordinate_transformation_mode="asymmetric", nearest_mode="floor")],
      {"x": f32(1, 3, 7, 9)}, [("y", F)], 13, [("sz", np.array([1, 3, 12, 5], np.int64))])
 
+save("lp_ops", [h.make_node("LpPool", ["x"], ["a"], kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1]),
+                h.make_node("LpPool", ["x"], ["b"], kernel_shape=[2, 2], p=1),
+                h.make_node("GlobalLpPool", ["x"], ["g"], p=2),
+                h.make_node("LpNormalization", ["x"], ["n"], axis=1, p=2)],
+     {"x": f32(2, 3, 6, 5)}, [("a", F), ("b", F), ("g", F), ("n", F)], 13)
+
 # Recurrences: bidirectional LSTM and GRU, and a forward LSTM with per-batch lengths.
 H, I, S, B = 5, 4, 6, 3
 save("lstm_bidirectional", [h.make_node("LSTM", ["x", "w", "r", "b", "", "h0", "c0"], ["y", "yh", "yc"],

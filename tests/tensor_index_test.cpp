@@ -264,6 +264,33 @@ TEST_F(IndexTest, OneHotAndTrilu) {
     }
 }
 
+// ---- max pooling with indices ----------------------------------------------------------------
+TEST_F(IndexTest, MaxPoolWithIndices) {
+  // Values on a coarse grid so that windows hold ties; the first maximum in window order wins.
+  std::vector<float> v(2 * 3 * 5 * 6);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float((i * 7) % 5);
+  Tensor x = input_data({2, 3, 5, 6}, v);
+  Idx k = {3, 2}, s = {2, 2}, pads = {1, 0, 1, 1};
+  auto [vals, ids] = x.max_pool_with_indices(k, s, pads, {1, 1}, false, false);
+  Shape out = {2, 3, 3, 3};  // (5 + 2 - 3) / 2 + 1 rows, (6 + 1 - 2) / 2 + 1 columns
+  std::vector<double> want_v, want_i;
+  for (int64_t i = 0; i < numel(out); ++i) {
+    Idx o = test::unravel(out, i);
+    double best = -INFINITY;
+    int64_t arg = -1;
+    for (int64_t ky = 0; ky < k[0]; ++ky)
+      for (int64_t kx = 0; kx < k[1]; ++kx) {
+        int64_t iy = o[2] * s[0] - pads[0] + ky, ix = o[3] * s[1] - pads[1] + kx;
+        if (iy < 0 || iy >= 5 || ix < 0 || ix >= 6) continue;
+        int64_t lin = test::ravel({2, 3, 5, 6}, {o[0], o[1], iy, ix});
+        if (v[size_t(lin)] > best) best = v[size_t(lin)], arg = lin;
+      }
+    want_v.push_back(best), want_i.push_back(double(arg));
+  }
+  check(vals, out, want_v);
+  check(ids, out, want_i);
+}
+
 // ---- transposed convolution ------------------------------------------------------------------
 struct ConvTCase {
   const char* name;

@@ -99,7 +99,7 @@ const OpTable& onnx_ops();
 void add_nn_ops(OpTable& t);       // normalizations, activations, ConvTranspose, reductions, ...
 void add_resize_ops(OpTable& t);   // Resize, Upsample
 void add_signal_ops(OpTable& t);   // DFT, STFT, window functions
-void add_sample_ops(OpTable& t);   // GridSample
+void add_sample_ops(OpTable& t);   // GridSample, RoiAlign
 void add_math_ops(OpTable& t);     // inverse trig/hyperbolic, IsNaN/IsInf, BitShift, loss functions
 void add_index_ops(OpTable& t);    // gather/scatter, TopK, CumSum, OneHot, Trilu, Einsum, Pad modes
 void add_quant_ops(OpTable& t);    // QuantizeLinear, DequantizeLinear, integer matmul/conv

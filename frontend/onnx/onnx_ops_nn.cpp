@@ -177,6 +177,31 @@ Tensor max_unpool(Ctx& c) {
   return r.pad(grow);
 }
 
+// |x|^p and its inverse, exact products for the common p = 1, 2.
+Tensor abs_pow(const Tensor& x, double p) {
+  if (p == 1) return x.abs();
+  if (p == 2) return x * x;
+  return x.abs().pow(x.scalar(p));
+}
+Tensor root(const Tensor& x, double p) {
+  if (p == 1) return x;
+  if (p == 2) return x.sqrt();
+  return x.pow(x.scalar(1 / p));
+}
+
+Tensor lp_pool(Ctx& c) {
+  const Tensor& x = c.in(0);
+  std::vector<int64_t> k = c.attr_ints("kernel_shape");
+  if (k.empty()) c.fail("missing kernel_shape");
+  Window w = window(c, x, k);
+  if (c.attr_int("ceil_mode", 0)) c.fail("ceil_mode is not supported");
+  double p = double(c.attr_int("p", 2));
+  std::vector<std::pair<int64_t, int64_t>> pads = {{0, 0}, {0, 0}};
+  std::vector<int64_t> red;
+  for (size_t i = 0; i < k.size(); ++i) pads.push_back({w.pads[i], w.pads[i + k.size()]}), red.push_back(-1 - int64_t(i));
+  return root(abs_pow(x, p).pad(pads).pool(k, w.strides, w.dilations).sum(red), p);
+}
+
 Tensor elu(const Tensor& x, double alpha) { return Tensor::where(x.lt(x.scalar(0)), (x.exp() - 1.0) * alpha, x); }
 
 Tensor softplus(const Tensor& x) {
@@ -214,6 +239,18 @@ void add_nn_ops(OpTable& t) {
   t["SpaceToDepth"] = [](Ctx& c) -> Outs { return {space_to_depth(c)}; };
   t["Hardmax"] = [](Ctx& c) -> Outs { return {hardmax(c)}; };
   t["MaxUnpool"] = [](Ctx& c) -> Outs { return {max_unpool(c)}; };
+  t["LpPool"] = [](Ctx& c) -> Outs { return {lp_pool(c)}; };
+  t["GlobalLpPool"] = [](Ctx& c) -> Outs {
+    const Tensor& x = c.in(0);
+    double p = double(c.attr_int("p", 2));
+    return {root(abs_pow(x, p).sum(spatial_axes(x), true), p)};
+  };
+  t["LpNormalization"] = [](Ctx& c) -> Outs {
+    const Tensor& x = c.in(0);
+    double p = double(c.attr_int("p", 2));
+    if (p != 1 && p != 2) c.fail("p must be 1 or 2");
+    return {x / root(abs_pow(x, p).sum({c.attr_int("axis", -1)}, true), p)};
+  };
   // Activations.
   t["Elu"] = [](Ctx& c) -> Outs { return {elu(c.in(0), c.attr_float("alpha", 1.0))}; };
   t["Celu"] = [](Ctx& c) -> Outs {
