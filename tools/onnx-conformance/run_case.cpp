@@ -110,7 +110,12 @@ class Artifact {
     opt.triple = t.triple;
     opt.output = (work_ / "model").string();
     opt.runtime_dir = t.runtime_dir;
-    compile_model(m, opt);
+    try {
+      compile_model(m, opt);
+    } catch (...) {
+      fs::remove_all(work_);  // no destructor runs for a constructor that throws
+      throw;
+    }
   }
   ~Artifact() { fs::remove_all(work_); }
 
