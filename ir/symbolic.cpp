@@ -266,4 +266,16 @@ const std::vector<Rule>& symbolic_rules() {
 
 const UOp* simplify(Graph& g, const UOp* u) { return graph_rewrite(g, u, symbolic_rules()); }
 
+std::optional<int64_t> constant_difference(Graph& g, const UOp* a, const UOp* b) {
+  Sym s{g};
+  const UOp* d = simplify(g, s.add(a, s.mul(b, -1)));
+  if (d->is_const()) return d->ival();
+  return std::nullopt;
+}
+
+std::optional<int64_t> stride_along(Graph& g, const UOp* idx, const UOp* r) {
+  Sym s{g};
+  return constant_difference(g, substitute(g, idx, {{r, s.add(r, 1)}}), idx);
+}
+
 }  // namespace tgc

@@ -1,6 +1,7 @@
 // Symbolic integer arithmetic over constants, loop ranges and VARs, and the rule table that
 // simplifies it (constant folding, linear-form normalisation, div/mod with range bounds, masks).
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "ir/rewrite.h"
@@ -28,5 +29,10 @@ struct Sym {
 // Rules for index/bool scalars and generic constant folding of scalar kernel expressions.
 const std::vector<Rule>& symbolic_rules();
 const UOp* simplify(Graph& g, const UOp* u);
+
+// a - b when it simplifies to a constant.
+std::optional<int64_t> constant_difference(Graph& g, const UOp* a, const UOp* b);
+// How much `idx` grows when range `r` grows by one, when that is a constant.
+std::optional<int64_t> stride_along(Graph& g, const UOp* idx, const UOp* r);
 
 }  // namespace tgc

@@ -215,10 +215,9 @@ std::vector<const UOp*> expand_upcasts(Graph& g, const UOp* store) {
   // Copies in address order (the axis with the smallest store stride varies fastest), so that
   // neighbouring copies are neighbouring vector lanes for the SLP vectorizer.
   std::vector<const UOp*> ups = upcast_ranges({root});
-  Sym sym{g};
   auto stride = [&](const UOp* r) {
-    const UOp* d = simplify(g, sym.add(substitute(g, root->src[1], {{r, sym.add(r, 1)}}), sym.mul(root->src[1], -1)));
-    return d->is_const() ? std::abs(d->ival()) : INT64_MAX;
+    std::optional<int64_t> d = stride_along(g, root->src[1], r);
+    return d ? std::abs(*d) : INT64_MAX;
   };
   std::stable_sort(ups.begin(), ups.end(), [&](const UOp* a, const UOp* b) { return stride(a) > stride(b); });
   std::vector<const UOp*> stores;
@@ -235,9 +234,8 @@ LoopProgram lower(Graph& g, const Kernel& k, const LowerOptions& opt) {
   p.args.push_back(k.output);
   p.args.insert(p.args.end(), k.inputs.begin(), k.inputs.end());
   std::vector<const UOp*> stores = expand_upcasts(g, k.ast);
-  Sym sym{g};
   for (size_t i = 1; i < stores.size() && !p.lanes_expanded; ++i)
-    p.lanes_expanded = simplify(g, sym.add(stores[i]->src[1], sym.mul(stores[0]->src[1], -1)))->is_const(1);
+    p.lanes_expanded = constant_difference(g, stores[i]->src[1], stores[0]->src[1]) == 1;
   p.body = Lowerer().run(stores, p.inner);
   return p;
 }

@@ -81,13 +81,10 @@ int64_t expansion(const Kernel& k) {
   return n;
 }
 
-// The change of `idx` when `r` grows by one, when that is a constant.
+// The change of `idx` when `r` grows by one (0 when it does not depend on r at all).
 std::optional<int64_t> stride(Graph& g, const UOp* idx, const UOp* r) {
   if (!depends(idx, r)) return 0;
-  Sym s{g};
-  const UOp* d = simplify(g, s.add(substitute(g, idx, {{r, s.add(r, 1)}}), s.mul(idx, -1)));
-  if (d->is_const()) return d->ival();
-  return std::nullopt;
+  return stride_along(g, idx, r);
 }
 
 // Loads inside reduces: where register tiles pay off.
@@ -181,6 +178,13 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
     bool global = size_t(o.axis) < cur.global_ranges.size();
     if (o.amount < 1 || size_of(r) % o.amount != 0)
       fail("amount does not divide the axis size " + std::to_string(size_of(r)));
+    // Threads per work-group once this action adds its part.
+    auto check_group_size = [&] {
+      int64_t threads = o.amount;
+      for (const UOp* l : cur.local_ranges) threads *= size_of(l);
+      if (threads > t.max_local) fail("work-group larger than " + std::to_string(t.max_local));
+      return threads;
+    };
     switch (o.op) {
       case OptOp::Upcast:
       case OptOp::Unroll:
@@ -191,18 +195,14 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
       case OptOp::Local: {
         if (!t.gpu) fail("LOCAL needs a GPU target");
         if (!global) fail("LOCAL needs a global axis");
-        int64_t threads = o.amount;
-        for (const UOp* l : cur.local_ranges) threads *= size_of(l);
-        if (threads > t.max_local) fail("work-group larger than " + std::to_string(t.max_local));
+        check_group_size();
         cur = split_axis(g, cur, r, o.amount, RangeKind::Local);
         break;
       }
       case OptOp::Group: {
         if (!t.gpu) fail("GROUP needs a GPU target");
         if (global) fail("GROUP needs a reduce axis");
-        int64_t threads = o.amount;
-        for (const UOp* l : cur.local_ranges) threads *= size_of(l);
-        if (threads > t.max_local) fail("work-group larger than " + std::to_string(t.max_local));
+        int64_t threads = check_group_size();
         int64_t shared = 0;
         for (const UOp* u : toposort({cur.ast}))
           if (u->op == Op::KReduce) shared += threads * int64_t(dtype_size(u->dtype));

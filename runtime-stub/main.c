@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "runtime_internal.h"
 
@@ -59,12 +58,6 @@ static int parse_int(const char* s, long long lo, long long* out) {
   if (!*s || *end || errno || v < lo) return -1;
   *out = v;
   return 0;
-}
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
 static int cmp_double(const void* a, const void* b) {
@@ -344,9 +337,9 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     for (int w = 0; w < WARMUP_RUNS; ++w)
       if (tgc_run(m) != 0) { fail("%s", tgc_last_error()); goto done; }
     for (long long it = 0; it < bench; ++it) {
-      double t0 = now_ms();
+      double t0 = tgc_now_ms();
       if (tgc_run(m) != 0) { fail("%s", tgc_last_error()); goto done; }
-      times[it] = now_ms() - t0;
+      times[it] = tgc_now_ms() - t0;
     }
   } else if (tgc_run(m) != 0) {
     fail("%s", tgc_last_error());

@@ -367,7 +367,7 @@ fail:
   return NULL;
 }
 
-static double now_ms(void) {
+double tgc_now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
@@ -419,9 +419,9 @@ int tgc_run(tgc_model* m) {
   const tgc_model_desc* d = m->desc;
   for (int32_t l = 0; l < d->num_launches; ++l) {
     int64_t total = launch_total(&d->launches[l]);
-    double t0 = m->profile_ms ? now_ms() : 0;
+    double t0 = m->profile_ms ? tgc_now_ms() : 0;
     if (total > 0) tgc_pool_run(m->pool, d->launches[l].cpu_fn, m->launch_args[l], total);
-    if (m->profile_ms) m->profile_ms[l] += now_ms() - t0;
+    if (m->profile_ms) m->profile_ms[l] += tgc_now_ms() - t0;
   }
   m->profile_runs++;
   return 0;

@@ -61,6 +61,9 @@ struct tgc_model {
   int64_t profile_runs;
 };
 
+/* Monotonic clock in milliseconds (run timing and TGC_PROFILE). */
+double tgc_now_ms(void);
+
 /* ---- .npy files (npy.c) ---- */
 typedef struct {
   int32_t dtype;

@@ -60,20 +60,12 @@ class KernelRunner {
       }
       return it->second[size_t(i)];
     };
-    std::vector<const UOp*> ranges = parallel_ranges(k);
-    int64_t count = 1;
-    for (const UOp* r : ranges) count *= r->src[0]->ival();
-    for (int64_t n = 0; n < count; ++n) {
-      int64_t rest = n;
-      for (size_t i = ranges.size(); i-- > 0;) {
-        int64_t size = ranges[i]->src[0]->ival();
-        ev.env[ranges[i]->range().id] = rest % size, rest /= size;
-      }
+    ev.for_each_position(parallel_ranges(k), [&] {
       int64_t at = ev.index(k.ast->src[1]);
       ASSERT_TRUE(at >= 0 && at < int64_t(dst.size())) << k.name << " stores out of bounds at " << at;
       dst[size_t(at)] = ev.eval(k.ast->src[2]);
       writes[size_t(at)]++;
-    }
+    });
     for (size_t i = 0; i < writes.size(); ++i)
       ASSERT_EQ(writes[i], 1) << k.name << " writes element " << i << " of '" << out.name << "' " << writes[i] << " times";
   }

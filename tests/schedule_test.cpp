@@ -97,7 +97,9 @@ void expect_pad_then_reduce(const Graph& g, const Schedule& s, const std::string
   EXPECT_EQ(s.kernels[1].num_reduces, 1) << listing;
   // The reduce's loads carry no masks.
   for (const UOp* u : toposort({s.kernels[1].ast}))
-    if (u->op == Op::Load) EXPECT_EQ(u->src.size(), 2u) << listing;
+    if (u->op == Op::Load) {
+      EXPECT_EQ(u->src.size(), 2u) << listing;
+    }
 }
 
 TEST_F(ScheduleTest, PaddedConvBiasReluIsPadCopyPlusOneKernel) {

@@ -148,14 +148,9 @@ struct ScalarEval {
   }
   int64_t index(const UOp* u) { return eval(u).i; }
 
- private:
-  Num reduce(const UOp* u) {
-    Op op = u->reduce().op;
-    DType t = u->dtype;
-    Num acc = op == Op::Add ? Num::of(t, 0)
-              : op == Op::Mul ? Num::of(t, 1)
-              : is_float(t) ? Num{-INFINITY, 0} : Num{0, std::numeric_limits<int64_t>::min()};
-    std::vector<const UOp*> ranges(u->src.begin() + 1, u->src.end());
+  // Runs f once per position of `ranges` (the last varies fastest), with env set to it.
+  template <typename F>
+  void for_each_position(const std::vector<const UOp*>& ranges, F f) {
     int64_t count = 1;
     for (const UOp* r : ranges) count *= r->src[0]->ival();
     for (int64_t n = 0; n < count; ++n) {
@@ -164,9 +159,21 @@ struct ScalarEval {
         int64_t size = ranges[i]->src[0]->ival();
         env[ranges[i]->range().id] = rest % size, rest /= size;
       }
+      f();
+    }
+  }
+
+ private:
+  Num reduce(const UOp* u) {
+    Op op = u->reduce().op;
+    DType t = u->dtype;
+    Num acc = op == Op::Add ? Num::of(t, 0)
+              : op == Op::Mul ? Num::of(t, 1)
+              : is_float(t) ? Num{-INFINITY, 0} : Num{0, std::numeric_limits<int64_t>::min()};
+    for_each_position({u->src.begin() + 1, u->src.end()}, [&] {
       Num args[2] = {acc, eval(u->src[0])};
       acc = eval_elementwise(op, t, t, args);
-    }
+    });
     return acc;
   }
 };
