@@ -86,14 +86,11 @@ Linear linear_of(const UOp* u) {
   return l;
 }
 
-// Splits x = q*c + rest: each positive coefficient k contributes k/c to q and k%c to rest, so
-// that rest is as small as possible (rest keeps the terms with negative coefficients whole).
+// Splits x = q*c + rest: each coefficient k contributes k/c to q and k%c to rest (truncated, so
+// a negative coefficient of a term that is never positive, like the -x of a clamped pad
+// index, leaves a non-negative rest). Callers check that rest stays non-negative.
 void split_by(const Linear& l, int64_t c, Linear& quot, Linear& rest) {
   for (auto [t, k] : l.terms) {
-    if (k < 0) {
-      rest.terms.push_back({t, k});
-      continue;
-    }
     if (k / c) quot.terms.push_back({t, k / c});
     if (k % c) rest.terms.push_back({t, k % c});
   }

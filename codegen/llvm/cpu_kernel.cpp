@@ -2,6 +2,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
 
 #include <cmath>
 #include <unordered_map>
@@ -32,6 +33,7 @@ class CpuRenderer {
       Value* slot = b_.CreateConstGEP1_64(ptr, fn_->getArg(0), i);
       args_[p_.args[i]] = b_.CreateLoad(ptr, slot, "buf" + std::to_string(i));
     }
+    make_alias_scopes();
     // for item in [begin, end): decode outer indices and the chunk, then run the body.
     loop(fn_->getArg(1), fn_->getArg(2), [&](Value* item) {
       Value* rest = item;
@@ -61,6 +63,27 @@ class CpuRenderer {
   }
 
  private:
+  // The buffers of one kernel never overlap (the memory plan keeps every buffer a kernel touches
+  // alive, so apart, for the whole kernel), which LLVM cannot see through the pointer array:
+  // scoped-noalias metadata tells it, so stores do not pin later loads in place and the SLP
+  // vectorizer can bundle them.
+  void make_alias_scopes() {
+    llvm::MDBuilder md(c_);
+    llvm::MDNode* domain = md.createAnonymousAliasScopeDomain(p_.name);
+    std::vector<llvm::Metadata*> scopes;
+    for (int64_t id : p_.args) scopes.push_back(scope_[id] = md.createAnonymousAliasScope(domain));
+    for (int64_t id : p_.args) {
+      std::vector<llvm::Metadata*> others;
+      for (llvm::Metadata* s : scopes)
+        if (s != scope_[id]) others.push_back(s);
+      noalias_[id] = llvm::MDNode::get(c_, others);
+    }
+  }
+  void tag_buffer_access(llvm::Instruction* access, int64_t buffer) {
+    access->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(c_, {scope_.at(buffer)}));
+    access->setMetadata(llvm::LLVMContext::MD_noalias, noalias_.at(buffer));
+  }
+
   // Emits `for (i = lo; i < hi; ++i) body(i)` with an alloca counter (mem2reg makes it a phi).
   template <typename F>
   void loop(Value* lo, Value* hi, F body) {
@@ -139,7 +162,7 @@ class CpuRenderer {
           DType t = st->src[2]->dtype;
           if (t == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
           Value* p = b_.CreateGEP(llvm_type(c_, t, true), args_.at(st->src[0]->ival()), value(st->src[1]));
-          b_.CreateStore(v, p);
+          tag_buffer_access(b_.CreateStore(v, p), st->src[0]->ival());
           break;
         }
       }
@@ -242,7 +265,9 @@ class CpuRenderer {
         Value* idx = s(1);
         if (u->src.size() > 2) idx = b_.CreateSelect(s(2), idx, b_.getInt64(0));  // gated: stay in bounds
         Value* p = b_.CreateGEP(llvm_type(c_, lt, true), args_.at(u->src[0]->ival()), idx);
-        Value* v = b_.CreateLoad(llvm_type(c_, lt, true), p);
+        llvm::LoadInst* load = b_.CreateLoad(llvm_type(c_, lt, true), p);
+        tag_buffer_access(load, u->src[0]->ival());
+        Value* v = load;
         if (lt == DType::Bool) v = b_.CreateICmpNE(v, b_.getInt8(0));
         if (u->src.size() > 2) v = b_.CreateSelect(s(2), v, llvm::Constant::getNullValue(v->getType()));
         return v;
@@ -278,6 +303,7 @@ class CpuRenderer {
   llvm::Function* fn_ = nullptr;
   Value *lo_ = nullptr, *hi_ = nullptr;
   std::unordered_map<int64_t, Value*> args_;
+  std::unordered_map<int64_t, llvm::MDNode*> scope_, noalias_;  // per buffer (make_alias_scopes)
   std::unordered_map<const UOp*, Value*> values_;
   std::unordered_map<const UOp*, llvm::AllocaInst*> acc_;
 };

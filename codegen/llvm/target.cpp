@@ -84,6 +84,16 @@ void write_object(llvm::Module& m, llvm::TargetMachine* tm, const std::string& p
   pm.run(m);
 }
 
+std::string assembly_text(llvm::Module& m, llvm::TargetMachine* tm) {
+  llvm::SmallString<4096> text;
+  llvm::raw_svector_ostream out(text);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    throw Error("the target cannot emit assembly");
+  pm.run(m);
+  return std::string(text.str());
+}
+
 ResolvedTarget resolve_target(const std::string& target, const std::string& triple, const std::string& cpu) {
   init_llvm();
   bool opencl = target == "qcom";

@@ -24,6 +24,7 @@ ResolvedTarget resolve_target(const std::string& target, const std::string& trip
 llvm::TargetMachine* make_target_machine(const std::string& triple, const std::string& cpu);
 void optimize(llvm::Module& m, llvm::TargetMachine* tm);  // O3 with loop and SLP vectorizers
 void write_object(llvm::Module& m, llvm::TargetMachine* tm, const std::string& path);
+std::string assembly_text(llvm::Module& m, llvm::TargetMachine* tm);  // for `tgc inspect --stage=asm`
 
 // Runs argv (quoted for the shell) and collects stdout+stderr; returns the exit status.
 int run_command(const std::vector<std::string>& argv, std::string& output);

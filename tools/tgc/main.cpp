@@ -15,7 +15,13 @@
 #include "passes/opt.h"
 #include "passes/schedule.h"
 #include "codegen/emit.h"
+#include "codegen/llvm/cpu_kernel.h"
+#include "codegen/llvm/target.h"
 #include "tune/tuner.h"
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 #include <unistd.h>
 
@@ -37,8 +43,6 @@ usage:
       --input-value fixes an input at compile time (e.g. a sample rate that selects an If
       branch): the artifact is specialised and no longer takes that input.
       --no-opt: skip the target's kernel optimizations (register tiles, vector lanes).
-      --input-value fixes an input at compile time (e.g. a sample rate that selects an If
-      branch): the artifact is specialised and no longer takes that input.
   tgc compile ... --beam=N [--tune-via=CMD] [--tune-cache=PATH] [--tune-timeout=SECONDS]
       Tune each kernel by BEAM search (keeping the N fastest action lists per round): candidates
       are built and timed on the target by tgc-agent, started with `sh -c CMD` (default: the
@@ -47,10 +51,13 @@ usage:
       that crashes or runs past --tune-timeout (default 10) is dropped. Results are kept in a
       SQLite cache (default $XDG_CACHE_HOME/tgc/tune.sqlite or ~/.cache/tgc/tune.sqlite) keyed
       by target, device and kernel, and reused by later compiles. See docs/tuning.md.
-  tgc inspect MODEL.onnx [--stage=graph|kernels|loops] [--input-shape NAME=d0,d1,...]
+  tgc inspect MODEL.onnx [--stage=graph|kernels|loops|llvm|asm] [--kernel=NAME [--opts=LIST]]
+              [--input-shape NAME=d0,d1,...]
               [--target=cpu|qcom] [--triple=T] [--cpu=NAME] [--no-opt]
-      Print the IR graph, the kernels the scheduler cuts it into with what each fuses, or the
-      loop program of each kernel after the target's optimizations (listed before each).
+      Print the IR graph, the kernels the scheduler cuts it into with what each fuses, the
+      loop program of each kernel after the target's optimizations (listed before each), or
+      each CPU kernel's LLVM IR as rendered (before O3) or assembly (after O3). --kernel: only that
+      kernel (k12); --opts: its actions instead of the heuristic's, e.g. "UPCAST(1,8) UNROLL(2,4) ".
   tgc eval MODEL.onnx -i NAME=FILE.npy ... [-o DIR] [--input-shape NAME=d0,...]
       Run the reference interpreter. NAME is the input's ONNX name or its file-safe form
       (characters outside [A-Za-z0-9._-] replaced by '_'). Writes DIR/<file-safe output>.npy
@@ -61,7 +68,7 @@ Errors are one line on stderr and exit status 1.
 )";
 
 struct Args {
-  std::string command, model, stage = "graph", out_dir;
+  std::string command, model, stage = "graph", kernel, opts, out_dir;
   std::string target = "cpu", triple, cpu, weights = "embedded";
   bool shared = false, optimize = true;
   int beam = 0;
@@ -142,6 +149,8 @@ Args parse_args(int argc, char** argv) {
     if (s == "-i" || s.rfind("--input=", 0) == 0 || s == "--input") a.inputs.push_back(split_eq(value(s == "-i" ? "-i" : "--input"), "-i"));
     else if (s == "-o" || s.rfind("--output=", 0) == 0 || s == "--output") a.out_dir = value(s == "-o" ? "-o" : "--output");
     else if (s.rfind("--stage", 0) == 0) a.stage = value("--stage");
+    else if (s.rfind("--kernel", 0) == 0) a.kernel = value("--kernel");
+    else if (s.rfind("--opts", 0) == 0) a.opts = value("--opts");
     else if (s.rfind("--target", 0) == 0) a.target = value("--target");
     else if (s.rfind("--triple", 0) == 0) a.triple = value("--triple");
     else if (s.rfind("--cpu", 0) == 0) a.cpu = value("--cpu");
@@ -182,17 +191,42 @@ int cmd_inspect(const Args& a) {
   } else if (a.stage == "kernels") {
     Schedule s = schedule(*m.graph, roots);
     std::cout << "# " << s.kernels.size() << " kernels\n" << describe(*m.graph, s);
-  } else if (a.stage == "loops") {
+  } else if (a.stage == "loops" || a.stage == "llvm" || a.stage == "asm") {
     Schedule s = schedule(*m.graph, roots);
-    TargetProfile profile = resolve_target(a.target, a.triple, a.cpu).profile;
+    ResolvedTarget target = resolve_target(a.target, a.triple, a.cpu);
+    if (a.stage != "loops" && a.target != "cpu") throw Error("--stage=" + a.stage + " needs --target=cpu");
+    if (!a.opts.empty() && a.kernel.empty()) throw Error("--opts needs --kernel (the actions are per kernel)");
+    bool found = a.kernel.empty();
     for (const Kernel& plain : s.kernels) {
-      std::vector<Opt> opts = a.optimize ? heuristic_opts(*m.graph, plain, profile) : std::vector<Opt>{};
-      Kernel k = apply_opts(*m.graph, plain, opts, profile);
-      std::cout << "# opts: " << (opts.empty() ? "none" : opts_str(opts)) << "\n"
-                << print_program(*m.graph, lower(*m.graph, k, {.inner_loop = a.target == "cpu"}));
+      if (!a.kernel.empty() && plain.name != a.kernel) continue;
+      found = true;
+      std::vector<Opt> opts = !a.opts.empty() ? parse_opts(a.opts)
+                              : a.optimize ? heuristic_opts(*m.graph, plain, target.profile)
+                                           : std::vector<Opt>{};
+      Kernel k = apply_opts(*m.graph, plain, opts, target.profile);
+      LoopProgram p = lower(*m.graph, k, {.inner_loop = a.target == "cpu"});
+      std::cout << "# opts: " << (opts.empty() ? "none" : opts_str(opts)) << "\n";
+      if (a.stage == "loops") {
+        std::cout << print_program(*m.graph, p);
+        continue;
+      }
+      llvm::LLVMContext ctx;
+      llvm::Module mod(k.name, ctx);
+      std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(target.triple, target.cpu));
+      mod.setDataLayout(tm->createDataLayout());
+      mod.setTargetTriple(target.triple);
+      render_cpu_kernel(mod, *m.graph, p, cpu_work_split(p))->setLinkage(llvm::Function::ExternalLinkage);
+      if (a.stage == "llvm") {
+        mod.print(llvm::outs(), nullptr);
+        llvm::outs().flush();
+        continue;
+      }
+      optimize(mod, tm.get());
+      std::cout << assembly_text(mod, tm.get());
     }
+    if (!found) throw Error("--kernel " + a.kernel + ": no kernel of that name (see --stage=kernels)");
   } else {
-    throw Error("unknown --stage '" + a.stage + "' (graph, kernels or loops)");
+    throw Error("unknown --stage '" + a.stage + "' (graph, kernels, loops, llvm or asm)");
   }
   return 0;
 }
