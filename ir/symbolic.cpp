@@ -263,6 +263,42 @@ const std::vector<Rule>& symbolic_rules() {
 
 const UOp* simplify(Graph& g, const UOp* u) { return graph_rewrite(g, u, symbolic_rules()); }
 
+namespace {
+// Tightens `bounds` by the conjuncts of `c` of the forms x < k and (x < k) ^ 1 on ranges/VARs.
+void bounds_from(const UOp* c, std::map<const UOp*, std::pair<int64_t, int64_t>>& bounds) {
+  if (c->op == Op::And) {
+    bounds_from(c->src[0], bounds);
+    bounds_from(c->src[1], bounds);
+    return;
+  }
+  bool negated = c->op == Op::Xor && c->src[1]->is_const(1);
+  const UOp* lt = negated ? c->src[0] : c;
+  if (lt->op != Op::CmpLt || !is_cint(lt->src[1])) return;
+  const UOp* x = lt->src[0];
+  if (x->op != Op::Range && x->op != Op::Var) return;
+  auto [it, _] = bounds.try_emplace(x, x->vmin, x->vmax);
+  int64_t k = lt->src[1]->ival();
+  if (negated) it->second.first = std::max(it->second.first, k);
+  else it->second.second = std::min(it->second.second, k - 1);
+}
+}  // namespace
+
+const UOp* simplify_given(Graph& g, const UOp* u, const UOp* condition) {
+  std::map<const UOp*, std::pair<int64_t, int64_t>> bounds;
+  bounds_from(condition, bounds);
+  std::unordered_map<const UOp*, const UOp*> narrow, back;
+  for (auto [x, b] : bounds) {
+    if (b.first <= x->vmin && b.second >= x->vmax) continue;
+    if (b.first > b.second) return simplify(g, u);  // never true: any value will do
+    // A stand-in VAR with the tighter bounds, swapped back after simplifying.
+    std::string name = "given." + std::to_string(x->hash);
+    const UOp* v = g.var(name, b.first, b.second);
+    narrow[x] = v, back[v] = x;
+  }
+  if (narrow.empty()) return simplify(g, u);
+  return substitute(g, simplify(g, substitute(g, u, narrow)), back);
+}
+
 std::optional<int64_t> constant_difference(Graph& g, const UOp* a, const UOp* b) {
   Sym s{g};
   const UOp* d = simplify(g, s.add(a, s.mul(b, -1)));

@@ -30,6 +30,10 @@ struct Sym {
 const std::vector<Rule>& symbolic_rules();
 const UOp* simplify(Graph& g, const UOp* u);
 
+// `u` simplified where `condition` holds: the bounds that the condition's conjuncts `x < c` and
+// `x >= c` put on ranges and VARs are used (a gated load's index under its gate).
+const UOp* simplify_given(Graph& g, const UOp* u, const UOp* condition);
+
 // a - b when it simplifies to a constant.
 std::optional<int64_t> constant_difference(Graph& g, const UOp* a, const UOp* b);
 // How much `idx` grows when range `r` grows by one, when that is a constant.

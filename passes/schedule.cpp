@@ -126,7 +126,12 @@ class KernelBuilder {
 
   const UOp* load(int64_t buf, DType t, const Shape& shape, const std::vector<const UOp*>& idx, const UOp* gate) {
     if (std::find(inputs_.begin(), inputs_.end(), buf) == inputs_.end()) inputs_.push_back(buf);
-    std::vector<const UOp*> src = {g_.make(Op::Buffer, t, {}, buf), rw_.rewrite(linear(shape, idx))};
+    // A gated load's index only matters where the gate holds: its bounds drop the pad clamps.
+    const UOp* index = rw_.rewrite(linear(shape, idx));
+    if (gate) index = simplify_given(g_, index, gate);
+    // An index in bounds everywhere needs no gate: the pad's WHERE already zeroes the value.
+    if (gate && index->vmin >= 0 && index->vmax < numel(shape)) gate = nullptr;
+    std::vector<const UOp*> src = {g_.make(Op::Buffer, t, {}, buf), index};
     if (gate) src.push_back(gate);
     return g_.make(Op::Load, t, src);
   }

@@ -380,8 +380,11 @@ static void print_profile(const tgc_model* m) {
   double total = 0;
   for (int32_t l = 0; l < n; ++l) total += m->profile_ms[l];
   fprintf(stderr, "tgc profile: %lld runs, %.4f ms per run\n", (long long)m->profile_runs, total / (double)m->profile_runs);
+  // TGC_PROFILE=all lists every launch; otherwise the 25 slowest.
+  const char* env = getenv("TGC_PROFILE");
+  int32_t shown = env && strcmp(env, "all") == 0 ? n : 25;
   char* done = calloc((size_t)n + 1, 1);
-  for (int32_t k = 0; k < n && k < 25 && done; ++k) {
+  for (int32_t k = 0; k < n && k < shown && done; ++k) {
     int32_t best = -1;
     for (int32_t l = 0; l < n; ++l)
       if (!done[l] && (best < 0 || m->profile_ms[l] > m->profile_ms[best])) best = l;

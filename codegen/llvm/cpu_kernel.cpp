@@ -179,6 +179,32 @@ class CpuRenderer {
     throw Error("cpu codegen: " + std::string(op_name(u->op)) + " used before it was computed in kernel " + p_.name);
   }
 
+  // `gate ? buf[idx] : 0` as a branch around the load: the loop vectorizer turns it into a
+  // masked vector load where the index is contiguous (pads, concats). Copies expanded for SLP
+  // keep the branch-free select form, since SLP works on straight-line code.
+  Value* conditional_load(const UOp* u) {
+    DType lt = u->dtype;
+    llvm::Type* mem = llvm_type(c_, lt, true);
+    Value* idx = value(u->src[1]);
+    Value* gate = value(u->src[2]);
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    auto* then = llvm::BasicBlock::Create(c_, "gated", fn_);
+    auto* merge = llvm::BasicBlock::Create(c_, "merged", fn_);
+    // freeze (a no-op on a defined i1) keeps SimplifyCFG from turning the gate's compare chain
+    // into a switch, which LLVM 19's loop vectorizer gives up on.
+    b_.CreateCondBr(b_.CreateFreeze(gate), then, merge);
+    b_.SetInsertPoint(then);
+    llvm::LoadInst* load = b_.CreateLoad(mem, b_.CreateGEP(mem, args_.at(u->src[0]->ival()), idx));
+    tag_buffer_access(load, u->src[0]->ival());
+    Value* v = lt == DType::Bool ? b_.CreateICmpNE(load, b_.getInt8(0)) : static_cast<Value*>(load);
+    b_.CreateBr(merge);
+    b_.SetInsertPoint(merge);
+    llvm::PHINode* phi = b_.CreatePHI(v->getType(), 2);
+    phi->addIncoming(v, then);
+    phi->addIncoming(llvm::Constant::getNullValue(v->getType()), before);
+    return phi;
+  }
+
   Value* constant(const UOp* u) {
     llvm::Type* t = llvm_type(c_, u->dtype, false);
     if (is_float(u->dtype)) return llvm::ConstantFP::get(t, u->fval());
@@ -264,6 +290,7 @@ class CpuRenderer {
         DType lt = u->dtype;
         Value* idx = s(1);
         if (u->src.size() > 2) idx = b_.CreateSelect(s(2), idx, b_.getInt64(0));  // gated: stay in bounds
+        if (u->src.size() > 2 && !p_.lanes_expanded) return conditional_load(u);
         Value* p = b_.CreateGEP(llvm_type(c_, lt, true), args_.at(u->src[0]->ival()), idx);
         llvm::LoadInst* load = b_.CreateLoad(llvm_type(c_, lt, true), p);
         tag_buffer_access(load, u->src[0]->ival());
