@@ -245,6 +245,9 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
     // vector width still gives full vectors plus a short tail.
     for (int64_t d = 2 * lanes; !v && d > lanes / 2; --d)
       if (n % d == 0 && d <= budget) v = d;
+    // A short axis (the 2-wide rows of a late conv layer) is taken whole: few lanes, but it
+    // opens the register tiles below, which give the multiply-adds independent chains.
+    if (!v && n > 1 && n <= lanes / 2) v = n;
     if (v) opts.push_back({OptOp::Upcast, a, v}), expand *= v, vec_axis = a;
   }
   // Without vector lanes along an output axis, LLVM vectorizes the reduce loop itself, and
