@@ -63,6 +63,13 @@ std::string Case::shape_summary() const {
 std::vector<std::string> Case::input_shape_args() const {
   std::vector<std::string> args;
   for (const auto& in : inputs) {
+    if (in.compiled) {
+      std::ostringstream v;
+      v << *in.fill;
+      args.push_back("--input-value");
+      args.push_back(in.name + "=" + v.str());
+      continue;
+    }
     if (!in.shape_fixed) continue;
     std::string dims;
     for (size_t i = 0; i < in.shape.size(); ++i) dims += (i ? "," : "") + std::to_string(in.shape[i]);
@@ -86,7 +93,7 @@ InputTable read_input_table(const std::string& path) {
     std::vector<std::string> tokens;
     for (std::string t; in >> t;) {
       if (t.find('=') == std::string::npos)
-        throw Error(path + ":" + std::to_string(lineno) + ": expected NAME=dims, NAME:fill=V or NAME:scale=S, got '" + t + "'");
+        throw Error(path + ":" + std::to_string(lineno) + ": expected NAME=dims, NAME:fill=V, NAME:compiled=V or NAME:scale=S, got '" + t + "'");
       tokens.push_back(t);
     }
     table[model] = tokens;
@@ -142,12 +149,13 @@ Case load_case(const std::string& model_path, const std::vector<std::string>& to
     size_t eq = t.find('=');
     std::string key = t.substr(0, eq), value = t.substr(eq + 1);
     std::string attr;
-    for (const char* a : {":fill", ":scale"})
+    for (const char* a : {":fill", ":compiled", ":scale"})
       if (ends_with(key, a)) attr = a + 1, key.resize(key.size() - attr.size() - 1);
     auto it = std::find_if(c.inputs.begin(), c.inputs.end(), [&](const InputSpec& s) { return s.name == key; });
     if (it == c.inputs.end()) throw Error(where + ": the model has no input '" + key + "'");
-    if (attr == "fill") {
+    if (attr == "fill" || attr == "compiled") {
       it->fill = std::stod(value);
+      it->compiled = attr == "compiled";
     } else if (attr == "scale") {
       it->scale = std::stod(value);
     } else {
@@ -170,10 +178,11 @@ Case load_case(const std::string& model_path, const std::vector<std::string>& to
   return c;
 }
 
-std::vector<std::string> write_inputs(const Case& c, const std::string& dir) {
+std::vector<std::string> write_inputs(const Case& c, const std::string& dir, bool for_tgc) {
   fs::create_directories(dir);
   std::vector<std::string> args;
   for (const auto& in : c.inputs) {
+    if (for_tgc && in.compiled) continue;
     HostTensor t(in.dtype, in.shape);
     Rng rng(c.name + "/" + in.name);
     for (int64_t i = 0; i < t.numel(); ++i)

@@ -19,6 +19,7 @@ struct InputSpec {
   bool shape_fixed = false;     // some dim was dynamic in the model: tgc needs --input-shape
   std::optional<double> fill;   // a constant value (e.g. a sample rate) instead of random data
   double scale = 1;             // random inputs: standard normal times this
+  bool compiled = false;        // NAME:compiled=V: fill V, fixed in the artifact by --input-value
 };
 
 struct Case {
@@ -31,7 +32,7 @@ struct Case {
   std::string error;            // why no input set can be made (the case is then reported, not run)
 
   std::string shape_summary() const;                      // "x=1x3x48x320"
-  std::vector<std::string> input_shape_args() const;       // tgc compile --input-shape ...
+  std::vector<std::string> input_shape_args() const;       // tgc compile --input-shape/--input-value ...
 };
 
 // inputs.txt: per model file name, the tokens that fix shapes and values (format in the file).
@@ -46,6 +47,7 @@ Case load_case(const std::string& model_path, const std::vector<std::string>& to
 
 // Writes one .npy per input under `dir` (same values on every call) and returns the
 // NAME=FILE arguments for -i.
-std::vector<std::string> write_inputs(const Case& c, const std::string& dir);
+// `for_tgc`: leaves out the inputs that the artifact has fixed (NAME:compiled=V).
+std::vector<std::string> write_inputs(const Case& c, const std::string& dir, bool for_tgc);
 
 }  // namespace tgc::bench
