@@ -109,6 +109,15 @@ expect_error "unknown stage" "unknown --stage" "$tgc" inspect "$model" --stage=n
 expect_error "eval wrong input name" "no input of that name" "$tgc" eval "$model" -i nope="$root/models/digits_samples/image_0.npy"
 /usr/bin/python3 -c "import numpy as np; np.save('$work/wrong.npy', np.zeros((2,8), np.float32))"
 expect_error "eval wrong shape" "expected f32[1,1,8,8], got f32[2,8]" "$tgc" eval "$model" -i image="$work/wrong.npy"
+# inspect's per-kernel views (LLVM IR, assembly, hand-given actions).
+expect_error "inspect unknown kernel" "--kernel k999: no kernel of that name" "$tgc" inspect "$model" --stage=loops --kernel=k999
+expect_error "inspect --opts without --kernel" "--opts needs --kernel" "$tgc" inspect "$model" --stage=loops --opts="UPCAST(0,2)"
+expect_error "inspect asm on qcom" "--stage=asm needs --target=cpu" "$tgc" inspect "$model" --stage=asm --target=qcom
+expect_error "inspect illegal action" "UPCAST" "$tgc" inspect "$model" --stage=loops --kernel=k0 --opts="UPCAST(0,7)"
+expect_ok "inspect --stage=asm --kernel" "$tgc" inspect "$model" --stage=asm --kernel=k0
+grep -q "tgc_kernel_k0" "$work/out" || { echo "FAIL inspect --stage=asm printed no kernel k0"; fail=1; }
+expect_ok "inspect --stage=llvm --opts" "$tgc" inspect "$model" --stage=llvm --kernel=k0 --opts="UPCAST(0,2)"
+grep -q "^# opts: UPCAST(0,2)" "$work/out" || { echo "FAIL inspect --opts did not apply UPCAST(0,2)"; fail=1; }
 expect_error "eval missing input" "missing input 'image'" "$tgc" eval "$model"
 expect_error "eval bad npy" "not a .npy file" "$tgc" eval "$model" -i image="$work/corrupt.onnx"
 "$tgc" eval "$model" -i image="$work/wrong.npy" -o "$work/outdir" 2>/dev/null

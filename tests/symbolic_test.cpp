@@ -117,6 +117,26 @@ TEST_F(Symbolic, DivModPullsOutMultiples) {
   EXPECT_SIMPLIFIES_TO(s.mod(add(mul(a, g.cint(4)), b6), 4), s.mod(b6, 4));
 }
 
+TEST_F(Symbolic, DivModSplitsNegativeCoefficients) {
+  // A clamped pad index min(max(r-1, 0), 7) is built as -max(-max(r-1, 0), -7): a term that is
+  // never positive, times a negative coefficient. Multiples of the divisor still come out.
+  const UOp* r = range(10), *q = range(3);
+  const UOp* clamped = g.make(Op::Max, DType::Index, {g.make(Op::Neg, DType::Index, {g.make(Op::Max, DType::Index, {add(r, g.cint(-1)), g.cint(0)})}), g.cint(-7)});
+  const UOp* x = add(mul(clamped, g.cint(-1)), mul(q, g.cint(8)));  // clamped*-1 + q*8, in [0, 23]
+  EXPECT_SIMPLIFIES_TO(s.mod(x, 8), simp(mul(clamped, g.cint(-1))));
+  EXPECT_SIMPLIFIES_TO(s.idiv(x, 8), q);
+}
+
+TEST_F(Symbolic, SimplifyGivenUsesTheConditionsBounds) {
+  const UOp* r = range(10);
+  const UOp* shifted = g.make(Op::Max, DType::Index, {add(r, g.cint(-1)), g.cint(0)});
+  const UOp* inside = g.make(Op::And, DType::Bool, {s.ge(r, 1), s.lt(r, 9)});  // 1 <= r < 9
+  EXPECT_EQ(simplify_given(g, shifted, inside), simp(add(r, g.cint(-1)))) << str(simplify_given(g, shifted, inside));
+  EXPECT_EQ(simplify_given(g, s.lt(r, 9), inside), True());
+  // Without a usable bound the expression is only simplified.
+  EXPECT_EQ(simplify_given(g, shifted, s.lt(r, 100)), simp(shifted));
+}
+
 TEST_F(Symbolic, NestedDivMod) {
   const UOp* x = range(100);
   EXPECT_SIMPLIFIES_TO(s.idiv(s.idiv(x, 2), 3), s.idiv(x, 6));
@@ -247,6 +267,30 @@ TEST_F(Symbolic, SimplifyIsIdempotent) {
     const UOp* once = simp(gen.index(4));
     EXPECT_EQ(simp(once), once) << str(once);
   }
+}
+
+TEST_F(Symbolic, SimplifyGivenPreservesValuesWhereTheConditionHolds) {
+  std::vector<const UOp*> rs = {range(3), range(4), range(7)};
+  RandomExpr gen(g, rs, 11);
+  int failures = 0, checked = 0;
+  for (int n = 0; n < 400 && failures < 5; ++n) {
+    const UOp* e = gen.index(4);
+    const UOp* cond = gen.mask(2);
+    const UOp* given = simplify_given(g, e, cond);
+    test::ScalarEval ev;
+    for (int64_t p = 0; p < 3 * 4 * 7; ++p) {
+      ev.env = {{0, p % 3}, {1, (p / 3) % 4}, {2, p / 12}};
+      if (!ev.index(cond)) continue;
+      ++checked;
+      if (ev.index(e) != ev.index(given)) {
+        ADD_FAILURE() << str(e) << " given " << str(cond) << " -> " << str(given) << ": " << ev.index(given)
+                      << " != " << ev.index(e);
+        ++failures;
+        break;
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);  // the random conditions hold often enough to test something
 }
 
 }  // namespace
