@@ -63,8 +63,8 @@ Tensor tfidf_vectorizer(Ctx& c) {
     K += (e - b) / n;
   }
   if (int64_t(indexes.size()) != K) c.fail("ngram_indexes has " + std::to_string(indexes.size()) + " entries for " + std::to_string(K) + " n-grams");
-  if (!weights.empty() && int64_t(weights.size()) != K) c.fail("weights has " + std::to_string(weights.size()) + " entries for " + std::to_string(K) + " n-grams");
   if (K == 0) c.fail("the pool holds no n-grams");
+  if (!weights.empty() && int64_t(weights.size()) != K) c.fail("weights has " + std::to_string(weights.size()) + " entries for " + std::to_string(K) + " n-grams");
   int64_t outputs = *std::max_element(indexes.begin(), indexes.end()) + 1;
   if (*std::min_element(indexes.begin(), indexes.end()) < 0) c.fail("ngram_indexes must be >= 0");
 
@@ -78,12 +78,12 @@ Tensor tfidf_vectorizer(Ctx& c) {
     else counts.push_back(count_ngrams(c.g, x, pool, starts[size_t(n - 1)], n, m, max_skip));
   }
   Tensor tf = counts.size() == 1 ? counts[0] : Tensor::cat(counts, 1);  // [N, K]
+  // IDF and TFIDF weigh each pool n-gram (ONNX's spec; onnxruntime agrees).
   if (mode != "TF") {
     HostTensor w(DType::F32, {1, K});
     for (int64_t k = 0; k < K; ++k) w.set(k, weights.empty() ? 1.0 : weights[size_t(k)]);
-    Tensor wt = Tensor::weight(c.g, "tfidf_weights", std::move(w));
     Tensor seen = tf.gt(tf.scalar(0)).cast(DType::F32);
-    tf = (mode == "IDF" ? seen : tf) * wt;
+    tf = (mode == "IDF" ? seen : tf) * Tensor::weight(c.g, "tfidf_weights", std::move(w));
   }
   HostTensor onehot(DType::F32, {K, outputs});
   for (int64_t k = 0; k < K; ++k) onehot.set(k * outputs + indexes[size_t(k)], 1);
