@@ -3,7 +3,8 @@
 node tests in Debian's onnx 1.12 do not cover: newer opsets (GroupNormalization, Mish, Gelu, Pad
 wrap, scatter max/min, Resize axes/keep_aspect_ratio_policy/half_pixel_symmetric), bidirectional
 and length-masked recurrences, If on a run-time condition, unrolled Loop, per-channel QLinearConv,
-TfIdfVectorizer IDF/TFIDF weights, CumSum on a run-time axis, BatchNormalization training mode.
+TfIdfVectorizer IDF/TFIDF weights, CumSum on a run-time axis, BatchNormalization training mode,
+one tensor as two model outputs.
 tests/ops_vs_ort.sh compiles each with tgc and compares with onnxruntime.
 
 usage: make_op_models.py OUT_DIR   (writes OUT_DIR/<name>.onnx, OUT_DIR/<name>.<input>.npy and
@@ -141,6 +142,11 @@ save("batchnorm_training", [h.make_node("BatchNormalization", ["x", "s", "b", "m
                                         training_mode=1, momentum=0.7, epsilon=1e-3)],
      {"x": f32(2, 3, 4, 5, scale=2)}, [("y", F), ("rm", F), ("rv", F)], 15,
      [("s", f32(3)), ("b", f32(3)), ("m", f32(3)), ("v", np.abs(f32(3)) + 0.5)])
+
+# One tensor as two model outputs (both Identity of one Add): each output gets its own buffer.
+save("same_tensor_twice", [h.make_node("Add", ["x", "x"], ["s"]), h.make_node("Identity", ["s"], ["a"]),
+                           h.make_node("Identity", ["s"], ["b"])],
+     {"x": f32(3, 4)}, [("a", F), ("b", F)], 13)
 
 with open(os.path.join(out_dir, "manifest.txt"), "w") as f:
     f.write("\n".join(manifest) + "\n")
