@@ -10,6 +10,7 @@
 #include "ir/error.h"
 #include "ir/print.h"
 #include "ir/symbolic.h"
+#include "ir/tensor.h"
 
 namespace tgc {
 
@@ -302,7 +303,18 @@ const UOp* realize_point(const UOp* u, const std::unordered_map<const UOp*, std:
 }
 }  // namespace
 
-Schedule schedule(Graph& g, const std::vector<const UOp*>& outputs) {
+Schedule schedule(Graph& g, const std::vector<const UOp*>& requested) {
+  // Every requested output gets a buffer of its own, even where two are the same node (the
+  // model lists one tensor twice, or hash-consing merged two equal results): a repeat becomes a
+  // CONTIGUOUS copy of the previous one, a node of its own and so a copy kernel.
+  std::vector<const UOp*> outputs;
+  std::unordered_map<const UOp*, const UOp*> latest;  // requested node -> its newest copy
+  for (const UOp* o : requested) {
+    auto it = latest.find(o);
+    const UOp* r = it == latest.end() ? o : Tensor(g, it->second).contiguous().uop();
+    latest[o] = r;
+    outputs.push_back(r);
+  }
   std::vector<const UOp*> order = toposort(outputs);
   std::unordered_map<const UOp*, size_t> position;
   std::unordered_map<const UOp*, std::vector<const UOp*>> consumers;

@@ -71,6 +71,11 @@ const std::vector<OpCase>& op_cases() {
       {"arange", [](Builder& b) { return Tensor::arange(*b.m.graph, 7, DType::F32) + b.input({7}); }},
       // elementwise
       {"cast_f32_i32", [](Builder& b) { return (b.input({9}, -5, 5) * 3.0).cast(DType::I32); }},
+      // bf16 kept in a buffer between two kernels: stored rounded, loaded back (OpenCL has no bf16).
+      {"cast_bf16_buffer", [](Builder& b) {
+         Tensor h = (b.input({5, 6}, -4, 4) * 3.7).cast(DType::BF16).contiguous();
+         return h.cast(DType::F32).sum({1}) + h.cast(DType::F32).max({1});
+       }},
       {"int_arith", [](Builder& b) {
          Tensor x = b.input({8}, -5, 5, DType::I32), y = b.input({8}, 1, 5, DType::I32);
          return (x + y) * y - x.mod(y) + x.fmod(y);

@@ -2,7 +2,9 @@
 """Writes small single-purpose ONNX models (and seeded inputs) for ops or op variants that ONNX's
 node tests in Debian's onnx 1.12 do not cover: newer opsets (GroupNormalization, Mish, Gelu, Pad
 wrap, scatter max/min, Resize axes/keep_aspect_ratio_policy/half_pixel_symmetric), bidirectional
-and length-masked recurrences, If on a run-time condition, unrolled Loop, per-channel QLinearConv.
+and length-masked recurrences, If on a run-time condition, unrolled Loop, per-channel QLinearConv,
+TfIdfVectorizer IDF/TFIDF weights, CumSum on a run-time axis, BatchNormalization training mode,
+one tensor as two model outputs.
 tests/ops_vs_ort.sh compiles each with tgc and compares with onnxruntime.
 
 usage: make_op_models.py OUT_DIR   (writes OUT_DIR/<name>.onnx, OUT_DIR/<name>.<input>.npy and
@@ -121,6 +123,30 @@ save("qlinearconv_per_channel",
       ("w", rng.integers(-60, 60, (4, 3, 3, 3)).astype(np.int8)), ("ws", np.array([0.01, 0.02, 0.005, 0.03], np.float32)),
       ("wz", np.zeros(4, np.int8)), ("ys", np.array(0.05, np.float32)), ("yz", np.array(100, np.uint8)),
       ("bias", rng.integers(-500, 500, (4,)).astype(np.int32))])
+
+# TfIdfVectorizer: IDF and TFIDF weights, uni/bi/trigrams with skips, output columns permuted.
+tfidf = dict(min_gram_length=1, max_gram_length=3, max_skip_count=2, ngram_counts=[0, 3, 7],
+             pool_int64s=[1, 4, 5, 1, 2, 3, 4, 0, 0, 2, 1, 4, 5, 0, 1, 2],
+             ngram_indexes=[4, 0, 2, 6, 1, 3, 5, 7], weights=[0.5, 1.5, 2, 0.25, 3, 1, 0.75, 2.5])
+save("tfidf_idf_tfidf", [h.make_node("TfIdfVectorizer", ["x"], ["idf"], mode="IDF", **tfidf),
+                         h.make_node("TfIdfVectorizer", ["x"], ["tfidf"], mode="TFIDF", **tfidf)],
+     {"x": rng.integers(0, 6, (3, 14)).astype(np.int32)}, [("idf", F), ("tfidf", F)], 9)
+
+# CumSum whose axis is a model input: the artifact must honour the value given at run time.
+save("cumsum_runtime_axis", [h.make_node("CumSum", ["x", "a"], ["y"]),
+                             h.make_node("CumSum", ["x", "b"], ["z"], exclusive=1, reverse=1)],
+     {"x": f32(2, 3, 4), "a": np.array(1, np.int32), "b": np.array([-3], np.int64)}, [("y", F), ("z", F)], 14)
+
+# BatchNormalization in training mode: batch statistics, blended running mean/var.
+save("batchnorm_training", [h.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
+                                        training_mode=1, momentum=0.7, epsilon=1e-3)],
+     {"x": f32(2, 3, 4, 5, scale=2)}, [("y", F), ("rm", F), ("rv", F)], 15,
+     [("s", f32(3)), ("b", f32(3)), ("m", f32(3)), ("v", np.abs(f32(3)) + 0.5)])
+
+# One tensor as two model outputs (both Identity of one Add): each output gets its own buffer.
+save("same_tensor_twice", [h.make_node("Add", ["x", "x"], ["s"]), h.make_node("Identity", ["s"], ["a"]),
+                           h.make_node("Identity", ["s"], ["b"])],
+     {"x": f32(3, 4)}, [("a", F), ("b", F)], 13)
 
 with open(os.path.join(out_dir, "manifest.txt"), "w") as f:
     f.write("\n".join(manifest) + "\n")

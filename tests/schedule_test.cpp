@@ -192,6 +192,17 @@ TEST_F(ScheduleTest, CheapSharedReduceIsNeverRecomputedPerElement) {
   }
 }
 
+TEST_F(ScheduleTest, OneNodeRequestedThriceGetsThreeBuffers) {
+  // The same node as three model outputs (e.g. two equal empty splits): each must be written.
+  Tensor y = input({4, 3}).exp();
+  Schedule s = schedule_and_check({y, y, y});
+  std::set<int64_t> buffers(s.outputs.begin(), s.outputs.end());
+  EXPECT_EQ(buffers.size(), 3u) << listing(s);
+  std::set<int64_t> written;
+  for (const Kernel& k : s.kernels) written.insert(k.output);
+  for (int64_t b : s.outputs) EXPECT_TRUE(written.count(b)) << "output buffer " << b << " is never written\n" << listing(s);
+}
+
 TEST_F(ScheduleTest, ContiguousForcesAKernel) {
   Tensor x = input({5, 7});
   Schedule s = schedule_and_check({x.exp().contiguous() + 1.0});

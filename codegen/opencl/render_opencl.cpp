@@ -26,12 +26,24 @@ const char* reg_type(DType t) {
     default: return "float";
   }
 }
-// Buffer element type.
+// Buffer element type. OpenCL C has no bfloat16: bf16 buffers hold the upper 16 bits of a float.
 const char* mem_type(DType t) {
   if (t == DType::Bool) return "uchar";
-  if (t == DType::F16 || t == DType::BF16) return "half";
+  if (t == DType::F16) return "half";
+  if (t == DType::BF16) return "ushort";
   return reg_type(t);
 }
+
+// bf16 in registers is a float whose low 16 bits are zero. These round a float expression `v`
+// to bf16 (to nearest, ties to even; NaN and inf kept, as LLVM's fptrunc and the interpreter do)
+// as a float, and give the 16 bits a bf16 buffer stores.
+std::string bf16_round(const std::string& v) {
+  std::string u = "as_uint(" + v + ")";
+  return "(isnan(" + v + ") || isinf(" + v + ") ? " + v + " : as_float((" + u + " + 0x7fffu + ((" + u +
+         " >> 16) & 1u)) & 0xffff0000u))";
+}
+std::string bf16_bits(const std::string& v) { return "(ushort)(as_uint(" + bf16_round(v) + ") >> 16)"; }
+std::string bf16_from_bits(const std::string& bits) { return "as_float((uint)(" + bits + ") << 16)"; }
 
 std::string float_lit(double v, DType t) {
   if (std::isnan(v)) return "NAN";
@@ -136,8 +148,10 @@ class ClRenderer {
           if (!first.empty()) o_ << pad << "if (" << first << ")\n" << pad << "  ";
           else o_ << pad;
           DType t = st->src[2]->dtype;
-          if (t == DType::F16 || t == DType::BF16)
+          if (t == DType::F16)
             o_ << "vstore_half(" << ref(st->src[2]) << ", " << ref(st->src[1]) << ", b" << b << ");\n";
+          else if (t == DType::BF16)
+            o_ << "b" << b << "[" << ref(st->src[1]) << "] = " << bf16_bits(ref(st->src[2])) << ";\n";
           else
             o_ << "b" << b << "[" << ref(st->src[1]) << "] = (" << mem_type(t) << ")(" << ref(st->src[2]) << ");\n";
           break;
@@ -184,8 +198,9 @@ class ClRenderer {
       case Op::Load: {
         size_t b = arg_.at(u->src[0]->ival());
         std::string idx = u->src.size() > 2 ? "(" + s(2) + " ? " + s(1) + " : 0)" : s(1);
-        std::string v = (t == DType::F16 || t == DType::BF16) ? "vload_half(" + idx + ", b" + std::to_string(b) + ")"
-                                                                : "b" + std::to_string(b) + "[" + idx + "]";
+        std::string v = "b" + std::to_string(b) + "[" + idx + "]";
+        if (t == DType::F16) v = "vload_half(" + idx + ", b" + std::to_string(b) + ")";
+        if (t == DType::BF16) v = bf16_from_bits(v);
         if (t == DType::Bool) v = "(" + v + " != 0)";
         if (u->src.size() > 2) return "(" + s(2) + " ? (" + std::string(reg_type(t)) + ")(" + v + ") : (" + reg_type(t) + ")0)";
         return v;
@@ -199,8 +214,13 @@ class ClRenderer {
       case Op::Recip: return "(" + float_lit(1, t) + " / " + s(0) + ")";
       case Op::Cast:
         if (t == DType::Bool) return "(" + s(0) + " != 0)";
+        if (t == DType::BF16) return bf16_round("((float)(" + s(0) + "))");
         return "(" + std::string(reg_type(t)) + ")(" + s(0) + ")";
-      case Op::Bitcast: return "as_" + std::string(reg_type(t)) + "(" + s(0) + ")";
+      case Op::Bitcast:
+        // bf16 registers are floats: move its 16 bits into or out of the upper half.
+        if (t == DType::BF16) return bf16_from_bits(s(0));
+        if (u->src[0]->dtype == DType::BF16) return "(" + std::string(reg_type(t)) + ")(as_uint(" + s(0) + ") >> 16)";
+        return "as_" + std::string(reg_type(t)) + "(" + s(0) + ")";
       case Op::Add: return "(" + s(0) + (t == DType::Bool ? " || " : " + ") + s(1) + ")";
       case Op::Mul: return "(" + s(0) + (t == DType::Bool ? " && " : " * ") + s(1) + ")";
       case Op::Max: return (f ? "fmax(" : "max(") + s(0) + ", " + s(1) + ")";

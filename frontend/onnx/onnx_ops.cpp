@@ -218,9 +218,24 @@ Tensor shape_of(Ctx& c) {
   return Tensor::weight(c.g, c.node.output(0), std::move(h));
 }
 
-Tensor batch_norm(Ctx& c) {
-  if (c.attr_int("training_mode", 0)) c.fail("training_mode=1 is not supported");
-  return c.in(0).batch_norm(c.in(1), c.in(2), c.in(3), c.in(4), c.attr_float("epsilon", 1e-5));
+Outs batch_norm(Ctx& c) {
+  const Tensor &x = c.in(0), &scale = c.in(1), &bias = c.in(2), &mean = c.in(3), &var = c.in(4);
+  double eps = c.attr_float("epsilon", 1e-5);
+  if (!c.attr_int("training_mode", 0)) return {x.batch_norm(scale, bias, mean, var, eps)};
+  // Training (opset 14+): normalize with the batch's own statistics (population variance over
+  // every axis but the channels) and blend them into the running ones.
+  if (x.ndim() < 2) c.fail("training_mode=1 needs an input of rank >= 2, got " + shape_str(x.shape()));
+  std::vector<int64_t> axes = {0};
+  for (int64_t a = 2; a < x.ndim(); ++a) axes.push_back(a);
+  Tensor batch_mean = x.mean(axes);
+  Shape per_channel(size_t(x.ndim()), 1);
+  per_channel[1] = x.dim(1);
+  Tensor centered = x - batch_mean.reshape(per_channel);
+  Tensor batch_var = (centered * centered).mean(axes);
+  double momentum = c.attr_float("momentum", 0.9);
+  Tensor running_mean = mean * momentum + batch_mean.cast(mean.dtype()) * (1 - momentum);
+  Tensor running_var = var * momentum + batch_var.cast(var.dtype()) * (1 - momentum);
+  return {x.batch_norm(scale, bias, batch_mean, batch_var, eps), running_mean, running_var};
 }
 
 Tensor squeeze(Ctx& c) { return c.in(0).squeeze(c.opset >= 13 ? axes_of(c, 1) : c.attr_ints("axes")); }
@@ -377,7 +392,7 @@ const OpTable& onnx_ops() {
       {"AveragePool", [](Ctx& c) -> Outs { return pool(c, false); }},
       {"GlobalAveragePool", map1([](const Tensor& x) { return x.mean(spatial_axes(x), true); })},
       {"GlobalMaxPool", map1([](const Tensor& x) { return x.max(spatial_axes(x), true); })},
-      {"BatchNormalization", [](Ctx& c) -> Outs { return {batch_norm(c)}; }},
+      {"BatchNormalization", batch_norm},
       {"Softmax", [](Ctx& c) -> Outs { return {softmax_like(c, false)}; }},
       {"LogSoftmax", [](Ctx& c) -> Outs { return {softmax_like(c, true)}; }},
       // Reductions.
@@ -422,6 +437,7 @@ const OpTable& onnx_ops() {
   add_quant_ops(table);
   add_control_ops(table);
   add_rnn_ops(table);
+  add_text_ops(table);
   return table;
   }();
   return table;

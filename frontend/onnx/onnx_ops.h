@@ -105,5 +105,6 @@ void add_index_ops(OpTable& t);    // gather/scatter, TopK, CumSum, OneHot, Tril
 void add_quant_ops(OpTable& t);    // QuantizeLinear, DequantizeLinear, integer matmul/conv
 void add_control_ops(OpTable& t);  // If, Loop, Scan
 void add_rnn_ops(OpTable& t);      // LSTM, GRU, RNN (unrolled over the static sequence)
+void add_text_ops(OpTable& t);     // TfIdfVectorizer
 
 }  // namespace tgc

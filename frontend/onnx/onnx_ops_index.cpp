@@ -28,9 +28,20 @@ Outs topk(Ctx& c) {
 }
 
 Tensor cumsum(Ctx& c) {
-  std::vector<int64_t> axis = c.ints(1);
-  if (axis.size() != 1) c.fail("axis must hold one value");
-  return c.in(0).cumsum(axis[0], c.attr_int("exclusive", 0) != 0, c.attr_int("reverse", 0) != 0);
+  const Tensor& x = c.in(0);
+  bool exclusive = c.attr_int("exclusive", 0) != 0, reverse = c.attr_int("reverse", 0) != 0;
+  if (c.in(1).numel() != 1) c.fail("axis must hold one value, got shape " + shape_str(c.in(1).shape()));
+  if (c.is_constant(1)) return x.cumsum(c.ints(1)[0], exclusive, reverse);
+  // The axis is known only at run time; the output shape does not depend on it, so compute the
+  // sum along every axis and pick the one the axis names (a or a - rank).
+  if (x.ndim() == 0) c.fail("input must have rank >= 1");
+  Tensor axis = c.in(1).reshape({}).cast(DType::I64);
+  Tensor y = x.cumsum(0, exclusive, reverse);
+  for (int64_t a = 1; a < x.ndim(); ++a) {
+    Tensor named = axis.eq(axis.scalar(double(a))).logical_or(axis.eq(axis.scalar(double(a - x.ndim()))));
+    y = Tensor::where(named, x.cumsum(a, exclusive, reverse), y);
+  }
+  return y;
 }
 
 Tensor one_hot(Ctx& c) {

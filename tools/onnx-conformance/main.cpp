@@ -37,6 +37,11 @@ using namespace conformance;
 
 namespace {
 const char* kDefaultData = "/usr/share/libonnx-testdata/data";
+const char* kUsage =
+    "usage: onnx-conformance [DATA...] [--target interp|cpu|qcom] [--triple T] [--emulator CMD]\n"
+    "         [--exclude FILE | --no-exclude] [--list FILE] [--every N] [--update FILE]\n"
+    "         [--results FILE] [--label NAME] [-j N] [--timeout S] [-v]\n"
+    "       onnx-conformance report OUT.md RESULTS.tsv... [--generated-by CMD] [--revision TEXT]\n";
 
 // `s` as one shell word, so that a recorded command line can be pasted back.
 std::string shell_quoted(const std::string& s) {
@@ -187,14 +192,13 @@ int run(const Args& a) {
 
 int main(int argc, char** argv) {
   try {
+    // --help or -h anywhere (also after other options or `report`) prints the usage.
+    for (int i = 1; i < argc; ++i)
+      if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+        std::cout << kUsage;
+        return 0;
+      }
     if (argc >= 2 && std::string(argv[1]) == "report") return report_main(argc - 1, argv + 1);
-    if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-      std::cout << "usage: onnx-conformance [DATA...] [--target interp|cpu|qcom] [--triple T] [--emulator CMD]\n"
-                   "         [--exclude FILE | --no-exclude] [--list FILE] [--every N] [--update FILE]\n"
-                   "         [--results FILE] [--label NAME] [-j N] [--timeout S] [-v]\n"
-                   "       onnx-conformance report OUT.md RESULTS.tsv... [--generated-by CMD] [--revision TEXT]\n";
-      return 0;
-    }
     return run(parse_args(argc, argv));
   } catch (const std::exception& e) {
     std::cerr << "onnx-conformance: error: " << e.what() << "\n";
