@@ -33,7 +33,8 @@ Tensor cumsum(Ctx& c) {
   if (c.in(1).numel() != 1) c.fail("axis must hold one value, got shape " + shape_str(c.in(1).shape()));
   if (c.is_constant(1)) return x.cumsum(c.ints(1)[0], exclusive, reverse);
   // The axis is known only at run time; the output shape does not depend on it, so compute the
-  // sum along every axis and pick the one the axis names (a or a - rank).
+  // sum along every axis and pick the one the axis names (a or a - rank). An axis out of range
+  // (invalid per ONNX) cannot be reported at run time and gives axis 0's sums.
   if (x.ndim() == 0) c.fail("input must have rank >= 1");
   Tensor axis = c.in(1).reshape({}).cast(DType::I64);
   Tensor y = x.cumsum(0, exclusive, reverse);
