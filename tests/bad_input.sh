@@ -117,7 +117,7 @@ expect_error "inspect illegal action" "UPCAST" "$tgc" inspect "$model" --stage=l
 expect_ok "inspect --stage=asm --kernel" "$tgc" inspect "$model" --stage=asm --kernel=k0
 grep -q "tgc_kernel_k0" "$work/out" || { echo "FAIL inspect --stage=asm printed no kernel k0"; fail=1; }
 expect_ok "inspect --stage=llvm --opts" "$tgc" inspect "$model" --stage=llvm --kernel=k0 --opts="UPCAST(0,2)"
-grep -q "^# opts: UPCAST(0,2)" "$work/out" || { echo "FAIL inspect --opts did not apply UPCAST(0,2)"; fail=1; }
+grep -q "^; opts: UPCAST(0,2)" "$work/out" || { echo "FAIL inspect --opts did not apply UPCAST(0,2)"; fail=1; }
 expect_error "eval missing input" "missing input 'image'" "$tgc" eval "$model"
 expect_error "eval bad npy" "not a .npy file" "$tgc" eval "$model" -i image="$work/corrupt.onnx"
 "$tgc" eval "$model" -i image="$work/wrong.npy" -o "$work/outdir" 2>/dev/null

@@ -57,7 +57,7 @@ usage:
       Print the IR graph, the kernels the scheduler cuts it into with what each fuses, the
       loop program of each kernel after the target's optimizations (listed before each), or
       each CPU kernel's LLVM IR as rendered (before O3) or assembly (after O3). --kernel: only that
-      kernel (k12); --opts: its actions instead of the heuristic's, e.g. "UPCAST(1,8) UNROLL(2,4) ".
+      kernel (k12); --opts: its actions instead of the heuristic's, e.g. 'UPCAST(1,8) UNROLL(2,4)'.
   tgc eval MODEL.onnx -i NAME=FILE.npy ... [-o DIR] [--input-shape NAME=d0,...]
       Run the reference interpreter. NAME is the input's ONNX name or its file-safe form
       (characters outside [A-Za-z0-9._-] replaced by '_'). Writes DIR/<file-safe output>.npy
@@ -205,7 +205,8 @@ int cmd_inspect(const Args& a) {
                                            : std::vector<Opt>{};
       Kernel k = apply_opts(*m.graph, plain, opts, target.profile);
       LoopProgram p = lower(*m.graph, k, {.inner_loop = a.target == "cpu"});
-      std::cout << "# opts: " << (opts.empty() ? "none" : opts_str(opts)) << "\n";
+      // "; " starts a comment in LLVM IR, so `--stage=llvm` output feeds straight into opt-19.
+      std::cout << (a.stage == "llvm" ? "; opts: " : "# opts: ") << (opts.empty() ? "none" : opts_str(opts)) << "\n";
       if (a.stage == "loops") {
         std::cout << print_program(*m.graph, p);
         continue;
