@@ -71,16 +71,16 @@ class CpuRenderer {
     llvm::MDBuilder md(c_);
     llvm::MDNode* domain = md.createAnonymousAliasScopeDomain(p_.name);
     std::vector<llvm::Metadata*> scopes;
-    for (int64_t id : p_.args) scopes.push_back(scope_[id] = md.createAnonymousAliasScope(domain));
-    for (int64_t id : p_.args) {
-      std::vector<llvm::Metadata*> others;
-      for (llvm::Metadata* s : scopes)
-        if (s != scope_[id]) others.push_back(s);
-      noalias_[id] = llvm::MDNode::get(c_, others);
+    for (size_t i = 0; i < p_.args.size(); ++i) scopes.push_back(md.createAnonymousAliasScope(domain));
+    for (size_t i = 0; i < p_.args.size(); ++i) {
+      std::vector<llvm::Metadata*> others = scopes;
+      others.erase(others.begin() + std::ptrdiff_t(i));
+      scope_[p_.args[i]] = llvm::MDNode::get(c_, {scopes[i]});
+      noalias_[p_.args[i]] = llvm::MDNode::get(c_, others);
     }
   }
   void tag_buffer_access(llvm::Instruction* access, int64_t buffer) {
-    access->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(c_, {scope_.at(buffer)}));
+    access->setMetadata(llvm::LLVMContext::MD_alias_scope, scope_.at(buffer));
     access->setMetadata(llvm::LLVMContext::MD_noalias, noalias_.at(buffer));
   }
 
@@ -182,9 +182,15 @@ class CpuRenderer {
   // `gate ? buf[idx] : 0` as a branch around the load: the loop vectorizer turns it into a
   // masked vector load where the index is contiguous (pads, concats). Copies expanded for SLP
   // keep the branch-free select form, since SLP works on straight-line code.
+  // buf[idx] of a LOAD, in register form (bools are bytes in memory).
+  Value* load_buffer(const UOp* u, Value* idx) {
+    llvm::Type* mem = llvm_type(c_, u->dtype, true);
+    llvm::LoadInst* load = b_.CreateLoad(mem, b_.CreateGEP(mem, args_.at(u->src[0]->ival()), idx));
+    tag_buffer_access(load, u->src[0]->ival());
+    return u->dtype == DType::Bool ? b_.CreateICmpNE(load, b_.getInt8(0)) : static_cast<Value*>(load);
+  }
+
   Value* conditional_load(const UOp* u) {
-    DType lt = u->dtype;
-    llvm::Type* mem = llvm_type(c_, lt, true);
     Value* idx = value(u->src[1]);
     Value* gate = value(u->src[2]);
     llvm::BasicBlock* before = b_.GetInsertBlock();
@@ -194,9 +200,7 @@ class CpuRenderer {
     // into a switch, which LLVM 19's loop vectorizer gives up on.
     b_.CreateCondBr(b_.CreateFreeze(gate), then, merge);
     b_.SetInsertPoint(then);
-    llvm::LoadInst* load = b_.CreateLoad(mem, b_.CreateGEP(mem, args_.at(u->src[0]->ival()), idx));
-    tag_buffer_access(load, u->src[0]->ival());
-    Value* v = lt == DType::Bool ? b_.CreateICmpNE(load, b_.getInt8(0)) : static_cast<Value*>(load);
+    Value* v = load_buffer(u, idx);
     b_.CreateBr(merge);
     b_.SetInsertPoint(merge);
     llvm::PHINode* phi = b_.CreatePHI(v->getType(), 2);
@@ -287,17 +291,11 @@ class CpuRenderer {
     DType t = u->dtype;
     switch (u->op) {
       case Op::Load: {
-        DType lt = u->dtype;
-        Value* idx = s(1);
-        if (u->src.size() > 2) idx = b_.CreateSelect(s(2), idx, b_.getInt64(0));  // gated: stay in bounds
-        if (u->src.size() > 2 && !p_.lanes_expanded) return conditional_load(u);
-        Value* p = b_.CreateGEP(llvm_type(c_, lt, true), args_.at(u->src[0]->ival()), idx);
-        llvm::LoadInst* load = b_.CreateLoad(llvm_type(c_, lt, true), p);
-        tag_buffer_access(load, u->src[0]->ival());
-        Value* v = load;
-        if (lt == DType::Bool) v = b_.CreateICmpNE(v, b_.getInt8(0));
-        if (u->src.size() > 2) v = b_.CreateSelect(s(2), v, llvm::Constant::getNullValue(v->getType()));
-        return v;
+        if (u->src.size() <= 2) return load_buffer(u, s(1));
+        if (!p_.lanes_expanded) return conditional_load(u);
+        // Gated, branch-free: read index 0 (always in bounds) where the gate is false, then select 0.
+        Value* v = load_buffer(u, b_.CreateSelect(s(2), s(1), b_.getInt64(0)));
+        return b_.CreateSelect(s(2), v, llvm::Constant::getNullValue(v->getType()));
       }
       case Op::Neg: return is_float(t) ? b_.CreateFNeg(s(0)) : b_.CreateNeg(s(0));
       case Op::Exp2: return t == DType::F32 ? exp2_f32(s(0)) : intrinsic(llvm::Intrinsic::exp2, s(0));
@@ -330,7 +328,7 @@ class CpuRenderer {
   llvm::Function* fn_ = nullptr;
   Value *lo_ = nullptr, *hi_ = nullptr;
   std::unordered_map<int64_t, Value*> args_;
-  std::unordered_map<int64_t, llvm::MDNode*> scope_, noalias_;  // per buffer (make_alias_scopes)
+  std::unordered_map<int64_t, llvm::MDNode*> scope_, noalias_;  // per buffer: its scope, the others
   std::unordered_map<const UOp*, Value*> values_;
   std::unordered_map<const UOp*, llvm::AllocaInst*> acc_;
 };

@@ -178,19 +178,21 @@ Case load_case(const std::string& model_path, const std::vector<std::string>& to
   return c;
 }
 
-std::vector<std::string> write_inputs(const Case& c, const std::string& dir, bool for_tgc) {
+InputArgs write_inputs(const Case& c, const std::string& dir) {
   fs::create_directories(dir);
-  std::vector<std::string> args;
+  InputArgs args;
   for (const auto& in : c.inputs) {
-    if (for_tgc && in.compiled) continue;
     HostTensor t(in.dtype, in.shape);
     Rng rng(c.name + "/" + in.name);
     for (int64_t i = 0; i < t.numel(); ++i)
       t.set(i, in.fill ? *in.fill : in.dtype == DType::Bool ? double(rng.next() & 1) : in.scale * rng.normal());
     std::string file = dir + "/" + file_safe(in.name) + ".npy";
     write_npy(file, t);
-    args.push_back("-i");
-    args.push_back(in.name + "=" + file);
+    for (auto* side : {&args.ort, &args.tgc}) {
+      if (side == &args.tgc && in.compiled) continue;
+      side->push_back("-i");
+      side->push_back(in.name + "=" + file);
+    }
   }
   return args;
 }

@@ -46,8 +46,11 @@ std::vector<std::string> onnx_files(const std::string& dir);
 Case load_case(const std::string& model_path, const std::vector<std::string>& tokens, bool micro);
 
 // Writes one .npy per input under `dir` (same values on every call) and returns the
-// NAME=FILE arguments for -i.
-// `for_tgc`: leaves out the inputs that the artifact has fixed (NAME:compiled=V).
-std::vector<std::string> write_inputs(const Case& c, const std::string& dir, bool for_tgc);
+// -i NAME=FILE arguments: every input for onnxruntime; for tgc, all but those the artifact has
+// fixed (NAME:compiled=V).
+struct InputArgs {
+  std::vector<std::string> ort, tgc;
+};
+InputArgs write_inputs(const Case& c, const std::string& dir);
 
 }  // namespace tgc::bench

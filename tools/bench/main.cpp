@@ -162,7 +162,7 @@ std::string load_average() {
 // What is done once per case, whatever the thread count: inputs, the artifact, the FLOP count.
 struct Prepared {
   std::string dir, artifact;
-  std::vector<std::string> input_args, tgc_input_args;
+  InputArgs inputs;
   std::string compile_error;
   double compile_s = 0;
   std::optional<double> flops;
@@ -178,8 +178,7 @@ Prepared prepare(const Case& c, const Options& o) {
     p.compile_error = c.error;
     return p;
   }
-  p.input_args = write_inputs(c, p.dir + "/inputs", false);
-  p.tgc_input_args = write_inputs(c, p.dir + "/inputs", true);
+  p.inputs = write_inputs(c, p.dir + "/inputs");
   p.artifact = p.dir + "/" + c.name;
   std::vector<std::string> cmd = {o.tgc, "compile", c.model, "--target=cpu", "-o", p.artifact};
   for (const auto& s : c.input_shape_args()) cmd.push_back(s);
@@ -219,10 +218,10 @@ Row bench_case(const Case& c, const Prepared& p, int threads, const Options& o) 
   fs::remove_all(ort_out);
 
   std::vector<std::string> ort_cmd = {"node", o.ort, c.model};
-  for (const auto& a : p.input_args) ort_cmd.push_back(a);
+  for (const auto& a : p.inputs.ort) ort_cmd.push_back(a);
   ort_cmd.insert(ort_cmd.end(), {"--threads", t});
   std::vector<std::string> tgc_cmd = {p.artifact};
-  for (const auto& a : p.tgc_input_args) tgc_cmd.push_back(a);
+  for (const auto& a : p.inputs.tgc) tgc_cmd.push_back(a);
   tgc_cmd.insert(tgc_cmd.end(), {"--threads", t});
   auto with = [](std::vector<std::string> cmd, std::initializer_list<std::string> extra) {
     cmd.insert(cmd.end(), extra);
