@@ -102,4 +102,8 @@ int64_t wrap_int(DType t, int64_t v) {
   }
 }
 
+double lowest_value(DType t) {
+  return is_float(t) ? -INFINITY : (is_unsigned(t) ? 0.0 : -std::pow(2.0, dtype_size(t) * 8 - 1));
+}
+
 }  // namespace tgc

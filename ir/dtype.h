@@ -22,5 +22,7 @@ DType promote(DType a, DType b);
 // Round a value to what the type can represent: floats to their precision, ints wrap.
 double round_float(DType t, double v);
 int64_t wrap_int(DType t, int64_t v);
+// The smallest value of the type (-inf for floats): the identity of a max.
+double lowest_value(DType t);
 
 }  // namespace tgc

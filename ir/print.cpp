@@ -68,7 +68,7 @@ std::string print_expr(const Graph& g, const UOp* u) {
     case Op::Buffer: return g.buffer(u->ival()).name;
     case Op::Load: return s(0) + "[" + s(1) + (u->src.size() > 2 ? " if " + s(2) : "") + "]";
     case Op::Where: return "(" + s(0) + " ? " + s(1) + " : " + s(2) + ")";
-    case Op::Store: return s(0) + "[" + s(1) + "] = " + s(2);
+    case Op::Store: return s(0) + "[" + s(1) + "] = " + s(2) + (u->src.size() > 3 ? " if " + s(3) : "");
     case Op::KReduce: {
       std::string r = "reduce_" + std::string(op_name(u->reduce().op)) + "(" + s(0);
       for (size_t i = 1; i < u->src.size(); ++i) r += ", " + s(int(i));

@@ -19,10 +19,6 @@ std::vector<int64_t> iota_from(int64_t start, int64_t n) {
   return v;
 }
 
-double lowest(DType t) {
-  return is_float(t) ? -std::numeric_limits<double>::infinity()
-                     : (is_unsigned(t) ? 0.0 : -std::pow(2.0, dtype_size(t) * 8 - 1));
-}
 }  // namespace
 
 Tensor Tensor::matmul(const Tensor& w) const {
@@ -252,7 +248,7 @@ Tensor Tensor::conv_transpose(const Tensor& w, const std::optional<Tensor>& bias
   return x.conv(wt, bias, std::vector<int64_t>(size_t(nsp), 1), std::vector<int64_t>(size_t(2 * nsp), 0), dilations, groups);
 }
 
-Tensor Tensor::pad_min_value(const std::vector<std::pair<int64_t, int64_t>>& p) const { return pad(p, lowest(dtype())); }
+Tensor Tensor::pad_min_value(const std::vector<std::pair<int64_t, int64_t>>& p) const { return pad(p, lowest_value(dtype())); }
 
 namespace {
 // Pads for ceil_mode: extra end padding so the last partial window is kept.

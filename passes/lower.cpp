@@ -25,11 +25,10 @@ class Lowerer {
     if (inner) open(inner);
     for (const UOp* u : toposort(stores))
       if (u->op == Op::KReduce) reduces_.push_back(u);
-    for (const UOp* st : stores) {
-      emit(st->src[1]);
-      emit(st->src[2]);
-      place(st, {LStmt::Store, st});
-    }
+    // Values first, then the stores side by side: a renderer can check their gates together.
+    for (const UOp* st : stores)
+      for (size_t i = 1; i < st->src.size(); ++i) emit(st->src[i]);
+    for (const UOp* st : stores) place(st, {LStmt::Store, st});
     while (scopes_.size() > 1) close();
     return std::move(scopes_[0].body);
   }

@@ -13,7 +13,7 @@
 namespace tgc {
 
 namespace {
-constexpr const char* kNames[] = {"UPCAST", "UNROLL", "LOCAL", "GROUP"};
+constexpr const char* kNames[] = {"UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "PADTO"};
 
 int64_t size_of(const UOp* r) { return r->src[0]->ival(); }
 
@@ -59,18 +59,52 @@ int64_t next_range_id(const Kernel& k) {
   return id;
 }
 
-// r -> outer * amount + inner. The outer part keeps r's kind and its place among the axes (even
-// at size 1, so axis numbers stay stable along a list of actions); the inner part is `kind`.
-Kernel split_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount, RangeKind kind) {
-  int64_t id = next_range_id(k);
-  const UOp* outer = g.make(Op::Range, DType::Index, {g.cint(size_of(r) / amount)}, RangeArg{id, r->range().kind});
+// r -> outer * amount + inner, or with `top`, inner * (size / amount) + outer. The outer part
+// keeps r's kind and its place among the axes (even at size 1, so axis numbers stay stable along
+// a list of actions); the inner part is `kind`.
+Kernel split_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount, RangeKind kind, bool top = false) {
+  int64_t id = next_range_id(k), rest = size_of(r) / amount;
+  const UOp* outer = g.make(Op::Range, DType::Index, {g.cint(rest)}, RangeArg{id, r->range().kind});
   const UOp* inner = g.make(Op::Range, DType::Index, {g.cint(amount)}, RangeArg{id + 1, kind});
   Sym s{g};
+  const UOp* value = top ? s.add(s.mul(inner, rest), outer) : s.add(s.mul(outer, amount), inner);
   Kernel out = k;
-  out.ast = simplify(g, split_substitute(g, k.ast, r, s.add(s.mul(outer, amount), inner), {outer, inner}));
+  out.ast = simplify(g, split_substitute(g, k.ast, r, value, {outer, inner}));
   for (auto& gr : out.global_ranges)
     if (gr == r) gr = outer;
   if (kind == RangeKind::Local || kind == RangeKind::Group) out.local_ranges.push_back(inner);
+  return out;
+}
+
+// r (size n) -> a range rounded up to a multiple of `amount`. Past n, the store is skipped, loads
+// whose index could leave their buffer read nothing, and reduces over r add their identity.
+Kernel pad_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount) {
+  int64_t n = size_of(r);
+  const UOp* padded = g.make(Op::Range, DType::Index, {g.cint((n + amount - 1) / amount * amount)}, RangeArg{next_range_id(k), r->range().kind});
+  Sym s{g};
+  const UOp* inside = s.lt(padded, n);
+  const UOp* root = substitute(g, k.ast, {{r, padded}});
+  std::unordered_map<const UOp*, const UOp*> done;
+  for (const UOp* u : toposort({root})) {
+    std::vector<const UOp*> src;
+    for (const UOp* x : u->src) src.push_back(done.at(x));
+    if (u->op == Op::Load && depends(src[1], padded)) {
+      const UOp* idx = src[1];
+      if (idx->vmin < 0 || idx->vmax >= numel(g.buffer(src[0]->ival()).shape))
+        src = {src[0], idx, s.and_(src.size() > 2 ? src[2] : nullptr, inside)};
+    } else if (u->op == Op::KReduce && std::count(src.begin() + 1, src.end(), padded)) {
+      Op op = u->reduce().op;
+      const UOp* identity = g.constant(op == Op::Add ? 0 : op == Op::Mul ? 1 : lowest_value(u->dtype), u->dtype);
+      src[0] = g.make(Op::Where, u->dtype, {inside, src[0], identity});
+    } else if (u == root && std::count(k.global_ranges.begin(), k.global_ranges.end(), r)) {
+      src = {src[0], src[1], src[2], s.and_(src.size() > 3 ? src[3] : nullptr, inside)};
+    }
+    done[u] = with_src(g, u, std::move(src));
+  }
+  Kernel out = k;
+  out.ast = simplify(g, done.at(root));
+  for (auto& gr : out.global_ranges)
+    if (gr == r) gr = padded;
   return out;
 }
 
@@ -176,8 +210,14 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
     if (o.axis < 0 || size_t(o.axis) >= axes.size()) fail("no axis " + std::to_string(o.axis));
     const UOp* r = axes[size_t(o.axis)];
     bool global = size_t(o.axis) < cur.global_ranges.size();
-    if (o.amount < 1 || size_of(r) % o.amount != 0)
-      fail("amount does not divide the axis size " + std::to_string(size_of(r)));
+    int64_t n = size_of(r);
+    if (o.op == OptOp::Padto) {
+      if (o.amount < 2 || n % o.amount == 0) fail("the axis size " + std::to_string(n) + " is already a multiple");
+      if ((n + o.amount - 1) / o.amount * o.amount >= 2 * n) fail("would double the axis size " + std::to_string(n) + " or more");
+      cur = pad_axis(g, cur, r, o.amount);
+      continue;
+    }
+    if (o.amount < 1 || n % o.amount != 0) fail("amount does not divide the axis size " + std::to_string(n));
     // Threads per work-group once this action adds its part.
     auto check_group_size = [&] {
       int64_t threads = o.amount;
@@ -199,7 +239,8 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
         cur = split_axis(g, cur, r, o.amount, RangeKind::Local);
         break;
       }
-      case OptOp::Group: {
+      case OptOp::Group:
+      case OptOp::GroupTop: {
         if (!t.gpu) fail("GROUP needs a GPU target");
         if (global) fail("GROUP needs a reduce axis");
         int64_t threads = check_group_size();
@@ -207,9 +248,10 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
         for (const UOp* u : toposort({cur.ast}))
           if (u->op == Op::KReduce) shared += threads * int64_t(dtype_size(u->dtype));
         if (shared > t.local_bytes) fail("needs more than " + std::to_string(t.local_bytes) + " bytes of shared memory");
-        cur = split_axis(g, cur, r, o.amount, RangeKind::Group);
+        cur = split_axis(g, cur, r, o.amount, RangeKind::Group, o.op == OptOp::GroupTop);
         break;
       }
+      case OptOp::Padto: break;  // handled above
     }
   }
   return cur;
@@ -221,7 +263,12 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
     // Work-groups along the innermost output axis: neighbouring threads read neighbouring data.
     if (!k.global_ranges.empty()) {
       int axis = int(k.global_ranges.size()) - 1;
-      if (int64_t v = pick_divisor(size_of(k.global_ranges.back()), {64, 32, 16}, t.max_local)) opts.push_back({OptOp::Local, axis, v});
+      int64_t n = size_of(k.global_ranges.back());
+      int64_t v = pick_divisor(n, {64, 32, 16}, t.max_local);
+      // Odd sizes (primes, 6625) are rounded up where that wastes at most an eighth.
+      for (int64_t c : {64, 32, 16})
+        if (!v && c <= t.max_local && (c - n % c) % c <= n / 8) opts.push_back({OptOp::Padto, axis, c}), v = c;
+      if (v) opts.push_back({OptOp::Local, axis, v});
     }
     return opts;
   }

@@ -1,7 +1,8 @@
 // Kernel optimization actions, as in tinygrad: each one splits a loop range of a scheduled
 // kernel and gives the new inner part a role. The kernel stays a STORE over ranges; the lowering
 // then expands UPCAST ranges into copies (register tiles, which LLVM's SLP vectorizer turns into
-// vector code) and keeps LOCAL/GROUP ranges as work-group thread ids.
+// vector code) and keeps LOCAL/GROUP ranges as work-group thread ids. PADTO instead rounds a range
+// up so that the splits above divide it, masking what lies past the end.
 //
 // Axes of a kernel: its global ranges (outermost first), then its reduce ranges in order of first
 // use. An action names an axis by that index, so a list of actions is meaningful for any kernel
@@ -19,7 +20,10 @@ enum class OptOp : uint8_t {
   Upcast,  // split a global axis; the inner part becomes a register tile / vector lanes
   Unroll,  // split a reduce axis; the inner part is unrolled into the loop body
   Local,   // GPU: split a global axis; the inner part becomes the work-group's local id
-  Group,   // GPU: split a reduce axis across the work-group, combined in shared memory
+  Group,   // GPU: split a reduce axis across the work-group, combined in shared memory; each
+           // thread takes every amount-th element (neighbouring threads read neighbours)
+  GroupTop,  // GROUP with the thread id as the outer part: each thread reduces one contiguous run
+  Padto,   // round an axis up to a multiple of amount; the positions past its end are masked
 };
 
 struct Opt {

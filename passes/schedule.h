@@ -11,8 +11,9 @@ namespace tgc {
 
 struct Kernel {
   std::string name;
-  // STORE(buffer, index, value): value is a scalar expression over LOADs of realized buffers,
-  // CONSTs, index arithmetic on RANGEs and KREDUCEs (a reduce over its own RANGEs).
+  // STORE(buffer, index, value[, gate]): value is a scalar expression over LOADs of realized
+  // buffers, CONSTs, index arithmetic on RANGEs and KREDUCEs (a reduce over its own RANGEs). Only
+  // PADTO gates a store: positions past the end of a padded axis store nothing.
   const UOp* ast = nullptr;
   std::vector<const UOp*> global_ranges;  // one per output dim of size > 1, outermost first
   std::vector<const UOp*> local_ranges;   // GPU work-group dims split off by the LOCAL opt

@@ -195,6 +195,31 @@ TEST_P(CompiledOps, QcomOnPoclGroupReduce) {
   });
 }
 
+// Every axis rounded up (PADTO) and split by the rounding amount: gated stores (all at once or
+// one by one on CPU), gated loads and reduces that skip the padding, in the real renderers.
+std::vector<Opt> padded_opts(Graph& g, const Kernel& k, const TargetProfile& t) {
+  std::vector<Opt> opts;
+  for (int a = 0; a < int(kernel_axes(k).size()); ++a) {
+    bool global = size_t(a) < k.global_ranges.size();
+    OptOp split = t.gpu ? (global ? OptOp::Local : OptOp::GroupTop) : (global ? OptOp::Upcast : OptOp::Unroll);
+    for (int64_t c : {4, 8, 16}) {
+      std::vector<Opt> next = opts;
+      next.push_back({OptOp::Padto, a, c});
+      next.push_back({split, a, c});
+      try {
+        apply_opts(g, k, next, t);
+        opts = next;
+        break;
+      } catch (const Error&) {
+      }
+    }
+  }
+  return opts;
+}
+
+TEST_P(CompiledOps, CpuPadded) { check("cpu", "", padded_opts); }
+TEST_P(CompiledOps, QcomOnPoclPadded) { check("qcom", "x86_64-linux-gnu", padded_opts); }
+
 INSTANTIATE_TEST_SUITE_P(TensorApi, CompiledOps, ::testing::ValuesIn(op_cases()), [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

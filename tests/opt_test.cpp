@@ -103,7 +103,9 @@ TEST_P(OptTest, RandomActionsKeepResults) {
           if (axes.empty()) break;
           int axis = int(pick_rng() % axes.size());
           bool global = size_t(axis) < cur.global_ranges.size();
-          OptOp op = global ? (pick_rng() % 2 ? OptOp::Upcast : OptOp::Local) : (pick_rng() % 2 ? OptOp::Unroll : OptOp::Group);
+          static const OptOp on_global[] = {OptOp::Upcast, OptOp::Local, OptOp::Padto};
+          static const OptOp on_reduce[] = {OptOp::Unroll, OptOp::Group, OptOp::GroupTop, OptOp::Padto};
+          OptOp op = global ? on_global[pick_rng() % 3] : on_reduce[pick_rng() % 4];
           // Small factors, or the whole axis (the only choice for a prime size).
           int64_t amount = std::vector<int64_t>{2, 3, 4, 5, 7, 8, 16, axes[size_t(axis)]->src[0]->ival()}[pick_rng() % 8];
           std::vector<Opt> next = opts;
@@ -120,6 +122,36 @@ TEST_P(OptTest, RandomActionsKeepResults) {
   EXPECT_GT(optimized, 0) << "no action was legal for any kernel";
 }
 
+// Every axis rounded up (PADTO) and then split by the rounding amount, as the heuristics do for
+// odd sizes: the padding must neither be stored nor read out of bounds nor reach a reduce.
+TEST_P(OptTest, PaddedAxesKeepResults) {
+  for (const TargetProfile& t : {avx512(), opencl_profile()}) {
+    int padded = check(
+        [&](const Kernel& plain) {
+          std::vector<Opt> opts;
+          size_t axes = kernel_axes(plain).size();
+          for (int a = 0; a < int(axes); ++a) {
+            bool global = size_t(a) < plain.global_ranges.size();
+            OptOp split = t.gpu ? (global ? OptOp::Local : OptOp::GroupTop) : (global ? OptOp::Upcast : OptOp::Unroll);
+            for (int64_t c : {4, 8, 16}) {
+              std::vector<Opt> next = opts;
+              next.push_back({OptOp::Padto, a, c});
+              next.push_back({split, a, c});
+              try {
+                apply_opts(g, plain, next, t);
+                opts = next;
+                break;
+              } catch (const Error&) {
+              }
+            }
+          }
+          return opts;
+        },
+        t, t.gpu ? "opencl padded" : "cpu padded");
+    if (std::string(GetParam().name) == "matmul_primes") EXPECT_GT(padded, 0) << "nothing was padded";
+  }
+}
+
 TEST_P(OptTest, IllegalActionsAreRejectedWithTheirName) {
   Tensor out = GetParam().build(*this);
   Schedule s = schedule(g, {out.uop()});
@@ -132,13 +164,16 @@ TEST_P(OptTest, IllegalActionsAreRejectedWithTheirName) {
     EXPECT_NE(std::string(e.what()).find("UPCAST(" + std::to_string(n) + ",2)"), std::string::npos) << e.what();
   }
   EXPECT_THROW(apply_opts(g, k, {{OptOp::Local, 0, 1}}, avx512()), Error) << "LOCAL on a CPU";
+  int64_t size = kernel_axes(k)[0]->src[0]->ival();
+  EXPECT_THROW(apply_opts(g, k, {{OptOp::Padto, 0, size}}, avx512()), Error) << "PADTO to a multiple already there";
+  EXPECT_THROW(apply_opts(g, k, {{OptOp::Padto, 0, 2 * size + 1}}, avx512()), Error) << "PADTO doubling the axis";
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, OptTest, ::testing::ValuesIn(cases()), [](const auto& info) { return std::string(info.param.name); });
 
 TEST(OptText, RoundTrips) {
-  std::vector<Opt> opts = {{OptOp::Upcast, 1, 16}, {OptOp::Unroll, 2, 4}, {OptOp::Local, 0, 32}};
-  EXPECT_EQ(opts_str(opts), "UPCAST(1,16) UNROLL(2,4) LOCAL(0,32)");
+  std::vector<Opt> opts = {{OptOp::Padto, 1, 16}, {OptOp::Upcast, 1, 16}, {OptOp::Unroll, 2, 4}, {OptOp::Local, 0, 32}, {OptOp::GroupTop, 2, 8}};
+  EXPECT_EQ(opts_str(opts), "PADTO(1,16) UPCAST(1,16) UNROLL(2,4) LOCAL(0,32) GROUPTOP(2,8)");
   EXPECT_EQ(parse_opts(opts_str(opts)), opts);
   EXPECT_THROW(parse_opts("UPCAST(1"), Error);
   EXPECT_THROW(parse_opts("WIDEN(1,2)"), Error);

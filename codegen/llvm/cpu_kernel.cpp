@@ -115,7 +115,15 @@ class CpuRenderer {
   }
 
   void stmts(const std::vector<LStmt>& body) {
-    for (const LStmt& s : body) {
+    for (size_t i = 0; i < body.size(); ++i) {
+      const LStmt& s = body[i];
+      if (s.kind == LStmt::Store) {
+        size_t end = i;
+        while (end < body.size() && body[end].kind == LStmt::Store) ++end;
+        stores(&body[i], &body[0] + end);
+        i = end - 1;
+        continue;
+      }
       switch (s.kind) {
         case LStmt::Let: values_[s.u] = compute(s.u); break;
         case LStmt::Loop: {
@@ -156,16 +164,51 @@ class CpuRenderer {
           break;
         }
         case LStmt::GroupReduce: throw Error("cpu codegen: kernel " + p_.name + " has a work-group reduce (GROUP is GPU only)");
-        case LStmt::Store: {
-          const UOp* st = s.u;
-          Value* v = value(st->src[2]);
-          DType t = st->src[2]->dtype;
-          if (t == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
-          Value* p = b_.CreateGEP(llvm_type(c_, t, true), args_.at(st->src[0]->ival()), value(st->src[1]));
-          tag_buffer_access(b_.CreateStore(v, p), st->src[0]->ival());
-          break;
-        }
+        case LStmt::Store: break;  // above, side by side
       }
+    }
+  }
+
+  // The stores of one scope. Gated ones (the padding of a PADTO axis) are first tried all at
+  // once: where every gate holds, as in all but the last tile, they stay straight-line code that
+  // the SLP vectorizer bundles. Otherwise each is a branch (masked stores for the loop vectorizer).
+  void stores(const LStmt* first, const LStmt* last) {
+    Value* all = nullptr;
+    for (const LStmt* s = first; s != last; ++s)
+      if (s->u->src.size() > 3) all = all ? b_.CreateAnd(all, value(s->u->src[3])) : value(s->u->src[3]);
+    if (!all || last - first == 1) {
+      for (const LStmt* s = first; s != last; ++s) store(s->u, true);
+      return;
+    }
+    auto* fast = llvm::BasicBlock::Create(c_, "all_stores", fn_);
+    auto* slow = llvm::BasicBlock::Create(c_, "gated_stores", fn_);
+    auto* merge = llvm::BasicBlock::Create(c_, "stored", fn_);
+    b_.CreateCondBr(all, fast, slow);
+    b_.SetInsertPoint(fast);
+    for (const LStmt* s = first; s != last; ++s) store(s->u, false);
+    b_.CreateBr(merge);
+    b_.SetInsertPoint(slow);
+    for (const LStmt* s = first; s != last; ++s) store(s->u, true);
+    b_.CreateBr(merge);
+    b_.SetInsertPoint(merge);
+  }
+
+  void store(const UOp* st, bool gated) {
+    llvm::BasicBlock* merge = nullptr;
+    if (gated && st->src.size() > 3) {
+      auto* then = llvm::BasicBlock::Create(c_, "store", fn_);
+      merge = llvm::BasicBlock::Create(c_, "after_store", fn_);
+      b_.CreateCondBr(b_.CreateFreeze(value(st->src[3])), then, merge);
+      b_.SetInsertPoint(then);
+    }
+    Value* v = value(st->src[2]);
+    DType t = st->src[2]->dtype;
+    if (t == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
+    Value* p = b_.CreateGEP(llvm_type(c_, t, true), args_.at(st->src[0]->ival()), value(st->src[1]));
+    tag_buffer_access(b_.CreateStore(v, p), st->src[0]->ival());
+    if (merge) {
+      b_.CreateBr(merge);
+      b_.SetInsertPoint(merge);
     }
   }
 

@@ -1,5 +1,6 @@
 #include "codegen/opencl/render_opencl.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -121,7 +122,9 @@ class ClRenderer {
             const UOp* r = p_.locals[i];
             std::string term = name(r) + "*" + std::to_string(stride);
             mine += "+" + term;
-            if (r->range().kind == RangeKind::Group) {
+            // Only this reduce's GROUP ranges are folded: another reduce's are threads that
+            // each hold this reduce's whole total (folding them would count it again).
+            if (std::count(s.u->src.begin() + 1, s.u->src.end(), r)) {
               std::string j = "j" + std::to_string(r->range().id);
               open += "for (int " + j + " = 0; " + j + " < " + std::to_string(r->src[0]->ival()) + "; ++" + j + ") ";
               base += "+" + j + "*" + std::to_string(stride);
@@ -142,7 +145,8 @@ class ClRenderer {
           const UOp* st = s.u;
           size_t b = arg_.at(st->src[0]->ival());
           // With GROUP ranges, the group's threads all hold the result: the first one stores.
-          std::string first;
+          // A gated store (a PADTO axis) skips the padding.
+          std::string first = st->src.size() > 3 ? ref(st->src[3]) : "";
           for (const UOp* r : p_.locals)
             if (r->range().kind == RangeKind::Group) first += (first.empty() ? "" : " && ") + name(r) + " == 0";
           if (!first.empty()) o_ << pad << "if (" << first << ")\n" << pad << "  ";
