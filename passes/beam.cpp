@@ -78,18 +78,24 @@ size_t tuning_key(Graph& g, const Kernel& k) {
   return key;
 }
 
-std::vector<Opt> candidate_actions(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const TargetProfile& t) {
+std::vector<std::vector<Opt>> candidate_moves(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const TargetProfile& t) {
   Kernel cur = apply_opts(g, k, opts, t);
   std::vector<const UOp*> axes = kernel_axes(cur);
-  std::vector<Opt> out;
+  std::vector<std::vector<Opt>> out;
   for (size_t a = 0; a < axes.size(); ++a) {
     int64_t size = axes[a]->src[0]->ival();
+    int axis = int(a);
     bool global = a < cur.global_ranges.size();
-    for (int64_t amount : {2, 3, 4, 8, 16, 32}) {
-      if (size % amount != 0) continue;
-      out.push_back({global ? OptOp::Upcast : OptOp::Unroll, int(a), amount});
-      if (t.gpu && global) out.push_back({OptOp::Local, int(a), amount});
+    std::vector<OptOp> splits = {global ? OptOp::Upcast : OptOp::Unroll};
+    if (t.gpu) {
+      if (global) splits.push_back(OptOp::Local);
+      else splits.insert(splits.end(), {OptOp::Group, OptOp::GroupTop});
     }
+    for (int64_t amount : {2, 3, 4, 8, 16, 32})
+      for (OptOp op : splits) {
+        if (size % amount == 0) out.push_back({{op, axis, amount}});
+        else if (amount >= 4 && size > amount) out.push_back({{OptOp::Padto, axis, amount}, {op, axis, amount}});
+      }
   }
   return out;
 }
@@ -124,9 +130,9 @@ BeamResult beam_search(Graph& g, const Kernel& k, const TargetProfile& t, const 
   for (int round = 1; round <= opt.max_rounds && r.tried < opt.max_candidates; ++round) {
     std::vector<std::vector<Opt>> batch;
     for (const Timed& b : beam)
-      for (const Opt& a : candidate_actions(g, k, b.opts, t)) {
+      for (const std::vector<Opt>& move : candidate_moves(g, k, b.opts, t)) {
         std::vector<Opt> c = b.opts;
-        c.push_back(a);
+        c.insert(c.end(), move.begin(), move.end());
         if (is_new(c)) batch.push_back(std::move(c));
       }
     if (batch.empty()) break;

@@ -16,7 +16,7 @@ namespace tgc {
 
 struct BeamOptions {
   int width = 4;              // action lists kept per round
-  int max_rounds = 4;         // actions added at most, beyond the heuristic's
+  int max_rounds = 4;         // moves added at most, beyond the heuristic's
   int max_candidates = 48;    // timed per kernel, the starting points included
   double min_gain = 0.03;     // a round must beat the best so far by this fraction to go on
   uint64_t seed = 1;          // which candidates a capped round keeps (deterministic)
@@ -35,8 +35,9 @@ struct BeamResult {
   int tried = 0, failed = 0;
 };
 
-// The single actions that may extend `opts` on kernel `k` (legality is apply_opts' to decide).
-std::vector<Opt> candidate_actions(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const TargetProfile& t);
+// The moves that may extend `opts` on kernel `k` (legality is apply_opts' to decide): one action,
+// or a PADTO with the split it makes possible (padding alone gains nothing, so a round would stop).
+std::vector<std::vector<Opt>> candidate_moves(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const TargetProfile& t);
 
 BeamResult beam_search(Graph& g, const Kernel& k, const TargetProfile& t, const BeamOptions& opt, const MeasureFn& measure,
                        const BeamProgressFn& progress = {});

@@ -289,7 +289,8 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
     int64_t lanes = t.vector_lanes, n = size_of(globals[size_t(a)]);
     int64_t v = pick_divisor(n, {2 * lanes, lanes, lanes / 2, 4}, budget);
     // Sizes without a power-of-two factor (6625 = 5^3 * 53): the largest divisor near the
-    // vector width still gives full vectors plus a short tail.
+    // vector width still gives full vectors plus a short tail. (PADTO to whole vectors is left to
+    // BEAM: its gated loads become gathers in the SLP-vectorized tiles, 3x slower on rec.)
     for (int64_t d = 2 * lanes; !v && d > lanes / 2; --d)
       if (n % d == 0 && d <= budget) v = d;
     // A short axis (the 2-wide rows of a late conv layer) is taken whole: few lanes, but it

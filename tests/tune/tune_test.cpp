@@ -76,6 +76,42 @@ TEST(BeamSearch, AllCandidatesDroppedKeepsTheHeuristic) {
   EXPECT_EQ(r.opts, heuristic_opts(g, k, t));
 }
 
+// Prime sizes have no split but the whole axis: the search reaches wide tiles through PADTO.
+TEST(BeamSearch, PadsPrimeAxesToSplitThem) {
+  Graph g;
+  Kernel k = matmul_kernel(g, 13, 29, 17, "p");
+  TargetProfile t;
+  auto widest_split = [](const std::vector<Opt>& opts) {
+    int64_t w = 1;
+    for (const Opt& o : opts)
+      if (o.op == OptOp::Upcast) w = std::max(w, o.amount);
+    return w;
+  };
+  BeamResult r = beam_search(g, k, t, BeamOptions{}, [&](const std::vector<std::vector<Opt>>& batch) {
+    std::vector<std::optional<double>> out;
+    for (const auto& opts : batch) out.push_back(100.0 / double(std::min<int64_t>(widest_split(opts), 16)));
+    return out;
+  });
+  EXPECT_EQ(widest_split(r.opts), 16) << opts_str(r.opts);
+  EXPECT_TRUE(std::any_of(r.opts.begin(), r.opts.end(), [](const Opt& o) { return o.op == OptOp::Padto; })) << opts_str(r.opts);
+  EXPECT_NO_THROW(apply_opts(g, k, r.opts, t));
+}
+
+TEST(BeamSearch, GpuMovesSplitReducesAcrossTheWorkGroupBothWays) {
+  Graph g;
+  Kernel k = matmul_kernel(g, 16, 32, 24, "w");
+  std::vector<std::vector<Opt>> moves = candidate_moves(g, k, {}, opencl_profile());
+  auto offered = [&](OptOp op) {
+    return std::any_of(moves.begin(), moves.end(), [&](const std::vector<Opt>& m) { return m.back().op == op; });
+  };
+  EXPECT_TRUE(offered(OptOp::Local));
+  EXPECT_TRUE(offered(OptOp::Group));
+  EXPECT_TRUE(offered(OptOp::GroupTop));
+  moves = candidate_moves(g, k, {}, TargetProfile{});
+  EXPECT_FALSE(offered(OptOp::Local)) << "a CPU has no work-groups";
+  EXPECT_FALSE(offered(OptOp::GroupTop)) << "a CPU has no work-groups";
+}
+
 TEST(TuningKey, SameComputationOnOtherBuffersSharesTheKey) {
   Graph g;
   Kernel a = matmul_kernel(g, 16, 32, 24, "a");
