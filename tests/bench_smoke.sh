@@ -13,4 +13,12 @@ for c in digits_cnn matmul_256; do
   grep -Eq "^$c .* ok \(err [0-9.e+-]+\)" "$work.out" || { echo "bench_smoke: outputs of $c not checked"; exit 1; }
 done
 grep -Eq "^ceiling sgemm 256 @1T: [0-9.]+ GFLOP/s" "$work.out" || { echo "bench_smoke: no sgemm ceiling"; exit 1; }
+
+# --beam: a third side, the artifact compiled with --beam, checked and timed like the others.
+"$bench" --filter '^digits_cnn$' --models-only --beam 1 --iters 3 --rounds 1 --budget 0.1 --work "$work" >"$work.out" 2>"$work.err" || {
+  cat "$work.out" "$work.err"; echo "bench_smoke: tgc-bench --beam failed"; exit 1; }
+cat "$work.out"
+grep -Eq "\] digits_cnn: .*beam/ort [0-9]+\.[0-9]+" "$work.err" || { cat "$work.err"; echo "bench_smoke: no beam ratio"; exit 1; }
+grep -Eq "^digits_cnn .* ok \(err [0-9.e+-]+\); beam ok \(err [0-9.e+-]+\)" "$work.out" || { echo "bench_smoke: beam outputs not checked"; exit 1; }
+[ -s "$work/tune.sqlite" ] || { echo "bench_smoke: no tuning cache in the work directory"; exit 1; }
 echo "bench_smoke: ok"

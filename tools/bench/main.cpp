@@ -37,6 +37,7 @@ struct Options {
   std::string markdown, work, tgc, ort, ceilings;
   double timeout_s = 600;
   double tol = 1e-3;
+  int beam = 0;  // also time an artifact compiled with --beam=N (tuning cache in the work dir)
 };
 
 const char* kUsage =
@@ -47,6 +48,8 @@ const char* kUsage =
     "  --rounds R         alternate tgc and onnxruntime R times and keep each side's best median\n"
     "                     (default 2; 1 where three runs already exceed the budget)\n"
     "  --filter REGEX     only the cases whose name matches (ECMAScript regex, searched)\n"
+    "  --beam N           also compile with tgc --beam=N and time that artifact as a third side\n"
+    "                     (tuning cache: <work>/tune.sqlite, so a rerun searches nothing)\n"
     "  --models-only      only the models; --micro-only: only the microbenchmarks\n"
     "  --models-dir DIR   a model directory (repeatable; default: models/ and ../shared/models/real/)\n"
     "  --markdown FILE    write the results section of FILE (docs/performance.md) with the command line\n"
@@ -105,6 +108,8 @@ Options parse(int argc, char** argv) {
       o.budget_s = positive_real(a, value());
     } else if (a == "--rounds") {
       o.rounds = positive(a, value());
+    } else if (a == "--beam") {
+      o.beam = positive(a, value());
     } else if (a == "--filter") {
       o.filter = value();
     } else if (a == "--models-only") {
@@ -159,38 +164,54 @@ std::string load_average() {
   return a + " " + b + " " + c;
 }
 
-// What is done once per case, whatever the thread count: inputs, the artifact, the FLOP count.
-struct Prepared {
-  std::string dir, artifact;
-  InputArgs inputs;
-  std::string compile_error;
+// An artifact of one case and how its compile went.
+struct Artifact {
+  std::string path, error;
   double compile_s = 0;
+};
+
+// What is done once per case, whatever the thread count: inputs, the artifacts, the FLOP count.
+struct Prepared {
+  std::string dir;
+  Artifact plain, beam;  // beam: only with --beam
+  InputArgs inputs;
   std::optional<double> flops;
 };
 
 void progress(const std::string& msg) { std::cerr << msg << std::flush; }
+
+Artifact compile(const Case& c, const Options& o, const std::string& dir, const std::string& path,
+                 const std::vector<std::string>& extra) {
+  std::vector<std::string> cmd = {o.tgc, "compile", c.model, "--target=cpu", "-o", path};
+  for (const auto& s : c.input_shape_args()) cmd.push_back(s);
+  cmd.insert(cmd.end(), extra.begin(), extra.end());
+  ProcessResult r = run_process(cmd, dir, o.timeout_s);
+  Artifact a{path, "", r.wall_s};
+  if (r.exit_code != 0) {
+    std::string line = r.first_error_line();
+    if (line.rfind("tgc: error: ", 0) == 0) line = line.substr(12);
+    if (line.rfind(c.model + ": ", 0) == 0) line = line.substr(c.model.size() + 2);
+    a.error = "compile failed: " + line;
+  }
+  return a;
+}
 
 Prepared prepare(const Case& c, const Options& o) {
   Prepared p;
   p.dir = o.work + "/cases/" + c.name;
   fs::create_directories(p.dir);
   if (!c.error.empty()) {
-    p.compile_error = c.error;
+    p.plain.error = c.error;
     return p;
   }
   p.inputs = write_inputs(c, p.dir + "/inputs");
-  p.artifact = p.dir + "/" + c.name;
-  std::vector<std::string> cmd = {o.tgc, "compile", c.model, "--target=cpu", "-o", p.artifact};
-  for (const auto& s : c.input_shape_args()) cmd.push_back(s);
   progress("compile ");
-  ProcessResult r = run_process(cmd, p.dir, o.timeout_s);
-  if (r.exit_code != 0) {
-    std::string line = r.first_error_line();
-    if (line.rfind("tgc: error: ", 0) == 0) line = line.substr(12);
-    if (line.rfind(c.model + ": ", 0) == 0) line = line.substr(c.model.size() + 2);
-    p.compile_error = "compile failed: " + line;
+  p.plain = compile(c, o, p.dir, p.dir + "/" + c.name, {});
+  if (o.beam) {
+    progress("compile --beam ");
+    p.beam = compile(c, o, p.dir, p.dir + "/" + c.name + "_beam",
+                     {"--beam=" + std::to_string(o.beam), "--tune-cache=" + o.work + "/tune.sqlite"});
   }
-  p.compile_s = r.wall_s;
   p.flops = count_flops(c);
   return p;
 }
@@ -201,8 +222,19 @@ std::optional<Timing> timing_of(const ProcessResult& r) {
   return Timing{*med, *mn};
 }
 
-// Runs one case at one thread count: a checking run of each side (outputs compared), then
-// `rounds` alternating timed runs of each side.
+// One side of a case: an artifact (tgc, tgc --beam) or onnxruntime, and what it gave.
+struct Side {
+  std::string label;  // "tgc", "beam", "ort"
+  std::vector<std::string> cmd;
+  std::string out;    // output directory of the checking run
+  bool ok = false;
+  double est_ms = 0;  // time per inference from the checking run, sets the number of timed runs
+  std::optional<Timing>* best;
+  bool* single_run = nullptr;
+};
+
+// Runs one case at one thread count: a checking run of each side (tgc's outputs compared with
+// onnxruntime's), then `rounds` alternating timed runs of each side.
 Row bench_case(const Case& c, const Prepared& p, int threads, const Options& o) {
   Row row;
   row.name = c.name;
@@ -211,90 +243,96 @@ Row bench_case(const Case& c, const Prepared& p, int threads, const Options& o) 
   row.threads = threads;
   row.metric = c.metric;
   row.flops = p.flops;
-  row.compile_s = p.compile_s;
+  row.compile_s = p.plain.compile_s;
+  row.beam_compile_s = p.beam.compile_s;
+  row.beam_tried = o.beam > 0;
   std::string t = std::to_string(threads);
-  std::string tgc_out = p.dir + "/tgc_out_t" + t, ort_out = p.dir + "/ort_out_t" + t;
-  fs::remove_all(tgc_out);
-  fs::remove_all(ort_out);
-
-  std::vector<std::string> ort_cmd = {"node", o.ort, c.model};
-  for (const auto& a : p.inputs.ort) ort_cmd.push_back(a);
-  ort_cmd.insert(ort_cmd.end(), {"--threads", t});
-  std::vector<std::string> tgc_cmd = {p.artifact};
-  for (const auto& a : p.inputs.tgc) tgc_cmd.push_back(a);
-  tgc_cmd.insert(tgc_cmd.end(), {"--threads", t});
   auto with = [](std::vector<std::string> cmd, std::initializer_list<std::string> extra) {
     cmd.insert(cmd.end(), extra);
     return cmd;
   };
+  auto artifact_side = [&](const std::string& label, const Artifact& a, std::optional<Timing>& best, bool& single) {
+    Side s{label, {a.path}, p.dir + "/" + label + "_out_t" + t, a.error.empty() && !a.path.empty(), 0, &best, &single};
+    s.cmd.insert(s.cmd.end(), p.inputs.tgc.begin(), p.inputs.tgc.end());
+    s.cmd.insert(s.cmd.end(), {"--threads", t});
+    if (!a.error.empty() && row.failure.empty()) row.failure = (label == "tgc" ? "" : label + ": ") + a.error;
+    // A model tgc cannot compile is reported, not a failure; --beam failing where a plain compile works is.
+    if (!a.error.empty() && label != "tgc" && p.plain.error.empty()) row.tgc_failed = true;
+    return s;
+  };
+  std::vector<Side> sides = {artifact_side("tgc", p.plain, row.tgc, row.tgc_single_run)};
+  if (o.beam) sides.push_back(artifact_side("beam", p.beam, row.beam, row.beam_single_run));
+  Side ort{"ort", {"node", o.ort, c.model}, p.dir + "/ort_out_t" + t, c.error.empty(), 0, &row.ort};
+  ort.cmd.insert(ort.cmd.end(), p.inputs.ort.begin(), p.inputs.ort.end());
+  ort.cmd.insert(ort.cmd.end(), {"--threads", t});
+  sides.push_back(ort);
 
   // Checking runs; they also estimate each side's time per inference, which sets the number
-  // of timed runs (tgc's from the wall time of one whole run, an upper bound, unless short).
-  double est_tgc = 0, est_ort = 0;
-  bool tgc_ok = p.compile_error.empty() && !p.artifact.empty(), ort_ok = c.error.empty();
-  if (tgc_ok) {
-    progress("check-tgc ");
-    ProcessResult r = run_process(with(tgc_cmd, {"-o", tgc_out}), p.dir, o.timeout_s);
+  // of timed runs (an artifact's from the wall time of one whole run, an upper bound, unless short).
+  for (Side& s : sides) {
+    if (!s.ok) continue;
+    fs::remove_all(s.out);
+    progress("check-" + s.label + " ");
+    bool is_ort = &s == &sides.back();
+    ProcessResult r = run_process(is_ort ? with(s.cmd, {"-o", s.out, "--bench", "1"}) : with(s.cmd, {"-o", s.out}), p.dir, o.timeout_s);
+    if (is_ort) {
+      auto tm = timing_of(r);
+      if (!tm && row.failure.empty()) row.failure = "onnxruntime failed: " + r.first_error_line();
+      s.ok = bool(tm);
+      s.est_ms = tm ? tm->median_ms : 0;
+      continue;
+    }
     if (r.exit_code != 0) {
-      row.failure = "tgc run failed: " + r.first_error_line();
+      row.failure = s.label + " run failed: " + r.first_error_line();
       row.tgc_failed = true;
-      tgc_ok = false;
+      s.ok = false;
+      continue;
     }
-    est_tgc = r.wall_s * 1e3;
+    s.est_ms = r.wall_s * 1e3;
     // A whole run that cheap is mostly process start: calibrate with a short bench instead.
-    if (tgc_ok && est_tgc * 20 < o.budget_s * 1e3) {
-      if (auto tm = timing_of(run_process(with(tgc_cmd, {"--bench", "3"}), p.dir, o.timeout_s))) est_tgc = tm->median_ms;
-    }
-  } else {
-    row.failure = p.compile_error;
+    if (s.est_ms * 20 < o.budget_s * 1e3)
+      if (auto tm = timing_of(run_process(with(s.cmd, {"--bench", "3"}), p.dir, o.timeout_s))) s.est_ms = tm->median_ms;
   }
-  if (ort_ok) {
-    progress("check-ort ");
-    ProcessResult r = run_process(with(ort_cmd, {"-o", ort_out, "--bench", "1"}), p.dir, o.timeout_s);
-    auto tm = timing_of(r);
-    if (!tm) {
-      if (row.failure.empty()) row.failure = "onnxruntime failed: " + r.first_error_line();
-      ort_ok = false;
-    } else {
-      est_ort = tm->median_ms;
+  if (sides.back().ok) {
+    for (size_t i = 0; i + 1 < sides.size(); ++i) {
+      if (!sides[i].ok) continue;
+      Agreement ag = compare_outputs(sides[i].out, sides.back().out, o.tol);
+      (i == 0 ? row.agreement : row.beam_agreement) = ag;
+      if (!ag.ok) row.tgc_failed = true;
     }
   }
-  if (tgc_ok && ort_ok) {
-    row.agreement = compare_outputs(tgc_out, ort_out, o.tol);
-    if (!row.agreement->ok) row.tgc_failed = true;
-  }
-  if (tgc_ok) row.bytes = io_bytes(c, tgc_out);
-  else if (ort_ok) row.bytes = io_bytes(c, ort_out);
-  if (!tgc_ok && !ort_ok) return row;
+  for (const Side& s : sides)
+    if (s.ok && row.bytes == 0) row.bytes = io_bytes(c, s.out);
 
-  double slowest = std::max(tgc_ok ? est_tgc : 0.0, ort_ok ? est_ort : 0.0);
+  double slowest = 0;
+  for (const Side& s : sides)
+    if (s.ok) slowest = std::max(slowest, s.est_ms);
+  if (slowest == 0) return row;
   double budget_ms = o.budget_s * 1e3;
   row.iters = o.iters ? o.iters : int(std::clamp(budget_ms / std::max(slowest, 1e-3), 3.0, 1000.0));
   row.rounds = slowest * 3 > budget_ms && !o.iters ? 1 : o.rounds;
   // An artifact too slow for --bench (3 warm-up runs first) within --timeout is timed by its
   // checking run alone.
-  if (tgc_ok && est_tgc * (3 + row.iters) > 0.8 * o.timeout_s * 1e3) {
-    row.tgc = Timing{est_tgc, est_tgc};
-    row.tgc_single_run = true;
-    tgc_ok = false;
-  }
+  for (Side& s : sides)
+    if (s.ok && s.single_run && s.est_ms * (3 + row.iters) > 0.8 * o.timeout_s * 1e3) {
+      *s.best = Timing{s.est_ms, s.est_ms};
+      *s.single_run = true;
+      s.ok = false;
+    }
   std::string n = std::to_string(row.iters);
   for (int round = 0; round < row.rounds; ++round) {
-    for (int side = 0; side < 2; ++side) {
-      bool is_tgc = side == 0;
-      if (!(is_tgc ? tgc_ok : ort_ok)) continue;
-      progress(std::string(is_tgc ? "tgc" : "ort") + "x" + n + " ");
-      ProcessResult r = run_process(with(is_tgc ? tgc_cmd : ort_cmd, {"--bench", n}), p.dir, o.timeout_s);
-      std::optional<Timing> tm = timing_of(r);
-      std::optional<Timing>& best = is_tgc ? row.tgc : row.ort;
+    for (Side& s : sides) {
+      if (!s.ok) continue;
+      progress(s.label + "x" + n + " ");
+      std::optional<Timing> tm = timing_of(run_process(with(s.cmd, {"--bench", n}), p.dir, o.timeout_s));
       if (!tm) {
-        if (row.failure.empty()) row.failure = std::string(is_tgc ? "tgc" : "onnxruntime") + " bench failed: " + r.first_error_line();
-        if (is_tgc) row.tgc_failed = true;
-        (is_tgc ? tgc_ok : ort_ok) = false;
-        best.reset();
+        if (row.failure.empty()) row.failure = (s.label == "ort" ? "onnxruntime" : s.label) + " bench failed";
+        if (s.label != "ort") row.tgc_failed = true;
+        s.ok = false;
+        s.best->reset();
         continue;
       }
-      if (!best || tm->median_ms < best->median_ms) best = tm;
+      if (!*s.best || tm->median_ms < (*s.best)->median_ms) *s.best = tm;
     }
   }
   return row;
@@ -465,7 +503,8 @@ int main(int argc, char** argv) {
       if (!prepared.count(c.name)) prepared[c.name] = prepare(c, o);
       Row row = bench_case(c, prepared[c.name], t, o);
       attach_ceiling(row, c, ceilings);
-      progress(row.tgc && row.ort ? "tgc/ort " + std::to_string(row.tgc->median_ms / row.ort->median_ms) + "\n"
+      std::string beam = row.beam && row.ort ? ", beam/ort " + std::to_string(row.beam->median_ms / row.ort->median_ms) : "";
+      progress(row.tgc && row.ort ? "tgc/ort " + std::to_string(row.tgc->median_ms / row.ort->median_ms) + beam + "\n"
                                   : (row.failure.empty() ? "done" : row.failure) + "\n");
       failed = failed || row.tgc_failed;
       rows.push_back(row);

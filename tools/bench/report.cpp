@@ -35,15 +35,28 @@ struct Cells {
 
 std::string unit(const Row& r) { return r.metric == "bytes" ? " GB/s" : " GFLOP/s"; }
 
+std::string agreement_cell(const std::optional<Agreement>& a) {
+  std::string s = (a->ok ? "ok (err " : "WRONG (err ") + sci(a->max_err) + ")";
+  if (!a->ok && !a->detail.empty()) s += ": " + a->detail;
+  return s;
+}
+
 Cells cells(const std::vector<Row>& rows) {
   Cells c;
-  c.header = {"case", "inputs", "threads", "tgc ms", "ort ms", "tgc/ort", "tgc rate", "ort rate", "tgc % of ceiling",
-              "ort % of ceiling", "ceiling", "outputs", "iters", "compile s"};
+  bool beam = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.beam_tried; });
+  c.header = {"case", "inputs", "threads", "tgc ms", "ort ms", "tgc/ort"};
+  if (beam) c.header.insert(c.header.end(), {"beam ms", "beam/ort"});
+  c.header.insert(c.header.end(), {"tgc rate", "ort rate", "tgc % of ceiling", "ort % of ceiling", "ceiling", "outputs", "iters", "compile s"});
+  if (beam) c.header.push_back("beam compile s");
   for (const Row& r : rows) {
     std::vector<std::string> v = {r.name, r.inputs, std::to_string(r.threads)};
     v.push_back(r.tgc ? num(r.tgc->median_ms) + (r.tgc_single_run ? " (1 run)" : "") : "-");
     v.push_back(r.ort ? num(r.ort->median_ms) : "-");
     v.push_back(r.tgc && r.ort ? num(r.tgc->median_ms / r.ort->median_ms) : "-");
+    if (beam) {
+      v.push_back(r.beam ? num(r.beam->median_ms) + (r.beam_single_run ? " (1 run)" : "") : "-");
+      v.push_back(r.beam && r.ort ? num(r.beam->median_ms / r.ort->median_ms) : "-");
+    }
     for (const auto& side : {r.tgc, r.ort}) {
       auto rate = side ? r.rate(side->median_ms) : std::nullopt;
       v.push_back(rate ? num(*rate) + unit(r) : "-");
@@ -55,11 +68,12 @@ Cells cells(const std::vector<Row>& rows) {
     v.push_back(r.ceiling > 0 ? r.ceiling_name + ": " + num(r.ceiling) + unit(r) : "-");
     std::string check = "-";
     if (!r.failure.empty()) check = r.failure;
-    else if (r.agreement) check = (r.agreement->ok ? "ok (err " : "WRONG (err ") + sci(r.agreement->max_err) + ")";
-    if (r.agreement && !r.agreement->ok && !r.agreement->detail.empty()) check += ": " + r.agreement->detail;
+    else if (r.agreement) check = agreement_cell(r.agreement);
+    if (r.failure.empty() && r.beam_agreement) check += "; beam " + agreement_cell(r.beam_agreement);
     v.push_back(check);
     v.push_back(r.iters ? std::to_string(r.iters) + (r.rounds > 1 ? " x" + std::to_string(r.rounds) : "") : "-");
     v.push_back(r.compile_s > 0 ? num(r.compile_s) : "-");
+    if (beam) v.push_back(r.beam_compile_s > 0 ? num(r.beam_compile_s) : "-");
     c.body.push_back(v);
   }
   return c;
@@ -120,7 +134,8 @@ std::string markdown(const RunInfo& info, const std::vector<Ceiling>& ceilings, 
     o << "|";
     for (const auto& h : c.header) o << " " << h << " |";
     o << "\n|";
-    for (size_t i = 0; i < c.header.size(); ++i) o << (i >= 3 && i <= 9 ? "---:|" : "---|");
+    size_t last_number = std::find(c.header.begin(), c.header.end(), "ceiling") - c.header.begin();
+    for (size_t i = 0; i < c.header.size(); ++i) o << (i >= 3 && i < last_number ? "---:|" : "---|");
     o << "\n";
     for (const auto& row : c.body) {
       o << "|";

@@ -29,6 +29,12 @@ struct Row {
   double ceiling = 0;                // GFLOP/s or GB/s
   std::string ceiling_name;          // "sgemm 1024", "memcpy"
   std::optional<Agreement> agreement;
+  // tgc-bench --beam: the artifact compiled with --beam=N, a third side.
+  bool beam_tried = false;
+  std::optional<Timing> beam;
+  bool beam_single_run = false;
+  double beam_compile_s = 0;
+  std::optional<Agreement> beam_agreement;
 
   // Throughput at a latency: GFLOP/s or GB/s by the row's metric; nullopt when unknown.
   std::optional<double> rate(double ms) const;
