@@ -19,7 +19,7 @@ struct LStmt {
   enum Kind { Let, Loop, AccInit, AccUpdate, GroupReduce, Store } kind;
   const UOp* u;                // Let: value; Loop: RANGE; Acc*/GroupReduce: KREDUCE; Store: STORE
   const UOp* value = nullptr;  // AccUpdate: the value folded into the accumulator
-  std::vector<LStmt> body;     // Loop
+  std::vector<LStmt> body = {};  // Loop
 };
 
 struct LoopProgram {

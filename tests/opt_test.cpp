@@ -148,7 +148,9 @@ TEST_P(OptTest, PaddedAxesKeepResults) {
           return opts;
         },
         t, t.gpu ? "opencl padded" : "cpu padded");
-    if (std::string(GetParam().name) == "matmul_primes") EXPECT_GT(padded, 0) << "nothing was padded";
+    if (std::string(GetParam().name) == "matmul_primes") {
+      EXPECT_GT(padded, 0) << "nothing was padded";
+    }
   }
 }
 

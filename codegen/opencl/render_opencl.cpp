@@ -153,7 +153,7 @@ class ClRenderer {
           else o_ << pad;
           DType t = st->src[2]->dtype;
           if (t == DType::F16)
-            o_ << "vstore_half(" << ref(st->src[2]) << ", " << ref(st->src[1]) << ", b" << b << ");\n";
+            o_ << "vstore_half_rte(" << ref(st->src[2]) << ", " << ref(st->src[1]) << ", b" << b << ");\n";
           else if (t == DType::BF16)
             o_ << "b" << b << "[" << ref(st->src[1]) << "] = " << bf16_bits(ref(st->src[2])) << ";\n";
           else
