@@ -81,14 +81,19 @@ size_t tuning_key(Graph& g, const Kernel& k) {
 std::vector<Opt> candidate_actions(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const TargetProfile& t) {
   Kernel cur = apply_opts(g, k, opts, t);
   std::vector<const UOp*> axes = kernel_axes(cur);
+  // Threads per work-group so far: LOCAL and GROUP may only grow it up to max_local.
+  int64_t threads = 1;
+  for (const UOp* l : cur.local_ranges) threads *= l->src[0]->ival();
   std::vector<Opt> out;
   for (size_t a = 0; a < axes.size(); ++a) {
     int64_t size = axes[a]->src[0]->ival();
     bool global = a < cur.global_ranges.size();
-    for (int64_t amount : {2, 3, 4, 8, 16, 32}) {
+    for (int64_t amount : {2, 3, 4, 8, 16, 32, 64, 128, 256}) {
       if (size % amount != 0) continue;
-      out.push_back({global ? OptOp::Upcast : OptOp::Unroll, int(a), amount});
-      if (t.gpu && global) out.push_back({OptOp::Local, int(a), amount});
+      if (amount <= 32) out.push_back({global ? OptOp::Upcast : OptOp::Unroll, int(a), amount});
+      // GPU: a work-group along a global axis, or a reduce split across one (legality, such as
+      // its shared memory, is apply_opts' to decide).
+      if (t.gpu && threads * amount <= t.max_local) out.push_back({global ? OptOp::Local : OptOp::Group, int(a), amount});
     }
   }
   return out;
