@@ -334,5 +334,27 @@ TEST_F(AgentOpenCl, WorkGroupsAndGroupReducesComputeTheSameMatmul) {
   }
 }
 
+TEST_F(AgentOpenCl, GroupsOfTwoReducesFoldOnlyTheirOwnThreads) {
+  // Softmax: a max and a sum over the row, each with its own reduce range. With both split by
+  // GROUP, each reduce must fold across its own GROUP threads only (found by --beam on digits_cnn:
+  // the sum came out twice as large).
+  Graph g;
+  Tensor x = Tensor::input(g, "x", DType::F32, {3, 16});
+  Schedule s = schedule(g, {x.softmax(-1).uop()});
+  ASSERT_EQ(s.kernels.size(), 1u);
+  const Kernel& k = s.kernels[0];
+  ASSERT_EQ(kernel_axes(k).size(), 4u) << "2 global axes, 2 reduce axes";
+  std::string why;
+  auto ref = agent_->time_cl(opencl_candidate(g, opencl_program(g, k, {})), 20, 2, why);
+  ASSERT_TRUE(ref) << why;
+  EXPECT_NEAR(ref->out_sum, 3, 1e-4) << "each of the 3 rows sums to 1";
+  for (const auto& opts : std::vector<std::vector<Opt>>{{{OptOp::Group, 2, 4}, {OptOp::Group, 3, 2}},
+                                                        {{OptOp::Group, 3, 8}, {OptOp::Local, 0, 3}, {OptOp::Group, 2, 2}}}) {
+    auto t = agent_->time_cl(opencl_candidate(g, opencl_program(g, k, opts)), 20, 2, why);
+    ASSERT_TRUE(t) << opts_str(opts) << ": " << why;
+    EXPECT_NEAR(t->out_sum, ref->out_sum, 1e-4) << opts_str(opts);
+  }
+}
+
 }  // namespace
 }  // namespace tgc
