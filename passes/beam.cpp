@@ -81,21 +81,28 @@ size_t tuning_key(Graph& g, const Kernel& k) {
 std::vector<std::vector<Opt>> candidate_moves(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const TargetProfile& t) {
   Kernel cur = apply_opts(g, k, opts, t);
   std::vector<const UOp*> axes = kernel_axes(cur);
+  // Threads per work-group so far: LOCAL and GROUP may only grow it up to max_local.
+  int64_t threads = 1;
+  for (const UOp* l : cur.local_ranges) threads *= l->src[0]->ival();
   std::vector<std::vector<Opt>> out;
   for (size_t a = 0; a < axes.size(); ++a) {
     int64_t size = axes[a]->src[0]->ival();
     int axis = int(a);
     bool global = a < cur.global_ranges.size();
-    std::vector<OptOp> splits = {global ? OptOp::Upcast : OptOp::Unroll};
-    if (t.gpu) {
-      if (global) splits.push_back(OptOp::Local);
-      else splits.insert(splits.end(), {OptOp::Group, OptOp::GroupTop});
-    }
-    for (int64_t amount : {2, 3, 4, 8, 16, 32})
+    for (int64_t amount : {2, 3, 4, 8, 16, 32, 64, 128, 256}) {
+      std::vector<OptOp> splits;
+      if (amount <= 32) splits.push_back(global ? OptOp::Upcast : OptOp::Unroll);
+      // GPU: a work-group along a global axis, or a reduce split across one (legality, such as
+      // its shared memory, is apply_opts' to decide).
+      if (t.gpu && threads * amount <= t.max_local) {
+        if (global) splits.push_back(OptOp::Local);
+        else splits.insert(splits.end(), {OptOp::Group, OptOp::GroupTop});
+      }
       for (OptOp op : splits) {
         if (size % amount == 0) out.push_back({{op, axis, amount}});
         else if (amount >= 4 && size > amount) out.push_back({{OptOp::Padto, axis, amount}, {op, axis, amount}});
       }
+    }
   }
   return out;
 }

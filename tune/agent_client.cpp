@@ -18,11 +18,34 @@
 namespace tgc {
 
 namespace {
-constexpr const char* kGreeting = "tgc-agent 1 ";
+constexpr const char* kGreeting = "tgc-agent ";
 constexpr double kGreetingTimeoutS = 30;  // ssh or adb may take a while to connect
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
+
+int parse_agent_greeting(const std::string& line, AgentGreeting& g) {
+  auto bad = [&] { return Error("expected the greeting 'tgc-agent 1|2 <device>', got '" + line.substr(0, 200) + "'"); };
+  if (line.rfind(kGreeting, 0) != 0) throw bad();
+  size_t v = std::strlen(kGreeting), sp = line.find(' ', v);
+  std::string version = line.substr(v, sp == std::string::npos ? std::string::npos : sp - v);
+  if (version != "1" && version != "2") {
+    if (version.empty() || version.find_first_not_of("0123456789") != std::string::npos) throw bad();
+    throw Error("tgc-agent speaks protocol version " + version + ", this tgc knows 1 and 2 (use the tgc-agent built with this tgc)");
+  }
+  if (sp == std::string::npos || sp + 1 >= line.size()) throw bad();
+  g = AgentGreeting{};
+  g.version = version[0] - '0';
+  g.device = line.substr(sp + 1);
+  if (g.version == 1) g.no_opencl_why = "it is an older tgc-agent (protocol 1, CPU only)";
+  return g.version == 2 ? 1 : 0;
+}
+
+void parse_agent_opencl_line(const std::string& line, AgentGreeting& g) {
+  if (line.rfind("opencl ", 0) == 0 && line.size() > 7) g.opencl_device = line.substr(7), g.no_opencl_why.clear();
+  else if (line.rfind("no-opencl ", 0) == 0 && line.size() > 10) g.no_opencl_why = line.substr(10), g.opencl_device.clear();
+  else throw Error("expected the greeting's 'opencl <device>' or 'no-opencl <why>' line, got '" + line.substr(0, 200) + "'");
+}
 
 AgentClient::AgentClient(std::string command, double timeout_s) : command_(std::move(command)), timeout_s_(timeout_s) { start(); }
 
@@ -49,17 +72,18 @@ void AgentClient::start() {
   close(sv[1]);
   pid_ = pid, fd_ = sv[0], pending_.clear();
   std::string line;
-  if (!read_line(line, std::max(kGreetingTimeoutS, timeout_s_))) {
-    std::string why = timed_out_ ? "no greeting within " + std::to_string(int(std::max(kGreetingTimeoutS, timeout_s_))) + " s"
-                                 : exit_reason();
+  double wait_s = std::max(kGreetingTimeoutS, timeout_s_);
+  try {
+    for (int more = -1; more != 0; --more) {
+      if (!read_line(line, wait_s))
+        throw Error(timed_out_ ? "no greeting within " + std::to_string(int(wait_s)) + " s" : exit_reason());
+      if (more < 0) more = parse_agent_greeting(line, greeting_) + 1;
+      else parse_agent_opencl_line(line, greeting_);
+    }
+  } catch (const Error& e) {
     stop(true);
-    throw Error("tuning agent '" + command_ + "': " + why);
+    throw Error("tuning agent '" + command_ + "': " + e.what());
   }
-  if (line.rfind(kGreeting, 0) != 0) {
-    stop(true);
-    throw Error("tuning agent '" + command_ + "': expected the greeting 'tgc-agent 1 ...', got '" + line.substr(0, 200) + "'");
-  }
-  device_ = line.substr(std::strlen(kGreeting));
 }
 
 void AgentClient::stop(bool force) {
@@ -127,10 +151,11 @@ std::string AgentClient::exit_reason() {
   return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
-std::optional<AgentTiming> AgentClient::time(const std::string& so, int max_iters, double budget_ms, std::string& why) {
+std::optional<AgentTiming> AgentClient::request(const char* verb, const std::string& payload, int max_iters, double budget_ms,
+                                                std::string& why) {
   std::ostringstream header;
-  header << "time " << so.size() << " " << max_iters << " " << budget_ms << "\n";
-  std::string msg = header.str() + so;
+  header << verb << " " << payload.size() << " " << max_iters << " " << budget_ms << "\n";
+  std::string msg = header.str() + payload;
   bool sent = true;
   for (size_t off = 0; off < msg.size() && sent;) {
     pollfd p{fd_, POLLOUT, 0};

@@ -16,6 +16,19 @@ struct AgentTiming {
   double out_sum = 0, out_abs_sum = 0;  // checksum of the output buffer
 };
 
+// What an agent's greeting says (docs/tuning.md): version 1 is one line, "tgc-agent 1 <device>";
+// version 2 adds a line "opencl <CL device>, driver <version>" or "no-opencl <why>".
+struct AgentGreeting {
+  int version = 0;
+  std::string device;         // the CPU: "x86_64 AMD EPYC 7B13"
+  std::string opencl_device;  // empty when the agent cannot run OpenCL candidates ...
+  std::string no_opencl_why;  // ... and then why not
+};
+// Parse the first line into g; returns how many more lines the greeting has. Throws tgc::Error.
+int parse_agent_greeting(const std::string& line, AgentGreeting& g);
+// Parses version 2's OpenCL line into g. Throws tgc::Error.
+void parse_agent_opencl_line(const std::string& line, AgentGreeting& g);
+
 class AgentClient {
  public:
   // Starts `command` with /bin/sh -c and reads its greeting; throws tgc::Error if it fails.
@@ -25,15 +38,25 @@ class AgentClient {
   AgentClient& operator=(const AgentClient&) = delete;
 
   // What the agent says it runs on ("x86_64 AMD EPYC 7B13"): part of the tuning cache key.
-  const std::string& device() const { return device_; }
-  std::string arch() const { return device_.substr(0, device_.find(' ')); }
+  const std::string& device() const { return greeting_.device; }
+  std::string arch() const { return greeting_.device.substr(0, greeting_.device.find(' ')); }
+  const AgentGreeting& greeting() const { return greeting_; }
 
   // Times the shared object `so`. nullopt with `why` set when the agent reports an error, crashes
   // or does not answer within the timeout (then it is restarted).
-  std::optional<AgentTiming> time(const std::string& so, int max_iters, double budget_ms, std::string& why);
+  std::optional<AgentTiming> time(const std::string& so, int max_iters, double budget_ms, std::string& why) {
+    return request("time", so, max_iters, budget_ms, why);
+  }
+  // The same for an OpenCL candidate (codegen/opencl/opencl_candidate.h) on the agent's OpenCL
+  // device; a candidate that does not build is an error reply, so it is dropped.
+  std::optional<AgentTiming> time_cl(const std::string& candidate, int max_iters, double budget_ms, std::string& why) {
+    return request("time-cl", candidate, max_iters, budget_ms, why);
+  }
   int restarts() const { return restarts_; }
 
  private:
+  std::optional<AgentTiming> request(const char* verb, const std::string& payload, int max_iters, double budget_ms,
+                                     std::string& why);
   void start();
   void stop(bool force);
   bool read_line(std::string& line, double timeout_s);  // false on EOF or timeout (timed_out_ says which)
@@ -45,7 +68,7 @@ class AgentClient {
   int fd_ = -1;
   std::string pending_;  // bytes read past the last line
   bool timed_out_ = false;
-  std::string device_;
+  AgentGreeting greeting_;
   int restarts_ = 0;
 };
 

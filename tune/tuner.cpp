@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "codegen/kernel_library.h"
+#include "codegen/opencl/opencl_candidate.h"
 #include "ir/error.h"
 #include "passes/lower.h"
 #include "tune/agent_client.h"
@@ -52,8 +53,8 @@ bool same_output(const AgentTiming& ref, const AgentTiming& t) {
   return std::abs(t.out_sum - ref.out_sum) <= tol && std::abs(t.out_abs_sum - ref.out_abs_sum) <= tol;
 }
 
-// Builds and times the candidates of one kernel: lowering on this thread (it grows the graph),
-// LLVM builds on `jobs` threads (they only read it), timing one at a time on the agent.
+// Builds and times the candidates of one kernel: CPU kernels as shared objects, GPU kernels as
+// OpenCL C (tools/tgc-agent/cl_candidate.h); timing one at a time on the agent.
 class CandidateTimer {
  public:
   CandidateTimer(Graph& g, const Kernel& k, const ResolvedTarget& t, AgentClient& agent, const TuneOptions& o,
@@ -62,43 +63,29 @@ class CandidateTimer {
 
   std::vector<std::optional<double>> operator()(const std::vector<std::vector<Opt>>& batch) {
     size_t n = batch.size();
-    std::vector<std::optional<LoopProgram>> programs(n);
-    std::vector<std::string> so(n), why(n);
-    for (size_t i = 0; i < n; ++i) {
-      try {
-        programs[i] = lower(g_, apply_opts(g_, k_, batch[i], t_.profile), {.inner_loop = true});
-      } catch (const Error& e) {
-        why[i] = e.what();
-      }
-    }
+    std::vector<std::string> payload(n), why(n);
     auto t0 = std::chrono::steady_clock::now();
-    std::atomic<size_t> next{0};
-    auto build = [&] {
-      for (size_t i; (i = next++) < n;) {
-        if (!programs[i]) continue;
-        std::string path = (workdir_ / ("c" + std::to_string(i) + ".so")).string();
+    if (t_.profile.gpu) {
+      // OpenCL C is rendered in microseconds; the agent's driver compiles it (not timed).
+      for (size_t i = 0; i < n; ++i) {
         try {
-          write_kernel_library(g_, *programs[i], t_.triple, t_.cpu, workdir_.string(), path);
-          so[i] = read_file(path);
-        } catch (const std::exception& e) {
+          payload[i] = opencl_candidate(g_, lower(g_, apply_opts(g_, k_, batch[i], t_.profile), {.inner_loop = false}));
+        } catch (const Error& e) {
           why[i] = e.what();
         }
-        std::error_code ec;
-        fs::remove(path, ec);
       }
-    };
-    int jobs = o_.jobs > 0 ? o_.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
-    std::vector<std::thread> pool;
-    for (int j = 1; j < std::min<int>(jobs, int(n)); ++j) pool.emplace_back(build);
-    build();
-    for (auto& th : pool) th.join();
+    } else {
+      build_shared_objects(batch, payload, why);
+    }
     auto t1 = std::chrono::steady_clock::now();
     rep_.build_s += std::chrono::duration<double>(t1 - t0).count();
 
     std::vector<std::optional<double>> times(n);
     for (size_t i = 0; i < n; ++i) {
       std::optional<AgentTiming> t;
-      if (!so[i].empty()) t = agent_.time(so[i], o_.max_iters, o_.budget_ms, why[i]);
+      if (!payload[i].empty())
+        t = t_.profile.gpu ? agent_.time_cl(payload[i], o_.max_iters, o_.budget_ms, why[i])
+                           : agent_.time(payload[i], o_.max_iters, o_.budget_ms, why[i]);
       if (t && !ref_) ref_ = t;
       if (t && !same_output(*ref_, *t)) {
         ++rep_.wrong;
@@ -119,6 +106,40 @@ class CandidateTimer {
   }
 
  private:
+  // CPU candidates: lowered on this thread (it grows the graph), built by LLVM on `jobs` threads
+  // (they only read it) into one-kernel shared objects.
+  void build_shared_objects(const std::vector<std::vector<Opt>>& batch, std::vector<std::string>& so, std::vector<std::string>& why) {
+    size_t n = batch.size();
+    std::vector<std::optional<LoopProgram>> programs(n);
+    for (size_t i = 0; i < n; ++i) {
+      try {
+        programs[i] = lower(g_, apply_opts(g_, k_, batch[i], t_.profile), {.inner_loop = true});
+      } catch (const Error& e) {
+        why[i] = e.what();
+      }
+    }
+    std::atomic<size_t> next{0};
+    auto build = [&] {
+      for (size_t i; (i = next++) < n;) {
+        if (!programs[i]) continue;
+        std::string path = (workdir_ / ("c" + std::to_string(i) + ".so")).string();
+        try {
+          write_kernel_library(g_, *programs[i], t_.triple, t_.cpu, workdir_.string(), path);
+          so[i] = read_file(path);
+        } catch (const std::exception& e) {
+          why[i] = e.what();
+        }
+        std::error_code ec;
+        fs::remove(path, ec);
+      }
+    };
+    int jobs = o_.jobs > 0 ? o_.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (int j = 1; j < std::min<int>(jobs, int(n)); ++j) pool.emplace_back(build);
+    build();
+    for (auto& th : pool) th.join();
+  }
+
   void log(const std::string& line) {
     if (o_.log) *o_.log << (o_.live ? "\r\033[K" : "") << line << "\n" << std::flush;
   }
@@ -148,17 +169,26 @@ std::string summary_line(const TuneReport& r) {
 
 std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>& kernels, const ResolvedTarget& t) {
   auto t0 = std::chrono::steady_clock::now();
-  if (t.profile.gpu) throw Error("--beam: tuning GPU (qcom/OpenCL) kernels is not implemented yet; compile without --beam");
   report_ = TuneReport{};
   report_.kernels = kernels.size();
   report_.cache_path = o_.cache_path.empty() ? TuneCache::default_path() : o_.cache_path;
   TuneCache cache(report_.cache_path);
   AgentClient agent(o_.agent_command, o_.timeout_s);
-  report_.device = agent.device();
-  if (agent.arch() != arch_of(t.triple))
-    throw Error("--beam: the tuning agent runs on " + agent.arch() + " but the target is " + t.triple +
-                " (use --tune-via to reach a matching machine)");
-  std::string target = "cpu " + t.triple + " " + t.cpu;
+  std::string target;
+  if (t.profile.gpu) {
+    // OpenCL C is the same for any host: the device is what matters.
+    if (agent.greeting().opencl_device.empty())
+      throw Error("--beam: tgc-agent on " + agent.device() + " has no OpenCL device (" + agent.greeting().no_opencl_why +
+                  "): --beam for qcom needs one (use --tune-via to reach a machine with it)");
+    report_.device = agent.greeting().opencl_device;
+    target = "opencl qcom";
+  } else {
+    report_.device = agent.device();
+    if (agent.arch() != arch_of(t.triple))
+      throw Error("--beam: the tuning agent runs on " + agent.arch() + " but the target is " + t.triple +
+                  " (use --tune-via to reach a matching machine)");
+    target = "cpu " + t.triple + " " + t.cpu;
+  }
 
   // Distinct kernels in order of first use.
   std::vector<size_t> key(kernels.size());

@@ -115,6 +115,8 @@ class ClRenderer {
         case LStmt::GroupReduce: {
           // Partials meet in shared memory (one slot per thread of the work-group); every
           // thread folds the slots of its GROUP siblings, so all of them end with the total.
+          // Only this reduce's GROUP ranges are folded: along another reduce's GROUP range
+          // (softmax: one for the max, one for the sum) the threads hold the same partial.
           // The second barrier lets the memory be reused.
           std::string a = name(s.u), sm = "sm_" + a, mine = "0", base = "0", open, close;
           int64_t stride = 1;
@@ -122,8 +124,6 @@ class ClRenderer {
             const UOp* r = p_.locals[i];
             std::string term = name(r) + "*" + std::to_string(stride);
             mine += "+" + term;
-            // Only this reduce's GROUP ranges are folded: another reduce's are threads that
-            // each hold this reduce's whole total (folding them would count it again).
             if (std::count(s.u->src.begin() + 1, s.u->src.end(), r)) {
               std::string j = "j" + std::to_string(r->range().id);
               open += "for (int " + j + " = 0; " + j + " < " + std::to_string(r->src[0]->ival()) + "; ++" + j + ") ";

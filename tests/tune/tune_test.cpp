@@ -1,16 +1,22 @@
 // Tuning: the BEAM search on a fake clock (dropped candidates, the cap), the tuning key, the
-// SQLite cache, and the agent client against a real tgc-agent running misbehaving candidates.
+// SQLite cache, the agent's greeting and OpenCL candidate formats, and the agent client against a
+// real tgc-agent running misbehaving CPU candidates and OpenCL candidates (pocl here).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
+#include "cl_candidate.h"
+#include "codegen/opencl/opencl_candidate.h"
 #include "ir/error.h"
 #include "ir/tensor.h"
 #include "passes/beam.h"
+#include "passes/lower.h"
 #include "passes/schedule.h"
 #include "tune/agent_client.h"
 #include "tune/tune_cache.h"
@@ -97,21 +103,6 @@ TEST(BeamSearch, PadsPrimeAxesToSplitThem) {
   EXPECT_NO_THROW(apply_opts(g, k, r.opts, t));
 }
 
-TEST(BeamSearch, GpuMovesSplitReducesAcrossTheWorkGroupBothWays) {
-  Graph g;
-  Kernel k = matmul_kernel(g, 16, 32, 24, "w");
-  std::vector<std::vector<Opt>> moves = candidate_moves(g, k, {}, opencl_profile());
-  auto offered = [&](OptOp op) {
-    return std::any_of(moves.begin(), moves.end(), [&](const std::vector<Opt>& m) { return m.back().op == op; });
-  };
-  EXPECT_TRUE(offered(OptOp::Local));
-  EXPECT_TRUE(offered(OptOp::Group));
-  EXPECT_TRUE(offered(OptOp::GroupTop));
-  moves = candidate_moves(g, k, {}, TargetProfile{});
-  EXPECT_FALSE(offered(OptOp::Local)) << "a CPU has no work-groups";
-  EXPECT_FALSE(offered(OptOp::GroupTop)) << "a CPU has no work-groups";
-}
-
 TEST(TuningKey, SameComputationOnOtherBuffersSharesTheKey) {
   Graph g;
   Kernel a = matmul_kernel(g, 16, 32, 24, "a");
@@ -196,6 +187,198 @@ TEST(AgentClient, AnAgentThatCannotStartIsAnError) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("status 127"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BeamSearch, GpuActionsAddWorkGroupsWithinMaxLocal) {
+  Graph g;
+  Kernel k = matmul_kernel(g, 16, 256, 512, "x");  // axes: 0 (16), 1 (512), 2 (reduce 256)
+  TargetProfile t = opencl_profile();
+  auto has = [](const std::vector<Opt>& as, OptOp op, int axis, int64_t amount) {
+    return std::find(as.begin(), as.end(), Opt{op, axis, amount}) != as.end();
+  };
+  auto splits = [](const std::vector<std::vector<Opt>>& moves) {  // each move's last action
+    std::vector<Opt> last;
+    for (const auto& m : moves) last.push_back(m.back());
+    return last;
+  };
+  std::vector<Opt> first = splits(candidate_moves(g, k, {}, t));
+  EXPECT_TRUE(has(first, OptOp::Local, 1, 256)) << opts_str(first);
+  EXPECT_TRUE(has(first, OptOp::Group, 2, 16)) << opts_str(first);
+  EXPECT_TRUE(has(first, OptOp::GroupTop, 2, 16)) << opts_str(first);
+  EXPECT_FALSE(has(first, OptOp::Local, 1, 512)) << "beyond max_local " << t.max_local;
+  EXPECT_FALSE(has(first, OptOp::Upcast, 1, 64)) << "register tiles stay small";
+  // With 64 threads per group already, only 4 more fit.
+  std::vector<Opt> more = splits(candidate_moves(g, k, {{OptOp::Local, 1, 64}}, t));
+  EXPECT_TRUE(has(more, OptOp::Group, 2, 4)) << opts_str(more);
+  for (const Opt& o : more) {
+    if (o.op == OptOp::Local || o.op == OptOp::Group || o.op == OptOp::GroupTop) {
+      EXPECT_LE(o.amount, 4) << opt_str(o);
+    }
+  }
+  // A CPU has no work-groups.
+  for (const auto& m : candidate_moves(g, k, {}, TargetProfile{}))
+    for (const Opt& o : m) EXPECT_TRUE(o.op == OptOp::Upcast || o.op == OptOp::Unroll || o.op == OptOp::Padto) << opt_str(o);
+}
+
+TEST(AgentGreeting, ParsesBothVersionsAndRejectsOthers) {
+  AgentGreeting g;
+  EXPECT_EQ(parse_agent_greeting("tgc-agent 1 x86_64 AMD EPYC", g), 0);
+  EXPECT_EQ(g.device, "x86_64 AMD EPYC");
+  EXPECT_EQ(g.opencl_device, "");
+  EXPECT_NE(g.no_opencl_why.find("older tgc-agent"), std::string::npos) << g.no_opencl_why;
+
+  EXPECT_EQ(parse_agent_greeting("tgc-agent 2 aarch64 implementer 0x41 part 0xd05", g), 1) << "an OpenCL line follows";
+  EXPECT_EQ(g.device, "aarch64 implementer 0x41 part 0xd05");
+  parse_agent_opencl_line("opencl QUALCOMM Adreno(TM) 740, driver OpenCL 3.0 QUALCOMM build", g);
+  EXPECT_EQ(g.opencl_device, "QUALCOMM Adreno(TM) 740, driver OpenCL 3.0 QUALCOMM build");
+  parse_agent_opencl_line("no-opencl cannot load libOpenCL.so.1", g);
+  EXPECT_EQ(g.opencl_device, "");
+  EXPECT_EQ(g.no_opencl_why, "cannot load libOpenCL.so.1");
+
+  for (const char* bad : {"tgc-agent", "tgc-agent 2", "tgc-agent 2 ", "tgc-agent x86_64", "hello", "tgc-agent 1x foo"})
+    EXPECT_THROW(parse_agent_greeting(bad, g), Error) << bad;
+  try {
+    parse_agent_greeting("tgc-agent 3 x86_64 AMD EPYC", g);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("version 3"), std::string::npos) << e.what();
+  }
+  for (const char* bad : {"opencl", "opencl ", "no-opencl", "ok 1 2 3", ""}) EXPECT_THROW(parse_agent_opencl_line(bad, g), Error) << bad;
+}
+
+LoopProgram opencl_program(Graph& g, const Kernel& k, const std::vector<Opt>& opts) {
+  return lower(g, apply_opts(g, k, opts, opencl_profile()), {.inner_loop = false});
+}
+
+tgc_cl_candidate parse_candidate(const std::string& payload, std::string& err) {
+  tgc_cl_candidate c;
+  char buf[256] = "";
+  if (tgc_cl_candidate_parse(payload.data(), payload.size(), &c, buf, sizeof buf) != 0) c.kernel[0] = 0;
+  err = buf;
+  return c;
+}
+
+TEST(OpenClCandidate, WhatTgcWritesTheAgentReads) {
+  Graph g;
+  Kernel k = matmul_kernel(g, 8, 64, 96, "x");
+  std::string payload = opencl_candidate(g, opencl_program(g, k, {{OptOp::Local, 1, 32}, {OptOp::Group, 2, 4}}));
+  std::string err;
+  auto c = std::make_unique<tgc_cl_candidate>(parse_candidate(payload, err));
+  ASSERT_STRNE(c->kernel, "") << err << "\n" << payload;
+  EXPECT_EQ(c->kernel, k.name);
+  EXPECT_EQ(c->global_size, 8 * 96 * 4) << "every output element, times the GROUP threads";
+  EXPECT_EQ(c->local_size, 32 * 4);
+  ASSERT_EQ(c->num_buffers, 3);
+  EXPECT_EQ(c->buffer_bytes[0], 8 * 96 * 4) << "output first";
+  EXPECT_EQ(c->buffer_dtypes[0], int32_t(DType::F32));
+  EXPECT_EQ(std::string(c->source, c->source_len).rfind("__kernel void " + k.name + "(", 0), 0u) << std::string(c->source, c->source_len);
+
+  std::string no_locals = opencl_candidate(g, opencl_program(g, k, {}));
+  c = std::make_unique<tgc_cl_candidate>(parse_candidate(no_locals, err));
+  EXPECT_EQ(c->local_size, 0) << "no LOCAL: the driver chooses";
+}
+
+TEST(OpenClCandidate, MalformedCandidatesSayWhatIsWrong) {
+  std::string head = "tgc-cl 1\nkernel k\nglobal 64\nlocal 16\nbuffer 256 11\n";
+  std::string err;
+  ASSERT_STREQ(parse_candidate(head + "source\n__kernel void k() {}", err).kernel, "k") << err;
+  std::vector<std::pair<std::string, std::string>> bad = {
+      {"tgc-cl 2\nkernel k\n", "version"},
+      {head + "__kernel void k() {}", "'source'"},
+      {head + "source\n", "no source"},
+      {"tgc-cl 1\nkernel k\nglobal 64\nlocal 24\nbuffer 256 11\nsource\nx", "not a multiple"},
+      {"tgc-cl 1\nkernel k\nglobal 64\nlocal 0\nsource\nx", "no buffers"},
+      {"tgc-cl 1\nkernel 9k\n", "kernel name"},
+      {"tgc-cl 1\nkernel k\nglobal -4\n", "global size"},
+      {"tgc-cl 1\nkernel k\nglobal 64\nbuffer 256 13\n", "buffer line"},
+      {"tgc-cl 1\nkernel k\nglobal 64\nbuffer 256\n", "buffer line"},
+      {"tgc-cl 1\nkernel k\nglobal 64\nlocal 16\nbuffers 2\n", "unknown candidate line"},
+      {"tgc-cl 1\nglobal 64\nlocal 16\nbuffer 4 11\nsource\nx", "no kernel"},
+      {"tgc-cl 1\nkernel k\nlocal 16\nbuffer 4 11\nsource\nx", "no global size"},
+  };
+  for (const auto& [text, why] : bad) {
+    EXPECT_STREQ(parse_candidate(text, err).kernel, "") << text;
+    EXPECT_NE(err.find(why), std::string::npos) << "'" << err << "' for:\n" << text;
+  }
+}
+
+// The OpenCL side of the agent, on whatever device this machine has (pocl in CI).
+class AgentOpenCl : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    agent_ = std::make_unique<AgentClient>(agent_command(), /*timeout_s=*/20);
+    if (agent_->greeting().opencl_device.empty()) GTEST_SKIP() << "no OpenCL device: " << agent_->greeting().no_opencl_why;
+  }
+  std::unique_ptr<AgentClient> agent_;
+};
+
+TEST_F(AgentOpenCl, TimesAKernelWithTheCpuPathsInputs) {
+  std::string why;
+  std::string twice =
+      "tgc-cl 1\nkernel twice\nglobal 1024\nlocal 64\nbuffer 4096 11\nbuffer 4096 11\nsource\n"
+      "__kernel void twice(__global float* restrict b0, __global const float* restrict b1) {\n"
+      "  long i = get_global_id(0); b0[i] = 2 * b1[i]; }\n";
+  auto cl = agent_->time_cl(twice, 50, 5, why);
+  ASSERT_TRUE(cl) << why;
+  EXPECT_GT(cl->min_us, 0);
+  EXPECT_LE(cl->min_us, cl->median_us);
+  auto cpu = agent_->time(slurp(TGC_CANDIDATE_GOOD), 50, 5, why);  // the same out = 2 * in on the CPU
+  ASSERT_TRUE(cpu) << why;
+  EXPECT_EQ(cl->out_sum, cpu->out_sum) << "the same inputs on both paths";
+  EXPECT_EQ(cl->out_abs_sum, cpu->out_abs_sum);
+
+  // A kernel that does not build, or a garbled candidate, is that candidate's error only.
+  std::string broken = twice;
+  broken.replace(broken.find("2 * b1[i]"), 9, "2 * b7[i]");
+  EXPECT_FALSE(agent_->time_cl(broken, 50, 5, why));
+  EXPECT_NE(why.find("build failed"), std::string::npos) << why;
+  EXPECT_FALSE(agent_->time_cl("tgc-cl 1\nkernel twice\n", 50, 5, why));
+  EXPECT_NE(why.find("bad OpenCL candidate"), std::string::npos) << why;
+  EXPECT_FALSE(agent_->time_cl(std::string(twice).replace(twice.find("local 64"), 8, "local 9999"), 50, 5, why));
+  EXPECT_EQ(agent_->restarts(), 0) << why;
+  EXPECT_TRUE(agent_->time_cl(twice, 50, 5, why)) << why;
+}
+
+TEST_F(AgentOpenCl, WorkGroupsAndGroupReducesComputeTheSameMatmul) {
+  Graph g;
+  Kernel k = matmul_kernel(g, 8, 64, 96, "x");
+  std::string why;
+  auto ref = agent_->time_cl(opencl_candidate(g, opencl_program(g, k, {})), 20, 2, why);
+  ASSERT_TRUE(ref) << why;
+  EXPECT_GT(ref->out_abs_sum, 0);
+  std::vector<std::vector<Opt>> variants = {
+      {{OptOp::Local, 1, 32}},
+      {{OptOp::Local, 1, 8}, {OptOp::Group, 2, 16}},
+      {{OptOp::Upcast, 1, 4}, {OptOp::Unroll, 2, 4}, {OptOp::Local, 0, 8}},
+  };
+  for (const auto& opts : variants) {
+    auto t = agent_->time_cl(opencl_candidate(g, opencl_program(g, k, opts)), 20, 2, why);
+    ASSERT_TRUE(t) << opts_str(opts) << ": " << why;
+    EXPECT_NEAR(t->out_sum, ref->out_sum, 1e-4 * ref->out_abs_sum) << opts_str(opts);
+    EXPECT_NEAR(t->out_abs_sum, ref->out_abs_sum, 1e-4 * ref->out_abs_sum) << opts_str(opts);
+  }
+}
+
+TEST_F(AgentOpenCl, GroupsOfTwoReducesFoldOnlyTheirOwnThreads) {
+  // Softmax: a max and a sum over the row, each with its own reduce range. With both split by
+  // GROUP, each reduce must fold across its own GROUP threads only (found by --beam on digits_cnn:
+  // the sum came out twice as large).
+  Graph g;
+  Tensor x = Tensor::input(g, "x", DType::F32, {3, 16});
+  Schedule s = schedule(g, {x.softmax(-1).uop()});
+  ASSERT_EQ(s.kernels.size(), 1u);
+  const Kernel& k = s.kernels[0];
+  ASSERT_EQ(kernel_axes(k).size(), 4u) << "2 global axes, 2 reduce axes";
+  std::string why;
+  auto ref = agent_->time_cl(opencl_candidate(g, opencl_program(g, k, {})), 20, 2, why);
+  ASSERT_TRUE(ref) << why;
+  EXPECT_NEAR(ref->out_sum, 3, 1e-4) << "each of the 3 rows sums to 1";
+  for (const auto& opts : std::vector<std::vector<Opt>>{{{OptOp::Group, 2, 4}, {OptOp::Group, 3, 2}},
+                                                        {{OptOp::Group, 3, 8}, {OptOp::Local, 0, 3}, {OptOp::Group, 2, 2}}}) {
+    auto t = agent_->time_cl(opencl_candidate(g, opencl_program(g, k, opts)), 20, 2, why);
+    ASSERT_TRUE(t) << opts_str(opts) << ": " << why;
+    EXPECT_NEAR(t->out_sum, ref->out_sum, 1e-4) << opts_str(opts);
   }
 }
 

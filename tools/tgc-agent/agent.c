@@ -2,11 +2,14 @@
  *
  * It speaks a line protocol on stdin/stdout, so tgc can drive it through any command: locally,
  * under qemu, or on a board (`ssh board tgc-agent`, `adb shell /data/local/tmp/tgc-agent`).
- *   agent -> tgc   tgc-agent 1 <device description>                 (once, at start)
+ *   agent -> tgc   tgc-agent 2 <device description>                 (once, at start)
+ *   agent -> tgc   opencl <CL device>, driver <version>  |  no-opencl <why>
  *   tgc -> agent   time <so_bytes> <max_iters> <budget_ms>\n<so_bytes bytes of a shared object>
+ *   tgc -> agent   time-cl <bytes> <max_iters> <budget_ms>\n<bytes of an OpenCL candidate>
  *   agent -> tgc   ok <min_us> <median_us> <iters> <out_sum> <out_abs_sum>  |  err <message>
  *   tgc -> agent   quit
- * The shared object follows tools/tgc-agent/tgc_candidate.h. The agent fills its buffers with
+ * The shared object follows tools/tgc-agent/tgc_candidate.h, the OpenCL candidate
+ * tools/tgc-agent/cl_candidate.h (agent_cl.c runs it). The agent fills the buffers with
  * the same pseudo-random data every time (so candidates of one kernel can be compared by the
  * checksum of their output), runs it once to warm up, then takes up to max_iters samples until
  * budget_ms have passed (at least 3), on one thread; a sample repeats a kernel faster than
@@ -22,13 +25,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "tgc_candidate.h"
 #include "tgc_model.h"
 
 #define MAX_ITERS 100000
-#define MIN_SAMPLE_US 20.0 /* a sample repeats a fast kernel until it takes this long */
 
-static double now_us(void) {
+FILE* agent_out;
+
+double agent_now_us(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
@@ -97,7 +102,7 @@ static float f16_to_f32(uint16_t h) {
 
 /* Floats uniform in [-1, 1) as in runtime-stub/main.c; integers and bools zero, which is a valid
  * index for gathers and never divides by zero in a float kernel. */
-static void fill(void* p, int64_t bytes, int32_t dtype, uint64_t seed) {
+void agent_fill(void* p, int64_t bytes, int32_t dtype, uint64_t seed) {
   int64_t n;
   switch (dtype) {
     case TGC_F32: n = bytes / 4; break;
@@ -118,7 +123,7 @@ static void fill(void* p, int64_t bytes, int32_t dtype, uint64_t seed) {
   }
 }
 
-static double element(const void* p, int64_t i, int32_t dtype) {
+double agent_element(const void* p, int64_t i, int32_t dtype) {
   switch (dtype) {
     case TGC_F32: return ((const float*)p)[i];
     case TGC_F64: return ((const double*)p)[i];
@@ -140,7 +145,7 @@ static double element(const void* p, int64_t i, int32_t dtype) {
   }
 }
 
-static int64_t dtype_bytes(int32_t dtype) {
+int64_t agent_dtype_bytes(int32_t dtype) {
   switch (dtype) {
     case TGC_F64: case TGC_I64: case TGC_U64: return 8;
     case TGC_F32: case TGC_I32: case TGC_U32: return 4;
@@ -149,65 +154,100 @@ static int64_t dtype_bytes(int32_t dtype) {
   }
 }
 
-static void reply_err(const char* what, const char* detail) {
-  printf("err %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-  fflush(stdout);
+uint64_t agent_seed(int32_t buffer) { return 0x1234567ull + (uint64_t)buffer; }
+
+void agent_reply_err(const char* what, const char* detail) {
+  fprintf(agent_out, "err %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+  fflush(agent_out);
 }
 
-/* Loads the candidate from `path` and times it; replies on stdout. */
+void agent_reply_ok(double min_us, double median_us, long long samples, const void* out, int64_t bytes, int32_t dtype) {
+  double sum = 0, abs_sum = 0;
+  int64_t n = bytes / agent_dtype_bytes(dtype);
+  for (int64_t i = 0; i < n; ++i) {
+    double v = agent_element(out, i, dtype);
+    sum += v, abs_sum += fabs(v);
+  }
+  fprintf(agent_out, "ok %.3f %.3f %lld %.17g %.17g\n", min_us, median_us, samples, sum, abs_sum);
+  fflush(agent_out);
+}
+
+int agent_sample(agent_run_fn run, void* ctx, long long max_iters, double budget_ms, double* min_us, double* median_us,
+                 long long* samples) {
+  double* times = malloc((size_t)max_iters * sizeof *times);
+  if (!times) return -1;
+  /* Warm-up (page faults, caches, a GPU's first launch), which also says how many runs one
+   * sample needs to stay well above the clock's resolution. */
+  double t0 = agent_now_us();
+  if (run(ctx, 1) != 0) return free(times), -1;
+  double once = agent_now_us() - t0;
+  long long reps = once >= AGENT_MIN_SAMPLE_US ? 1 : (long long)(AGENT_MIN_SAMPLE_US / (once > 0.01 ? once : 0.01)) + 1;
+  if (reps > 10000) reps = 10000;
+  double start = agent_now_us();
+  long long it = 0;
+  while (it < max_iters && (it < 3 || agent_now_us() - start < budget_ms * 1e3)) {
+    t0 = agent_now_us();
+    if (run(ctx, reps) != 0) return free(times), -1;
+    times[it++] = (agent_now_us() - t0) / (double)reps;
+  }
+  qsort(times, (size_t)it, sizeof *times, cmp_double);
+  *min_us = times[0], *median_us = times[it / 2], *samples = it;
+  free(times);
+  return 0;
+}
+
+typedef struct {
+  tgc_cpu_fn kernel;
+  void** bufs;
+  int64_t items;
+} cpu_run;
+
+static int run_cpu(void* ctx, long long reps) {
+  cpu_run* c = ctx;
+  for (long long r = 0; r < reps; ++r) c->kernel(c->bufs, 0, c->items);
+  return 0;
+}
+
+/* Loads the candidate from `path` and times it; replies on agent_out. */
 static void time_candidate(const char* path, long long max_iters, double budget_ms) {
   void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   unlink(path); /* the mapping stays; nothing is left behind if the kernel crashes */
-  if (!lib) return reply_err("dlopen", dlerror());
+  if (!lib) return agent_reply_err("dlopen", dlerror());
   const tgc_candidate_desc* d = (const tgc_candidate_desc*)dlsym(lib, TGC_CANDIDATE_DESC_SYMBOL);
   tgc_cpu_fn kernel = (tgc_cpu_fn)dlsym(lib, TGC_CANDIDATE_KERNEL_SYMBOL);
   if (!d || !kernel) {
     dlclose(lib);
-    return reply_err("not a tgc candidate", "missing " TGC_CANDIDATE_DESC_SYMBOL " or " TGC_CANDIDATE_KERNEL_SYMBOL);
+    return agent_reply_err("not a tgc candidate", "missing " TGC_CANDIDATE_DESC_SYMBOL " or " TGC_CANDIDATE_KERNEL_SYMBOL);
   }
   if (d->abi != TGC_CANDIDATE_ABI || d->num_buffers < 1 || d->num_buffers > 4096) {
     dlclose(lib);
-    return reply_err("unsupported candidate ABI", NULL);
+    return agent_reply_err("unsupported candidate ABI", NULL);
   }
   void** bufs = calloc((size_t)d->num_buffers, sizeof *bufs);
-  double* times = malloc((size_t)max_iters * sizeof *times);
-  int ok = bufs && times;
+  int ok = bufs != NULL;
   for (int32_t i = 0; ok && i < d->num_buffers; ++i) {
     size_t bytes = (size_t)(d->buffer_bytes[i] + 63) / 64 * 64;
     ok = (bufs[i] = aligned_alloc(64, bytes ? bytes : 64)) != NULL;
-    if (ok) fill(bufs[i], d->buffer_bytes[i], d->buffer_dtypes[i], 0x1234567ull + (uint64_t)i);
+    if (ok) agent_fill(bufs[i], d->buffer_bytes[i], d->buffer_dtypes[i], agent_seed(i));
   }
-  if (ok) {
-    /* Warm-up (page faults, caches), which also says how many runs one sample needs to stay
-     * well above the clock's resolution. */
-    double t0 = now_us();
-    kernel(bufs, 0, d->work_items);
-    double once = now_us() - t0;
-    long long reps = once >= MIN_SAMPLE_US ? 1 : (long long)(MIN_SAMPLE_US / (once > 0.01 ? once : 0.01)) + 1;
-    if (reps > 10000) reps = 10000;
-    double start = now_us();
-    long long it = 0;
-    while (it < max_iters && (it < 3 || now_us() - start < budget_ms * 1e3)) {
-      t0 = now_us();
-      for (long long r = 0; r < reps; ++r) kernel(bufs, 0, d->work_items);
-      times[it++] = (now_us() - t0) / (double)reps;
-    }
-    qsort(times, (size_t)it, sizeof *times, cmp_double);
-    double sum = 0, abs_sum = 0;
-    int64_t n = d->buffer_bytes[0] / dtype_bytes(d->buffer_dtypes[0]);
-    for (int64_t i = 0; i < n; ++i) {
-      double v = element(bufs[0], i, d->buffer_dtypes[0]);
-      sum += v, abs_sum += fabs(v);
-    }
-    printf("ok %.3f %.3f %lld %.17g %.17g\n", times[0], times[it / 2], it, sum, abs_sum);
-    fflush(stdout);
-  } else {
-    reply_err("out of memory", NULL);
-  }
+  cpu_run run = {kernel, bufs, d->work_items};
+  double min_us, median_us;
+  long long samples;
+  if (ok && agent_sample(run_cpu, &run, max_iters, budget_ms, &min_us, &median_us, &samples) == 0)
+    agent_reply_ok(min_us, median_us, samples, bufs[0], d->buffer_bytes[0], d->buffer_dtypes[0]);
+  else
+    agent_reply_err("out of memory", NULL);
   for (int32_t i = 0; bufs && i < d->num_buffers; ++i) free(bufs[i]);
   free(bufs);
-  free(times);
   dlclose(lib);
+}
+
+/* Reads a request's payload of `nbytes`; NULL when the driver went away mid-request. */
+static char* read_payload(long long nbytes) {
+  char* p = malloc((size_t)nbytes + 1);
+  if (p && fread(p, 1, (size_t)nbytes, stdin) == (size_t)nbytes) return p[nbytes] = 0, p;
+  free(p);
+  return NULL;
 }
 
 int main(int argc, char** argv) {
@@ -215,14 +255,19 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s  (speaks tgc's tuning protocol on stdin/stdout; see docs/tuning.md)\n", argv[0]);
     return argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) ? 0 : 2;
   }
+  int proto = dup(1);
+  agent_out = proto >= 0 ? fdopen(proto, "w") : NULL;
+  if (!agent_out) return perror("tgc-agent: stdout"), 1;
+  dup2(2, 1);
   /* Candidates are linked without libraries: the libm functions they call (expf, ...) come
    * from here. */
   if (!dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL)) dlopen("libm.so", RTLD_NOW | RTLD_GLOBAL);
   struct utsname u;
-  char model[256];
+  char model[256], cl[512];
   cpu_model(model, sizeof model);
-  printf("tgc-agent 1 %s %s\n", uname(&u) == 0 ? u.machine : "unknown-arch", model);
-  fflush(stdout);
+  agent_cl_describe(cl, sizeof cl);
+  fprintf(agent_out, "tgc-agent 2 %s %s\n%s\n", uname(&u) == 0 ? u.machine : "unknown-arch", model, cl);
+  fflush(agent_out);
 
   const char* tmp = getenv("TMPDIR");
   if (!tmp || !*tmp) tmp = "/tmp";
@@ -232,27 +277,28 @@ int main(int argc, char** argv) {
     long long nbytes = 0, iters = 0;
     double budget_ms = 0;
     if (!strcmp(line, "quit")) break;
-    if (sscanf(line, "time %lld %lld %lf", &nbytes, &iters, &budget_ms) != 3 || nbytes <= 0 || nbytes > (1ll << 30) ||
-        iters < 1 || iters > MAX_ITERS) {
-      reply_err("bad request", line);
+    int cl_request = !strncmp(line, "time-cl ", 8);
+    if (sscanf(line + (cl_request ? 8 : 0), cl_request ? "%lld %lld %lf" : "time %lld %lld %lf", &nbytes, &iters, &budget_ms) != 3 ||
+        nbytes <= 0 || nbytes > (1ll << 30) || iters < 1 || iters > MAX_ITERS) {
+      agent_reply_err("bad request", line);
+      continue;
+    }
+    char* payload = read_payload(nbytes);
+    if (!payload) return 1; /* the driver went away mid-request */
+    if (cl_request) {
+      agent_time_cl(payload, (size_t)nbytes, iters, budget_ms);
+      free(payload);
       continue;
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/tgc-candidate-XXXXXX", tmp);
     int fd = mkstemp(path);
-    char* so = malloc((size_t)nbytes);
-    size_t got = so ? fread(so, 1, (size_t)nbytes, stdin) : 0;
-    if (got != (size_t)nbytes) { /* the driver went away mid-request */
-      if (fd >= 0) close(fd), unlink(path);
-      free(so);
-      return 1;
-    }
-    int written = fd >= 0 && write(fd, so, (size_t)nbytes) == (ssize_t)nbytes;
-    free(so);
+    int written = fd >= 0 && write(fd, payload, (size_t)nbytes) == (ssize_t)nbytes;
+    free(payload);
     if (fd >= 0) close(fd);
     if (!written) {
       if (fd >= 0) unlink(path);
-      reply_err("cannot write a temporary file in", tmp);
+      agent_reply_err("cannot write a temporary file in", tmp);
       continue;
     }
     time_candidate(path, iters, budget_ms);

@@ -47,7 +47,9 @@ usage:
       Tune each kernel by BEAM search (keeping the N fastest action lists per round): candidates
       are built and timed on the target by tgc-agent, started with `sh -c CMD` (default: the
       tgc-agent next to tgc, for host triples; e.g. --tune-via="ssh board tgc-agent" or
-      --tune-via="qemu-aarch64 -L /usr/aarch64-linux-gnu build/tgc-agent-aarch64"). A candidate
+      --tune-via="qemu-aarch64 -L /usr/aarch64-linux-gnu build/tgc-agent-aarch64"). For
+      --target=qcom the candidates are OpenCL C, timed on the agent's OpenCL device (default:
+      this machine's, e.g. pocl; --tune-via="adb shell /data/local/tmp/tgc-agent" for a phone). A candidate
       that crashes or runs past --tune-timeout (default 10) is dropped. Results are kept in a
       SQLite cache (default $XDG_CACHE_HOME/tgc/tune.sqlite or ~/.cache/tgc/tune.sqlite) keyed
       by target, device and kernel, and reused by later compiles. See docs/tuning.md.
@@ -251,14 +253,14 @@ int cmd_compile(const Args& a) {
   std::optional<Tuner> tuner;
   if (a.beam > 0) {
     if (!a.optimize) throw Error("--beam and --no-opt exclude each other");
-    if (a.target != "cpu") throw Error("--beam: only cpu targets can be tuned so far (OpenCL kernels for " + a.target + " are not)");
     TuneOptions to;
     to.beam.width = a.beam;
     to.agent_command = a.tune_via;
     if (to.agent_command.empty()) {
-      // The local agent can only time code for this machine.
+      // The local agent can only time CPU code for this machine; OpenCL kernels it times on
+      // this machine's OpenCL device, whatever the triple of the artifact's host code.
       ResolvedTarget rt = resolve_target(a.target, a.triple, a.cpu);
-      if (arch_of(rt.triple) != arch_of(llvm::sys::getDefaultTargetTriple()))
+      if (!rt.profile.gpu && arch_of(rt.triple) != arch_of(llvm::sys::getDefaultTargetTriple()))
         throw Error("--beam for " + rt.triple + " needs --tune-via=CMD to start tgc-agent on such a machine (ssh, adb, or qemu for testing)");
       to.agent_command = shell_quote((tgc_dir / "tgc-agent").string());
     }

@@ -1,0 +1,35 @@
+/* What the parts of tgc-agent share: the protocol channel, the clock, and the input data and
+ * output checksum that make timings of one kernel's candidates comparable. */
+#ifndef TGC_AGENT_H
+#define TGC_AGENT_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define AGENT_MIN_SAMPLE_US 20.0 /* a sample repeats a fast kernel until it takes this long */
+
+/* The protocol's output. stdout itself goes to stderr, so that a driver or kernel printing
+ * something cannot garble the replies. */
+extern FILE* agent_out;
+
+double agent_now_us(void);
+/* Floats uniform in [-1, 1) from a fixed sequence per seed; integers and bools zero. */
+void agent_fill(void* p, int64_t bytes, int32_t dtype, uint64_t seed);
+uint64_t agent_seed(int32_t buffer); /* the seed of a candidate's i-th buffer */
+double agent_element(const void* p, int64_t i, int32_t dtype);
+int64_t agent_dtype_bytes(int32_t dtype);
+/* Runs a kernel `reps` times per sample (fast kernels: enough for AGENT_MIN_SAMPLE_US), until
+ * max_iters samples or budget_ms have passed (at least 3); returns -1 when `run` failed. */
+typedef int (*agent_run_fn)(void* ctx, long long reps);
+int agent_sample(agent_run_fn run, void* ctx, long long max_iters, double budget_ms, double* min_us, double* median_us,
+                 long long* samples);
+/* Replies "ok ..." with the checksum of the output buffer (host memory). */
+void agent_reply_ok(double min_us, double median_us, long long samples, const void* out, int64_t bytes, int32_t dtype);
+void agent_reply_err(const char* what, const char* detail);
+
+/* agent_cl.c: OpenCL candidates. */
+/* Writes the greeting's second line: "opencl <device>, driver <version>" or "no-opencl <why>". */
+void agent_cl_describe(char* line, size_t cap);
+void agent_time_cl(const char* payload, size_t bytes, long long max_iters, double budget_ms);
+
+#endif

@@ -1,0 +1,39 @@
+/* The OpenCL tuning candidate that tgc sends with `time-cl` (docs/tuning.md): a few text lines
+ * that say how to launch the kernel, then its OpenCL C source.
+ *   tgc-cl 1
+ *   kernel <entry point>
+ *   global <work items>                  (dimension 0; the kernels flatten their ranges)
+ *   local <work-group size>              (0: the driver chooses)
+ *   buffer <bytes> <enum tgc_dtype>      one line per kernel argument, output first
+ *   source
+ *   <the OpenCL C source, to the end of the payload>
+ * Written by codegen/opencl/opencl_candidate.cpp; keep the two in sync. */
+#ifndef TGC_CL_CANDIDATE_H
+#define TGC_CL_CANDIDATE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define TGC_CL_CANDIDATE_VERSION 1
+#define TGC_CL_CANDIDATE_MAX_BUFFERS 4096
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  char kernel[256];
+  int64_t global_size, local_size;
+  int32_t num_buffers;
+  int64_t buffer_bytes[TGC_CL_CANDIDATE_MAX_BUFFERS];
+  int32_t buffer_dtypes[TGC_CL_CANDIDATE_MAX_BUFFERS];
+  const char* source; /* points into the payload */
+  size_t source_len;
+} tgc_cl_candidate;
+
+/* Parses `payload` (n bytes) into *c. Returns 0, or -1 with a one-line reason in err. */
+int tgc_cl_candidate_parse(const char* payload, size_t n, tgc_cl_candidate* c, char* err, size_t err_cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
