@@ -1,8 +1,6 @@
-/* OpenCL backend: libOpenCL is dlopen'ed (never linked), the few CL types and constants are defined
- * here so no CL headers are needed (the aarch64 sysroot has none). Programs are built at the first
- * run; their binaries are cached on disk, keyed by a hash of source + device + driver. */
+/* OpenCL backend: libOpenCL through cl_api.h (dlopen'ed, no CL headers). Programs are built at the
+ * first run; their binaries are cached on disk, keyed by a hash of source + device + driver. */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,107 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cl_api.h"
 #include "runtime_internal.h"
-
-/* ---------------------------------------------------------------- minimal CL 1.2 declarations */
-
-typedef int32_t cl_int;
-typedef uint32_t cl_uint;
-typedef uint64_t cl_ulong;
-typedef uint64_t cl_bitfield;
-typedef cl_bitfield cl_device_type;
-typedef cl_bitfield cl_mem_flags;
-typedef cl_bitfield cl_command_queue_properties;
-typedef intptr_t cl_context_properties;
-typedef cl_uint cl_device_info, cl_program_info, cl_program_build_info, cl_buffer_create_type, cl_bool;
-typedef struct _cl_platform_id* cl_platform_id;
-typedef struct _cl_device_id* cl_device_id;
-typedef struct _cl_context* cl_context;
-typedef struct _cl_command_queue* cl_command_queue;
-typedef struct _cl_mem* cl_mem;
-typedef struct _cl_program* cl_program;
-typedef struct _cl_kernel* cl_kernel;
-typedef struct _cl_event* cl_event;
-typedef struct {
-  size_t origin, size;
-} cl_buffer_region;
-
-#define CL_SUCCESS 0
-#define CL_FALSE 0
-#define CL_DEVICE_TYPE_GPU (1 << 2)
-#define CL_DEVICE_TYPE_ALL 0xFFFFFFFF
-#define CL_DEVICE_MEM_BASE_ADDR_ALIGN 0x1019
-#define CL_DEVICE_NAME 0x102B
-#define CL_DRIVER_VERSION 0x102D
-#define CL_DEVICE_VERSION 0x102F
-#define CL_CONTEXT_PLATFORM 0x1084
-#define CL_MEM_READ_WRITE (1 << 0)
-#define CL_MEM_READ_ONLY (1 << 2)
-#define CL_MEM_COPY_HOST_PTR (1 << 5)
-#define CL_PROGRAM_BINARY_SIZES 0x1165
-#define CL_PROGRAM_BINARIES 0x1166
-#define CL_PROGRAM_BUILD_LOG 0x1183
-#define CL_BUFFER_CREATE_TYPE_REGION 0x1220
-
-#define CL_FUNCS(X)                                                                                               \
-  X(cl_int, clGetPlatformIDs, (cl_uint, cl_platform_id*, cl_uint*))                                               \
-  X(cl_int, clGetDeviceIDs, (cl_platform_id, cl_device_type, cl_uint, cl_device_id*, cl_uint*))                   \
-  X(cl_int, clGetDeviceInfo, (cl_device_id, cl_device_info, size_t, void*, size_t*))                              \
-  X(cl_context, clCreateContext,                                                                                  \
-    (const cl_context_properties*, cl_uint, const cl_device_id*,                                                  \
-     void (*)(const char*, const void*, size_t, void*), void*, cl_int*))                                          \
-  X(cl_command_queue, clCreateCommandQueue, (cl_context, cl_device_id, cl_command_queue_properties, cl_int*))     \
-  X(cl_mem, clCreateBuffer, (cl_context, cl_mem_flags, size_t, void*, cl_int*))                                   \
-  X(cl_mem, clCreateSubBuffer, (cl_mem, cl_mem_flags, cl_buffer_create_type, const void*, cl_int*))               \
-  X(cl_program, clCreateProgramWithSource, (cl_context, cl_uint, const char**, const size_t*, cl_int*))           \
-  X(cl_program, clCreateProgramWithBinary,                                                                        \
-    (cl_context, cl_uint, const cl_device_id*, const size_t*, const unsigned char**, cl_int*, cl_int*))           \
-  X(cl_int, clBuildProgram,                                                                                       \
-    (cl_program, cl_uint, const cl_device_id*, const char*, void (*)(cl_program, void*), void*))                  \
-  X(cl_int, clGetProgramBuildInfo, (cl_program, cl_device_id, cl_program_build_info, size_t, void*, size_t*))    \
-  X(cl_int, clGetProgramInfo, (cl_program, cl_program_info, size_t, void*, size_t*))                              \
-  X(cl_kernel, clCreateKernel, (cl_program, const char*, cl_int*))                                                \
-  X(cl_int, clSetKernelArg, (cl_kernel, cl_uint, size_t, const void*))                                            \
-  X(cl_int, clEnqueueNDRangeKernel,                                                                               \
-    (cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*, const size_t*, cl_uint, const cl_event*, \
-     cl_event*))                                                                                                  \
-  X(cl_int, clEnqueueWriteBuffer,                                                                                 \
-    (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void*, cl_uint, const cl_event*, cl_event*))        \
-  X(cl_int, clEnqueueReadBuffer,                                                                                  \
-    (cl_command_queue, cl_mem, cl_bool, size_t, size_t, void*, cl_uint, const cl_event*, cl_event*))              \
-  X(cl_int, clFinish, (cl_command_queue))                                                                         \
-  X(cl_int, clReleaseMemObject, (cl_mem))                                                                         \
-  X(cl_int, clReleaseKernel, (cl_kernel))                                                                         \
-  X(cl_int, clReleaseProgram, (cl_program))                                                                       \
-  X(cl_int, clReleaseCommandQueue, (cl_command_queue))                                                            \
-  X(cl_int, clReleaseContext, (cl_context))
-
-typedef struct {
-  void* lib;
-#define X(ret, name, args) ret(*name) args;
-  CL_FUNCS(X)
-#undef X
-} cl_api;
-
-static const char* cl_err(cl_int e) {
-  switch (e) {
-#define E(n, v) case v: return #n;
-    E(CL_DEVICE_NOT_FOUND, -1) E(CL_DEVICE_NOT_AVAILABLE, -2) E(CL_COMPILER_NOT_AVAILABLE, -3)
-    E(CL_MEM_OBJECT_ALLOCATION_FAILURE, -4) E(CL_OUT_OF_RESOURCES, -5) E(CL_OUT_OF_HOST_MEMORY, -6)
-    E(CL_BUILD_PROGRAM_FAILURE, -11) E(CL_MISALIGNED_SUB_BUFFER_OFFSET, -13) E(CL_INVALID_VALUE, -30)
-    E(CL_INVALID_DEVICE_TYPE, -31) E(CL_INVALID_PLATFORM, -32) E(CL_INVALID_DEVICE, -33)
-    E(CL_INVALID_CONTEXT, -34) E(CL_INVALID_COMMAND_QUEUE, -36) E(CL_INVALID_HOST_PTR, -37)
-    E(CL_INVALID_MEM_OBJECT, -38) E(CL_INVALID_BINARY, -42) E(CL_INVALID_BUILD_OPTIONS, -43)
-    E(CL_INVALID_PROGRAM, -44) E(CL_INVALID_PROGRAM_EXECUTABLE, -45) E(CL_INVALID_KERNEL_NAME, -46)
-    E(CL_INVALID_KERNEL_DEFINITION, -47) E(CL_INVALID_KERNEL, -48) E(CL_INVALID_ARG_INDEX, -49)
-    E(CL_INVALID_ARG_VALUE, -50) E(CL_INVALID_ARG_SIZE, -51) E(CL_INVALID_KERNEL_ARGS, -52)
-    E(CL_INVALID_WORK_DIMENSION, -53) E(CL_INVALID_WORK_GROUP_SIZE, -54) E(CL_INVALID_WORK_ITEM_SIZE, -55)
-    E(CL_INVALID_GLOBAL_OFFSET, -56) E(CL_INVALID_OPERATION, -59) E(CL_INVALID_BUFFER_SIZE, -61)
-    E(CL_INVALID_GLOBAL_WORK_SIZE, -63) E(CL_PLATFORM_NOT_FOUND_KHR, -1001)
-#undef E
-    default: return "unknown OpenCL error";
-  }
-}
 
 /* ---------------------------------------------------------------- state */
 
@@ -147,49 +46,17 @@ static int verbose(void) {
 const char* tgc_cl_device_name(const tgc_cl* cl) { return cl ? cl->device_name : ""; }
 
 static int load_api(cl_api* a) {
-  const char* names[] = {"libOpenCL.so.1", "libOpenCL.so"};
-  for (int i = 0; i < 2 && !a->lib; ++i) a->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-  if (!a->lib) {
-    tgc_set_error("OpenCL backend: cannot load libOpenCL.so.1 (%s); install an OpenCL ICD loader and driver",
-                  dlerror());
-    return -1;
-  }
-#define X(ret, name, args)                                                                   \
-  *(void**)(&a->name) = dlsym(a->lib, #name);                                                \
-  if (!a->name) {                                                                            \
-    tgc_set_error("OpenCL backend: libOpenCL has no %s (needs OpenCL 1.2)", #name);          \
-    return -1;                                                                               \
-  }
-  CL_FUNCS(X)
-#undef X
-  return 0;
+  char why[512];
+  if (tgc_cl_api_load(a, why, sizeof why) == 0) return 0;
+  tgc_set_error(a->lib ? "OpenCL backend: %s" : "OpenCL backend: %s; install an OpenCL ICD loader and driver", why);
+  return -1;
 }
 
 static int pick_device(tgc_cl* cl) {
   cl_api* a = &cl->api;
-  cl_uint np = 0;
-  cl_int e = a->clGetPlatformIDs(0, NULL, &np);
-  if (e != CL_SUCCESS || np == 0) {
-    tgc_set_error("OpenCL backend: no OpenCL platform found (%s)", e == CL_SUCCESS ? "0 platforms" : cl_err(e));
-    return -1;
-  }
-  cl_platform_id* ps = calloc(np, sizeof *ps);
-  if (!ps) return tgc_set_error("out of memory"), -1;
-  a->clGetPlatformIDs(np, ps, NULL);
-  for (int pass = 0; pass < 2 && !cl->device; ++pass) {
-    cl_device_type want = pass == 0 ? CL_DEVICE_TYPE_GPU : CL_DEVICE_TYPE_ALL;
-    for (cl_uint i = 0; i < np && !cl->device; ++i) {
-      cl_device_id d;
-      cl_uint nd = 0;
-      if (a->clGetDeviceIDs(ps[i], want, 1, &d, &nd) == CL_SUCCESS && nd > 0) {
-        cl->device = d;
-        cl->platform = ps[i];
-      }
-    }
-  }
-  free(ps);
-  if (!cl->device) {
-    tgc_set_error("OpenCL backend: no OpenCL device found on %u platform(s)", np);
+  char why[256];
+  if (tgc_cl_api_pick_device(a, &cl->platform, &cl->device, why, sizeof why) != 0) {
+    tgc_set_error("OpenCL backend: %s", why);
     return -1;
   }
   a->clGetDeviceInfo(cl->device, CL_DEVICE_NAME, sizeof cl->device_name - 1, cl->device_name, NULL);
@@ -248,12 +115,12 @@ tgc_cl* tgc_cl_create(const tgc_model_desc* desc, void* const* host) {
   cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)cl->platform, 0};
   cl->ctx = a->clCreateContext(props, 1, &cl->device, NULL, NULL, &e);
   if (!cl->ctx) {
-    tgc_set_error("OpenCL backend: clCreateContext on '%s' failed: %s (%d)", cl->device_name, cl_err(e), e);
+    tgc_set_error("OpenCL backend: clCreateContext on '%s' failed: %s (%d)", cl->device_name, tgc_cl_err(e), e);
     goto fail;
   }
   cl->queue = a->clCreateCommandQueue(cl->ctx, cl->device, 0, &e);
   if (!cl->queue) {
-    tgc_set_error("OpenCL backend: clCreateCommandQueue failed: %s (%d)", cl_err(e), e);
+    tgc_set_error("OpenCL backend: clCreateCommandQueue failed: %s (%d)", tgc_cl_err(e), e);
     goto fail;
   }
   int32_t nb = desc->num_buffers;
@@ -272,7 +139,7 @@ tgc_cl* tgc_cl_create(const tgc_model_desc* desc, void* const* host) {
     cl->arena = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, (size_t)desc->arena_size, NULL, &e);
     if (!cl->arena) {
       tgc_set_error("OpenCL backend: cannot allocate the %lld-byte arena: %s (%d)", (long long)desc->arena_size,
-                    cl_err(e), e);
+                    tgc_cl_err(e), e);
       goto fail;
     }
   }
@@ -301,7 +168,7 @@ tgc_cl* tgc_cl_create(const tgc_model_desc* desc, void* const* host) {
     }
     if (!m) {
       tgc_set_error("OpenCL backend: cannot create buffer '%s' (%lld bytes): %s (%d)", bn, (long long)b->nbytes,
-                    cl_err(e), e);
+                    tgc_cl_err(e), e);
       goto fail;
     }
     cl->mem[i] = m;
@@ -426,7 +293,7 @@ static cl_program build_program(tgc_cl* cl, const char* src, const char* kernel_
   }
   cl_program p = a->clCreateProgramWithSource(cl->ctx, 1, &src, &src_len, &e);
   if (!p) {
-    tgc_set_error("OpenCL backend: clCreateProgramWithSource for kernel '%s' failed: %s (%d)", kernel_name, cl_err(e),
+    tgc_set_error("OpenCL backend: clCreateProgramWithSource for kernel '%s' failed: %s (%d)", kernel_name, tgc_cl_err(e),
                   e);
     return NULL;
   }
@@ -441,7 +308,7 @@ static cl_program build_program(tgc_cl* cl, const char* src, const char* kernel_
     size_t l = strlen(log);
     while (l > 0 && log[l - 1] == ' ') log[--l] = '\0';
     tgc_set_error("OpenCL backend: building kernel '%s' for '%s' failed: %s (%d); build log: %s", kernel_name,
-                  cl->device_name, cl_err(e), e, log[0] ? log : "(empty)");
+                  cl->device_name, tgc_cl_err(e), e, log[0] ? log : "(empty)");
     a->clReleaseProgram(p);
     return NULL;
   }
@@ -473,14 +340,14 @@ static int build_all(tgc_cl* cl) {
     cl_int e = 0;
     cl->kernels[l] = a->clCreateKernel(prog, L->name, &e);
     if (!cl->kernels[l]) {
-      tgc_set_error("OpenCL backend: launch %d: clCreateKernel('%s') failed: %s (%d)", (int)l, L->name, cl_err(e), e);
+      tgc_set_error("OpenCL backend: launch %d: clCreateKernel('%s') failed: %s (%d)", (int)l, L->name, tgc_cl_err(e), e);
       return -1;
     }
     for (int32_t i = 0; i < L->num_buffers; ++i) {
       e = a->clSetKernelArg(cl->kernels[l], (cl_uint)i, sizeof(cl_mem), &cl->mem[L->buffers[i]]);
       if (e != CL_SUCCESS) {
         tgc_set_error("OpenCL backend: kernel '%s': setting argument %d (buffer '%s') failed: %s (%d)", L->name,
-                      (int)i, d->buffers[L->buffers[i]].name ? d->buffers[L->buffers[i]].name : "?", cl_err(e), e);
+                      (int)i, d->buffers[L->buffers[i]].name ? d->buffers[L->buffers[i]].name : "?", tgc_cl_err(e), e);
         return -1;
       }
     }
@@ -500,7 +367,7 @@ int tgc_cl_run(tgc_cl* cl) {
     e = a->clEnqueueWriteBuffer(cl->queue, cl->mem[b], CL_FALSE, 0, (size_t)d->buffers[b].nbytes, cl->host[b], 0,
                                 NULL, NULL);
     if (e != CL_SUCCESS) {
-      tgc_set_error("OpenCL backend: copying input '%s' to the device failed: %s (%d)", d->buffers[b].name, cl_err(e),
+      tgc_set_error("OpenCL backend: copying input '%s' to the device failed: %s (%d)", d->buffers[b].name, tgc_cl_err(e),
                     e);
       goto fail;
     }
@@ -520,7 +387,7 @@ int tgc_cl_run(tgc_cl* cl) {
     if (e != CL_SUCCESS) {
       tgc_set_error("OpenCL backend: launch %d '%s' (global %zux%zux%zu, local %lldx%lldx%lld) failed: %s (%d)",
                     (int)l, L->name, global[0], global[1], global[2], (long long)L->local_size[0],
-                    (long long)L->local_size[1], (long long)L->local_size[2], cl_err(e), e);
+                    (long long)L->local_size[1], (long long)L->local_size[2], tgc_cl_err(e), e);
       goto fail;
     }
   }
@@ -531,13 +398,13 @@ int tgc_cl_run(tgc_cl* cl) {
                                NULL);
     if (e != CL_SUCCESS) {
       tgc_set_error("OpenCL backend: copying output '%s' from the device failed: %s (%d)", d->buffers[b].name,
-                    cl_err(e), e);
+                    tgc_cl_err(e), e);
       goto fail;
     }
   }
   e = a->clFinish(cl->queue);
   if (e != CL_SUCCESS) {
-    tgc_set_error("OpenCL backend: running '%s' failed: %s (%d)", d->name ? d->name : "?", cl_err(e), e);
+    tgc_set_error("OpenCL backend: running '%s' failed: %s (%d)", d->name ? d->name : "?", tgc_cl_err(e), e);
     return -1;
   }
   return 0;
