@@ -13,6 +13,7 @@
 #include "frontend/npy.h"
 #include "ir/error.h"
 #include "ir/interpret.h"
+#include "padded_opts.h"
 #include "test_util.h"
 
 namespace tgc {
@@ -195,30 +196,10 @@ TEST_P(CompiledOps, QcomOnPoclGroupReduce) {
   });
 }
 
-// Every axis rounded up (PADTO) and split by the rounding amount: gated stores (all at once or
-// one by one on CPU), gated loads and reduces that skip the padding, in the real renderers.
-std::vector<Opt> padded_opts(Graph& g, const Kernel& k, const TargetProfile& t) {
-  std::vector<Opt> opts;
-  for (int a = 0; a < int(kernel_axes(k).size()); ++a) {
-    bool global = size_t(a) < k.global_ranges.size();
-    OptOp split = t.gpu ? (global ? OptOp::Local : OptOp::GroupTop) : (global ? OptOp::Upcast : OptOp::Unroll);
-    for (int64_t c : {4, 8, 16}) {
-      std::vector<Opt> next = opts;
-      next.push_back({OptOp::Padto, a, c});
-      next.push_back({split, a, c});
-      try {
-        apply_opts(g, k, next, t);
-        opts = next;
-        break;
-      } catch (const Error&) {
-      }
-    }
-  }
-  return opts;
-}
-
-TEST_P(CompiledOps, CpuPadded) { check("cpu", "", padded_opts); }
-TEST_P(CompiledOps, QcomOnPoclPadded) { check("qcom", "x86_64-linux-gnu", padded_opts); }
+// Padded axes (tests/padded_opts.h) in the real renderers: gated stores (all at once or one by
+// one on CPU), gated loads and reduces that skip the padding.
+TEST_P(CompiledOps, CpuPadded) { check("cpu", "", test::padded_split_opts); }
+TEST_P(CompiledOps, QcomOnPoclPadded) { check("qcom", "x86_64-linux-gnu", test::padded_split_opts); }
 
 INSTANTIATE_TEST_SUITE_P(TensorApi, CompiledOps, ::testing::ValuesIn(op_cases()), [](const auto& info) { return std::string(info.param.name); });
 

@@ -9,6 +9,7 @@
 
 #include "ir/error.h"
 #include "kernel_runner.h"
+#include "padded_opts.h"
 #include "passes/lower.h"
 #include "passes/opt.h"
 #include "test_util.h"
@@ -122,32 +123,12 @@ TEST_P(OptTest, RandomActionsKeepResults) {
   EXPECT_GT(optimized, 0) << "no action was legal for any kernel";
 }
 
-// Every axis rounded up (PADTO) and then split by the rounding amount, as the heuristics do for
-// odd sizes: the padding must neither be stored nor read out of bounds nor reach a reduce.
+// Padded axes (tests/padded_opts.h): the padding must neither be stored nor read out of bounds
+// nor reach a reduce.
 TEST_P(OptTest, PaddedAxesKeepResults) {
   for (const TargetProfile& t : {avx512(), opencl_profile()}) {
-    int padded = check(
-        [&](const Kernel& plain) {
-          std::vector<Opt> opts;
-          size_t axes = kernel_axes(plain).size();
-          for (int a = 0; a < int(axes); ++a) {
-            bool global = size_t(a) < plain.global_ranges.size();
-            OptOp split = t.gpu ? (global ? OptOp::Local : OptOp::GroupTop) : (global ? OptOp::Upcast : OptOp::Unroll);
-            for (int64_t c : {4, 8, 16}) {
-              std::vector<Opt> next = opts;
-              next.push_back({OptOp::Padto, a, c});
-              next.push_back({split, a, c});
-              try {
-                apply_opts(g, plain, next, t);
-                opts = next;
-                break;
-              } catch (const Error&) {
-              }
-            }
-          }
-          return opts;
-        },
-        t, t.gpu ? "opencl padded" : "cpu padded");
+    int padded = check([&](const Kernel& plain) { return test::padded_split_opts(g, plain, t); }, t,
+                       t.gpu ? "opencl padded" : "cpu padded");
     if (std::string(GetParam().name) == "matmul_primes") {
       EXPECT_GT(padded, 0) << "nothing was padded";
     }
