@@ -29,6 +29,7 @@
 #include "passes/lower.h"
 #include "passes/memplan.h"
 #include "passes/schedule.h"
+#include "runtime-stub/tgc_model.h"
 
 namespace tgc {
 
@@ -37,7 +38,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-enum Storage { kArena, kWeight, kInput, kOutput };  // enum tgc_storage
 
 
 // A C identifier from the artifact's file name: exported symbols are NAME_create etc.
@@ -82,13 +82,13 @@ class DescBuilder {
   llvm::Constant* I32(int64_t v) { return llvm::ConstantInt::get(i32_, uint64_t(v)); }
   llvm::Constant* I64(int64_t v) { return llvm::ConstantInt::get(i64_, uint64_t(v)); }
   llvm::Constant* null() { return llvm::ConstantPointerNull::get(ptr_); }
-  llvm::StructType* buffer_t() { return llvm::StructType::get(c_, {ptr_, i32_, i32_, ptr_, i32_, i64_, i64_}); }
+  llvm::StructType* buffer_t() { return llvm::StructType::get(c_, {ptr_, i32_, i32_, ptr_, i32_, i64_, i64_, i32_}); }
   llvm::StructType* launch_t() {
     auto* a3 = llvm::ArrayType::get(i64_, 3);
     return llvm::StructType::get(c_, {ptr_, ptr_, ptr_, i32_, ptr_, a3, a3});
   }
   llvm::StructType* desc_t() {
-    return llvm::StructType::get(c_, {i32_, ptr_, i32_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i64_, ptr_, i64_, ptr_});
+    return llvm::StructType::get(c_, {i32_, ptr_, i32_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i64_, ptr_, i64_, ptr_, ptr_});
   }
   llvm::Constant* array(llvm::StructType* t, const std::vector<llvm::Constant*>& v, const std::string& name) {
     if (v.empty()) return null();
@@ -119,18 +119,30 @@ const char* c_type(DType t) {
   }
 }
 
+// An input's or output's shape with a run-time batch dim shown as -1.
+Shape declared_shape(const NamedTensor& t, bool batched) {
+  Shape s = t.tensor.shape();
+  if (batched) s[0] = -1;
+  return s;
+}
+
 std::string header_text(const std::string& name, const Model& m) {
   std::string n = name, guard = name;
   for (char& ch : guard) ch = char(std::toupper(static_cast<unsigned char>(ch)));
   std::string h = "/* " + n + ".h: C API of the model compiled by tgc from " + fs::path(m.path).filename().string() + ". */\n";
   h += "#ifndef " + guard + "_H\n#define " + guard + "_H\n#include <stddef.h>\n#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   h += "typedef struct " + n + "_model " + n + "_model;\n\n";
+  auto listing = [&](const std::vector<NamedTensor>& v, const std::vector<bool>& batched) {
+    for (size_t i = 0; i < v.size(); ++i)
+      h += " *   " + std::to_string(i) + ": '" + v[i].name + "' " + c_type(v[i].tensor.dtype()) +
+           shape_str(declared_shape(v[i], i < batched.size() && batched[i])) + "\n";
+  };
   h += "/* Inputs, in order:\n";
-  for (size_t i = 0; i < m.inputs.size(); ++i)
-    h += " *   " + std::to_string(i) + ": '" + m.inputs[i].name + "' " + c_type(m.inputs[i].tensor.dtype()) + shape_str(m.inputs[i].tensor.shape()) + "\n";
+  listing(m.inputs, m.batched_inputs);
   h += " * Outputs, in order:\n";
-  for (size_t i = 0; i < m.outputs.size(); ++i)
-    h += " *   " + std::to_string(i) + ": '" + m.outputs[i].name + "' " + c_type(m.outputs[i].tensor.dtype()) + shape_str(m.outputs[i].tensor.shape()) + "\n";
+  listing(m.outputs, m.batched_outputs);
+  if (!m.batch_dim.empty())
+    h += " * -1 is the batch size '" + m.batch_dim + "', bound at run time by " + n + "_set_input_shape (default 1).\n";
   h += " */\nenum { " + n + "_NUM_INPUTS = " + std::to_string(m.inputs.size()) + ", " + n + "_NUM_OUTPUTS = " + std::to_string(m.outputs.size()) + " };\n\n";
   h += "/* num_threads <= 0: one per core. NULL on failure: see " + n + "_last_error(). */\n";
   h += n + "_model* " + n + "_create(int num_threads);\n";
@@ -140,7 +152,10 @@ std::string header_text(const std::string& name, const Model& m) {
   h += "/* Model-owned storage: fill inputs before run, read outputs after. */\n";
   h += "void* " + n + "_input(" + n + "_model* m, int index);\n";
   h += "const void* " + n + "_output(const " + n + "_model* m, int index);\n";
-  h += "/* Shape of input/output `index`: rank returned, dims written to `dims` (up to 8). */\n";
+  h += "/* Binds the model's run-time dims (the batch size) from the shape of input `index`, checking the\n"
+       " * others; storage of a changed batch size is reallocated (inputs are written after). 0 or -1. */\n";
+  h += "int " + n + "_set_input_shape(" + n + "_model* m, int index, int rank, const int64_t* dims);\n";
+  h += "/* Shape of input/output `index` as listed above: rank returned, dims written to `dims` (up to 8). */\n";
   h += "int " + n + "_input_shape(int index, int64_t* dims);\n";
   h += "int " + n + "_output_shape(int index, int64_t* dims);\n";
   h += "const char* " + n + "_input_name(int index);\n";
@@ -242,18 +257,24 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   rep.unique_kernels = distinct.size();
 
   for (size_t i = 0; i < s.outputs.size(); ++i) g.buffer(s.outputs[i]).name = m.outputs[i].name;
+  std::set<int64_t> batched;  // buffers holding one sample of a run-time batch
+  for (size_t i = 0; i < m.batched_inputs.size(); ++i)
+    if (m.batched_inputs[i]) batched.insert(m.inputs[i].tensor.uop()->ival());
+  for (size_t i = 0; i < m.batched_outputs.size(); ++i)
+    if (m.batched_outputs[i]) batched.insert(s.outputs[i]);
   std::vector<llvm::Constant*> buffers;
   for (int64_t b : table) {
     const BufferInfo& info = g.buffer(b);
-    int storage = kArena;
+    int storage = TGC_STORAGE_ARENA;
     int64_t offset = 0;
-    if (info.kind == BufferKind::Weight) storage = kWeight, offset = weight_offset.at(b);
-    else if (info.kind == BufferKind::Input) storage = kInput;
-    else if (info.kind == BufferKind::Output) storage = kOutput;
+    if (info.kind == BufferKind::Weight) storage = TGC_STORAGE_WEIGHT, offset = weight_offset.at(b);
+    else if (info.kind == BufferKind::Input) storage = TGC_STORAGE_INPUT;
+    else if (info.kind == BufferKind::Output) storage = TGC_STORAGE_OUTPUT;
     else offset = plan.arena_offset.at(b);
     buffers.push_back(llvm::ConstantStruct::get(
         d.buffer_t(), {d.str(info.name), d.I32(int64_t(info.dtype)), d.I32(int64_t(info.shape.size())),
-                       d.i64s(info.shape, "shape"), d.I32(storage), d.I64(offset), d.I64(numel(info.shape) * dtype_size(info.dtype))}));
+                       d.i64s(info.shape, "shape"), d.I32(storage), d.I64(offset), d.I64(numel(info.shape) * dtype_size(info.dtype)),
+                       d.I32(batched.count(b))}));
   }
   std::vector<int32_t> ins, outs;
   for (const auto& in : m.inputs) ins.push_back(index.at(in.tensor.uop()->ival()));
@@ -264,10 +285,11 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   if (!opt.external_weights && !blob.empty())
     weights = d.global(llvm::ConstantDataArray::get(ctx, llvm::ArrayRef<uint8_t>(blob)), "weights", 64);
   auto* desc_init = llvm::ConstantStruct::get(
-      d.desc_t(), {d.I32(1), d.str(name), d.I32(opencl ? 1 : 0), d.I32(int64_t(buffers.size())), d.array(d.buffer_t(), buffers, "buffers"),
+      d.desc_t(), {d.I32(TGC_ABI_VERSION), d.str(name), d.I32(opencl ? 1 : 0), d.I32(int64_t(buffers.size())), d.array(d.buffer_t(), buffers, "buffers"),
                    d.I32(int64_t(launches.size())), d.array(d.launch_t(), launches, "launches"), d.I32(int64_t(ins.size())),
                    d.i32s(ins, "inputs"), d.I32(int64_t(outs.size())), d.i32s(outs, "outputs"), d.I64(plan.arena_bytes),
-                   weights, d.I64(int64_t(blob.size())), opt.external_weights ? d.str(weights_file) : d.null()});
+                   weights, d.I64(int64_t(blob.size())), opt.external_weights ? d.str(weights_file) : d.null(),
+                   m.batch_dim.empty() ? d.null() : d.str(m.batch_dim)});
   llvm::Constant* desc = d.global(desc_init, "desc");
 
   // Entry points: main() for executables; NAME_* wrappers for shared libraries.
@@ -300,12 +322,16 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
     f = define(name + "_last_error", ptr, {});
     b.CreateRet(b.CreateCall(declare("tgc_last_error", ptr, {}), {}));
     // Shapes and names come from per-model tables.
-    auto io_table = [&](const std::vector<NamedTensor>& v, bool is_input) {
+    f = define(name + "_set_input_shape", i32, {ptr, i32, i32, ptr});
+    b.CreateRet(b.CreateCall(declare("tgc_set_input_shape", i32, {ptr, i32, i32, ptr}),
+                             {f->getArg(0), f->getArg(1), f->getArg(2), f->getArg(3)}));
+    auto io_table = [&](const std::vector<NamedTensor>& v, const std::vector<bool>& batched, bool is_input) {
       std::vector<llvm::Constant*> names, shapes;
       std::vector<int32_t> ranks;
-      for (const auto& t : v) {
+      for (size_t i = 0; i < v.size(); ++i) {
+        const NamedTensor& t = v[i];
         names.push_back(d.str(t.name));
-        Shape sh = t.tensor.shape();
+        Shape sh = declared_shape(t, i < batched.size() && batched[i]);
         sh.resize(8, 0);
         shapes.push_back(d.i64s(sh, "ioshape"));
         ranks.push_back(int32_t(t.tensor.shape().size()));
@@ -339,8 +365,8 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
       phi->addIncoming(rank, copy);
       b.CreateRet(phi);
     };
-    io_table(m.inputs, true);
-    io_table(m.outputs, false);
+    io_table(m.inputs, m.batched_inputs, true);
+    io_table(m.outputs, m.batched_outputs, false);
   }
   std::string verify;
   llvm::raw_string_ostream vs(verify);

@@ -44,10 +44,12 @@ static int same_safe(const char* name, const char* query) { /* name == query, or
   return r;
 }
 
-static void type_str(char* out, size_t cap, int32_t dtype, int32_t rank, const int64_t* shape) {
+/* "f32[1,3,224]"; dim0, when given, is shown for the first dim (a run-time batch dim's name). */
+static void type_str(char* out, size_t cap, int32_t dtype, int32_t rank, const int64_t* shape, const char* dim0) {
   int n = snprintf(out, cap, "%s[", tgc_dtype_name(dtype));
   for (int32_t i = 0; i < rank && n > 0 && (size_t)n < cap; ++i)
-    n += snprintf(out + n, cap - (size_t)n, "%s%lld", i ? "," : "", (long long)shape[i]);
+    n += i == 0 && dim0 ? snprintf(out + n, cap - (size_t)n, "%s", dim0)
+                        : snprintf(out + n, cap - (size_t)n, "%s%lld", i ? "," : "", (long long)shape[i]);
   if (n > 0 && (size_t)n < cap) snprintf(out + n, cap - (size_t)n, "]");
 }
 
@@ -85,8 +87,13 @@ static uint64_t splitmix64(uint64_t* s) {
   return z ^ (z >> 31);
 }
 
-static void fill_random(void* data, const tgc_buffer* b, uint64_t seed) {
-  int64_t n = tgc_buffer_numel(b);
+static int64_t numel(int rank, const int64_t* dims) {
+  int64_t n = 1;
+  for (int k = 0; k < rank; ++k) n *= dims[k];
+  return n;
+}
+
+static void fill_random(void* data, const tgc_buffer* b, int64_t n, uint64_t seed) {
   uint64_t s = seed;
   for (int64_t i = 0; i < n; ++i) {
     uint64_t r = splitmix64(&s);
@@ -112,8 +119,7 @@ static void fill_random(void* data, const tgc_buffer* b, uint64_t seed) {
   }
 }
 
-static double checksum(const void* data, const tgc_buffer* b) {
-  int64_t n = tgc_buffer_numel(b);
+static double checksum(const void* data, const tgc_buffer* b, int64_t n) {
   double s = 0;
   for (int64_t i = 0; i < n; ++i) {
     switch (b->dtype) {
@@ -173,6 +179,8 @@ static void usage(const tgc_model_desc* d) {
          "  --bench N                  time N runs after %d warm-up runs; the last line printed is JSON\n"
          "                             {\"median_ms\", \"min_ms\", \"mean_ms\", \"max_ms\", \"iters\", \"threads\", ...}\n"
          "  --threads N                CPU threads (default: one per online core)\n"
+         "  --batch N                  batch size of a model with a run-time batch dim, for random inputs\n"
+         "                             (default 1; with -i the files give it)\n"
          "  --info                     print the model's inputs, outputs and memory sizes\n"
          "  -h, --help                 this text\n\n"
          "Without -o, prints each output's name, dtype, shape and checksum (sum of its elements).\n"
@@ -189,7 +197,7 @@ static void print_info(const tgc_model_desc* d) {
     printf("%s: %d\n", io ? "outputs" : "inputs", (int)n);
     for (int32_t i = 0; i < n; ++i) {
       const tgc_buffer* b = &d->buffers[idx[i]];
-      type_str(t, sizeof t, b->dtype, b->rank, b->shape);
+      type_str(t, sizeof t, b->dtype, b->rank, b->shape, b->batched ? d->batch_dim : NULL);
       char* safe = file_safe(b->name ? b->name : "");
       int differs = safe && b->name && strcmp(safe, b->name) != 0;
       printf("  %s: %s%s%s%s\n", b->name ? b->name : "?", t, differs ? " (file-safe name: " : "",
@@ -197,6 +205,9 @@ static void print_info(const tgc_model_desc* d) {
       free(safe);
     }
   }
+  if (d->batch_dim)
+    printf("batch dim: %s (bound at run time from the -i shapes or --batch; one sample's program runs per sample)\n",
+           d->batch_dim);
   printf("arena: %lld bytes\n", (long long)d->arena_size);
   if (d->weights_file && d->weights_file[0])
     printf("weights: %lld bytes, file '%s'\n", (long long)d->weights_size, d->weights_file);
@@ -214,10 +225,11 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   }
   if (!desc) return fail("no model description");
   int info = 0, rc = 1;
-  long long bench = 0, threads = 0;
+  long long bench = 0, threads = 0, batch = 0;
   const char* out_dir = NULL;
   int32_t nin = desc->num_inputs, nout = desc->num_outputs;
   int n_given = 0;
+  int32_t batch_from = -1; /* the first -i input holding the batch dim */
   tgc_npy* feeds = calloc((size_t)nin + 1, sizeof *feeds);
   tgc_model* m = NULL;
   double* times = NULL;
@@ -269,15 +281,22 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       }
       int ok = feeds[which].rank == b->rank &&
                (feeds[which].dtype == b->dtype || (b->dtype == TGC_BF16 && feeds[which].dtype == TGC_U16));
-      for (int32_t k = 0; ok && k < b->rank; ++k) ok = feeds[which].shape[k] == b->shape[k];
+      for (int32_t k = 0; ok && k < b->rank; ++k) ok = (k == 0 && b->batched) ? feeds[which].shape[0] >= 1 : feeds[which].shape[k] == b->shape[k];
       if (!ok) {
         char want[512], got[512];
-        type_str(want, sizeof want, b->dtype, b->rank, b->shape);
-        type_str(got, sizeof got, feeds[which].dtype, feeds[which].rank, feeds[which].shape);
+        type_str(want, sizeof want, b->dtype, b->rank, b->shape, b->batched ? desc->batch_dim : NULL);
+        type_str(got, sizeof got, feeds[which].dtype, feeds[which].rank, feeds[which].shape, NULL);
         fail("-i %s: expected %s, got %s (%s)", name, want, got, eq + 1);
         free(name);
         goto done;
       }
+      if (b->batched && batch_from >= 0 && feeds[which].shape[0] != feeds[batch_from].shape[0]) {
+        fail("-i %s: batch size %s=%lld, but input '%s' has %lld", name, desc->batch_dim, (long long)feeds[which].shape[0],
+             desc->buffers[desc->inputs[batch_from]].name, (long long)feeds[batch_from].shape[0]);
+        free(name);
+        goto done;
+      }
+      if (b->batched && batch_from < 0) batch_from = which;
       free(name);
       ++n_given;
     } else if (takes_value(argc, argv, &i, &flag, &val, "-o", "--output")) {
@@ -285,6 +304,9 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       out_dir = val;
     } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--bench")) {
       if (!val || parse_int(val, 1, &bench) != 0) { fail("--bench needs a positive iteration count, got '%s'", val ? val : ""); goto done; }
+    } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--batch")) {
+      if (!val || parse_int(val, 1, &batch) != 0) { fail("--batch needs a positive batch size, got '%s'", val ? val : ""); goto done; }
+      if (!desc->batch_dim) { fail("--batch: model '%s' has no run-time batch dim", desc->name ? desc->name : "?"); goto done; }
     } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--threads")) {
       if (!val || parse_int(val, 0, &threads) != 0 || threads > 4096) {
         fail("--threads needs a thread count (0 = one per core), got '%s'", val ? val : "");
@@ -322,14 +344,23 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
           goto done;
         }
 
+  if (batch_from >= 0 && batch > 0 && batch != feeds[batch_from].shape[0]) {
+    fail("--batch %lld, but input '%s' has batch size %lld", batch, desc->buffers[desc->inputs[batch_from]].name,
+         (long long)feeds[batch_from].shape[0]);
+    goto done;
+  }
+  if (batch_from >= 0) batch = feeds[batch_from].shape[0];
+
   m = tgc_create(desc, (int)threads);
   if (!m) { fail("%s", tgc_last_error()); goto done; }
+  if (batch > 0 && tgc_bind_batch(m, batch) != 0) { fail("%s", tgc_last_error()); goto done; }
   for (int32_t k = 0; k < nin; ++k) {
     const tgc_buffer* b = &desc->buffers[desc->inputs[k]];
     if (feeds[k].data) {
       if (tgc_set_input(m, k, feeds[k].data, feeds[k].nbytes) != 0) { fail("%s", tgc_last_error()); goto done; }
     } else {
-      fill_random(tgc_input_data(m, k), b, (uint64_t)k);
+      int64_t dims[16];
+      fill_random(tgc_input_data(m, k), b, numel(tgc_input_shape(m, k, dims), dims), (uint64_t)k);
     }
   }
   if (bench > 0) {
@@ -350,13 +381,15 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     if (tgc_mkdirs(out_dir) != 0) { fail("-o %s: cannot create directory (%s)", out_dir, strerror(errno)); goto done; }
     for (int32_t k = 0; k < nout; ++k) {
       const tgc_buffer* b = &desc->buffers[desc->outputs[k]];
+      int64_t dims[16];
+      int rank = tgc_output_shape(m, k, dims);
       char* safe = file_safe(b->name ? b->name : "");
       size_t len = strlen(out_dir) + (safe ? strlen(safe) : 0) + 8;
       char* path = safe ? malloc(len) : NULL;
       if (!path) { free(safe); fail("out of memory"); goto done; }
       snprintf(path, len, "%s/%s.npy", out_dir, safe);
-      int r = tgc_npy_write(path, b->dtype, b->rank, b->shape, tgc_output_data(m, k),
-                            (size_t)(tgc_buffer_numel(b) * tgc_dtype_size(b->dtype)));
+      int r = tgc_npy_write(path, b->dtype, rank, dims, tgc_output_data(m, k),
+                            (size_t)(numel(rank, dims) * tgc_dtype_size(b->dtype)));
       free(path);
       free(safe);
       if (r != 0) { fail("%s", tgc_last_error()); goto done; }
@@ -365,8 +398,10 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     for (int32_t k = 0; k < nout; ++k) {
       const tgc_buffer* b = &desc->buffers[desc->outputs[k]];
       char t[512];
-      type_str(t, sizeof t, b->dtype, b->rank, b->shape);
-      printf("%s: %s checksum %.9g\n", b->name ? b->name : "?", t, checksum(tgc_output_data(m, k), b));
+      int64_t dims[16];
+      int rank = tgc_output_shape(m, k, dims);
+      type_str(t, sizeof t, b->dtype, rank, dims, NULL);
+      printf("%s: %s checksum %.9g\n", b->name ? b->name : "?", t, checksum(tgc_output_data(m, k), b, numel(rank, dims)));
     }
   }
   if (bench > 0) {
@@ -385,6 +420,7 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       printf(", \"device\": ");
       json_str(stdout, tgc_cl_device_name(m->cl));
     }
+    if (desc->batch_dim) printf(", \"batch\": %lld", (long long)m->batch);
     printf(", \"threads\": %d, \"warmup\": %d, \"iters\": %lld, \"median_ms\": %.6f, \"min_ms\": %.6f, "
            "\"mean_ms\": %.6f, \"max_ms\": %.6f}\n",
            m->num_threads, WARMUP_RUNS, bench, median, mn, sum / (double)bench, mx);

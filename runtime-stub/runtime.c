@@ -184,6 +184,11 @@ static int validate(const tgc_model_desc* d) {
       case TGC_STORAGE_INPUT: case TGC_STORAGE_OUTPUT: break;
       default: tgc_set_error("buffer %d '%s': unknown storage %d", (int)i, bn, (int)b->storage); return -1;
     }
+    if (b->batched && (!d->batch_dim || b->rank < 1 || b->shape[0] != 1 ||
+                       (b->storage != TGC_STORAGE_INPUT && b->storage != TGC_STORAGE_OUTPUT))) {
+      tgc_set_error("buffer %d '%s': batched, but not a batch-1 input or output of a model with a batch dim", (int)i, bn);
+      return -1;
+    }
   }
   for (int io = 0; io < 2; ++io) {
     int32_t n = io ? d->num_outputs : d->num_inputs;
@@ -303,6 +308,16 @@ static int map_weights(tgc_model* m) {
 
 /* ---------------------------------------------------------------- API */
 
+/* Points batched buffers at sample `s` (every buffer at its base for s = 0) and the launch
+ * arguments at those addresses. */
+static void point_at_sample(tgc_model* m, int64_t s) {
+  const tgc_model_desc* d = m->desc;
+  for (int32_t i = 0; i < d->num_buffers; ++i)
+    m->cur[i] = d->buffers[i].batched ? (uint8_t*)m->buf[i] + s * d->buffers[i].nbytes : m->buf[i];
+  for (int32_t l = 0; l < d->num_launches; ++l)
+    for (int32_t i = 0; i < d->launches[l].num_buffers; ++i) m->launch_args[l][i] = m->cur[d->launches[l].buffers[i]];
+}
+
 tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads) {
   tgc_clear_error();
   if (!desc) {
@@ -314,10 +329,12 @@ tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads) {
   if (!m) goto oom;
   m->desc = desc;
   int32_t nb = desc->num_buffers, nl = desc->num_launches;
+  m->batch = 1;
   m->buf = calloc((size_t)nb + 1, sizeof(void*));
+  m->cur = calloc((size_t)nb + 1, sizeof(void*));
   m->io_alloc = calloc((size_t)nb + 1, sizeof(void*));
   m->launch_args = calloc((size_t)nl + 1, sizeof(void**));
-  if (!m->buf || !m->io_alloc || !m->launch_args) goto oom;
+  if (!m->buf || !m->cur || !m->io_alloc || !m->launch_args) goto oom;
 
   const uint8_t* weights = desc->weights;
   if (desc->weights_file && desc->weights_file[0]) {
@@ -345,11 +362,9 @@ tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads) {
         m->buf[i] = m->io_alloc[i];
     }
   }
-  for (int32_t l = 0; l < nl; ++l) {
-    const tgc_launch* L = &desc->launches[l];
-    if (!(m->launch_args[l] = calloc((size_t)L->num_buffers + 1, sizeof(void*)))) goto oom;
-    for (int32_t i = 0; i < L->num_buffers; ++i) m->launch_args[l][i] = m->buf[L->buffers[i]];
-  }
+  for (int32_t l = 0; l < nl; ++l)
+    if (!(m->launch_args[l] = calloc((size_t)desc->launches[l].num_buffers + 1, sizeof(void*)))) goto oom;
+  point_at_sample(m, 0);
 
   if (is_cpu) {
     m->num_threads = num_threads > 0 ? num_threads : tgc_online_cores();
@@ -357,7 +372,7 @@ tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads) {
     if (!(m->pool = tgc_pool_create(m->num_threads))) goto fail;
   } else {
     m->num_threads = 0;
-    if (!(m->cl = tgc_cl_create(desc, m->buf))) goto fail;
+    if (!(m->cl = tgc_cl_create(desc, m->cur))) goto fail;
   }
   return m;
 oom:
@@ -408,6 +423,7 @@ void tgc_destroy(tgc_model* m) {
     for (int32_t i = 0; i < m->desc->num_buffers; ++i) free(m->io_alloc[i]);
   free(m->io_alloc);
   free(m->buf);
+  free(m->cur);
   free(m->arena);
   if (m->weights_map) munmap(m->weights_map, m->weights_map_size);
   free(m);
@@ -418,16 +434,99 @@ int tgc_run(tgc_model* m) {
     tgc_set_error("tgc_run: no model");
     return -1;
   }
-  if (m->cl) return tgc_cl_run(m->cl);
   const tgc_model_desc* d = m->desc;
-  for (int32_t l = 0; l < d->num_launches; ++l) {
-    int64_t total = launch_total(&d->launches[l]);
-    double t0 = m->profile_ms ? tgc_now_ms() : 0;
-    if (total > 0) tgc_pool_run(m->pool, d->launches[l].cpu_fn, m->launch_args[l], total);
-    if (m->profile_ms) m->profile_ms[l] += tgc_now_ms() - t0;
+  for (int64_t sample = 0; sample < m->batch; ++sample) {
+    if (m->batch > 1) point_at_sample(m, sample);
+    if (m->cl) {
+      if (tgc_cl_run(m->cl) != 0) return -1;
+      continue;
+    }
+    for (int32_t l = 0; l < d->num_launches; ++l) {
+      int64_t total = launch_total(&d->launches[l]);
+      double t0 = m->profile_ms ? tgc_now_ms() : 0;
+      if (total > 0) tgc_pool_run(m->pool, d->launches[l].cpu_fn, m->launch_args[l], total);
+      if (m->profile_ms) m->profile_ms[l] += tgc_now_ms() - t0;
+    }
   }
-  m->profile_runs++;
+  if (!m->cl) m->profile_runs++;
   return 0;
+}
+
+int64_t tgc_bound_nbytes(const tgc_model* m, int32_t i) {
+  const tgc_buffer* b = &m->desc->buffers[i];
+  return b->batched ? b->nbytes * m->batch : b->nbytes;
+}
+
+int tgc_bind_batch(tgc_model* m, int64_t n) {
+  const tgc_model_desc* d = m->desc;
+  if (n == m->batch) return 0;
+  if (!d->batch_dim) {
+    tgc_set_error("model '%s' has no run-time batch dim (its batch size is 1)", d->name ? d->name : "?");
+    return -1;
+  }
+  if (n < 1) {
+    tgc_set_error("batch size '%s' must be at least 1, got %lld", d->batch_dim, (long long)n);
+    return -1;
+  }
+  void** fresh = calloc((size_t)d->num_buffers + 1, sizeof(void*));
+  int ok = fresh != NULL;
+  for (int32_t i = 0; ok && i < d->num_buffers; ++i)
+    if (d->buffers[i].batched)
+      ok = d->buffers[i].nbytes <= INT64_MAX / n && (fresh[i] = alloc64(d->buffers[i].nbytes * n)) != NULL;
+  if (!ok) {
+    for (int32_t i = 0; fresh && i < d->num_buffers; ++i) free(fresh[i]);
+    free(fresh);
+    tgc_set_error("out of memory for batch size %s=%lld", d->batch_dim, (long long)n);
+    return -1;
+  }
+  for (int32_t i = 0; i < d->num_buffers; ++i)
+    if (d->buffers[i].batched) {
+      free(m->io_alloc[i]);
+      m->io_alloc[i] = m->buf[i] = fresh[i];
+    }
+  free(fresh);
+  m->batch = n;
+  point_at_sample(m, 0);
+  return 0;
+}
+
+static int io_buffer(const tgc_model* m, int is_output, int index, const char* what) {
+  int32_t n = is_output ? m->desc->num_outputs : m->desc->num_inputs;
+  if (index < 0 || index >= n) {
+    tgc_set_error("%s: no %s %d", what, is_output ? "output" : "input", index);
+    return -1;
+  }
+  return (is_output ? m->desc->outputs : m->desc->inputs)[index];
+}
+
+static int io_shape(const tgc_model* m, int is_output, int index, int64_t* dims) {
+  int i = m ? io_buffer(m, is_output, index, is_output ? "tgc_output_shape" : "tgc_input_shape") : -1;
+  if (i < 0) return -1;
+  const tgc_buffer* b = &m->desc->buffers[i];
+  for (int32_t k = 0; k < b->rank; ++k) dims[k] = k == 0 && b->batched ? m->batch : b->shape[k];
+  return b->rank;
+}
+
+int tgc_input_shape(const tgc_model* m, int index, int64_t* dims) { return io_shape(m, 0, index, dims); }
+int tgc_output_shape(const tgc_model* m, int index, int64_t* dims) { return io_shape(m, 1, index, dims); }
+
+int tgc_set_input_shape(tgc_model* m, int index, int rank, const int64_t* dims) {
+  int i = m ? io_buffer(m, 0, index, "tgc_set_input_shape") : -1;
+  if (i < 0) return -1;
+  const tgc_buffer* b = &m->desc->buffers[i];
+  int ok = rank == b->rank && (rank == 0 || dims);
+  for (int32_t k = b->batched ? 1 : 0; ok && k < rank; ++k) ok = dims[k] == b->shape[k];
+  if (!ok) {
+    char want[512] = "", got[512] = "";
+    for (int32_t k = 0, n = 0; k < b->rank && n < 400; ++k)
+      n += k == 0 && b->batched ? snprintf(want, sizeof want, "%s", m->desc->batch_dim)
+                                : snprintf(want + n, sizeof want - (size_t)n, "%s%lld", k ? "," : "", (long long)b->shape[k]);
+    for (int k = 0, n = 0; dims && k < rank && n < 400; ++k)
+      n += snprintf(got + n, sizeof got - (size_t)n, "%s%lld", k ? "," : "", (long long)dims[k]);
+    tgc_set_error("input %d '%s' has shape [%s], got [%s]", index, b->name ? b->name : "?", want, got);
+    return -1;
+  }
+  return b->batched ? tgc_bind_batch(m, dims[0]) : 0;
 }
 
 void* tgc_input_data(tgc_model* m, int index) {
@@ -452,9 +551,10 @@ int tgc_set_input(tgc_model* m, int index, const void* data, size_t nbytes) {
     return -1;
   }
   const tgc_buffer* b = &m->desc->buffers[m->desc->inputs[index]];
-  if ((int64_t)nbytes != b->nbytes) {
+  int64_t want = tgc_bound_nbytes(m, m->desc->inputs[index]);
+  if ((int64_t)nbytes != want) {
     tgc_set_error("tgc_set_input: input %d '%s' takes %lld bytes, got %zu", index, b->name ? b->name : "?",
-                  (long long)b->nbytes, nbytes);
+                  (long long)want, nbytes);
     return -1;
   }
   if (nbytes) memcpy(m->buf[m->desc->inputs[index]], data, nbytes);

@@ -50,6 +50,9 @@ struct tgc_model {
   const tgc_model_desc* desc;
   void* arena;            /* 64-byte aligned, CPU backend only */
   void** buf;             /* base address of each desc->buffers[i] (host side) */
+  void** cur;             /* address of each buffer for the sample being run: buf, but batched
+                           * buffers move by a sample per run of the launches */
+  int64_t batch;          /* samples held by batched buffers (1 without desc->batch_dim) */
   void** io_alloc;        /* per buffer: own allocation for INPUT/OUTPUT storage, else NULL */
   void*** launch_args;    /* per launch: resolved argument pointers, in launch order */
   void* weights_map;      /* mmap of desc->weights_file, or NULL */
@@ -60,6 +63,12 @@ struct tgc_model {
   double* profile_ms;     /* TGC_PROFILE set: time spent per launch, printed by tgc_destroy */
   int64_t profile_runs;
 };
+
+/* Sets the batch size of a model with a batch_dim (n >= 1): batched input/output storage is
+ * reallocated (zeroed) when it changes. 0, or -1 with the error set. */
+int tgc_bind_batch(tgc_model* m, int64_t n);
+/* Bytes of buffer i as currently bound (all samples of a batched buffer). */
+int64_t tgc_bound_nbytes(const tgc_model* m, int32_t i);
 
 /* Monotonic clock in milliseconds (run timing and TGC_PROFILE). */
 double tgc_now_ms(void);

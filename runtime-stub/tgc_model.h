@@ -5,7 +5,7 @@
 #define TGC_MODEL_H
 #include <stdint.h>
 
-#define TGC_ABI_VERSION 1
+#define TGC_ABI_VERSION 2
 
 /* Same order as tgc::DType in the compiler. */
 enum tgc_dtype {
@@ -27,6 +27,8 @@ typedef struct {
   int32_t storage;       /* enum tgc_storage */
   int64_t offset;        /* byte offset into the arena (ARENA) or the weight blob (WEIGHT) */
   int64_t nbytes;
+  int32_t batched;       /* INPUT/OUTPUT of a model with a batch_dim: shape[0] is that dim (1 here,
+                          * nbytes are one sample's); the runtime holds as many samples as bound */
 } tgc_buffer;
 
 /* A CPU kernel computes the work items [begin, end) of its launch; the runtime splits
@@ -60,6 +62,8 @@ typedef struct {
   const uint8_t* weights; /* embedded weight blob, or NULL when weights_file is used */
   int64_t weights_size;
   const char* weights_file; /* --weights=external: file name, resolved next to the artifact */
+  const char* batch_dim;  /* NULL, or the name of a batch size bound at run time: the launches are
+                           * one sample's program, run once per sample of the batched buffers */
 } tgc_model_desc;
 
 #endif

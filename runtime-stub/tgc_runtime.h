@@ -23,6 +23,14 @@ void* tgc_input_data(tgc_model* m, int index);
 const void* tgc_output_data(const tgc_model* m, int index);
 /* Copies an input in, checking its size. Returns 0 or -1. */
 int tgc_set_input(tgc_model* m, int index, const void* data, size_t nbytes);
+/* Models with a run-time batch dim (desc->batch_dim): binds it from the shape of input `index`,
+ * checking the other dims. A new batch size reallocates the batched inputs and outputs (zeroed):
+ * bind first, then write the inputs. Static models accept their own shape. Returns 0 or -1. */
+int tgc_set_input_shape(tgc_model* m, int index, int rank, const int64_t* dims);
+/* Current shape of an input/output (the bound batch size first where batched): the rank is
+ * returned (-1 for a bad index), dims gets up to 16 values. */
+int tgc_input_shape(const tgc_model* m, int index, int64_t* dims);
+int tgc_output_shape(const tgc_model* m, int index, int64_t* dims);
 const tgc_model_desc* tgc_desc(const tgc_model* m);
 /* Message of the last failure on this thread ("" if none). */
 const char* tgc_last_error(void);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -35,48 +36,58 @@ int64_t default_opset(const onnx::ModelProto& m, const std::string& path) {
 const char* kDynamicDims =
     ": dynamic input dims need sizes (give them with --input-shape NAME=d0,d1,...; tgc eval also takes them from the -i files): ";
 
-// The shape of graph input v: --input-shape, else its ONNX dims with the dynamic ones taken from
-// the data at hand (shape_hints). Dims still unknown are an error, or, given `dynamic`, -1 with
-// a description there of them and of the flag that fixes them.
+// The shape of graph input v: --input-shape, else its ONNX dims with the symbolic ones taken from
+// dim_sizes or from the data at hand (shape_hints). Dims still unknown are -1, listed in `unknown`,
+// and described in `messages` with the flag that fixes them.
 Shape input_shape(const onnx::ValueInfoProto& v, const ImportOptions& opt, const std::string& path,
-                  std::vector<std::string>* dynamic = nullptr) {
-  std::vector<std::string> mine;
-  if (!dynamic) dynamic = &mine;
+                  std::vector<UnknownDim>& unknown, std::vector<std::string>& messages) {
   const auto& tt = v.type().tensor_type();
+  const Shape* given = nullptr;
   for (const std::string& key : {v.name(), file_safe(v.name())})
     if (auto it = opt.input_shapes.find(key); it != opt.input_shapes.end()) {
       if (tt.has_shape() && int(it->second.size()) != tt.shape().dim_size())
         throw Error(path + ": --input-shape " + key + " gives " + std::to_string(it->second.size()) + " dims, the model declares " +
                     std::to_string(tt.shape().dim_size()));
-      return it->second;
+      given = &it->second;
     }
   const Shape* hint = nullptr;
   for (const std::string& key : {v.name(), file_safe(v.name())})
     if (auto it = opt.shape_hints.find(key); it != opt.shape_hints.end()) hint = &it->second;
   if (!tt.has_shape()) {  // not even the rank is known
+    if (given && std::count(given->begin(), given->end(), -1) == 0) return *given;
     if (hint) return *hint;
-    dynamic->push_back("input '" + v.name() + "' has no shape (unknown rank): --input-shape " + file_safe(v.name()) + "=d0,d1,...");
-    if (dynamic == &mine) throw Error(path + kDynamicDims + mine[0]);
+    unknown.push_back({v.name(), -1, "", v.name() + ":rank"});
+    messages.push_back("input '" + v.name() + "' has no shape (unknown rank): --input-shape " + file_safe(v.name()) + "=d0,d1,...");
     return {};
   }
   Shape s;
-  std::string unknown, flag;
+  std::string missing, flag;
   for (int i = 0; i < tt.shape().dim_size(); ++i) {
     const auto& d = tt.shape().dim(i);
-    if (d.has_dim_value() && d.dim_value() >= 0) {
-      s.push_back(d.dim_value());
-    } else if (hint && int(hint->size()) == tt.shape().dim_size()) {
-      s.push_back((*hint)[size_t(i)]);
-    } else {
-      unknown += (unknown.empty() ? "" : ", ") + std::string("dim ") + std::to_string(i) +
-                 (d.has_dim_param() && !d.dim_param().empty() ? " ('" + d.dim_param() + "')" : " (unnamed)");
-      s.push_back(-1);
+    std::string param = d.has_dim_param() ? d.dim_param() : "";
+    std::string key = param.empty() ? v.name() + ":" + std::to_string(i) : param;
+    int64_t n = -1;
+    if (given && (*given)[size_t(i)] >= 0) n = (*given)[size_t(i)];
+    else if (d.has_dim_value() && d.dim_value() >= 0) n = d.dim_value();
+    else if (auto it = opt.dim_sizes.find(key); it != opt.dim_sizes.end()) n = it->second;
+    else if (hint && int(hint->size()) == tt.shape().dim_size()) n = (*hint)[size_t(i)];
+    if (n < 0) {
+      unknown.push_back({v.name(), i, param, key});
+      missing += (missing.empty() ? "" : ", ") + std::string("dim ") + std::to_string(i) + (param.empty() ? " (unnamed)" : " ('" + param + "')");
     }
-    std::string shown = s.back() >= 0 ? std::to_string(s.back()) : "<" + (d.dim_param().empty() ? "?" : d.dim_param()) + ">";
-    flag += (i ? "," : "") + shown;
+    s.push_back(n);
+    flag += (i ? "," : "") + (n >= 0 ? std::to_string(n) : "<" + (param.empty() ? "?" : param) + ">");
   }
-  if (!unknown.empty()) dynamic->push_back("input '" + v.name() + "' " + unknown + ": --input-shape " + file_safe(v.name()) + "=" + flag);
-  if (dynamic == &mine && !mine.empty()) throw Error(path + kDynamicDims + mine[0]);
+  if (!missing.empty()) messages.push_back("input '" + v.name() + "' " + missing + ": --input-shape " + file_safe(v.name()) + "=" + flag);
+  return s;
+}
+
+// The shape of graph input v, every dim known (else an error naming them).
+Shape known_input_shape(const onnx::ValueInfoProto& v, const ImportOptions& opt, const std::string& path) {
+  std::vector<UnknownDim> unknown;
+  std::vector<std::string> messages;
+  Shape s = input_shape(v, opt, path, unknown, messages);
+  if (!messages.empty()) throw Error(path + kDynamicDims + messages[0]);
   return s;
 }
 
@@ -174,12 +185,13 @@ struct Importer {
   }
 };
 
-// Every graph input must be a tensor of a supported type with a size for each dim. Checked before
-// any input is made, so that one error lists every dim left dynamic.
-void check_inputs(const onnx::GraphProto& gp, const ImportOptions& opt, const std::string& path) {
+// Every graph input must be a tensor of a supported type. Returns the dims left without a size,
+// and their descriptions.
+std::vector<UnknownDim> check_inputs(const onnx::GraphProto& gp, const ImportOptions& opt, const std::string& path,
+                                     std::vector<std::string>& messages) {
   std::set<std::string> initializers;
   for (const auto& init : gp.initializer()) initializers.insert(init.name());
-  std::vector<std::string> dynamic;
+  std::vector<UnknownDim> unknown;
   for (const auto& in : gp.input()) {
     if (initializers.count(in.name())) continue;
     if (!in.type().has_tensor_type()) throw Error(path + ": input '" + in.name() + "' is not a tensor");
@@ -188,20 +200,27 @@ void check_inputs(const onnx::GraphProto& gp, const ImportOptions& opt, const st
     } catch (const Error& e) {
       throw Error(path + ": input '" + in.name() + "': " + e.what());
     }
-    input_shape(in, opt, path, &dynamic);
+    input_shape(in, opt, path, unknown, messages);
   }
-  if (dynamic.empty()) return;
-  std::string list;
-  for (const std::string& d : dynamic) list += (list.empty() ? "" : "; ") + d;
-  throw Error(path + kDynamicDims + list);
+  return unknown;
 }
-}  // namespace
 
-Model import_onnx(const std::string& path, const ImportOptions& options) {
+onnx::ModelProto parse_model(const std::string& path) {
   onnx::ModelProto proto;
   std::string bytes = read_file(path);
   if (bytes.empty() || !proto.ParseFromString(bytes) || !proto.has_graph())
     throw Error(path + ": not a valid ONNX model (truncated or corrupt protobuf)");
+  return proto;
+}
+}  // namespace
+
+std::vector<UnknownDim> unknown_input_dims(const std::string& path, const ImportOptions& options) {
+  std::vector<std::string> messages;
+  return check_inputs(parse_model(path).graph(), options, path, messages);
+}
+
+Model import_onnx(const std::string& path, const ImportOptions& options) {
+  onnx::ModelProto proto = parse_model(path);
   // Exporters list domains they never use (ORT-internal ones, training); only a node of an
   // unknown domain is an error, raised where the node is imported.
   int64_t opset = default_opset(proto, path);
@@ -216,7 +235,14 @@ Model import_onnx(const std::string& path, const ImportOptions& options) {
   Scope scope;
   std::set<std::string> initializers;
   for (const auto& init : gp.initializer()) initializers.insert(init.name());
-  check_inputs(gp, options, path);
+  // One error lists every dim left without a size.
+  std::vector<std::string> messages;
+  check_inputs(gp, options, path, messages);
+  if (!messages.empty()) {
+    std::string list;
+    for (const std::string& d : messages) list += (list.empty() ? "" : "; ") + d;
+    throw Error(path + kDynamicDims + list);
+  }
   for (const auto& in : gp.input()) {
     if (initializers.count(in.name())) continue;  // an initializer listed as input (old exporters)
     if (!in.type().has_tensor_type()) throw Error(path + ": input '" + in.name() + "' is not a tensor");
@@ -225,10 +251,10 @@ Model import_onnx(const std::string& path, const ImportOptions& options) {
     for (const std::string& key : {in.name(), file_safe(in.name())})
       if (auto it = options.input_values.find(key); it != options.input_values.end()) fixed = &it->second;
     if (fixed) {
-      scope.values[in.name()] = fixed_input(g, in.name(), t, input_shape(in, options, path), *fixed, path);
+      scope.values[in.name()] = fixed_input(g, in.name(), t, known_input_shape(in, options, path), *fixed, path);
       continue;
     }
-    Tensor x = Tensor::input(g, in.name(), t, input_shape(in, options, path));
+    Tensor x = Tensor::input(g, in.name(), t, known_input_shape(in, options, path));
     scope.values[in.name()] = x;
     model.inputs.push_back({in.name(), x});
   }

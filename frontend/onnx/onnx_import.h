@@ -11,13 +11,24 @@
 namespace tgc {
 
 struct ImportOptions {
-  // Shapes for inputs whose ONNX dims are symbolic ("batch", "N", ...) or to override them.
+  // Shapes for inputs whose ONNX dims are symbolic ("batch", "N", ...) or to override them. A dim
+  // of -1 (`?` on the command line) keeps the model's own dim (dynamic if it is symbolic).
   std::map<std::string, Shape> input_shapes;
   // Shapes of the data at hand (e.g. -i files): used only for dims the model leaves dynamic.
   std::map<std::string, Shape> shape_hints;
   // Inputs fixed to these values at compile time: the model is specialised for them (an If on
   // such an input folds) and they are no longer inputs. One value fills the whole input.
   std::map<std::string, std::vector<double>> input_values;
+  // Sizes of symbolic dims by key (see UnknownDim::key): how a run-time batch dim is traced.
+  std::map<std::string, int64_t> dim_sizes;
+};
+
+// An input dim that neither the model nor the options give a size.
+struct UnknownDim {
+  std::string input;  // ONNX input name
+  int axis;
+  std::string param;  // the ONNX dim_param ("" when unnamed)
+  std::string key;    // dim_param, or "input:axis" for an unnamed dim
 };
 
 struct NamedTensor {
@@ -30,9 +41,16 @@ struct Model {
   std::vector<NamedTensor> inputs;   // each an input BUFFER
   std::vector<NamedTensor> outputs;
   std::string path;
+  // A run-time batch dim (frontend/onnx/dynamic_batch.h): its name, and per input and output
+  // whether its axis 0 is that dim. The graph is then the program of one sample (batch 1).
+  std::string batch_dim;
+  std::vector<bool> batched_inputs, batched_outputs;
 };
 
 Model import_onnx(const std::string& path, const ImportOptions& options = {});
+
+// The input dims that `options` leave without a size (input and axis order).
+std::vector<UnknownDim> unknown_input_dims(const std::string& path, const ImportOptions& options = {});
 
 // Reads a serialized onnx.TensorProto (.pb), as in the ONNX test data sets.
 HostTensor read_onnx_tensor(const std::string& path);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "frontend/npy.h"
+#include "frontend/onnx/dynamic_batch.h"
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
 #include "ir/interpret.h"
@@ -43,6 +44,9 @@ usage:
       --input-value fixes an input at compile time (e.g. a sample rate that selects an If
       branch): the artifact is specialised and no longer takes that input.
       --no-opt: skip the target's kernel optimizations (register tiles, vector lanes).
+      Symbolic input dims need sizes (--input-shape; `?` keeps a dim symbolic), except the
+      batch: a leading dim shared by the inputs stays dynamic when no node mixes samples, and
+      the artifact binds it from its input shapes at run time (one sample's program per sample).
   tgc compile ... --beam=N [--tune-via=CMD] [--tune-cache=PATH] [--tune-timeout=SECONDS]
       Tune each kernel by BEAM search (keeping the N fastest action lists per round): candidates
       are built and timed on the target by tgc-agent, started with `sh -c CMD` (default: the
@@ -60,6 +64,7 @@ usage:
       loop program of each kernel after the target's optimizations (listed before each), or
       each CPU kernel's LLVM IR as rendered (before O3) or assembly (after O3). --kernel: only that
       kernel (k12); --opts: its actions instead of the heuristic's, e.g. 'UPCAST(1,8) UNROLL(2,4)'.
+      A dynamic batch dim is shown at batch 1 (the program the artifact runs per sample).
   tgc eval MODEL.onnx -i NAME=FILE.npy ... [-o DIR] [--input-shape NAME=d0,...]
       Run the reference interpreter. NAME is the input's ONNX name or its file-safe form
       (characters outside [A-Za-z0-9._-] replaced by '_'). Writes DIR/<file-safe output>.npy
@@ -92,6 +97,10 @@ Shape parse_dims(const std::string& s, const std::string& what) {
   std::stringstream ss(s);
   std::string tok;
   while (std::getline(ss, tok, ',')) {
+    if (tok == "?") {  // the model's own dim, dynamic if it is symbolic
+      dims.push_back(-1);
+      continue;
+    }
     try {
       size_t used = 0;
       long long v = std::stoll(tok, &used);
@@ -185,7 +194,7 @@ const NamedTensor& find_input(const Model& m, const std::string& name) {
 }
 
 int cmd_inspect(const Args& a) {
-  Model m = import_onnx(a.model, {a.input_shapes, {}, a.input_values});
+  Model m = import_onnx_dynamic(a.model, {a.input_shapes, {}, a.input_values, {}});
   std::vector<const UOp*> roots;
   for (const auto& o : m.outputs) roots.push_back(o.tensor.uop());
   if (a.stage == "graph") {
@@ -238,7 +247,9 @@ int cmd_compile(const Args& a) {
   if (a.out_dir.empty()) throw Error("compile: no output path (-o PATH)");
   if (a.weights != "embedded" && a.weights != "external") throw Error("--weights must be embedded or external");
   auto t0 = std::chrono::steady_clock::now();
-  Model m = import_onnx(a.model, {a.input_shapes, {}, a.input_values});
+  Model m = import_onnx_dynamic(a.model, {a.input_shapes, {}, a.input_values, {}});
+  if (!m.batch_dim.empty())
+    std::cerr << "tgc: dim '" << m.batch_dim << "' is the batch size, bound at run time: the artifact runs one sample's program per sample\n";
   CompileOptions opt;
   opt.target = a.target;
   opt.triple = a.triple;
@@ -287,7 +298,7 @@ double checksum(const HostTensor& t) {
 
 int cmd_eval(const Args& a) {
   // Input files fix the shapes of dynamic dims unless --input-shape says otherwise.
-  ImportOptions opt{a.input_shapes, {}, a.input_values};
+  ImportOptions opt{a.input_shapes, {}, a.input_values, {}};
   std::vector<std::pair<std::string, HostTensor>> files;
   for (const auto& [name, file] : a.inputs) {
     files.push_back({name, read_npy(file)});
