@@ -71,8 +71,10 @@ bad initializer_huge "initializer 'w': dims [2147483648,2147483648] hold more th
 bad initializer_negative "initializer 'w': dims [-3] contain a negative size"
 bad string_input "input 'x': unsupported ONNX element type STRING (8)"
 bad sequence_input "input 'x' is not a tensor"
-# Dynamic dims: every one is listed with the --input-shape flag that fixes it.
-bad dynamic "input 'x' dim 0 ('batch'): --input-shape x=<batch>,3"
+# Dynamic dims: every one is listed with the --input-shape flag that fixes it, except a leading
+# batch dim that can stay dynamic (tests/dynamic_batch.sh); --input-shape x=? keeps it so.
+expect_ok "a leading batch dim stays dynamic" "$tgc" inspect "$work/dynamic.onnx"
+expect_ok "--input-shape ? keeps a dim dynamic" "$tgc" inspect "$work/dynamic.onnx" --input-shape x=?,3
 expect_error "every dynamic dim listed" \
   "input 'x' dim 0 ('batch'): --input-shape x=<batch>,3; input 'mask' dim 0 ('batch'), dim 1 ('seq'), dim 2 (unnamed): --input-shape mask=<batch>,<seq>,<?>" \
   "$tgc" compile "$work/dynamic_two_inputs.onnx" -o "$work/dyn"

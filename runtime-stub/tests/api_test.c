@@ -1,5 +1,6 @@
 /* Runtime API tests: results against the reference for many thread counts and repeated runs,
- * range splitting, create/destroy cycles, external weights, error paths, thread-local errors.
+ * range splitting, create/destroy cycles, external weights, error paths, thread-local errors, a
+ * run-time batch dim.
  * `api_test opencl` runs the OpenCL checks instead (exit 77 = skipped: no OpenCL device). */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -51,12 +52,12 @@ static void test_cover(void) {
     for (size_t k = 0; k < sizeof totals / sizeof totals[0]; ++k) {
       int64_t total = totals[k];
       int64_t shape[1] = {total};
-      tgc_buffer bufs[1] = {{"seen", TGC_U8, 1, shape, TGC_STORAGE_OUTPUT, 0, total}};
+      tgc_buffer bufs[1] = {{"seen", TGC_U8, 1, shape, TGC_STORAGE_OUTPUT, 0, total, 0}};
       int32_t args[1] = {0}, outs[1] = {0};
       /* total split over dims: exercises global_size[1]/[2] too */
       tgc_launch l = {"cover", k_cover, NULL, 1, args, {total, 1, 1}, {0, 0, 0}};
       if (total % 4 == 0) l.global_size[0] = total / 4, l.global_size[1] = 2, l.global_size[2] = 2;
-      tgc_model_desc d = {TGC_ABI_VERSION, "cover", TGC_BACKEND_CPU, 1, bufs, 1, &l, 0, NULL, 1, outs, 0, NULL, 0,
+      tgc_model_desc d = {TGC_ABI_VERSION, "cover", TGC_BACKEND_CPU, 1, bufs, 1, &l, 0, NULL, 1, outs, 0, NULL, 0, NULL,
                           NULL};
       tgc_model* m = tgc_create(&d, threads);
       CHECK(m, "%s", tgc_last_error());
@@ -216,6 +217,49 @@ static void test_npy_roundtrip(void) {
   unlink(file);
 }
 
+/* ---- a run-time batch dim: the test model with input a, out and cnt batched (one sample is
+ * a [1,1000] row of a), b shared by every sample; each sample must match the reference. */
+static void test_batch(const tgc_model_desc* base) {
+  static const int64_t kRow[] = {1, TEST_N}, kCnt[] = {1, TEST_ROWS};
+  enum { S = 3 };
+  tgc_buffer bufs[8];
+  memcpy(bufs, tgc_test_buffers, sizeof bufs);
+  bufs[0].shape = kRow, bufs[0].batched = 1;                  /* a */
+  bufs[6].shape = kRow, bufs[6].batched = 1;                  /* out */
+  bufs[7].rank = 2, bufs[7].shape = kCnt, bufs[7].batched = 1; /* cnt */
+  tgc_model_desc d = *base;
+  d.buffers = bufs;
+  d.batch_dim = "N";
+  tgc_model* m = tgc_create(&d, 3);
+  CHECK(m, "%s", tgc_last_error());
+  if (!m) return;
+  int64_t dims[16], bad[2] = {S, TEST_N - 1}, zero[2] = {0, TEST_N}, three[2] = {S, TEST_N};
+  CHECK(tgc_input_shape(m, 0, dims) == 2 && dims[0] == 1 && dims[1] == TEST_N, "batch 1 before binding");
+  CHECK(tgc_set_input_shape(m, 0, 2, bad) == -1 && strstr(tgc_last_error(), "has shape [N,1000], got [3,999]"), "%s",
+        tgc_last_error());
+  CHECK(tgc_set_input_shape(m, 0, 2, zero) == -1 && strstr(tgc_last_error(), "at least 1"), "%s", tgc_last_error());
+  CHECK(tgc_set_input_shape(m, 0, 2, three) == 0, "%s", tgc_last_error());
+  CHECK(tgc_output_shape(m, 0, dims) == 2 && dims[0] == S && dims[1] == TEST_N, "out is [3,1000]");
+  CHECK(tgc_output_shape(m, 1, dims) == 2 && dims[0] == S && dims[1] == TEST_ROWS, "cnt is [3,10]");
+  static float a[S][TEST_N], b[TEST_N], scratch[TEST_N], out[S][TEST_N];
+  int64_t cnt[S][TEST_ROWS];
+  tgc_test_inputs(scratch, b, 0);
+  for (int s = 0; s < S; ++s) {
+    tgc_test_inputs(a[s], scratch, s + 1);
+    tgc_test_reference(a[s], b, out[s], cnt[s]);
+  }
+  CHECK(tgc_set_input(m, 0, a, sizeof a) == 0 && tgc_set_input(m, 1, b, sizeof b) == 0, "%s", tgc_last_error());
+  CHECK(tgc_run(m) == 0, "%s", tgc_last_error());
+  CHECK(memcmp(tgc_output_data(m, 0), out, sizeof out) == 0, "every sample's out");
+  CHECK(memcmp(tgc_output_data(m, 1), cnt, sizeof cnt) == 0, "every sample's cnt");
+  CHECK(tgc_set_input_shape(m, 0, 2, kRow) == 0 && tgc_set_input(m, 0, a, sizeof a) == -1, "rebound to batch 1");
+  tgc_destroy(m);
+  m = tgc_create(base, 1); /* a static model takes its own shape only */
+  CHECK(m && tgc_set_input_shape(m, 0, 2, three) == -1 && strstr(tgc_last_error(), "has shape [10,100]"), "%s",
+        tgc_last_error());
+  tgc_destroy(m);
+}
+
 /* ---- OpenCL */
 static int test_opencl(void) {
   tgc_model* m = tgc_create(&tgc_test_model_cl, 0);
@@ -227,6 +271,7 @@ static int test_opencl(void) {
   if (!m) return 1;
   for (int it = 0; it < 20; ++it) CHECK(run_and_check(m, it) == 0, "opencl iteration %d", it);
   tgc_destroy(m);
+  test_batch(&tgc_test_model_cl);
 
   tgc_buffer bufs[16];
   tgc_launch launches[4];
@@ -280,6 +325,7 @@ int main(int argc, char** argv) {
     test_thread_local_error();
     test_external_weights();
     test_npy_roundtrip();
+    test_batch(&tgc_test_model_cpu);
   }
   if (g_failures) {
     fprintf(stderr, "%d check(s) failed\n", g_failures);

@@ -1,0 +1,99 @@
+// passes/batch_axis: which graphs one sample's program can compute per sample. Each case builds
+// the same graph at batch sizes 13 and 17 and asks where the batch lies in each output, or
+// expects the error that names why samples would mix.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "ir/error.h"
+#include "ir/tensor.h"
+#include "passes/batch_axis.h"
+
+namespace tgc {
+namespace {
+
+using Build = std::function<std::vector<Tensor>(Graph&, int64_t n)>;
+
+HostTensor ones(const Shape& s) {
+  HostTensor h(DType::F32, s);
+  for (int64_t i = 0; i < h.numel(); ++i) h.set(i, 1.0 + double(i % 7));
+  return h;
+}
+
+std::vector<int> axes_of(const Build& build) {
+  Graph ga, gb;
+  std::vector<const UOp*> ra, rb;
+  for (const Tensor& t : build(ga, 13)) ra.push_back(t.uop());
+  for (const Tensor& t : build(gb, 17)) rb.push_back(t.uop());
+  return batch_axes(ga, ra, 13, gb, rb, 17);
+}
+
+std::string error_of(const Build& build) {
+  try {
+    axes_of(build);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+Tensor input(Graph& g, const Shape& s) { return Tensor::input(g, "x", DType::F32, s); }
+
+TEST(BatchAxis, MlpWithSoftmaxKeepsTheBatchFirst) {
+  auto mlp = [](Graph& g, int64_t n) {
+    Tensor w = Tensor::weight(g, "w", ones({8, 4}));
+    return std::vector<Tensor>{input(g, {n, 8}).matmul(w).relu().softmax(-1)};
+  };
+  EXPECT_EQ(axes_of(mlp), std::vector<int>{0});
+}
+
+TEST(BatchAxis, FollowsPermutesAndSeesBatchFreeOutputs) {
+  auto f = [](Graph& g, int64_t n) {
+    Tensor w = Tensor::weight(g, "w", ones({3, 5}));
+    return std::vector<Tensor>{input(g, {n, 3, 5}).permute({1, 0, 2}) * 2.0, w.exp()};
+  };
+  EXPECT_EQ(axes_of(f), (std::vector<int>{1, -1}));
+}
+
+TEST(BatchAxis, BatchMergedAsTheOutermostFactorIsSeparable) {
+  // ONNX Softmax before opset 13 flattens [N, T, C] to [N*T, C].
+  auto f = [](Graph& g, int64_t n) {
+    return std::vector<Tensor>{input(g, {n, 4, 5}).reshape({n * 4, 5}).softmax(-1).reshape({n, 4, 5})};
+  };
+  EXPECT_EQ(axes_of(f), std::vector<int>{0});
+}
+
+TEST(BatchAxis, NamesWhatMixesSamples) {
+  auto reduce = [](Graph& g, int64_t n) {
+    Tensor x = input(g, {n, 4});
+    Tensor m = x.max();  // over the batch too (melspectrogram's global ReduceMax)
+    g.set_origin(m.uop(), "ReduceMax rm");
+    return std::vector<Tensor>{x - m.reshape({1, 1}).expand({n, 4})};
+  };
+  EXPECT_NE(error_of(reduce).find("node 'ReduceMax rm' (REDUCE) reduces over the batch dim"), std::string::npos) << error_of(reduce);
+  auto across = [](Graph& g, int64_t n) {  // the batch no longer the outer part of the merged dim
+    return std::vector<Tensor>{input(g, {n, 4}).permute({1, 0}).reshape({4 * n}).reshape({4, n}).permute({1, 0})};
+  };
+  EXPECT_NE(error_of(across).find("reshapes across the batch dim"), std::string::npos) << error_of(across);
+  auto slice = [](Graph& g, int64_t n) { return std::vector<Tensor>{input(g, {n, 4}).shrink({{1, n}, {0, 4}})}; };
+  EXPECT_NE(error_of(slice).find("its dims follow the batch size"), std::string::npos) << error_of(slice);
+  auto flip = [](Graph& g, int64_t n) { return std::vector<Tensor>{input(g, {n, 4}).flip({0})}; };
+  EXPECT_NE(error_of(flip).find("reverses the batch dim"), std::string::npos) << error_of(flip);
+}
+
+TEST(BatchAxis, RejectsValuesComputedFromTheBatchSize) {
+  auto scaled = [](Graph& g, int64_t n) { return std::vector<Tensor>{input(g, {n, 4}) * double(n)}; };
+  EXPECT_NE(error_of(scaled).find("takes a value computed from the batch size"), std::string::npos) << error_of(scaled);
+  auto positions = [](Graph& g, int64_t n) {  // Range(0, N): a different value per sample
+    return std::vector<Tensor>{input(g, {n, 4}) + Tensor::arange(g, n, DType::F32).reshape({n, 1}).expand({n, 4})};
+  };
+  EXPECT_NE(error_of(positions).find("uses a constant computed from the batch size"), std::string::npos) << error_of(positions);
+}
+
+TEST(BatchAxis, RejectsMergedBatchOutputs) {
+  auto f = [](Graph& g, int64_t n) { return std::vector<Tensor>{input(g, {n, 4, 5}).reshape({n * 4, 5})}; };
+  EXPECT_NE(error_of(f).find("is an output with the batch merged into another dim"), std::string::npos) << error_of(f);
+}
+
+}  // namespace
+}  // namespace tgc

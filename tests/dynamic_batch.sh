@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# A run-time batch dim (frontend/onnx/dynamic_batch.h): models compiled without a batch size run
+# at any batch size and match the reference interpreter (tgc eval at that size) and onnxruntime;
+# the artifact's CLI and C API bind it; models whose nodes mix samples get a clear compile error.
+# usage: dynamic_batch.sh TGC_BINARY REPO_ROOT   (TGC_REAL_MODELS overrides the real model dir)
+set -uo pipefail
+tgc="$1"; root="$2"
+real="${TGC_REAL_MODELS:-$root/../shared/models/real}"
+ort="$root/tools/ort/ort_run.js"
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+fail=0
+compare() { /usr/bin/python3 "$root/tests/compare_npy.py" "$@" || fail=1; }
+expect_error() {  # description, expected substring, command...
+  local what="$1" want="$2"; shift 2
+  "$@" >"$work/out" 2>"$work/err"
+  local rc=$?
+  if [ $rc -ne 1 ] || [ "$(wc -l <"$work/err")" -ne 1 ] || ! grep -qF -- "$want" "$work/err"; then
+    echo "FAIL $what: rc=$rc, stderr:"; cat "$work/err"; fail=1
+  else
+    echo "ok   $what: $(cat "$work/err")"
+  fi
+}
+
+/usr/bin/python3 - "$work" <<'PY' || { echo "FAIL making the test models"; exit 1; }
+import sys, numpy as np, onnx
+from onnx import helper, TensorProto as T
+d = sys.argv[1]
+def save(name, nodes, inputs, outputs, inits=()):
+    onnx.save(helper.make_model(helper.make_graph(nodes, name, inputs, outputs, list(inits)),
+                                opset_imports=[helper.make_opsetid("", 13)]), f"{d}/{name}.onnx")
+vi = lambda n, shape: helper.make_tensor_value_info(n, T.FLOAT, shape)
+w = helper.make_tensor("w", T.FLOAT, [4], [1, 2, 3, 4])
+axes = helper.make_tensor("axes", T.INT64, [1], [1])
+# z = x * y + w, s = sum over axis 1: samples stay apart.
+save("dyn", [helper.make_node("Mul", ["x", "y"], ["p"]), helper.make_node("Add", ["p", "w"], ["z"]),
+             helper.make_node("ReduceSum", ["z", "axes"], ["s"], keepdims=0)],
+     [vi("x", ["N", 4]), vi("y", ["N", 4])], [vi("z", ["N", 4]), vi("s", ["N"])], [w, axes])
+# Normalising by the batch's mean mixes samples.
+save("mixing", [helper.make_node("ReduceMean", ["x"], ["m"], axes=[0], keepdims=1, name="batch_mean"),
+                helper.make_node("Sub", ["x", "m"], ["z"])], [vi("x", ["N", 4])], [vi("z", ["N", 4])])
+# A second symbolic dim needs a size.
+save("two_dims", [helper.make_node("Relu", ["x"], ["z"])], [vi("x", ["N", "T"])], [vi("z", ["N", "T"])])
+r = np.random.default_rng(0)
+for n in (1, 3):
+    np.save(f"{d}/x{n}.npy", r.standard_normal((n, 4)).astype(np.float32))
+    np.save(f"{d}/y{n}.npy", r.standard_normal((n, 4)).astype(np.float32))
+np.save(f"{d}/emb3.npy", r.standard_normal((3, 76, 32, 1)).astype(np.float32))
+np.save(f"{d}/cls2.npy", r.standard_normal((2, 3, 48, 192)).astype(np.float32))
+np.save(f"{d}/rec2.npy", r.standard_normal((2, 3, 48, 320)).astype(np.float32))
+PY
+
+echo "== a small model: artifact vs tgc eval at batch 1 and 3"
+"$tgc" compile "$work/dyn.onnx" -o "$work/dyn" 2>"$work/log" || { cat "$work/log"; fail=1; }
+grep -qF "dim 'N' is the batch size, bound at run time" "$work/log" || { echo "FAIL no batch-dim note"; cat "$work/log"; fail=1; }
+"$work/dyn" --info | grep -q "x: f32\[N,4\]" || { echo "FAIL --info does not show x: f32[N,4]"; "$work/dyn" --info; fail=1; }
+for n in 1 3; do
+  "$work/dyn" -i x="$work/x$n.npy" -i y="$work/y$n.npy" -o "$work/tgc$n" >/dev/null || fail=1
+  "$tgc" eval "$work/dyn.onnx" -i x="$work/x$n.npy" -i y="$work/y$n.npy" -o "$work/ref$n" || fail=1
+  compare "$work/tgc$n" "$work/ref$n" --max-rel 1e-6
+done
+"$work/dyn" --batch 5 | grep -qF "z: f32[5,4]" || { echo "FAIL --batch 5 does not give z: f32[5,4]"; fail=1; }
+expect_error "inputs disagree on the batch" "batch size N=1, but input 'x' has 3" "$work/dyn" -i x="$work/x3.npy" -i y="$work/y1.npy"
+expect_error "--batch against the files" "--batch 2, but input 'x' has batch size 3" "$work/dyn" --batch 2 -i x="$work/x3.npy" -i y="$work/y3.npy"
+"$tgc" compile "$root/models/digits_cnn.onnx" -o "$work/digits" 2>/dev/null || fail=1
+expect_error "--batch on a static model" "has no run-time batch dim" "$work/digits" --batch 2
+
+echo "== the C API binds the batch"
+"$tgc" compile "$work/dyn.onnx" --shared -o "$work/libdyn.so" 2>/dev/null || fail=1
+grep -qF -- "-1 is the batch size 'N'" "$work/dyn.h" || { echo "FAIL dyn.h does not explain -1"; fail=1; }
+cc -O1 -I"$work" "$root/tests/c_api/dynamic_batch.c" -L"$work" -ldyn -Wl,-rpath,"$work" -o "$work/c_api" && "$work/c_api" || fail=1
+
+echo "== what must stay static"
+expect_error "a node mixes samples" "node 'ReduceMean batch_mean' (REDUCE) reduces over the batch dim" "$tgc" compile "$work/mixing.onnx" -o "$work/m"
+expect_error "another symbolic dim" "input 'x' dim 0 ('N'), dim 1 ('T'): --input-shape x=<N>,<T> (dim 'N' (axis 0 of 'x') can stay dynamic: write it as ?)" \
+  "$tgc" compile "$work/two_dims.onnx" -o "$work/m"
+[ ! -e "$work/m" ] || { echo "FAIL a failed compile left an artifact"; fail=1; }
+"$tgc" compile "$work/two_dims.onnx" --input-shape x=?,7 -o "$work/two" 2>/dev/null && "$work/two" --batch 2 | grep -qF "z: f32[2,7]" \
+  || { echo "FAIL --input-shape x=?,7"; fail=1; }
+
+if [ -d "$real" ] && [ -d "$root/tools/ort/node_modules/onnxruntime-node" ]; then
+  echo "== real models at batch > 1 vs onnxruntime"
+  real_case() {  # name, model, compile args, input name, input file
+    "$tgc" compile "$real/$2" $3 -o "$work/$1" 2>/dev/null || { echo "FAIL compile $1"; fail=1; return; }
+    "$work/$1" -i "$4=$work/$5" -o "$work/$1.tgc" >/dev/null || { echo "FAIL run $1"; fail=1; return; }
+    node "$ort" "$real/$2" -i "$4=$work/$5" -o "$work/$1.ort" >/dev/null
+    compare "$work/$1.tgc" "$work/$1.ort" --max-rel 1e-4
+  }
+  real_case embedding embedding_model.onnx "" input_1 emb3.npy
+  real_case cls ch_ppocr_mobile_v2.0_cls_infer.onnx "--input-shape x=?,3,48,192" x cls2.npy
+  real_case rec ch_PP-OCRv4_rec_infer.onnx "--input-shape x=?,3,48,320" x rec2.npy
+  expect_error "melspectrogram normalises by the batch's max" "node 'ReduceMax ReduceMax_24' (REDUCE) reduces over the batch dim" \
+    "$tgc" compile "$real/melspectrogram.onnx" --input-shape input=?,1280 -o "$work/mel"
+else
+  echo "FAIL real models or onnxruntime-node missing (tools/scripts/install-deps.sh)"; fail=1
+fi
+[ $fail -eq 0 ] && echo "dynamic batch: all checks passed"
+exit $fail
