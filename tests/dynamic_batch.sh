@@ -49,7 +49,7 @@ np.save(f"{d}/cls2.npy", r.standard_normal((2, 3, 48, 192)).astype(np.float32))
 np.save(f"{d}/rec2.npy", r.standard_normal((2, 3, 48, 320)).astype(np.float32))
 PY
 
-echo "== a small model: artifact vs tgc eval at batch 1 and 3"
+echo "== a small model: artifacts (cpu, qcom) vs tgc eval at batch 1 and 3"
 "$tgc" compile "$work/dyn.onnx" -o "$work/dyn" 2>"$work/log" || { cat "$work/log"; fail=1; }
 grep -qF "dim 'N' is the batch size, bound at run time" "$work/log" || { echo "FAIL no batch-dim note"; cat "$work/log"; fail=1; }
 "$work/dyn" --info | grep -q "x: f32\[N,4\]" || { echo "FAIL --info does not show x: f32[N,4]"; "$work/dyn" --info; fail=1; }
@@ -58,6 +58,10 @@ for n in 1 3; do
   "$tgc" eval "$work/dyn.onnx" -i x="$work/x$n.npy" -i y="$work/y$n.npy" -o "$work/ref$n" || fail=1
   compare "$work/tgc$n" "$work/ref$n" --max-rel 1e-6
 done
+# --target=qcom: the OpenCL backend (pocl here) writes and reads each sample's slices.
+"$tgc" compile "$work/dyn.onnx" --target=qcom --triple=x86_64-linux-gnu -o "$work/dyncl" 2>/dev/null || fail=1
+"$work/dyncl" -i x="$work/x3.npy" -i y="$work/y3.npy" -o "$work/cl3" >/dev/null || fail=1
+compare "$work/cl3" "$work/ref3" --max-rel 1e-6
 "$work/dyn" --batch 5 | grep -qF "z: f32[5,4]" || { echo "FAIL --batch 5 does not give z: f32[5,4]"; fail=1; }
 expect_error "inputs disagree on the batch" "batch size N=1, but input 'x' has 3" "$work/dyn" -i x="$work/x3.npy" -i y="$work/y1.npy"
 expect_error "--batch against the files" "--batch 2, but input 'x' has batch size 3" "$work/dyn" --batch 2 -i x="$work/x3.npy" -i y="$work/y3.npy"
