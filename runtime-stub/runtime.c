@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,14 +309,78 @@ static int map_weights(tgc_model* m) {
 
 /* ---------------------------------------------------------------- API */
 
-/* Points batched buffers at sample `s` (every buffer at its base for s = 0) and the launch
- * arguments at those addresses. */
-static void point_at_sample(tgc_model* m, int64_t s) {
+/* Sets buffer addresses `cur` and launch arguments `args` for sample `s`: arena buffers in
+ * `arena` (NULL on OpenCL), batched buffers at the sample's slice, the rest at their base. */
+static void point_at_sample(const tgc_model* m, void* arena, void** cur, void*** args, int64_t s) {
   const tgc_model_desc* d = m->desc;
-  for (int32_t i = 0; i < d->num_buffers; ++i)
-    m->cur[i] = d->buffers[i].batched ? (uint8_t*)m->buf[i] + s * d->buffers[i].nbytes : m->buf[i];
+  for (int32_t i = 0; i < d->num_buffers; ++i) {
+    const tgc_buffer* b = &d->buffers[i];
+    cur[i] = b->storage == TGC_STORAGE_ARENA ? (arena ? (uint8_t*)arena + b->offset : NULL)
+             : b->batched                   ? (uint8_t*)m->buf[i] + s * b->nbytes
+                                            : m->buf[i];
+  }
   for (int32_t l = 0; l < d->num_launches; ++l)
-    for (int32_t i = 0; i < d->launches[l].num_buffers; ++i) m->launch_args[l][i] = m->cur[d->launches[l].buffers[i]];
+    for (int32_t i = 0; i < d->launches[l].num_buffers; ++i) args[l][i] = cur[d->launches[l].buffers[i]];
+}
+
+static void at_sample(tgc_model* m, int64_t s) { point_at_sample(m, m->arena, m->cur, m->launch_args, s); }
+
+static void free_workers(tgc_model* m) {
+  for (int k = 0; m->workers && k < m->num_threads; ++k) {
+    tgc_worker* w = &m->workers[k];
+    free(w->arena);
+    free(w->cur);
+    for (int32_t l = 0; w->args && l < m->desc->num_launches; ++l) free(w->args[l]);
+    free(w->args);
+  }
+  free(m->workers);
+  m->workers = NULL;
+}
+
+static int make_workers(tgc_model* m) {
+  const tgc_model_desc* d = m->desc;
+  if (m->workers) return 0;
+  int ok = (m->workers = calloc((size_t)m->num_threads, sizeof *m->workers)) != NULL;
+  for (int k = 0; ok && k < m->num_threads; ++k) {
+    tgc_worker* w = &m->workers[k];
+    ok = (d->arena_size == 0 || (w->arena = alloc64(d->arena_size))) &&
+         (w->cur = calloc((size_t)d->num_buffers + 1, sizeof(void*))) &&
+         (w->args = calloc((size_t)d->num_launches + 1, sizeof(void**)));
+    for (int32_t l = 0; ok && l < d->num_launches; ++l)
+      ok = (w->args[l] = calloc((size_t)d->launches[l].num_buffers + 1, sizeof(void*))) != NULL;
+  }
+  if (ok) return 0;
+  free_workers(m);
+  tgc_set_error("out of memory for %d sample-parallel arenas of %lld bytes", m->num_threads, (long long)d->arena_size);
+  return -1;
+}
+
+/* Sample-parallel runs: a pool chunk is a range of samples, each run start to end by one thread
+ * in its own arena. */
+typedef struct {
+  tgc_model* m;
+  atomic_int next_worker;
+} sample_job;
+
+/* Only then may threads run samples side by side: an output without the batch dim would be
+ * written by all of them. */
+static int all_outputs_batched(const tgc_model_desc* d) {
+  for (int32_t i = 0; i < d->num_outputs; ++i)
+    if (!d->buffers[d->outputs[i]].batched) return 0;
+  return 1;
+}
+
+static void run_samples(void* const* job_ptr, int64_t begin, int64_t end) {
+  sample_job* job = (sample_job*)(void*)job_ptr;
+  const tgc_model_desc* d = job->m->desc;
+  tgc_worker* w = &job->m->workers[atomic_fetch_add(&job->next_worker, 1)];
+  for (int64_t s = begin; s < end; ++s) {
+    point_at_sample(job->m, w->arena, w->cur, w->args, s);
+    for (int32_t l = 0; l < d->num_launches; ++l) {
+      int64_t total = launch_total(&d->launches[l]);
+      if (total > 0) d->launches[l].cpu_fn(w->args[l], 0, total);
+    }
+  }
 }
 
 tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads) {
@@ -364,7 +429,7 @@ tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads) {
   }
   for (int32_t l = 0; l < nl; ++l)
     if (!(m->launch_args[l] = calloc((size_t)desc->launches[l].num_buffers + 1, sizeof(void*)))) goto oom;
-  point_at_sample(m, 0);
+  at_sample(m, 0);
 
   if (is_cpu) {
     m->num_threads = num_threads > 0 ? num_threads : tgc_online_cores();
@@ -415,6 +480,7 @@ void tgc_destroy(tgc_model* m) {
   if (m->profile_ms && m->profile_runs > 0) print_profile(m);
   free(m->profile_ms);
   if (m->pool) tgc_pool_destroy(m->pool);
+  free_workers(m);
   if (m->cl) tgc_cl_destroy(m->cl);
   if (m->launch_args)
     for (int32_t l = 0; l < m->desc->num_launches; ++l) free(m->launch_args[l]);
@@ -435,8 +501,16 @@ int tgc_run(tgc_model* m) {
     return -1;
   }
   const tgc_model_desc* d = m->desc;
+  // A batch of at least as many samples as threads runs a sample per thread: one sample's
+  // kernels are often too small to split well. TGC_PROFILE keeps kernels one at a time.
+  if (!m->cl && m->num_threads > 1 && m->batch >= m->num_threads && !m->profile_ms && all_outputs_batched(d)) {
+    if (make_workers(m) != 0) return -1;
+    sample_job job = {m, 0};
+    tgc_pool_run(m->pool, run_samples, (void* const*)(void*)&job, m->batch, 1);
+    return 0;
+  }
   for (int64_t sample = 0; sample < m->batch; ++sample) {
-    if (m->batch > 1) point_at_sample(m, sample);
+    if (m->batch > 1) at_sample(m, sample);
     if (m->cl) {
       if (tgc_cl_run(m->cl) != 0) return -1;
       continue;
@@ -444,7 +518,7 @@ int tgc_run(tgc_model* m) {
     for (int32_t l = 0; l < d->num_launches; ++l) {
       int64_t total = launch_total(&d->launches[l]);
       double t0 = m->profile_ms ? tgc_now_ms() : 0;
-      if (total > 0) tgc_pool_run(m->pool, d->launches[l].cpu_fn, m->launch_args[l], total);
+      if (total > 0) tgc_pool_run(m->pool, d->launches[l].cpu_fn, m->launch_args[l], total, 2);
       if (m->profile_ms) m->profile_ms[l] += tgc_now_ms() - t0;
     }
   }
@@ -486,7 +560,7 @@ int tgc_bind_batch(tgc_model* m, int64_t n) {
     }
   free(fresh);
   m->batch = n;
-  point_at_sample(m, 0);
+  at_sample(m, 0);
   return 0;
 }
 

@@ -32,8 +32,9 @@ typedef struct tgc_pool tgc_pool;
 tgc_pool* tgc_pool_create(int num_threads);
 void tgc_pool_destroy(tgc_pool* p);
 int tgc_pool_size(const tgc_pool* p);
-/* Runs fn(buffers, begin, end) over [0, total), split in contiguous chunks; returns when all are done. */
-void tgc_pool_run(tgc_pool* p, tgc_cpu_fn fn, void* const* buffers, int64_t total);
+/* Runs fn(buffers, begin, end) over [0, total), split in contiguous chunks, one per thread, when
+ * each gets at least min_items (else in the caller); returns when all are done. */
+void tgc_pool_run(tgc_pool* p, tgc_cpu_fn fn, void* const* buffers, int64_t total, int64_t min_items);
 int tgc_online_cores(void);
 
 /* ---- OpenCL backend (opencl.c) ---- */
@@ -46,6 +47,13 @@ int tgc_cl_run(tgc_cl* cl);
 const char* tgc_cl_device_name(const tgc_cl* cl);
 
 /* ---- the model (runtime.c) ---- */
+/* A thread's own arena and argument arrays for sample-parallel runs. */
+typedef struct {
+  void* arena;
+  void** cur;
+  void*** args;
+} tgc_worker;
+
 struct tgc_model {
   const tgc_model_desc* desc;
   void* arena;            /* 64-byte aligned, CPU backend only */
@@ -53,6 +61,7 @@ struct tgc_model {
   void** cur;             /* address of each buffer for the sample being run: buf, but batched
                            * buffers move by a sample per run of the launches */
   int64_t batch;          /* samples held by batched buffers (1 without desc->batch_dim) */
+  tgc_worker* workers;    /* per thread, made by the first sample-parallel run, else NULL */
   void** io_alloc;        /* per buffer: own allocation for INPUT/OUTPUT storage, else NULL */
   void*** launch_args;    /* per launch: resolved argument pointers, in launch order */
   void* weights_map;      /* mmap of desc->weights_file, or NULL */

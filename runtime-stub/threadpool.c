@@ -178,9 +178,9 @@ void tgc_pool_destroy(tgc_pool* p) {
 
 int tgc_pool_size(const tgc_pool* p) { return p ? p->n : 0; }
 
-void tgc_pool_run(tgc_pool* p, tgc_cpu_fn fn, void* const* buffers, int64_t total) {
+void tgc_pool_run(tgc_pool* p, tgc_cpu_fn fn, void* const* buffers, int64_t total, int64_t min_items) {
   if (total <= 0) return;
-  if (p->n == 1 || total < 2 * (int64_t)p->n) {
+  if (p->n == 1 || total < min_items * (int64_t)p->n) {
     fn(buffers, 0, total);
     return;
   }

@@ -218,8 +218,9 @@ static void test_npy_roundtrip(void) {
 }
 
 /* ---- a run-time batch dim: the test model with input a, out and cnt batched (one sample is
- * a [1,1000] row of a), b shared by every sample; each sample must match the reference. */
-static void test_batch(const tgc_model_desc* base) {
+ * a [1,1000] row of a), b shared by every sample; each sample must match the reference, run a
+ * sample per thread (threads <= 3) or one sample after another. */
+static void test_batch(const tgc_model_desc* base, int threads) {
   static const int64_t kRow[] = {1, TEST_N}, kCnt[] = {1, TEST_ROWS};
   enum { S = 3 };
   tgc_buffer bufs[8];
@@ -230,7 +231,7 @@ static void test_batch(const tgc_model_desc* base) {
   tgc_model_desc d = *base;
   d.buffers = bufs;
   d.batch_dim = "N";
-  tgc_model* m = tgc_create(&d, 3);
+  tgc_model* m = tgc_create(&d, threads);
   CHECK(m, "%s", tgc_last_error());
   if (!m) return;
   int64_t dims[16], bad[2] = {S, TEST_N - 1}, zero[2] = {0, TEST_N}, three[2] = {S, TEST_N};
@@ -271,7 +272,7 @@ static int test_opencl(void) {
   if (!m) return 1;
   for (int it = 0; it < 20; ++it) CHECK(run_and_check(m, it) == 0, "opencl iteration %d", it);
   tgc_destroy(m);
-  test_batch(&tgc_test_model_cl);
+  test_batch(&tgc_test_model_cl, 1);
 
   tgc_buffer bufs[16];
   tgc_launch launches[4];
@@ -325,7 +326,8 @@ int main(int argc, char** argv) {
     test_thread_local_error();
     test_external_weights();
     test_npy_roundtrip();
-    test_batch(&tgc_test_model_cpu);
+    test_batch(&tgc_test_model_cpu, 3); /* a sample per thread */
+    test_batch(&tgc_test_model_cpu, 4); /* more threads than samples: each kernel split */
   }
   if (g_failures) {
     fprintf(stderr, "%d check(s) failed\n", g_failures);
