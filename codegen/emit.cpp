@@ -38,8 +38,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-
-
 // A C identifier from the artifact's file name: exported symbols are NAME_create etc.
 std::string c_name(const std::string& path) {
   std::string stem = fs::path(path).stem().string();
@@ -285,7 +283,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   if (!opt.external_weights && !blob.empty())
     weights = d.global(llvm::ConstantDataArray::get(ctx, llvm::ArrayRef<uint8_t>(blob)), "weights", 64);
   auto* desc_init = llvm::ConstantStruct::get(
-      d.desc_t(), {d.I32(TGC_ABI_VERSION), d.str(name), d.I32(opencl ? 1 : 0), d.I32(int64_t(buffers.size())), d.array(d.buffer_t(), buffers, "buffers"),
+      d.desc_t(), {d.I32(TGC_ABI_VERSION), d.str(name), d.I32(opencl ? TGC_BACKEND_OPENCL : TGC_BACKEND_CPU), d.I32(int64_t(buffers.size())), d.array(d.buffer_t(), buffers, "buffers"),
                    d.I32(int64_t(launches.size())), d.array(d.launch_t(), launches, "launches"), d.I32(int64_t(ins.size())),
                    d.i32s(ins, "inputs"), d.I32(int64_t(outs.size())), d.i32s(outs, "outputs"), d.I64(plan.arena_bytes),
                    weights, d.I64(int64_t(blob.size())), opt.external_weights ? d.str(weights_file) : d.null(),

@@ -72,7 +72,7 @@ std::vector<std::string> Case::input_shape_args() const {
     }
     if (!in.shape_fixed) continue;
     std::string dims;
-    for (size_t i = 0; i < in.shape.size(); ++i) dims += (i ? "," : "") + std::to_string(in.shape[i]);
+    for (size_t i = 0; i < in.shape.size(); ++i) dims += (i ? "," : "") + (i == 0 && in.batched ? "?" : std::to_string(in.shape[i]));
     args.push_back("--input-shape");
     args.push_back(in.name + "=" + dims);
   }
@@ -142,6 +142,7 @@ Case load_case(const std::string& model_path, const std::vector<std::string>& to
       return c;
     }
     for (const auto& d : vi.type().tensor_type().shape().dim()) in.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    in.symbolic_dim0 = !in.shape.empty() && in.shape[0] < 0;
     c.inputs.push_back(in);
   }
   std::string where = fs::path(model_path).filename().string() + " in inputs.txt";
@@ -175,6 +176,18 @@ Case load_case(const std::string& model_path, const std::vector<std::string>& to
     if (!is_float(in.dtype) && in.dtype != DType::Bool && !in.fill && c.error.empty())
       c.error = "input '" + in.name + "' is " + std::string(dtype_name(in.dtype)) + ": give its value (NAME:fill=V) in tools/bench/inputs.txt";
   }
+  return c;
+}
+
+Case with_batch(Case c, int64_t n) {
+  c.name += "_batch" + std::to_string(n);
+  bool any = false;
+  for (auto& in : c.inputs)
+    if (in.symbolic_dim0 && !in.compiled) {
+      in.shape[0] = n;
+      in.batched = in.shape_fixed = any = true;
+    }
+  if (!any && c.error.empty()) c.error = "no input has a symbolic batch dim";
   return c;
 }
 

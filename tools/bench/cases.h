@@ -20,6 +20,8 @@ struct InputSpec {
   std::optional<double> fill;   // a constant value (e.g. a sample rate) instead of random data
   double scale = 1;             // random inputs: standard normal times this
   bool compiled = false;        // NAME:compiled=V: fill V, fixed in the artifact by --input-value
+  bool symbolic_dim0 = false;   // the model leaves dim 0 symbolic (a batch dim, maybe)
+  bool batched = false;         // with_batch: dim 0 is the batch, left to run time in tgc (`?`)
 };
 
 struct Case {
@@ -44,6 +46,10 @@ std::vector<std::string> onnx_files(const std::string& dir);
 
 // Reads the model's inputs and applies `tokens`; a micro model carries its metric in metadata.
 Case load_case(const std::string& model_path, const std::vector<std::string>& tokens, bool micro);
+
+// The case at batch size n: inputs whose dim 0 is symbolic get n there, and tgc compiles with
+// that dim left dynamic (--input-shape NAME=?,...). A model with no such input gets an error.
+Case with_batch(Case c, int64_t n);
 
 // Writes one .npy per input under `dir` (same values on every call) and returns the
 // -i NAME=FILE arguments: every input for onnxruntime; for tgc, all but those the artifact has

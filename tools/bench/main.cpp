@@ -38,6 +38,7 @@ struct Options {
   double timeout_s = 600;
   double tol = 1e-3;
   int beam = 0;  // also time an artifact compiled with --beam=N (tuning cache in the work dir)
+  int batch = 0; // models at this batch size, their batch dim left dynamic in tgc
 };
 
 const char* kUsage =
@@ -50,6 +51,8 @@ const char* kUsage =
     "  --filter REGEX     only the cases whose name matches (ECMAScript regex, searched)\n"
     "  --beam N           also compile with tgc --beam=N and time that artifact as a third side\n"
     "                     (tuning cache: <work>/tune.sqlite, so a rerun searches nothing)\n"
+    "  --batch N          the models at batch size N, compiled with the batch dim left to run time\n"
+    "                     (models whose nodes mix samples are reported, not run); implies --models-only\n"
     "  --models-only      only the models; --micro-only: only the microbenchmarks\n"
     "  --models-dir DIR   a model directory (repeatable; default: models/ and ../shared/models/real/)\n"
     "  --markdown FILE    write the results section of FILE (docs/performance.md) with the command line\n"
@@ -110,6 +113,9 @@ Options parse(int argc, char** argv) {
       o.rounds = positive(a, value());
     } else if (a == "--beam") {
       o.beam = positive(a, value());
+    } else if (a == "--batch") {
+      o.batch = positive(a, value());
+      o.micro = false;
     } else if (a == "--filter") {
       o.filter = value();
     } else if (a == "--models-only") {
@@ -355,6 +361,7 @@ std::vector<Case> collect_cases(const Options& o, const std::string& root) {
         if (!wanted(fs::path(file).stem().string())) continue;
         auto it = table.find(fs::path(file).filename().string());
         cases.push_back(load_case(file, it == table.end() ? std::vector<std::string>{} : it->second, false));
+        if (o.batch) cases.back() = with_batch(cases.back(), o.batch);
       }
     }
   }
