@@ -80,13 +80,13 @@ class DescBuilder {
   llvm::Constant* I32(int64_t v) { return llvm::ConstantInt::get(i32_, uint64_t(v)); }
   llvm::Constant* I64(int64_t v) { return llvm::ConstantInt::get(i64_, uint64_t(v)); }
   llvm::Constant* null() { return llvm::ConstantPointerNull::get(ptr_); }
-  llvm::StructType* buffer_t() { return llvm::StructType::get(c_, {ptr_, i32_, i32_, ptr_, i32_, i64_, i64_, i32_}); }
+  llvm::StructType* buffer_t() { return llvm::StructType::get(c_, {ptr_, i32_, i32_, ptr_, i32_, i64_, i64_, i32_, ptr_}); }
   llvm::StructType* launch_t() {
     auto* a3 = llvm::ArrayType::get(i64_, 3);
     return llvm::StructType::get(c_, {ptr_, ptr_, ptr_, i32_, ptr_, a3, a3});
   }
   llvm::StructType* desc_t() {
-    return llvm::StructType::get(c_, {i32_, ptr_, i32_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i64_, ptr_, i64_, ptr_, ptr_});
+    return llvm::StructType::get(c_, {i32_, ptr_, i32_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i64_, ptr_, i64_, ptr_, ptr_, i32_, ptr_, ptr_, i32_});
   }
   llvm::Constant* array(llvm::StructType* t, const std::vector<llvm::Constant*>& v, const std::string& name) {
     if (v.empty()) return null();
@@ -117,12 +117,17 @@ const char* c_type(DType t) {
   }
 }
 
-// An input's or output's shape with a run-time batch dim shown as -1.
-Shape declared_shape(const NamedTensor& t, bool batched) {
+// An input's or output's shape with its run-time dims (batch, VARs) shown as -1.
+Shape declared_shape(const NamedTensor& t, bool batched, const std::vector<int32_t>& dim_vars) {
   Shape s = t.tensor.shape();
   if (batched) s[0] = -1;
+  for (size_t i = 0; i < dim_vars.size(); ++i)
+    if (dim_vars[i] >= 0) s[i] = -1;
   return s;
 }
+
+template <class T>
+T at_or(const std::vector<T>& v, size_t i, T fallback) { return i < v.size() ? v[i] : fallback; }
 
 std::string header_text(const std::string& name, const Model& m) {
   std::string n = name, guard = name;
@@ -130,17 +135,21 @@ std::string header_text(const std::string& name, const Model& m) {
   std::string h = "/* " + n + ".h: C API of the model compiled by tgc from " + fs::path(m.path).filename().string() + ". */\n";
   h += "#ifndef " + guard + "_H\n#define " + guard + "_H\n#include <stddef.h>\n#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   h += "typedef struct " + n + "_model " + n + "_model;\n\n";
-  auto listing = [&](const std::vector<NamedTensor>& v, const std::vector<bool>& batched) {
+  auto listing = [&](const std::vector<NamedTensor>& v, const std::vector<bool>& batched,
+                     const std::vector<std::vector<int32_t>>& dim_vars) {
     for (size_t i = 0; i < v.size(); ++i)
       h += " *   " + std::to_string(i) + ": '" + v[i].name + "' " + c_type(v[i].tensor.dtype()) +
-           shape_str(declared_shape(v[i], i < batched.size() && batched[i])) + "\n";
+           shape_str(declared_shape(v[i], at_or(batched, i, false), at_or(dim_vars, i, {}))) + "\n";
   };
   h += "/* Inputs, in order:\n";
-  listing(m.inputs, m.batched_inputs);
+  listing(m.inputs, m.batched_inputs, m.input_dim_vars);
   h += " * Outputs, in order:\n";
-  listing(m.outputs, m.batched_outputs);
+  listing(m.outputs, m.batched_outputs, m.output_dim_vars);
   if (!m.batch_dim.empty())
     h += " * -1 is the batch size '" + m.batch_dim + "', bound at run time by " + n + "_set_input_shape (default 1).\n";
+  for (const UOp* v : m.graph->vars())
+    h += " * -1 is a run-time dim: '" + v->var().name + "' (1 to " + std::to_string(v->var().max) + ", default " +
+         std::to_string(v->var().max) + "), bound by " + n + "_set_input_shape.\n";
   h += " */\nenum { " + n + "_NUM_INPUTS = " + std::to_string(m.inputs.size()) + ", " + n + "_NUM_OUTPUTS = " + std::to_string(m.outputs.size()) + " };\n\n";
   h += "/* num_threads <= 0: one per core. NULL on failure: see " + n + "_last_error(). */\n";
   h += n + "_model* " + n + "_create(int num_threads);\n";
@@ -169,6 +178,8 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   ResolvedTarget target = resolve_target(opt.target, opt.triple, opt.cpu);
   bool opencl = opt.target == "qcom";
   if (opt.output.empty()) throw Error("no output path (-o)");
+  if (opencl && !m.graph->vars().empty())
+    throw Error("run-time dims (--dynamic) need --target=cpu: the OpenCL backend does not read VARs yet");
   CompileReport rep;
   Graph& g = *m.graph;
   rep.triple = target.triple;
@@ -260,6 +271,11 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
     if (m.batched_inputs[i]) batched.insert(m.inputs[i].tensor.uop()->ival());
   for (size_t i = 0; i < m.batched_outputs.size(); ++i)
     if (m.batched_outputs[i]) batched.insert(s.outputs[i]);
+  std::map<int64_t, std::vector<int32_t>> dim_vars;  // input/output buffer -> VAR slot per dim
+  for (size_t i = 0; i < m.input_dim_vars.size(); ++i)
+    if (!m.input_dim_vars[i].empty()) dim_vars[m.inputs[i].tensor.uop()->ival()] = m.input_dim_vars[i];
+  for (size_t i = 0; i < m.output_dim_vars.size(); ++i)
+    if (!m.output_dim_vars[i].empty()) dim_vars[s.outputs[i]] = m.output_dim_vars[i];
   std::vector<llvm::Constant*> buffers;
   for (int64_t b : table) {
     const BufferInfo& info = g.buffer(b);
@@ -272,11 +288,14 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
     buffers.push_back(llvm::ConstantStruct::get(
         d.buffer_t(), {d.str(info.name), d.I32(int64_t(info.dtype)), d.I32(int64_t(info.shape.size())),
                        d.i64s(info.shape, "shape"), d.I32(storage), d.I64(offset), d.I64(numel(info.shape) * dtype_size(info.dtype)),
-                       d.I32(batched.count(b))}));
+                       d.I32(batched.count(b)), dim_vars.count(b) ? d.i32s(dim_vars.at(b), "dim_vars") : d.null()}));
   }
   std::vector<int32_t> ins, outs;
   for (const auto& in : m.inputs) ins.push_back(index.at(in.tensor.uop()->ival()));
   for (int64_t o : s.outputs) outs.push_back(index.at(o));
+  std::vector<llvm::Constant*> var_names;
+  std::vector<int64_t> var_max;
+  for (const UOp* v : g.vars()) var_names.push_back(d.str(v->var().name)), var_max.push_back(v->var().max);
   std::string name = c_name(opt.output);
   std::string weights_file = fs::path(opt.output).filename().string() + ".weights";
   llvm::Constant* weights = d.null();
@@ -287,7 +306,9 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
                    d.I32(int64_t(launches.size())), d.array(d.launch_t(), launches, "launches"), d.I32(int64_t(ins.size())),
                    d.i32s(ins, "inputs"), d.I32(int64_t(outs.size())), d.i32s(outs, "outputs"), d.I64(plan.arena_bytes),
                    weights, d.I64(int64_t(blob.size())), opt.external_weights ? d.str(weights_file) : d.null(),
-                   m.batch_dim.empty() ? d.null() : d.str(m.batch_dim)});
+                   m.batch_dim.empty() ? d.null() : d.str(m.batch_dim), d.I32(int64_t(var_names.size())),
+                   var_names.empty() ? d.null() : d.global(llvm::ConstantArray::get(llvm::ArrayType::get(d.ptr_, var_names.size()), var_names), "var_names"),
+                   d.i64s(var_max, "var_max"), d.I32(index.count(g.vars_buffer()) ? index.at(g.vars_buffer()) : -1)});
   llvm::Constant* desc = d.global(desc_init, "desc");
 
   // Entry points: main() for executables; NAME_* wrappers for shared libraries.
@@ -323,13 +344,14 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
     f = define(name + "_set_input_shape", i32, {ptr, i32, i32, ptr});
     b.CreateRet(b.CreateCall(declare("tgc_set_input_shape", i32, {ptr, i32, i32, ptr}),
                              {f->getArg(0), f->getArg(1), f->getArg(2), f->getArg(3)}));
-    auto io_table = [&](const std::vector<NamedTensor>& v, const std::vector<bool>& batched, bool is_input) {
+    auto io_table = [&](const std::vector<NamedTensor>& v, const std::vector<bool>& batched,
+                        const std::vector<std::vector<int32_t>>& vars, bool is_input) {
       std::vector<llvm::Constant*> names, shapes;
       std::vector<int32_t> ranks;
       for (size_t i = 0; i < v.size(); ++i) {
         const NamedTensor& t = v[i];
         names.push_back(d.str(t.name));
-        Shape sh = declared_shape(t, i < batched.size() && batched[i]);
+        Shape sh = declared_shape(t, at_or(batched, i, false), at_or(vars, i, {}));
         sh.resize(8, 0);
         shapes.push_back(d.i64s(sh, "ioshape"));
         ranks.push_back(int32_t(t.tensor.shape().size()));
@@ -363,8 +385,8 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
       phi->addIncoming(rank, copy);
       b.CreateRet(phi);
     };
-    io_table(m.inputs, m.batched_inputs, true);
-    io_table(m.outputs, m.batched_outputs, false);
+    io_table(m.inputs, m.batched_inputs, m.input_dim_vars, true);
+    io_table(m.outputs, m.batched_outputs, m.output_dim_vars, false);
   }
   std::string verify;
   llvm::raw_string_ostream vs(verify);

@@ -221,7 +221,7 @@ bool Graph::Eq::operator()(const UOp* a, const UOp* b) const {
 }
 
 const UOp* Graph::make(Op op, DType dtype, std::vector<const UOp*> src, Arg arg) {
-  UOp probe{op, dtype, std::move(src), std::move(arg)};
+  UOp probe{op, dtype, std::move(src), std::move(arg), {}};
   size_t h = mix(mix(size_t(op), size_t(dtype)), hash_arg(probe.arg));
   for (const UOp* s : probe.src) h = mix(h, s->hash);  // structural: stable across runs
   probe.hash = h;
@@ -231,6 +231,21 @@ const UOp* Graph::make(Op op, DType dtype, std::vector<const UOp*> src, Arg arg)
   nodes_.push_back(std::move(probe));
   interned_.insert(&nodes_.back());
   return &nodes_.back();
+}
+
+const UOp* Graph::declare_var(const std::string& name, int64_t min, int64_t max) {
+  const UOp* v = var(name, min, max);
+  if (std::find(vars_.begin(), vars_.end(), v) != vars_.end()) return v;
+  vars_.push_back(v);
+  if (vars_buffer_ < 0) vars_buffer_ = add_buffer({"tgc.vars", DType::I64, {1}, BufferKind::Input, nullptr});
+  buffer(vars_buffer_).shape = {int64_t(vars_.size())};
+  return v;
+}
+
+int64_t Graph::var_slot(const UOp* var) const {
+  auto it = std::find(vars_.begin(), vars_.end(), var);
+  if (it == vars_.end()) throw Error("internal error: VAR " + var->var().name + " was not declared");
+  return int64_t(it - vars_.begin());
 }
 
 int64_t Graph::add_buffer(BufferInfo info) {

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -123,6 +124,21 @@ class Graph {
   size_t num_buffers() const { return buffers_.size(); }
   size_t num_nodes() const { return nodes_.size(); }
 
+  // Run-time dims (frontend/onnx/dynamic_dims.h). A VAR declared here has a slot in the vars
+  // buffer (i64, one value per VAR in declaration order), which kernels read its value from.
+  // Declare every VAR before building the graph: the buffer's shape is fixed by then.
+  const UOp* declare_var(const std::string& name, int64_t min, int64_t max);
+  const std::vector<const UOp*>& vars() const { return vars_; }
+  int64_t vars_buffer() const { return vars_buffer_; }  // -1 without VARs
+  int64_t var_slot(const UOp* var) const;
+  // The reduce `reduce` (a tensor REDUCE node) runs over axis `axis` only up to `bound`, a VAR:
+  // the axis is a run-time dim laid out at its upper bound.
+  void set_reduce_bound(const UOp* reduce, int64_t axis, const UOp* bound) { reduce_bounds_[{reduce, axis}] = bound; }
+  const UOp* reduce_bound(const UOp* reduce, int64_t axis) const {
+    auto it = reduce_bounds_.find({reduce, axis});
+    return it == reduce_bounds_.end() ? nullptr : it->second;
+  }
+
   // Which model node a tensor node came from ("Conv conv1"), for listings like `inspect`.
   void set_origin(const UOp* u, const std::string& what) { origin_.try_emplace(u, what); }
   const std::string* origin(const UOp* u) const {
@@ -137,6 +153,9 @@ class Graph {
   std::unordered_set<const UOp*, Hash, Eq> interned_;
   std::vector<BufferInfo> buffers_;
   std::unordered_map<const UOp*, std::string> origin_;
+  std::vector<const UOp*> vars_;
+  int64_t vars_buffer_ = -1;
+  std::map<std::pair<const UOp*, int64_t>, const UOp*> reduce_bounds_;
 };
 
 // Nodes reachable from `roots`, each after all of its sources.

@@ -149,7 +149,7 @@ struct Printer {
     for (const LStmt& s : body) {
       switch (s.kind) {
         case LStmt::Loop:
-          o << pad << "for r" << s.u->range().id << " in 0.." << s.u->src[0]->ival() << ":\n";
+          o << pad << "for r" << s.u->range().id << " in 0.." << print_expr(g, s.u->src[0]) << ":\n";
           stmts(s.body, indent + 1);
           break;
         case LStmt::AccInit: o << pad << acc_name(s.u) << " = identity(" << op_name(s.u->reduce().op) << ")\n"; break;

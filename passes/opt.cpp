@@ -197,7 +197,9 @@ std::vector<const UOp*> kernel_axes(const Kernel& k) {
   for (const UOp* u : toposort({k.ast}))
     if (u->op == Op::KReduce)
       for (size_t i = 1; i < u->src.size(); ++i)
-        if (u->src[i]->range().kind == RangeKind::Reduce && std::find(axes.begin(), axes.end(), u->src[i]) == axes.end())
+        // A reduce up to a run-time bound (a VAR) cannot be split: no axis for the actions.
+        if (u->src[i]->range().kind == RangeKind::Reduce && u->src[i]->src[0]->is_const() &&
+            std::find(axes.begin(), axes.end(), u->src[i]) == axes.end())
           axes.push_back(u->src[i]);
   return axes;
 }

@@ -61,6 +61,11 @@ class KernelBuilder {
     k.ast = g_.make(Op::Store, root->dtype, {out, rw_.rewrite(linear(root->shape, idx)), value});
     k.output = out_buf;
     k.inputs = inputs_;
+    for (const UOp* x : toposort({k.ast}))
+      if (x->op == Op::Var) {  // kernels read VAR values from the vars buffer
+        k.inputs.push_back(g_.vars_buffer());
+        break;
+      }
     k.fused = fused_;
     k.num_reduces = num_reduces_;
     return k;
@@ -100,7 +105,7 @@ class KernelBuilder {
   void count_evals(const UOp* u, const std::vector<const UOp*>& idx, const UOp* gate) {
     std::set<const UOp*> deps = position_deps(idx, gate);
     double n = 1;
-    for (const UOp* r : deps) n *= double(r->src[0]->ival());
+    for (const UOp* r : deps) n *= double(r->src[0]->vmax);  // a VAR bound counts at its maximum
     double total = (evals_[u] += n);
     if (auto it = others_.find(u); it != others_.end()) total += it->second;
     // Decide as soon as the count crosses the line: inlining further would only multiply work.
@@ -164,7 +169,10 @@ class KernelBuilder {
         sidx = idx;
         std::set<const UOp*> context = position_deps(idx, gate);
         for (int64_t a : u->reduce().axes) {
-          sidx[size_t(a)] = new_range(u->src[0]->shape[size_t(a)], RangeKind::Reduce);
+          // A run-time dim is laid out at its upper bound; its reduce stops at the bound VAR.
+          const UOp* bound = g_.reduce_bound(u, a);
+          sidx[size_t(a)] = bound ? g_.make(Op::Range, DType::Index, {bound}, RangeArg{next_range_++, RangeKind::Reduce})
+                                  : new_range(u->src[0]->shape[size_t(a)], RangeKind::Reduce);
           src.push_back(sidx[size_t(a)]);
           range_context_[sidx[size_t(a)]] = context;
         }

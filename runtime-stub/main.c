@@ -44,13 +44,20 @@ static int same_safe(const char* name, const char* query) { /* name == query, or
   return r;
 }
 
-/* "f32[1,3,224]"; dim0, when given, is shown for the first dim (a run-time batch dim's name). */
-static void type_str(char* out, size_t cap, int32_t dtype, int32_t rank, const int64_t* shape, const char* dim0) {
+/* "f32[1,3,224]"; names, when given, replace the sizes of the dims that have one (run-time dims). */
+static void type_str(char* out, size_t cap, int32_t dtype, int32_t rank, const int64_t* shape, const char* const* names) {
   int n = snprintf(out, cap, "%s[", tgc_dtype_name(dtype));
   for (int32_t i = 0; i < rank && n > 0 && (size_t)n < cap; ++i)
-    n += i == 0 && dim0 ? snprintf(out + n, cap - (size_t)n, "%s", dim0)
-                        : snprintf(out + n, cap - (size_t)n, "%s%lld", i ? "," : "", (long long)shape[i]);
+    n += names && names[i] ? snprintf(out + n, cap - (size_t)n, "%s%s", i ? "," : "", names[i])
+                           : snprintf(out + n, cap - (size_t)n, "%s%lld", i ? "," : "", (long long)shape[i]);
   if (n > 0 && (size_t)n < cap) snprintf(out + n, cap - (size_t)n, "]");
+}
+
+/* The names of b's run-time dims (batch, VARs), NULL for fixed dims; returns names. */
+static const char* const* dim_names(const tgc_model_desc* d, const tgc_buffer* b, const char* names[16]) {
+  for (int32_t k = 0; k < b->rank && k < 16; ++k)
+    names[k] = k == 0 && b->batched ? d->batch_dim : b->dim_vars && b->dim_vars[k] >= 0 ? d->var_names[b->dim_vars[k]] : NULL;
+  return names;
 }
 
 static int parse_int(const char* s, long long lo, long long* out) {
@@ -181,6 +188,8 @@ static void usage(const tgc_model_desc* d) {
          "  --threads N                CPU threads (default: one per online core)\n"
          "  --batch N                  batch size of a model with a run-time batch dim, for random inputs\n"
          "                             (default 1; with -i the files give it)\n"
+         "  --dim NAME=N               size of a run-time dim, for random inputs (default: its upper bound;\n"
+         "                             with -i the files give it)\n"
          "  --info                     print the model's inputs, outputs and memory sizes\n"
          "  -h, --help                 this text\n\n"
          "Without -o, prints each output's name, dtype, shape and checksum (sum of its elements).\n"
@@ -190,6 +199,7 @@ static void usage(const tgc_model_desc* d) {
 
 static void print_info(const tgc_model_desc* d) {
   char t[512];
+  const char* names[16];
   printf("model: %s\nbackend: %s\n", d->name ? d->name : "?", backend_name(d->backend));
   for (int io = 0; io < 2; ++io) {
     int32_t n = io ? d->num_outputs : d->num_inputs;
@@ -197,7 +207,7 @@ static void print_info(const tgc_model_desc* d) {
     printf("%s: %d\n", io ? "outputs" : "inputs", (int)n);
     for (int32_t i = 0; i < n; ++i) {
       const tgc_buffer* b = &d->buffers[idx[i]];
-      type_str(t, sizeof t, b->dtype, b->rank, b->shape, b->batched ? d->batch_dim : NULL);
+      type_str(t, sizeof t, b->dtype, b->rank, b->shape, dim_names(d, b, names));
       char* safe = file_safe(b->name ? b->name : "");
       int differs = safe && b->name && strcmp(safe, b->name) != 0;
       printf("  %s: %s%s%s%s\n", b->name ? b->name : "?", t, differs ? " (file-safe name: " : "",
@@ -208,6 +218,8 @@ static void print_info(const tgc_model_desc* d) {
   if (d->batch_dim)
     printf("batch dim: %s (bound at run time from the -i shapes or --batch; one sample's program runs per sample)\n",
            d->batch_dim);
+  for (int32_t v = 0; v < d->num_vars; ++v)
+    printf("run-time dim: %s (1 to %lld; bound from the -i shapes or --dim)\n", d->var_names[v], (long long)d->var_max[v]);
   printf("arena: %lld bytes\n", (long long)d->arena_size);
   if (d->weights_file && d->weights_file[0])
     printf("weights: %lld bytes, file '%s'\n", (long long)d->weights_size, d->weights_file);
@@ -230,6 +242,9 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   int32_t nin = desc->num_inputs, nout = desc->num_outputs;
   int n_given = 0;
   int32_t batch_from = -1; /* the first -i input holding the batch dim */
+  int64_t dim_value[64];   /* --dim NAME=N per run-time dim, 0 where not given */
+  memset(dim_value, 0, sizeof dim_value);
+  if (desc->num_vars > 64) return fail("more than 64 run-time dims");
   tgc_npy* feeds = calloc((size_t)nin + 1, sizeof *feeds);
   tgc_model* m = NULL;
   double* times = NULL;
@@ -281,10 +296,12 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       }
       int ok = feeds[which].rank == b->rank &&
                (feeds[which].dtype == b->dtype || (b->dtype == TGC_BF16 && feeds[which].dtype == TGC_U16));
-      for (int32_t k = 0; ok && k < b->rank; ++k) ok = (k == 0 && b->batched) ? feeds[which].shape[0] >= 1 : feeds[which].shape[k] == b->shape[k];
+      const char* names[16];
+      dim_names(desc, b, names);
+      for (int32_t k = 0; ok && k < b->rank; ++k) ok = names[k] ? feeds[which].shape[k] >= 1 : feeds[which].shape[k] == b->shape[k];
       if (!ok) {
         char want[512], got[512];
-        type_str(want, sizeof want, b->dtype, b->rank, b->shape, b->batched ? desc->batch_dim : NULL);
+        type_str(want, sizeof want, b->dtype, b->rank, b->shape, names);
         type_str(got, sizeof got, feeds[which].dtype, feeds[which].rank, feeds[which].shape, NULL);
         fail("-i %s: expected %s, got %s (%s)", name, want, got, eq + 1);
         free(name);
@@ -307,6 +324,18 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--batch")) {
       if (!val || parse_int(val, 1, &batch) != 0) { fail("--batch needs a positive batch size, got '%s'", val ? val : ""); goto done; }
       if (!desc->batch_dim) { fail("--batch: model '%s' has no run-time batch dim", desc->name ? desc->name : "?"); goto done; }
+    } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--dim")) {
+      const char* eq = val ? strchr(val, '=') : NULL;
+      int32_t v = 0;
+      while (eq && v < desc->num_vars && (strncmp(desc->var_names[v], val, (size_t)(eq - val)) != 0 || desc->var_names[v][eq - val]))
+        ++v;
+      long long n = 0;
+      if (!eq || v >= desc->num_vars || parse_int(eq + 1, 1, &n) != 0) {
+        fail("--dim needs NAME=N for a run-time dim of the model (%s), got '%s'", desc->num_vars ? "see --info" : "it has none",
+             val ? val : "");
+        goto done;
+      }
+      dim_value[v] = n;
     } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--threads")) {
       if (!val || parse_int(val, 0, &threads) != 0 || threads > 4096) {
         fail("--threads needs a thread count (0 = one per core), got '%s'", val ? val : "");
@@ -354,6 +383,27 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   m = tgc_create(desc, (int)threads);
   if (!m) { fail("%s", tgc_last_error()); goto done; }
   if (batch > 0 && tgc_bind_batch(m, batch) != 0) { fail("%s", tgc_last_error()); goto done; }
+  if (desc->num_vars > 0) { /* run-time dims: --dim, else the -i files (which must agree), else the maxima */
+    int64_t values[64];
+    int32_t from[64]; /* the input that gave each value, -1 for --dim or the default */
+    for (int32_t v = 0; v < desc->num_vars; ++v) values[v] = dim_value[v] ? dim_value[v] : desc->var_max[v], from[v] = -1;
+    for (int32_t k = 0; k < nin; ++k) {
+      const tgc_buffer* b = &desc->buffers[desc->inputs[k]];
+      for (int32_t a = 0; feeds[k].data && b->dim_vars && a < b->rank; ++a) {
+        int32_t v = b->dim_vars[a];
+        if (v < 0) continue;
+        int64_t got = feeds[k].shape[a];
+        if ((from[v] >= 0 || dim_value[v]) && got != values[v]) {
+          fail("input '%s' has %s=%lld, but %s%s%s gives %lld", b->name, desc->var_names[v], (long long)got,
+               from[v] >= 0 ? "input '" : "--dim", from[v] >= 0 ? desc->buffers[desc->inputs[from[v]]].name : "",
+               from[v] >= 0 ? "'" : "", (long long)values[v]);
+          goto done;
+        }
+        values[v] = got, from[v] = k;
+      }
+    }
+    if (tgc_bind_vars(m, values) != 0) { fail("%s", tgc_last_error()); goto done; }
+  }
   for (int32_t k = 0; k < nin; ++k) {
     const tgc_buffer* b = &desc->buffers[desc->inputs[k]];
     if (feeds[k].data) {

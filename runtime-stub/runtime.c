@@ -190,7 +190,22 @@ static int validate(const tgc_model_desc* d) {
       tgc_set_error("buffer %d '%s': batched, but not a batch-1 input or output of a model with a batch dim", (int)i, bn);
       return -1;
     }
+    for (int32_t k = 0; b->dim_vars && k < b->rank; ++k)
+      if (b->dim_vars[k] >= d->num_vars || (b->dim_vars[k] >= 0 && b->shape[k] != d->var_max[b->dim_vars[k]])) {
+        tgc_set_error("buffer %d '%s': dim %d is not a run-time dim at its upper bound", (int)i, bn, (int)k);
+        return -1;
+      }
   }
+  if (d->num_vars < 0 || (d->num_vars > 0 && (!d->var_names || !d->var_max || d->batch_dim || d->backend != TGC_BACKEND_CPU)) ||
+      d->vars_buffer >= d->num_buffers || (d->vars_buffer >= 0 && d->buffers[d->vars_buffer].nbytes < 8 * (int64_t)d->num_vars)) {
+    tgc_set_error("malformed run-time dims (VARs need the CPU backend, a name and upper bound each, no batch dim and a vars buffer)");
+    return -1;
+  }
+  for (int32_t v = 0; v < d->num_vars; ++v)
+    if (!d->var_names[v] || d->var_max[v] < 1) {
+      tgc_set_error("run-time dim %d: no name or an upper bound below 1", (int)v);
+      return -1;
+    }
   for (int io = 0; io < 2; ++io) {
     int32_t n = io ? d->num_outputs : d->num_inputs;
     const int32_t* idx = io ? d->outputs : d->inputs;
@@ -430,6 +445,7 @@ tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads) {
   for (int32_t l = 0; l < nl; ++l)
     if (!(m->launch_args[l] = calloc((size_t)desc->launches[l].num_buffers + 1, sizeof(void*)))) goto oom;
   at_sample(m, 0);
+  if (tgc_dims_init(m) != 0) goto fail;
 
   if (is_cpu) {
     m->num_threads = num_threads > 0 ? num_threads : tgc_online_cores();
@@ -481,6 +497,7 @@ void tgc_destroy(tgc_model* m) {
   free(m->profile_ms);
   if (m->pool) tgc_pool_destroy(m->pool);
   free_workers(m);
+  tgc_dims_free(m);
   if (m->cl) tgc_cl_destroy(m->cl);
   if (m->launch_args)
     for (int32_t l = 0; l < m->desc->num_launches; ++l) free(m->launch_args[l]);
@@ -501,6 +518,7 @@ int tgc_run(tgc_model* m) {
     return -1;
   }
   const tgc_model_desc* d = m->desc;
+  tgc_dims_before_run(m);
   // A batch of at least as many samples as threads runs a sample per thread: one sample's
   // kernels are often too small to split well. TGC_PROFILE keeps kernels one at a time.
   if (!m->cl && m->num_threads > 1 && m->batch >= m->num_threads && !m->profile_ms && all_outputs_batched(d)) {
@@ -523,12 +541,8 @@ int tgc_run(tgc_model* m) {
     }
   }
   if (!m->cl) m->profile_runs++;
+  tgc_dims_after_run(m);
   return 0;
-}
-
-int64_t tgc_bound_nbytes(const tgc_model* m, int32_t i) {
-  const tgc_buffer* b = &m->desc->buffers[i];
-  return b->batched ? b->nbytes * m->batch : b->nbytes;
 }
 
 int tgc_bind_batch(tgc_model* m, int64_t n) {
@@ -564,6 +578,11 @@ int tgc_bind_batch(tgc_model* m, int64_t n) {
   return 0;
 }
 
+static int32_t dim_var(const tgc_buffer* b, int32_t k) { return b->dim_vars ? b->dim_vars[k] : -1; }
+
+/* Where callers read and write input/output i: dense storage for one with run-time dims. */
+static void* io_data(const tgc_model* m, int32_t i) { return m->dense && m->dense[i] ? m->dense[i] : m->buf[i]; }
+
 static int io_buffer(const tgc_model* m, int is_output, int index, const char* what) {
   int32_t n = is_output ? m->desc->num_outputs : m->desc->num_inputs;
   if (index < 0 || index >= n) {
@@ -577,7 +596,7 @@ static int io_shape(const tgc_model* m, int is_output, int index, int64_t* dims)
   int i = m ? io_buffer(m, is_output, index, is_output ? "tgc_output_shape" : "tgc_input_shape") : -1;
   if (i < 0) return -1;
   const tgc_buffer* b = &m->desc->buffers[i];
-  for (int32_t k = 0; k < b->rank; ++k) dims[k] = k == 0 && b->batched ? m->batch : b->shape[k];
+  for (int32_t k = 0; k < b->rank; ++k) dims[k] = tgc_dim_size(m, b, k);
   return b->rank;
 }
 
@@ -587,20 +606,29 @@ int tgc_output_shape(const tgc_model* m, int index, int64_t* dims) { return io_s
 int tgc_set_input_shape(tgc_model* m, int index, int rank, const int64_t* dims) {
   int i = m ? io_buffer(m, 0, index, "tgc_set_input_shape") : -1;
   if (i < 0) return -1;
-  const tgc_buffer* b = &m->desc->buffers[i];
+  const tgc_model_desc* d = m->desc;
+  const tgc_buffer* b = &d->buffers[i];
   int ok = rank == b->rank && (rank == 0 || dims);
-  for (int32_t k = b->batched ? 1 : 0; ok && k < rank; ++k) ok = dims[k] == b->shape[k];
+  for (int32_t k = 0; ok && k < rank; ++k) ok = (k == 0 && b->batched) || dim_var(b, k) >= 0 || dims[k] == b->shape[k];
   if (!ok) {
     char want[512] = "", got[512] = "";
     for (int32_t k = 0, n = 0; k < b->rank && n < 400; ++k)
-      n += k == 0 && b->batched ? snprintf(want, sizeof want, "%s", m->desc->batch_dim)
+      n += k == 0 && b->batched ? snprintf(want, sizeof want, "%s", d->batch_dim)
+           : dim_var(b, k) >= 0 ? snprintf(want + n, sizeof want - (size_t)n, "%s%s", k ? "," : "", d->var_names[dim_var(b, k)])
                                 : snprintf(want + n, sizeof want - (size_t)n, "%s%lld", k ? "," : "", (long long)b->shape[k]);
     for (int k = 0, n = 0; dims && k < rank && n < 400; ++k)
       n += snprintf(got + n, sizeof got - (size_t)n, "%s%lld", k ? "," : "", (long long)dims[k]);
     tgc_set_error("input %d '%s' has shape [%s], got [%s]", index, b->name ? b->name : "?", want, got);
     return -1;
   }
-  return b->batched ? tgc_bind_batch(m, dims[0]) : 0;
+  if (b->batched) return tgc_bind_batch(m, dims[0]);
+  if (!b->dim_vars) return 0;
+  int64_t values[64];
+  if (d->num_vars > 64) return tgc_set_error("more than 64 run-time dims"), -1;
+  memcpy(values, m->var_value, (size_t)d->num_vars * sizeof(int64_t));
+  for (int32_t k = 0; k < rank; ++k)
+    if (dim_var(b, k) >= 0) values[dim_var(b, k)] = dims[k];
+  return tgc_bind_vars(m, values);
 }
 
 void* tgc_input_data(tgc_model* m, int index) {
@@ -608,7 +636,7 @@ void* tgc_input_data(tgc_model* m, int index) {
     tgc_set_error("tgc_input_data: no input %d", index);
     return NULL;
   }
-  return m->buf[m->desc->inputs[index]];
+  return io_data(m, m->desc->inputs[index]);
 }
 
 const void* tgc_output_data(const tgc_model* m, int index) {
@@ -616,7 +644,7 @@ const void* tgc_output_data(const tgc_model* m, int index) {
     tgc_set_error("tgc_output_data: no output %d", index);
     return NULL;
   }
-  return m->buf[m->desc->outputs[index]];
+  return io_data(m, m->desc->outputs[index]);
 }
 
 int tgc_set_input(tgc_model* m, int index, const void* data, size_t nbytes) {
@@ -631,7 +659,7 @@ int tgc_set_input(tgc_model* m, int index, const void* data, size_t nbytes) {
                   (long long)want, nbytes);
     return -1;
   }
-  if (nbytes) memcpy(m->buf[m->desc->inputs[index]], data, nbytes);
+  if (nbytes) memcpy(io_data(m, m->desc->inputs[index]), data, nbytes);
   return 0;
 }
 

@@ -62,6 +62,8 @@ struct tgc_model {
                            * buffers move by a sample per run of the launches */
   int64_t batch;          /* samples held by batched buffers (1 without desc->batch_dim) */
   tgc_worker* workers;    /* per thread, made by the first sample-parallel run, else NULL */
+  int64_t* var_value;     /* run-time dims: the bound value of each VAR */
+  void** dense;           /* per buffer with run-time dims: the callers' dense storage, else NULL */
   void** io_alloc;        /* per buffer: own allocation for INPUT/OUTPUT storage, else NULL */
   void*** launch_args;    /* per launch: resolved argument pointers, in launch order */
   void* weights_map;      /* mmap of desc->weights_file, or NULL */
@@ -76,8 +78,20 @@ struct tgc_model {
 /* Sets the batch size of a model with a batch_dim (n >= 1): batched input/output storage is
  * reallocated (zeroed) when it changes. 0, or -1 with the error set. */
 int tgc_bind_batch(tgc_model* m, int64_t n);
-/* Bytes of buffer i as currently bound (all samples of a batched buffer). */
+
+/* ---- run-time dims (dims.c) ---- */
+/* Size of dim k of buffer b as currently bound (batch, VAR or fixed). */
+int64_t tgc_dim_size(const tgc_model* m, const tgc_buffer* b, int32_t k);
+/* Bytes of buffer i as currently bound: all samples of a batched buffer, a dense tensor of the
+ * bound sizes for one with run-time dims. */
 int64_t tgc_bound_nbytes(const tgc_model* m, int32_t i);
+int tgc_dims_init(tgc_model* m); /* VARs at their maxima, dense storage; 0 or -1 */
+void tgc_dims_free(tgc_model* m);
+/* New VAR values (each 1 to its maximum): the vars buffer is written and the dense storage of
+ * inputs/outputs with run-time dims reallocated (zeroed) when one changes. 0 or -1. */
+int tgc_bind_vars(tgc_model* m, const int64_t* values);
+void tgc_dims_before_run(tgc_model* m); /* dense inputs into the kernels' layout */
+void tgc_dims_after_run(tgc_model* m);  /* the kernels' outputs into dense storage */
 
 /* Monotonic clock in milliseconds (run timing and TGC_PROFILE). */
 double tgc_now_ms(void);

@@ -29,6 +29,9 @@ typedef struct {
   int64_t nbytes;
   int32_t batched;       /* INPUT/OUTPUT of a model with a batch_dim: shape[0] is that dim (1 here,
                           * nbytes are one sample's); the runtime holds as many samples as bound */
+  const int32_t* dim_vars; /* INPUT/OUTPUT: NULL, or per dim the run-time dim (index into var_names)
+                          * it is, -1 for a fixed dim; shape holds the upper bounds, the layout the
+                          * kernels use; callers see the dense tensor of the bound sizes */
 } tgc_buffer;
 
 /* A CPU kernel computes the work items [begin, end) of its launch; the runtime splits
@@ -64,6 +67,10 @@ typedef struct {
   const char* weights_file; /* --weights=external: file name, resolved next to the artifact */
   const char* batch_dim;  /* NULL, or the name of a batch size bound at run time: the launches are
                            * one sample's program, run once per sample of the batched buffers */
+  int32_t num_vars;       /* run-time dims (VARs): the kernels read their values, in this order, */
+  const char* const* var_names; /* from buffer vars_buffer (i64[num_vars]), which the runtime fills */
+  const int64_t* var_max; /* upper bounds (the lower bound is 1) */
+  int32_t vars_buffer;    /* -1 without run-time dims */
 } tgc_model_desc;
 
 #endif

@@ -33,6 +33,10 @@ class CpuRenderer {
       Value* slot = b_.CreateConstGEP1_64(ptr, fn_->getArg(0), i);
       args_[p_.args[i]] = b_.CreateLoad(ptr, slot, "buf" + std::to_string(i));
     }
+    // Run-time dims: their values, from the vars buffer (unused loads are dropped by O3).
+    if (args_.count(g_.vars_buffer()))
+      for (const UOp* v : g_.vars())
+        values_[v] = b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v))), v->var().name);
     make_alias_scopes();
     // for item in [begin, end): decode outer indices and the chunk, then run the body.
     loop(fn_->getArg(1), fn_->getArg(2), [&](Value* item) {
@@ -129,7 +133,7 @@ class CpuRenderer {
         case LStmt::Loop: {
           bool inner = s.u == p_.inner;
           Value* lo = inner ? lo_ : b_.getInt64(0);
-          Value* hi = inner ? hi_ : b_.getInt64(uint64_t(s.u->src[0]->ival()));
+          Value* hi = inner ? hi_ : value(s.u->src[0]);  // a constant, or a run-time dim's VAR
           loop(lo, hi, [&](Value* i) {
             values_[s.u] = i;
             stmts(s.body);

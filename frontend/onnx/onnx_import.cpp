@@ -237,6 +237,7 @@ Model import_onnx(const std::string& path, const ImportOptions& options) {
   for (const auto& init : gp.initializer()) initializers.insert(init.name());
   // One error lists every dim left without a size.
   std::vector<std::string> messages;
+  for (const auto& [name, max] : options.dynamic) g.declare_var(name, 1, max);
   check_inputs(gp, options, path, messages);
   if (!messages.empty()) {
     std::string list;

@@ -21,6 +21,9 @@ struct ImportOptions {
   std::map<std::string, std::vector<double>> input_values;
   // Sizes of symbolic dims by key (see UnknownDim::key): how a run-time batch dim is traced.
   std::map<std::string, int64_t> dim_sizes;
+  // --dynamic NAME=MAX: symbolic dims kept as run-time dims up to MAX (frontend/onnx/dynamic_dims.h).
+  // import_onnx declares their VARs in the graph (traced at the sizes dim_sizes gives).
+  std::map<std::string, int64_t> dynamic;
 };
 
 // An input dim that neither the model nor the options give a size.
@@ -41,10 +44,13 @@ struct Model {
   std::vector<NamedTensor> inputs;   // each an input BUFFER
   std::vector<NamedTensor> outputs;
   std::string path;
-  // A run-time batch dim (frontend/onnx/dynamic_batch.h): its name, and per input and output
+  // A run-time batch dim (frontend/onnx/dynamic_dims.h): its name, and per input and output
   // whether its axis 0 is that dim. The graph is then the program of one sample (batch 1).
   std::string batch_dim;
   std::vector<bool> batched_inputs, batched_outputs;
+  // Run-time dims (VARs, declared in graph->vars()): per input and output, per dim, the slot of
+  // the VAR it is or -1; empty for a tensor without one. The graph is traced at their maxima.
+  std::vector<std::vector<int32_t>> input_dim_vars, output_dim_vars;
 };
 
 Model import_onnx(const std::string& path, const ImportOptions& options = {});

@@ -52,13 +52,13 @@ static void test_cover(void) {
     for (size_t k = 0; k < sizeof totals / sizeof totals[0]; ++k) {
       int64_t total = totals[k];
       int64_t shape[1] = {total};
-      tgc_buffer bufs[1] = {{"seen", TGC_U8, 1, shape, TGC_STORAGE_OUTPUT, 0, total, 0}};
+      tgc_buffer bufs[1] = {{"seen", TGC_U8, 1, shape, TGC_STORAGE_OUTPUT, 0, total, 0, NULL}};
       int32_t args[1] = {0}, outs[1] = {0};
       /* total split over dims: exercises global_size[1]/[2] too */
       tgc_launch l = {"cover", k_cover, NULL, 1, args, {total, 1, 1}, {0, 0, 0}};
       if (total % 4 == 0) l.global_size[0] = total / 4, l.global_size[1] = 2, l.global_size[2] = 2;
       tgc_model_desc d = {TGC_ABI_VERSION, "cover", TGC_BACKEND_CPU, 1, bufs, 1, &l, 0, NULL, 1, outs, 0, NULL, 0, NULL,
-                          NULL};
+                          NULL, 0, NULL, NULL, -1};
       tgc_model* m = tgc_create(&d, threads);
       CHECK(m, "%s", tgc_last_error());
       if (!m) continue;

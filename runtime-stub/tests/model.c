@@ -96,10 +96,10 @@ static const tgc_launch kLaunchesCl[] = {
 
 const tgc_model_desc tgc_test_model_cpu = {
     TGC_ABI_VERSION, "rt_test", TGC_BACKEND_CPU, NUM_B, tgc_test_buffers, 4, kLaunchesCpu, 2, kInputs, 2, kOutputs,
-    8096, (const uint8_t*)tgc_test_weights, 4004, NULL, NULL};
+    8096, (const uint8_t*)tgc_test_weights, 4004, NULL, NULL, 0, NULL, NULL, -1};
 const tgc_model_desc tgc_test_model_cl = {
     TGC_ABI_VERSION, "rt_test_cl", TGC_BACKEND_OPENCL, NUM_B, tgc_test_buffers, 4, kLaunchesCl, 2, kInputs, 2,
-    kOutputs, 8096, (const uint8_t*)tgc_test_weights, 4004, NULL, NULL};
+    kOutputs, 8096, (const uint8_t*)tgc_test_weights, 4004, NULL, NULL, 0, NULL, NULL, -1};
 
 void tgc_test_inputs(float* a, float* b, int variant) {
   for (int i = 0; i < TEST_N; ++i) {

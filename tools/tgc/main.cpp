@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "frontend/npy.h"
-#include "frontend/onnx/dynamic_batch.h"
+#include "frontend/onnx/dynamic_dims.h"
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
 #include "ir/interpret.h"
@@ -37,7 +37,7 @@ const char* kUsage = R"(tgc - ahead-of-time model compiler
 usage:
   tgc compile MODEL.onnx -o PATH [--target=cpu|qcom] [--triple=T] [--cpu=NAME] [--shared]
               [--weights=embedded|external] [--input-shape NAME=d0,d1,...] [--input-value NAME=v0,...]
-              [--no-opt]
+              [--dynamic NAME=MAX] [--no-opt]
       Compile to a standalone executable (default) or, with --shared, PATH=libNAME.so plus
       NAME.h beside it. --triple: x86_64-linux-gnu or aarch64-linux-gnu (default: host).
       --cpu: LLVM CPU name (default: the host CPU for host triples, generic otherwise).
@@ -47,6 +47,8 @@ usage:
       Symbolic input dims need sizes (--input-shape; `?` keeps a dim symbolic), except the
       batch: a leading dim shared by the inputs stays dynamic when no node mixes samples, and
       the artifact binds it from its input shapes at run time (one sample's program per sample).
+      --dynamic NAME=MAX keeps the symbolic dim NAME (its ONNX dim_param, e.g. a sequence
+      length) as a run-time dim up to MAX instead (cpu target): kernels loop to its value.
   tgc compile ... --beam=N [--tune-via=CMD] [--tune-cache=PATH] [--tune-timeout=SECONDS]
       Tune each kernel by BEAM search (keeping the N fastest action lists per round): candidates
       are built and timed on the target by tgc-agent, started with `sh -c CMD` (default: the
@@ -84,6 +86,7 @@ struct Args {
   std::vector<std::pair<std::string, std::string>> inputs;  // name, file
   std::map<std::string, Shape> input_shapes;
   std::map<std::string, std::vector<double>> input_values;
+  std::map<std::string, int64_t> dynamic;  // --dynamic NAME=MAX
 };
 
 std::pair<std::string, std::string> split_eq(const std::string& s, const std::string& flag) {
@@ -175,6 +178,9 @@ Args parse_args(int argc, char** argv) {
     else if (s.rfind("--input-shape", 0) == 0) {
       auto [name, dims] = split_eq(value("--input-shape"), "--input-shape");
       a.input_shapes[name] = parse_dims(dims, "--input-shape " + name);
+    } else if (s.rfind("--dynamic", 0) == 0) {
+      auto [name, max] = split_eq(value("--dynamic"), "--dynamic");
+      a.dynamic[name] = parse_count(max, "--dynamic " + name);
     } else if (s.rfind("--input-value", 0) == 0) {
       auto [name, vals] = split_eq(value("--input-value"), "--input-value");
       a.input_values[name] = parse_values(vals, "--input-value " + name);
@@ -194,7 +200,7 @@ const NamedTensor& find_input(const Model& m, const std::string& name) {
 }
 
 int cmd_inspect(const Args& a) {
-  Model m = import_onnx_dynamic(a.model, {a.input_shapes, {}, a.input_values, {}});
+  Model m = import_onnx_dynamic(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic});
   std::vector<const UOp*> roots;
   for (const auto& o : m.outputs) roots.push_back(o.tensor.uop());
   if (a.stage == "graph") {
@@ -247,9 +253,11 @@ int cmd_compile(const Args& a) {
   if (a.out_dir.empty()) throw Error("compile: no output path (-o PATH)");
   if (a.weights != "embedded" && a.weights != "external") throw Error("--weights must be embedded or external");
   auto t0 = std::chrono::steady_clock::now();
-  Model m = import_onnx_dynamic(a.model, {a.input_shapes, {}, a.input_values, {}});
+  Model m = import_onnx_dynamic(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic});
   if (!m.batch_dim.empty())
     std::cerr << "tgc: dim '" << m.batch_dim << "' is the batch size, bound at run time: the artifact runs one sample's program per sample\n";
+  for (const UOp* v : m.graph->vars())
+    std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (1 to " << v->var().max << ")\n";
   CompileOptions opt;
   opt.target = a.target;
   opt.triple = a.triple;
@@ -298,7 +306,7 @@ double checksum(const HostTensor& t) {
 
 int cmd_eval(const Args& a) {
   // Input files fix the shapes of dynamic dims unless --input-shape says otherwise.
-  ImportOptions opt{a.input_shapes, {}, a.input_values, {}};
+  ImportOptions opt{a.input_shapes, {}, a.input_values, {}, {}};
   std::vector<std::pair<std::string, HostTensor>> files;
   for (const auto& [name, file] : a.inputs) {
     files.push_back({name, read_npy(file)});

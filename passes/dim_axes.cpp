@@ -1,4 +1,4 @@
-#include "passes/batch_axis.h"
+#include "passes/dim_axes.h"
 
 #include <unordered_map>
 
@@ -7,6 +7,7 @@
 namespace tgc {
 namespace {
 
+// The pairing of two traces and what both rule sets share.
 struct BatchAxes {
   const Graph& ga;
   const Graph& gb;
@@ -24,6 +25,19 @@ struct BatchAxes {
     throw Error(who + " (" + std::string(op_name(u->op)) + ") " + why);
   }
 
+  // The nodes of trace a in order; errors name the model node a tensor belongs to: its own, or
+  // that of its first consumer.
+  std::vector<const UOp*> label(const std::vector<const UOp*>& roots_a) {
+    std::vector<const UOp*> order = toposort(roots_a);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const std::string*& w = where[*it];
+      if (const std::string* o = ga.origin(*it)) w = o;
+      for (const UOp* s : (*it)->src)
+        if (!where[s]) where[s] = w;
+    }
+    return order;
+  }
+
   void pair_up(const std::vector<const UOp*>& roots_a, const std::vector<const UOp*>& roots_b) {
     std::vector<std::pair<const UOp*, const UOp*>> work;
     for (size_t i = 0; i < roots_a.size(); ++i) work.push_back({roots_a[i], roots_b[i]});
@@ -32,10 +46,10 @@ struct BatchAxes {
       work.pop_back();
       auto [it, fresh] = twin.try_emplace(a, b);
       auto [back, fresh_b] = twin_of_b.try_emplace(b, a);
-      if (it->second != b || back->second != a) fail(a, "is built differently at batch sizes " + sizes());
+      if (it->second != b || back->second != a) fail(a, "is built differently at sizes " + sizes());
       if (!fresh) continue;
       if (a->op != b->op || a->dtype != b->dtype || a->src.size() != b->src.size())
-        fail(a, "is built differently at batch sizes " + sizes() + " (" + std::string(op_name(b->op)) + " at " + std::to_string(size_b) + ")");
+        fail(a, "is built differently at sizes " + sizes() + " (" + std::string(op_name(b->op)) + " at " + std::to_string(size_b) + ")");
       for (size_t i = 0; i < a->src.size(); ++i) work.push_back({a->src[i], b->src[i]});
     }
   }
@@ -122,14 +136,7 @@ std::vector<int> batch_axes(const Graph& ga, const std::vector<const UOp*>& root
                             const Graph& gb, const std::vector<const UOp*>& roots_b, int64_t size_b) {
   if (roots_a.size() != roots_b.size()) throw Error("the graph has a different number of outputs at each batch size");
   BatchAxes c{ga, gb, size_a, size_b, {}, {}, {}, {}, {}};
-  std::vector<const UOp*> order = toposort(roots_a);
-  // Errors name the model node a tensor belongs to: its own, or that of its first consumer.
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const std::string*& w = c.where[*it];
-    if (const std::string* o = ga.origin(*it)) w = o;
-    for (const UOp* s : (*it)->src)
-      if (!c.where[s]) c.where[s] = w;
-  }
+  std::vector<const UOp*> order = c.label(roots_a);
   c.pair_up(roots_a, roots_b);
   for (const UOp* a : order) {
     const UOp* b = c.twin.at(a);
@@ -145,6 +152,124 @@ std::vector<int> batch_axes(const Graph& ga, const std::vector<const UOp*>& root
     if (c.extent.at(r) != 1) c.fail(r, "is an output with the batch merged into another dim");
     else out.push_back(c.axis.at(r));
   return out;
+}
+
+namespace {
+
+// The run-time dim's rules (see var_axes in the header), on the pairing that batch_axes uses.
+struct VarRules {
+  BatchAxes& t;
+  std::unordered_map<const UOp*, uint64_t> mask;
+
+  // Axes where the shapes differ exactly as the sizes do.
+  uint64_t shape_mask(const UOp* a, const UOp* b) const {
+    uint64_t m = 0;
+    bool ok = a->shape.size() == b->shape.size() && a->shape.size() <= 64;
+    for (size_t i = 0; ok && i < a->shape.size(); ++i) {
+      if (a->shape[i] == b->shape[i]) continue;
+      ok = a->shape[i] == t.size_a && b->shape[i] == t.size_b;
+      m |= uint64_t(1) << i;
+    }
+    if (!ok)
+      t.fail(a, "has shape " + shape_str(a->shape) + " at size " + std::to_string(t.size_a) + " and " + shape_str(b->shape) +
+                    " at " + std::to_string(t.size_b) + ": its dims follow the dynamic dim in a way its upper bound's layout cannot");
+    return m;
+  }
+
+  static std::vector<int> axes_of(uint64_t m) {
+    std::vector<int> v;
+    for (int i = 0; i < 64; ++i)
+      if (m >> i & 1) v.push_back(i);
+    return v;
+  }
+
+  void check(const UOp* a, const UOp* b, uint64_t m) const {
+    uint64_t s = a->src.empty() ? 0 : mask.at(a->src[0]);
+    auto want = [&](bool ok, const std::string& why) {
+      if (!ok) t.fail(a, why);
+    };
+    if (is_elementwise(a->op) || a->op == Op::Contiguous || a->op == Op::Assign) {
+      for (const UOp* x : a->src) want(mask.at(x) == m, "combines tensors whose dynamic axes differ");
+      return;
+    }
+    switch (a->op) {
+      case Op::Const: return;
+      case Op::Buffer: {
+        const BufferInfo &ia = t.ga.buffer(a->ival()), &ib = t.gb.buffer(b->ival());
+        want(ia.kind == ib.kind, "is built differently at the two sizes");
+        if (ia.kind == BufferKind::Weight)
+          want(m == 0 && ia.data && ib.data && *ia.data == *ib.data,
+               "uses a constant computed from the dynamic dim's size ('" + ia.name + "')");
+        return;
+      }
+      case Op::Reduce: {
+        uint64_t reduced = 0;
+        for (int64_t ax : a->reduce().axes) reduced |= uint64_t(1) << ax;
+        want(m == (s & ~reduced), "changes the dynamic axes");  // a reduce over the dim is fine
+        return;
+      }
+      case Op::Pad: want(m == s, "pads the dynamic dim"); return;
+      case Op::Flip:
+        want(m == s, "changes the dynamic axes");
+        for (int ax : axes_of(m)) want(a->ints()[size_t(ax)] == 0, "reverses the dynamic dim");
+        return;
+      case Op::Expand: want((m & s) == s, "moves the dynamic dim"); return;
+      case Op::Permute: {
+        uint64_t moved = 0;
+        for (size_t i = 0; i < a->ints().size(); ++i)
+          if (s >> a->ints()[i] & 1) moved |= uint64_t(1) << i;
+        want(m == moved, "moves the dynamic dim inconsistently");
+        return;
+      }
+      case Op::Reshape: {
+        std::vector<int> in = axes_of(s), out = axes_of(m);
+        bool ok = in.size() == out.size();
+        auto before = [](const Shape& sh, int k) {
+          int64_t n = 1;
+          for (int i = 0; i < k; ++i) n *= sh[size_t(i)];
+          return n;
+        };
+        for (size_t i = 0; ok && i < in.size(); ++i) ok = before(a->src[0]->shape, in[i]) == before(a->shape, out[i]);
+        want(ok, "reshapes across the dynamic dim (" + shape_str(a->src[0]->shape) + " to " + shape_str(a->shape) + ")");
+        return;
+      }
+      case Op::Shrink: {
+        // Per axis: the same bounds, or the dim's whole extent (0, size) of a dynamic axis, or a
+        // slice of the dim's size from a fixed axis (a table of positions cut to the length).
+        std::vector<int64_t> pa = a->ints(), pb = b->ints();
+        for (size_t i = 0; i < a->shape.size(); ++i) {
+          int64_t lo = pa[2 * i], hi_a = pa[2 * i + 1], hi_b = pb[2 * i + 1];
+          bool same = lo == pb[2 * i] && hi_a == hi_b && !(m >> i & 1);
+          bool whole = (m >> i & 1) && (s >> i & 1) && lo == 0 && pb[2 * i] == 0 && hi_a == t.size_a && hi_b == t.size_b;
+          bool cut = (m >> i & 1) && !(s >> i & 1) && lo == pb[2 * i] && hi_a - lo == t.size_a && hi_b - lo == t.size_b;
+          want(same || whole || cut, "slices the dynamic dim");
+        }
+        return;
+      }
+      default: t.fail(a, "is not a tensor-level op");
+    }
+  }
+};
+
+}  // namespace
+
+std::unordered_map<const UOp*, uint64_t> var_axes(const Graph& ga, const std::vector<const UOp*>& roots_a, int64_t size_a,
+                                                 const Graph& gb, const std::vector<const UOp*>& roots_b, int64_t size_b) {
+  if (roots_a.size() != roots_b.size()) throw Error("the graph has a different number of outputs at each size");
+  BatchAxes t{ga, gb, size_a, size_b, {}, {}, {}, {}, {}};
+  std::vector<const UOp*> order = t.label(roots_a);
+  t.pair_up(roots_a, roots_b);
+  VarRules r{t, {}};
+  for (const UOp* a : order) {
+    const UOp* b = t.twin.at(a);
+    uint64_t m = r.shape_mask(a, b);
+    // Arguments must agree, but for shapes (checked above) and the slices and buffers check() takes.
+    bool own_arg = a->op == Op::Buffer || a->op == Op::Shrink || a->op == Op::Reshape || a->op == Op::Expand;
+    if (!own_arg && a->arg != b->arg) t.fail(a, "takes a value computed from the dynamic dim's size");
+    r.check(a, b, m);
+    r.mask[a] = m;
+  }
+  return r.mask;
 }
 
 }  // namespace tgc

@@ -1,0 +1,107 @@
+/* Run-time dims (VARs): the kernels lay a tensor out at its dims' upper bounds and read the
+ * bound values from the vars buffer; callers see dense tensors of the bound sizes, copied in
+ * before a run and out after it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_internal.h"
+
+static int has_vars(const tgc_buffer* b) { return b->dim_vars != NULL; }
+
+int64_t tgc_dim_size(const tgc_model* m, const tgc_buffer* b, int32_t k) {
+  if (k == 0 && b->batched) return m->batch;
+  if (b->dim_vars && b->dim_vars[k] >= 0) return m->var_value[b->dim_vars[k]];
+  return b->shape[k];
+}
+
+int64_t tgc_bound_nbytes(const tgc_model* m, int32_t i) {
+  const tgc_buffer* b = &m->desc->buffers[i];
+  if (!b->batched && !has_vars(b)) return b->nbytes;
+  int64_t n = tgc_dtype_size(b->dtype);
+  for (int32_t k = 0; k < b->rank; ++k) n *= tgc_dim_size(m, b, k);
+  return n;
+}
+
+/* Dense storage of every input/output with run-time dims at the current sizes (zeroed). */
+static int alloc_dense(tgc_model* m) {
+  const tgc_model_desc* d = m->desc;
+  for (int32_t i = 0; i < d->num_buffers; ++i) {
+    if (!has_vars(&d->buffers[i])) continue;
+    int64_t n = tgc_bound_nbytes(m, i);
+    void* p = calloc(1, (size_t)(n > 0 ? n : 1));
+    if (!p) {
+      tgc_set_error("out of memory for input/output '%s' (%lld bytes)", d->buffers[i].name, (long long)n);
+      return -1;
+    }
+    free(m->dense[i]);
+    m->dense[i] = p;
+  }
+  return 0;
+}
+
+int tgc_dims_init(tgc_model* m) {
+  const tgc_model_desc* d = m->desc;
+  if (d->num_vars == 0) return 0;
+  if (!(m->var_value = calloc((size_t)d->num_vars, sizeof(int64_t))) ||
+      !(m->dense = calloc((size_t)d->num_buffers + 1, sizeof(void*)))) {
+    tgc_set_error("out of memory");
+    return -1;
+  }
+  return tgc_bind_vars(m, d->var_max);
+}
+
+void tgc_dims_free(tgc_model* m) {
+  for (int32_t i = 0; m->dense && i < m->desc->num_buffers; ++i) free(m->dense[i]);
+  free(m->dense);
+  free(m->var_value);
+}
+
+int tgc_bind_vars(tgc_model* m, const int64_t* values) {
+  const tgc_model_desc* d = m->desc;
+  int changed = 0;
+  for (int32_t v = 0; v < d->num_vars; ++v) {
+    if (values[v] < 1 || values[v] > d->var_max[v]) {
+      tgc_set_error("run-time dim '%s' must be 1 to %lld, got %lld", d->var_names[v], (long long)d->var_max[v],
+                    (long long)values[v]);
+      return -1;
+    }
+    changed |= values[v] != m->var_value[v];
+  }
+  if (!changed) return 0;
+  memcpy(m->var_value, values, (size_t)d->num_vars * sizeof(int64_t));
+  if (d->vars_buffer >= 0) memcpy(m->buf[d->vars_buffer], values, (size_t)d->num_vars * sizeof(int64_t));
+  return alloc_dense(m);
+}
+
+/* Copies between the dense tensor and the kernels' layout at the upper bounds: the innermost
+ * dim is one contiguous run in both. */
+static void copy_layout(tgc_model* m, int32_t i, int to_kernel) {
+  const tgc_buffer* b = &m->desc->buffers[i];
+  size_t elem = (size_t)tgc_dtype_size(b->dtype);
+  int64_t outer = 1, inner = b->rank ? tgc_dim_size(m, b, b->rank - 1) : 1;
+  for (int32_t k = 0; k + 1 < b->rank; ++k) outer *= tgc_dim_size(m, b, k);
+  uint8_t *dense = m->dense[i], *laid = m->buf[i];
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t rest = o, off = 0, stride = b->rank ? b->shape[b->rank - 1] : 1;
+    for (int32_t k = b->rank - 2; k >= 0; --k) {
+      int64_t n = tgc_dim_size(m, b, k);
+      off += (rest % n) * stride;
+      rest /= n;
+      stride *= b->shape[k];
+    }
+    uint8_t* l = laid + (size_t)off * elem;
+    uint8_t* x = dense + (size_t)(o * inner) * elem;
+    if (to_kernel) memcpy(l, x, (size_t)inner * elem);
+    else memcpy(x, l, (size_t)inner * elem);
+  }
+}
+
+void tgc_dims_before_run(tgc_model* m) {
+  for (int32_t k = 0; m->dense && k < m->desc->num_inputs; ++k)
+    if (has_vars(&m->desc->buffers[m->desc->inputs[k]])) copy_layout(m, m->desc->inputs[k], 1);
+}
+
+void tgc_dims_after_run(tgc_model* m) {
+  for (int32_t k = 0; m->dense && k < m->desc->num_outputs; ++k)
+    if (has_vars(&m->desc->buffers[m->desc->outputs[k]])) copy_layout(m, m->desc->outputs[k], 0);
+}
