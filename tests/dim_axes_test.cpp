@@ -95,5 +95,57 @@ TEST(BatchAxis, RejectsMergedBatchOutputs) {
   EXPECT_NE(error_of(f).find("is an output with the batch merged into another dim"), std::string::npos) << error_of(f);
 }
 
+// var_axes of the roots of `build` traced at 16 and 15, and of every REDUCE over the dim: the
+// masks of the roots, then 1 per such reduce.
+std::vector<uint64_t> var_masks(const Build& build, int* reduces_over_dim = nullptr) {
+  Graph ga, gb;
+  std::vector<const UOp*> ra, rb;
+  for (const Tensor& t : build(ga, 16)) ra.push_back(t.uop());
+  for (const Tensor& t : build(gb, 15)) rb.push_back(t.uop());
+  auto mask = var_axes(ga, ra, 16, gb, rb, 15);
+  std::vector<uint64_t> out;
+  for (const UOp* r : ra) out.push_back(mask.at(r));
+  if (reduces_over_dim) {
+    *reduces_over_dim = 0;
+    for (const auto& [u, m] : mask)
+      if (u->op == Op::Reduce)
+        for (int64_t ax : u->reduce().axes) *reduces_over_dim += int(mask.at(u->src[0]) >> ax & 1);
+  }
+  return out;
+}
+
+std::string var_error(const Build& build) {
+  try {
+    var_masks(build);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(VarAxes, AttentionOverARunTimeLength) {
+  auto attn = [](Graph& g, int64_t t) {
+    Tensor x = input(g, {1, t, 8});
+    Tensor pos = Tensor::weight(g, "pos", ones({32, 8})).shrink({{0, t}, {0, 8}});  // a position table cut to t
+    Tensor h = x + pos.reshape({1, t, 8});
+    Tensor a = h.matmul(h.transpose()).softmax(-1);  // [1, t, t]
+    return std::vector<Tensor>{a.matmul(h), a};
+  };
+  int reduces = 0;
+  EXPECT_EQ(var_masks(attn, &reduces), (std::vector<uint64_t>{0b010, 0b110}));
+  EXPECT_GE(reduces, 3);  // softmax's max and sum and the second matmul run over the length
+}
+
+TEST(VarAxes, NamesWhatTheLayoutCannotFollow) {
+  auto mean = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {t, 4}).mean({0})}; };  // divides by t
+  EXPECT_NE(var_error(mean).find("takes a value computed from the dynamic dim's size"), std::string::npos) << var_error(mean);
+  auto pad = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {t, 4}).pad({{1, 1}, {0, 0}})}; };
+  EXPECT_NE(var_error(pad).find("its dims follow the dynamic dim in a way"), std::string::npos) << var_error(pad);
+  auto flip = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {t, 4}).flip({0})}; };
+  EXPECT_NE(var_error(flip).find("reverses the dynamic dim"), std::string::npos) << var_error(flip);
+  auto merge = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {4, t}).reshape({4 * t}).reshape({4, t})}; };
+  EXPECT_NE(var_error(merge).find("its dims follow the dynamic dim"), std::string::npos) << var_error(merge);
+}
+
 }  // namespace
 }  // namespace tgc

@@ -1,6 +1,6 @@
 /* Runtime API tests: results against the reference for many thread counts and repeated runs,
  * range splitting, create/destroy cycles, external weights, error paths, thread-local errors, a
- * run-time batch dim.
+ * run-time batch dim, a run-time dim (VAR).
  * `api_test opencl` runs the OpenCL checks instead (exit 77 = skipped: no OpenCL device). */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -261,6 +261,60 @@ static void test_batch(const tgc_model_desc* base, int threads) {
   tgc_destroy(m);
 }
 
+/* ---- a run-time dim T (a VAR, upper bound 4): x [T,3] in, y = 2x [T,3] and s = the column
+ * sums of x over T rows [3] out. Kernels see the upper bound's layout and read T from the vars
+ * buffer; callers see dense tensors. */
+static void k_double_rows(void* const* buf, int64_t begin, int64_t end) {
+  const float* x = buf[0];
+  float* y = buf[1];
+  for (int64_t i = begin; i < end; ++i) y[i] = 2 * x[i];
+}
+static void k_colsum(void* const* buf, int64_t begin, int64_t end) {
+  const float* x = buf[0];
+  const int64_t* vars = buf[1];
+  float* s = buf[2];
+  for (int64_t j = begin; j < end; ++j) {
+    float acc = 0;
+    for (int64_t r = 0; r < vars[0]; ++r) acc += x[r * 3 + j];
+    s[j] = acc;
+  }
+}
+
+static void test_vars(void) {
+  static const int64_t kX[] = {4, 3}, kS[] = {3}, kV[] = {1}, kMax[] = {4};
+  static const int32_t kRowVar[] = {0, -1}, kArgs0[] = {0, 1}, kArgs1[] = {0, 3, 2}, kIn[] = {0}, kOut[] = {1, 2};
+  static const char* const kNames[] = {"T"};
+  static const tgc_buffer bufs[] = {
+      {"x", TGC_F32, 2, kX, TGC_STORAGE_INPUT, 0, 48, 0, kRowVar},
+      {"y", TGC_F32, 2, kX, TGC_STORAGE_OUTPUT, 0, 48, 0, kRowVar},
+      {"s", TGC_F32, 1, kS, TGC_STORAGE_OUTPUT, 0, 12, 0, NULL},
+      {"tgc.vars", TGC_I64, 1, kV, TGC_STORAGE_INPUT, 0, 8, 0, NULL},
+  };
+  static const tgc_launch launches[] = {
+      {"k_double_rows", k_double_rows, NULL, 2, kArgs0, {12, 1, 1}, {0, 0, 0}},
+      {"k_colsum", k_colsum, NULL, 3, kArgs1, {3, 1, 1}, {0, 0, 0}},
+  };
+  tgc_model_desc d = {TGC_ABI_VERSION, "vars", TGC_BACKEND_CPU, 4, bufs, 2, launches, 1, kIn, 2, kOut, 0, NULL, 0, NULL,
+                      NULL, 1, kNames, kMax, 3};
+  tgc_model* m = tgc_create(&d, 2);
+  CHECK(m, "%s", tgc_last_error());
+  if (!m) return;
+  int64_t dims[16], two[2] = {2, 3}, five[2] = {5, 3}, wide[2] = {2, 4};
+  CHECK(tgc_input_shape(m, 0, dims) == 2 && dims[0] == 4, "the upper bound before binding");
+  CHECK(tgc_set_input_shape(m, 0, 2, five) == -1 && strstr(tgc_last_error(), "'T' must be 1 to 4, got 5"), "%s", tgc_last_error());
+  CHECK(tgc_set_input_shape(m, 0, 2, wide) == -1 && strstr(tgc_last_error(), "has shape [T,3], got [2,4]"), "%s", tgc_last_error());
+  CHECK(tgc_set_input_shape(m, 0, 2, two) == 0, "%s", tgc_last_error());
+  CHECK(tgc_output_shape(m, 0, dims) == 2 && dims[0] == 2 && dims[1] == 3, "y is [2,3]");
+  const float x[6] = {1, 2, 3, 4, 5, 6};
+  CHECK(tgc_set_input(m, 0, x, sizeof x) == 0, "%s", tgc_last_error());
+  CHECK(tgc_run(m) == 0, "%s", tgc_last_error());
+  const float* y = tgc_output_data(m, 0);
+  const float* s = tgc_output_data(m, 1);
+  for (int i = 0; i < 6; ++i) CHECK(y[i] == 2 * x[i], "y[%d] = %g", i, y[i]);
+  CHECK(s[0] == 5 && s[1] == 7 && s[2] == 9, "column sums over T = 2 rows: %g %g %g", s[0], s[1], s[2]);
+  tgc_destroy(m);
+}
+
 /* ---- OpenCL */
 static int test_opencl(void) {
   tgc_model* m = tgc_create(&tgc_test_model_cl, 0);
@@ -328,6 +382,7 @@ int main(int argc, char** argv) {
     test_npy_roundtrip();
     test_batch(&tgc_test_model_cpu, 3); /* a sample per thread */
     test_batch(&tgc_test_model_cpu, 4); /* more threads than samples: each kernel split */
+    test_vars();
   }
   if (g_failures) {
     fprintf(stderr, "%d check(s) failed\n", g_failures);

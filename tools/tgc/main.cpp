@@ -254,10 +254,6 @@ int cmd_compile(const Args& a) {
   if (a.weights != "embedded" && a.weights != "external") throw Error("--weights must be embedded or external");
   auto t0 = std::chrono::steady_clock::now();
   Model m = import_onnx_dynamic(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic});
-  if (!m.batch_dim.empty())
-    std::cerr << "tgc: dim '" << m.batch_dim << "' is the batch size, bound at run time: the artifact runs one sample's program per sample\n";
-  for (const UOp* v : m.graph->vars())
-    std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (1 to " << v->var().max << ")\n";
   CompileOptions opt;
   opt.target = a.target;
   opt.triple = a.triple;
@@ -291,6 +287,10 @@ int cmd_compile(const Args& a) {
     opt.choose_opts = [&](Graph& g, const std::vector<Kernel>& ks, const ResolvedTarget& t) { return tuner->choose(g, ks, t); };
   }
   CompileReport r = compile_model(m, opt);
+  if (!m.batch_dim.empty())
+    std::cerr << "tgc: dim '" << m.batch_dim << "' is the batch size, bound at run time: the artifact runs one sample's program per sample\n";
+  for (const UOp* v : m.graph->vars())
+    std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (1 to " << v->var().max << ")\n";
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << "tgc: " << a.out_dir << ": " << r.kernels << " kernels (" << r.unique_kernels << " distinct), " << r.triple << " cpu="
             << r.cpu << ", weights " << r.weight_bytes << " B, arena " << r.arena_bytes << " B (unshared " << r.intermediate_bytes

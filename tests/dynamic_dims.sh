@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# A run-time batch dim (frontend/onnx/dynamic_batch.h): models compiled without a batch size run
-# at any batch size and match the reference interpreter (tgc eval at that size) and onnxruntime;
-# the artifact's CLI and C API bind it; models whose nodes mix samples get a clear compile error.
-# usage: dynamic_batch.sh TGC_BINARY REPO_ROOT   (TGC_REAL_MODELS overrides the real model dir)
+# Dynamic dims (frontend/onnx/dynamic_dims.h). A run-time batch: models compiled without a batch
+# size run at any batch size and match the reference interpreter (tgc eval at that size) and
+# onnxruntime; the artifact's CLI and C API bind it; models whose nodes mix samples get a clear
+# compile error. Run-time dims (--dynamic): an attention block compiled once for sequence lengths
+# up to 16 matches tgc eval at lengths 1, 5 and 16 and onnxruntime at 9.
+# usage: dynamic_dims.sh TGC_BINARY REPO_ROOT   (TGC_REAL_MODELS overrides the real model dir)
 set -uo pipefail
 tgc="$1"; root="$2"
 real="${TGC_REAL_MODELS:-$root/../shared/models/real}"
@@ -45,6 +47,29 @@ for n in (1, 3):
     np.save(f"{d}/x{n}.npy", r.standard_normal((n, 4)).astype(np.float32))
     np.save(f"{d}/y{n}.npy", r.standard_normal((n, 4)).astype(np.float32))
 np.save(f"{d}/emb3.npy", r.standard_normal((3, 76, 32, 1)).astype(np.float32))
+# Self-attention over a sequence of length "seq" with a position table cut to the length.
+from onnx import numpy_helper as nh
+D = 16
+W = lambda name, *shape: nh.from_array((r.standard_normal(shape) * 0.3).astype(np.float32), name)
+i64 = lambda name, v: nh.from_array(np.array(v, np.int64), name)
+attn_inits = [W("wq", D, D), W("wk", D, D), W("wv", D, D), W("pos", 64, D), i64("zero", [0]), i64("one", [1]),
+              i64("two", [2]), nh.from_array(np.array(0.25, np.float32), "scale"),
+              nh.from_array(np.ones(D, np.float32), "g"), nh.from_array(np.zeros(D, np.float32), "b")]
+n = helper.make_node
+attn = [n("Shape", ["x"], ["xs"]), n("Slice", ["xs", "one", "two"], ["len"]), n("Slice", ["pos", "zero", "len", "zero"], ["p"]),
+        n("Add", ["x", "p"], ["h"]), n("MatMul", ["h", "wq"], ["q"]), n("MatMul", ["h", "wk"], ["k"]),
+        n("MatMul", ["h", "wv"], ["v"]), n("Transpose", ["k"], ["kt"], perm=[0, 2, 1]), n("MatMul", ["q", "kt"], ["s0"]),
+        n("Mul", ["s0", "scale"], ["s"]), n("Softmax", ["s"], ["a"], axis=-1), n("MatMul", ["a", "v"], ["o"]),
+        n("Add", ["o", "h"], ["res"]), n("LayerNormalization", ["res", "g", "b"], ["y"], axis=-1)]
+x_seq = vi("x", [1, "seq", D])
+onnx.save(helper.make_model(helper.make_graph(attn, "attn", [x_seq], [vi("y", [1, "seq", D]), vi("a", [1, "seq", "seq"])], attn_inits),
+                            opset_imports=[helper.make_opsetid("", 17)]), f"{d}/attn.onnx")
+# A mean over the sequence divides by its length: a constant of the traced length.
+onnx.save(helper.make_model(helper.make_graph(attn + [n("ReduceMean", ["y"], ["m"], axes=[1], keepdims=0, name="seq_mean")],
+                                              "attn_mean", [x_seq], [vi("m", [1, D])], attn_inits),
+                            opset_imports=[helper.make_opsetid("", 17)]), f"{d}/attn_mean.onnx")
+for t in (1, 5, 9, 16):
+    np.save(f"{d}/seq{t}.npy", r.standard_normal((1, t, D)).astype(np.float32))
 np.save(f"{d}/cls2.npy", r.standard_normal((2, 3, 48, 192)).astype(np.float32))
 np.save(f"{d}/rec2.npy", r.standard_normal((2, 3, 48, 320)).astype(np.float32))
 PY
@@ -81,7 +106,30 @@ expect_error "another symbolic dim" "input 'x' dim 0 ('N'), dim 1 ('T'): --input
 "$tgc" compile "$work/two_dims.onnx" --input-shape x=?,7 -o "$work/two" 2>/dev/null && "$work/two" --batch 2 | grep -qF "z: f32[2,7]" \
   || { echo "FAIL --input-shape x=?,7"; fail=1; }
 
+echo "== run-time dims: attention compiled once for sequence lengths 1 to 16"
+"$tgc" compile "$work/attn.onnx" --dynamic seq=16 -o "$work/attn" 2>"$work/log" || { cat "$work/log"; fail=1; }
+grep -qF "dim 'seq' is bound at run time (1 to 16)" "$work/log" || { echo "FAIL no run-time dim note"; cat "$work/log"; fail=1; }
+"$work/attn" --info | grep -q "a: f32\[1,seq,seq\]" || { echo "FAIL --info does not show a: f32[1,seq,seq]"; fail=1; }
+for t in 1 5 16; do
+  "$work/attn" -i x="$work/seq$t.npy" -o "$work/attn$t" >/dev/null || fail=1
+  "$tgc" eval "$work/attn.onnx" -i x="$work/seq$t.npy" -o "$work/attn_ref$t" || fail=1
+  compare "$work/attn$t" "$work/attn_ref$t" --max-rel 1e-5
+done
+"$work/attn" --dim seq=3 | grep -qF "a: f32[1,3,3]" || { echo "FAIL --dim seq=3 does not give a: f32[1,3,3]"; fail=1; }
+expect_error "a length past the bound" "run-time dim 'seq' must be 1 to 16, got 17" "$work/attn" --dim seq=17
+expect_error "--dim against the files" "input 'x' has seq=5, but --dim gives 4" "$work/attn" -i x="$work/seq5.npy" --dim seq=4
+expect_error "a mean over the length" "dim 'seq' cannot be bound at run time: node 'ReduceMean seq_mean'" \
+  "$tgc" compile "$work/attn_mean.onnx" --dynamic seq=16 -o "$work/m"
+expect_error "--dynamic of an unknown dim" "--dynamic sq: no input has a symbolic dim of that name" \
+  "$tgc" compile "$work/attn.onnx" --dynamic sq=16 -o "$work/m"
+expect_error "--dynamic on qcom" "run-time dims (--dynamic) need --target=cpu" \
+  "$tgc" compile "$work/attn.onnx" --dynamic seq=16 --target=qcom -o "$work/m"
+
 if [ -d "$real" ] && [ -d "$root/tools/ort/node_modules/onnxruntime-node" ]; then
+  echo "== attention at length 9 vs onnxruntime"
+  "$work/attn" -i x="$work/seq9.npy" -o "$work/attn9" >/dev/null || fail=1
+  node "$ort" "$work/attn.onnx" -i x="$work/seq9.npy" -o "$work/attn9.ort" >/dev/null
+  compare "$work/attn9" "$work/attn9.ort" --max-rel 1e-4
   echo "== real models at batch > 1 vs onnxruntime"
   real_case() {  # name, model, compile args, input name, input file
     "$tgc" compile "$real/$2" $3 -o "$work/$1" 2>/dev/null || { echo "FAIL compile $1"; fail=1; return; }
@@ -97,5 +145,5 @@ if [ -d "$real" ] && [ -d "$root/tools/ort/node_modules/onnxruntime-node" ]; the
 else
   echo "FAIL real models or onnxruntime-node missing (tools/scripts/install-deps.sh)"; fail=1
 fi
-[ $fail -eq 0 ] && echo "dynamic batch: all checks passed"
+[ $fail -eq 0 ] && echo "dynamic dims: all checks passed"
 exit $fail
