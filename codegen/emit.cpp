@@ -83,7 +83,7 @@ class DescBuilder {
   llvm::StructType* buffer_t() { return llvm::StructType::get(c_, {ptr_, i32_, i32_, ptr_, i32_, i64_, i64_, i32_, ptr_}); }
   llvm::StructType* launch_t() {
     auto* a3 = llvm::ArrayType::get(i64_, 3);
-    return llvm::StructType::get(c_, {ptr_, ptr_, ptr_, i32_, ptr_, a3, a3});
+    return llvm::StructType::get(c_, {ptr_, ptr_, ptr_, i32_, ptr_, a3, a3, i32_});
   }
   llvm::StructType* desc_t() {
     return llvm::StructType::get(c_, {i32_, ptr_, i32_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i64_, ptr_, i64_, ptr_, ptr_, i32_, ptr_, ptr_, i32_});
@@ -250,16 +250,20 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
       launches.push_back(llvm::ConstantStruct::get(
           d.launch_t(), {d.str(k.name), d.null(), d.str(render_opencl(g, p)), d.I32(int64_t(args.size())),
                          d.i32s(args, k.name + ".args"), d.a3({opencl_global_size(p), 1, 1}),
-                         d.a3({p.locals.empty() ? 0 : opencl_local_size(p), 0, 0})}));
+                         d.a3({p.locals.empty() ? 0 : opencl_local_size(p), 0, 0}), d.I32(-1)}));
       continue;
     }
     CpuWorkSplit split = cpu_work_split(p);
     size_t key = k.hash() ^ (size_t(split.chunk) * 0x9e3779b97f4a7c15ULL);
     llvm::Function*& fn = by_hash[key];
     if (!fn) fn = render_cpu_kernel(*mod, g, p, split);
+    // Work items decode the outermost global range first: over a run-time dim, only its value's
+    // share of them runs.
+    const UOp* outer = p.globals.empty() || p.globals[0] == p.inner ? nullptr : p.globals[0];
+    int64_t outer_var = outer && outer->src[0]->op == Op::Var ? g.var_slot(outer->src[0]) : -1;
     launches.push_back(llvm::ConstantStruct::get(
         d.launch_t(), {d.str(k.name), fn, d.null(), d.I32(int64_t(args.size())), d.i32s(args, k.name + ".args"),
-                       d.a3({split.items, 1, 1}), d.a3({0, 0, 0})}));
+                       d.a3({split.items, 1, 1}), d.a3({0, 0, 0}), d.I32(outer_var)}));
   }
   std::set<size_t> distinct;
   for (const Kernel& k : s.kernels) distinct.insert(k.hash());

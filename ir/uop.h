@@ -131,12 +131,12 @@ class Graph {
   const std::vector<const UOp*>& vars() const { return vars_; }
   int64_t vars_buffer() const { return vars_buffer_; }  // -1 without VARs
   int64_t var_slot(const UOp* var) const;
-  // The reduce `reduce` (a tensor REDUCE node) runs over axis `axis` only up to `bound`, a VAR:
-  // the axis is a run-time dim laid out at its upper bound.
-  void set_reduce_bound(const UOp* reduce, int64_t axis, const UOp* bound) { reduce_bounds_[{reduce, axis}] = bound; }
-  const UOp* reduce_bound(const UOp* reduce, int64_t axis) const {
-    auto it = reduce_bounds_.find({reduce, axis});
-    return it == reduce_bounds_.end() ? nullptr : it->second;
+  // Axis `axis` of tensor node `u` is the run-time dim `var`, laid out at the VAR's maximum:
+  // loops over it (kernel outputs, reduces) stop at the VAR's value.
+  void set_var_axis(const UOp* u, int64_t axis, const UOp* var) { var_axes_[{u, axis}] = var; }
+  const UOp* var_axis(const UOp* u, int64_t axis) const {
+    auto it = var_axes_.find({u, axis});
+    return it == var_axes_.end() ? nullptr : it->second;
   }
 
   // Which model node a tensor node came from ("Conv conv1"), for listings like `inspect`.
@@ -155,7 +155,7 @@ class Graph {
   std::unordered_map<const UOp*, std::string> origin_;
   std::vector<const UOp*> vars_;
   int64_t vars_buffer_ = -1;
-  std::map<std::pair<const UOp*, int64_t>, const UOp*> reduce_bounds_;
+  std::map<std::pair<const UOp*, int64_t>, const UOp*> var_axes_;
 };
 
 // Nodes reachable from `roots`, each after all of its sources.

@@ -86,6 +86,7 @@ std::vector<std::vector<Opt>> candidate_moves(Graph& g, const Kernel& k, const s
   for (const UOp* l : cur.local_ranges) threads *= l->src[0]->ival();
   std::vector<std::vector<Opt>> out;
   for (size_t a = 0; a < axes.size(); ++a) {
+    if (!axes[a]->src[0]->is_const()) continue;  // a run-time dim: not split
     int64_t size = axes[a]->src[0]->ival();
     int axis = int(a);
     bool global = a < cur.global_ranges.size();

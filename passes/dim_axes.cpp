@@ -38,7 +38,9 @@ struct BatchAxes {
     return order;
   }
 
-  void pair_up(const std::vector<const UOp*>& roots_a, const std::vector<const UOp*>& roots_b) {
+  // `whole_cuts`: a weight in trace a may pair with a slice of it in trace b (a table cut to the
+  // dim's size, which at the table's own size is the table itself).
+  void pair_up(const std::vector<const UOp*>& roots_a, const std::vector<const UOp*>& roots_b, bool whole_cuts = false) {
     std::vector<std::pair<const UOp*, const UOp*>> work;
     for (size_t i = 0; i < roots_a.size(); ++i) work.push_back({roots_a[i], roots_b[i]});
     while (!work.empty()) {
@@ -48,6 +50,7 @@ struct BatchAxes {
       auto [back, fresh_b] = twin_of_b.try_emplace(b, a);
       if (it->second != b || back->second != a) fail(a, "is built differently at sizes " + sizes());
       if (!fresh) continue;
+      if (whole_cuts && a->op == Op::Buffer && b->op == Op::Shrink && b->src[0]->op == Op::Buffer) continue;
       if (a->op != b->op || a->dtype != b->dtype || a->src.size() != b->src.size())
         fail(a, "is built differently at sizes " + sizes() + " (" + std::string(op_name(b->op)) + " at " + std::to_string(size_b) + ")");
       for (size_t i = 0; i < a->src.size(); ++i) work.push_back({a->src[i], b->src[i]});
@@ -195,10 +198,15 @@ struct VarRules {
     switch (a->op) {
       case Op::Const: return;
       case Op::Buffer: {
-        const BufferInfo &ia = t.ga.buffer(a->ival()), &ib = t.gb.buffer(b->ival());
+        // A whole table in trace a, cut to the dim's size in trace b: the table cut to the dim.
+        bool cut = b->op == Op::Shrink;
+        const UOp* bb = cut ? b->src[0] : b;
+        const BufferInfo &ia = t.ga.buffer(a->ival()), &ib = t.gb.buffer(bb->ival());
         want(ia.kind == ib.kind, "is built differently at the two sizes");
+        for (size_t i = 0; cut && i < a->shape.size(); ++i)
+          want(b->ints()[2 * i] == 0 && b->ints()[2 * i + 1] == (m >> i & 1 ? t.size_b : a->shape[i]), "slices the dynamic dim");
         if (ia.kind == BufferKind::Weight)
-          want(m == 0 && ia.data && ib.data && *ia.data == *ib.data,
+          want((m == 0 || cut) && ia.data && ib.data && *ia.data == *ib.data,
                "uses a constant computed from the dynamic dim's size ('" + ia.name + "')");
         return;
       }
@@ -258,7 +266,7 @@ std::unordered_map<const UOp*, uint64_t> var_axes(const Graph& ga, const std::ve
   if (roots_a.size() != roots_b.size()) throw Error("the graph has a different number of outputs at each size");
   BatchAxes t{ga, gb, size_a, size_b, {}, {}, {}, {}, {}};
   std::vector<const UOp*> order = t.label(roots_a);
-  t.pair_up(roots_a, roots_b);
+  t.pair_up(roots_a, roots_b, /*whole_cuts=*/true);
   VarRules r{t, {}};
   for (const UOp* a : order) {
     const UOp* b = t.twin.at(a);

@@ -245,7 +245,7 @@ std::string print_program(const Graph& g, const LoopProgram& p) {
   o << p.name << "(";
   for (size_t i = 0; i < p.args.size(); ++i) o << (i ? ", " : "") << g.buffer(p.args[i]).name;
   o << ") global[";
-  for (size_t i = 0; i < p.globals.size(); ++i) o << (i ? "," : "") << "r" << p.globals[i]->range().id << "<" << p.globals[i]->src[0]->ival();
+  for (size_t i = 0; i < p.globals.size(); ++i) o << (i ? "," : "") << "r" << p.globals[i]->range().id << "<" << print_expr(g, p.globals[i]->src[0]);
   o << "]";
   if (!p.locals.empty()) {
     o << " local[";

@@ -197,9 +197,7 @@ std::vector<const UOp*> kernel_axes(const Kernel& k) {
   for (const UOp* u : toposort({k.ast}))
     if (u->op == Op::KReduce)
       for (size_t i = 1; i < u->src.size(); ++i)
-        // A reduce up to a run-time bound (a VAR) cannot be split: no axis for the actions.
-        if (u->src[i]->range().kind == RangeKind::Reduce && u->src[i]->src[0]->is_const() &&
-            std::find(axes.begin(), axes.end(), u->src[i]) == axes.end())
+        if (u->src[i]->range().kind == RangeKind::Reduce && std::find(axes.begin(), axes.end(), u->src[i]) == axes.end())
           axes.push_back(u->src[i]);
   return axes;
 }
@@ -212,6 +210,7 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
     if (o.axis < 0 || size_t(o.axis) >= axes.size()) fail("no axis " + std::to_string(o.axis));
     const UOp* r = axes[size_t(o.axis)];
     bool global = size_t(o.axis) < cur.global_ranges.size();
+    if (!r->src[0]->is_const()) fail("the axis is a run-time dim (its loop ends at a VAR)");
     int64_t n = size_of(r);
     if (o.op == OptOp::Padto) {
       if (o.amount < 2 || n % o.amount == 0) fail("the axis size " + std::to_string(n) + " is already a multiple");
@@ -286,7 +285,7 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
   int vec_axis = -1;
   // Vector lanes: the innermost output axis along which the store and some load are contiguous.
   for (int a = int(globals.size()) - 1; a >= 0 && vec_axis < 0; --a) {
-    if (stride(g, store_idx, globals[size_t(a)]) != 1) continue;
+    if (!globals[size_t(a)]->src[0]->is_const() || stride(g, store_idx, globals[size_t(a)]) != 1) continue;
     bool contiguous_load = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return stride(g, l->src[1], globals[size_t(a)]) == 1; });
     if (!contiguous_load) break;
     int64_t lanes = t.vector_lanes, n = size_of(globals[size_t(a)]);
@@ -308,6 +307,7 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
   for (int a = int(globals.size()) - 1; a >= 0; --a) {
     if (a == vec_axis) continue;
     const UOp* r = globals[size_t(a)];
+    if (!r->src[0]->is_const()) continue;  // a run-time dim: its loop cannot be split
     bool reused = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return !depends(l->src[1], r); });
     bool varies = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends(l->src[1], r); });
     if (!reused || !varies) continue;

@@ -52,7 +52,7 @@ class KernelBuilder {
       if (d == 1) {
         idx.push_back(sym_.c(0));
       } else {
-        idx.push_back(new_range(d, RangeKind::Global));
+        idx.push_back(new_range(d, RangeKind::Global, g_.var_axis(root, int64_t(idx.size()))));
         k.global_ranges.push_back(idx.back());
       }
     }
@@ -72,8 +72,9 @@ class KernelBuilder {
   }
 
  private:
-  const UOp* new_range(int64_t size, RangeKind kind) {
-    return g_.make(Op::Range, DType::Index, {sym_.c(size)}, RangeArg{next_range_++, kind});
+  // A range over a run-time dim (laid out at its upper bound `size`) stops at its VAR.
+  const UOp* new_range(int64_t size, RangeKind kind, const UOp* var = nullptr) {
+    return g_.make(Op::Range, DType::Index, {var ? var : sym_.c(size)}, RangeArg{next_range_++, kind});
   }
 
   const UOp* linear(const Shape& shape, const std::vector<const UOp*>& idx) {
@@ -169,10 +170,7 @@ class KernelBuilder {
         sidx = idx;
         std::set<const UOp*> context = position_deps(idx, gate);
         for (int64_t a : u->reduce().axes) {
-          // A run-time dim is laid out at its upper bound; its reduce stops at the bound VAR.
-          const UOp* bound = g_.reduce_bound(u, a);
-          sidx[size_t(a)] = bound ? g_.make(Op::Range, DType::Index, {bound}, RangeArg{next_range_++, RangeKind::Reduce})
-                                  : new_range(u->src[0]->shape[size_t(a)], RangeKind::Reduce);
+          sidx[size_t(a)] = new_range(u->src[0]->shape[size_t(a)], RangeKind::Reduce, g_.var_axis(u->src[0], a));
           src.push_back(sidx[size_t(a)]);
           range_context_[sidx[size_t(a)]] = context;
         }

@@ -236,6 +236,10 @@ static int validate(const tgc_model_desc* d) {
                       (int)L->buffers[i]);
         return -1;
       }
+    if (d->num_vars && (L->outer_var >= d->num_vars || (L->outer_var >= 0 && launch_total(L) % d->var_max[L->outer_var]))) {
+      tgc_set_error("launch %d '%s': bad outer run-time dim %d", (int)l, ln, (int)L->outer_var);
+      return -1;
+    }
     if (d->backend == TGC_BACKEND_CPU && !L->cpu_fn) {
       tgc_set_error("launch %d '%s': no CPU function", (int)l, ln);
       return -1;
@@ -535,6 +539,8 @@ int tgc_run(tgc_model* m) {
     }
     for (int32_t l = 0; l < d->num_launches; ++l) {
       int64_t total = launch_total(&d->launches[l]);
+      int32_t v = d->num_vars ? d->launches[l].outer_var : -1;
+      if (v >= 0) total = total / d->var_max[v] * m->var_value[v];
       double t0 = m->profile_ms ? tgc_now_ms() : 0;
       if (total > 0) tgc_pool_run(m->pool, d->launches[l].cpu_fn, m->launch_args[l], total, 2);
       if (m->profile_ms) m->profile_ms[l] += tgc_now_ms() - t0;

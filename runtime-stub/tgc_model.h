@@ -47,6 +47,9 @@ typedef struct {
   const int32_t* buffers; /* indices into tgc_model_desc.buffers, in kernel-argument order */
   int64_t global_size[3];
   int64_t local_size[3];  /* OpenCL: 0 = let the driver choose */
+  int32_t outer_var;      /* models with run-time dims: -1, or the VAR (index into var_names) that
+                           * the outermost dim of the work items is, at its upper bound: the runtime
+                           * runs var/var_max of the items (CPU) */
 } tgc_launch;
 
 typedef struct {

@@ -41,7 +41,8 @@ class CpuRenderer {
     // for item in [begin, end): decode outer indices and the chunk, then run the body.
     loop(fn_->getArg(1), fn_->getArg(2), [&](Value* item) {
       Value* rest = item;
-      int64_t inner_n = p_.inner ? p_.inner->src[0]->ival() : 1;
+      // Ranges over run-time dims decode at their upper bound (the layout) and stop at their VAR.
+      int64_t inner_n = p_.inner ? p_.inner->src[0]->vmax : 1;
       int64_t nchunks = (inner_n + split.chunk - 1) / split.chunk;
       Value* chunk = nullptr;
       if (p_.inner) {
@@ -51,16 +52,34 @@ class CpuRenderer {
       for (size_t i = p_.globals.size(); i-- > 0;) {
         const UOp* r = p_.globals[i];
         if (r == p_.inner) continue;
-        int64_t n = r->src[0]->ival();
+        int64_t n = r->src[0]->vmax;
         values_[r] = b_.CreateURem(rest, b_.getInt64(uint64_t(n)));
         rest = b_.CreateUDiv(rest, b_.getInt64(uint64_t(n)));
       }
       if (p_.inner) {
         lo_ = b_.CreateMul(chunk, b_.getInt64(uint64_t(split.chunk)));
         Value* hi = b_.CreateAdd(lo_, b_.getInt64(uint64_t(split.chunk)));
-        hi_ = b_.CreateSelect(b_.CreateICmpULT(hi, b_.getInt64(uint64_t(inner_n))), hi, b_.getInt64(uint64_t(inner_n)));
+        Value* end = value(p_.inner->src[0]);
+        hi_ = b_.CreateSelect(b_.CreateICmpULT(hi, end), hi, end);
       }
+      // Positions past a run-time dim's value hold nothing: skip them.
+      Value* live = nullptr;
+      for (const UOp* r : p_.globals)
+        if (r != p_.inner && !r->src[0]->is_const()) {
+          Value* in = b_.CreateICmpULT(values_.at(r), value(r->src[0]));
+          live = live ? b_.CreateAnd(live, in) : in;
+        }
+      if (!live) {
+        stmts(p_.body);
+        return;
+      }
+      auto* body = llvm::BasicBlock::Create(c_, "live", fn_);
+      auto* after = llvm::BasicBlock::Create(c_, "skip", fn_);
+      b_.CreateCondBr(live, body, after);
+      b_.SetInsertPoint(body);
       stmts(p_.body);
+      b_.CreateBr(after);
+      b_.SetInsertPoint(after);
     });
     b_.CreateRetVoid();
     return fn_;
@@ -400,8 +419,8 @@ CpuWorkSplit cpu_work_split(const LoopProgram& p, int64_t target_items) {
   CpuWorkSplit s;
   int64_t outer = 1;
   for (const UOp* r : p.globals)
-    if (r != p.inner) outer *= r->src[0]->ival();
-  int64_t inner = p.inner ? p.inner->src[0]->ival() : 1;
+    if (r != p.inner) outer *= r->src[0]->vmax;  // a run-time dim's range at its upper bound
+  int64_t inner = p.inner ? p.inner->src[0]->vmax : 1;
   if (outer == 0 || inner == 0) {  // a zero-element output: nothing to run
     s.chunk = 1, s.items = 0;
     return s;

@@ -54,11 +54,10 @@ Model import_with_vars(const std::string& path, const ImportOptions& options, co
     } catch (const Error& e) {
       throw Error(path + ": dim '" + name + "' cannot be bound at run time: " + e.what() + "; give it a size with --input-shape");
     }
-    // Reduces over the dim stop at its run-time value.
+    // Loops over the dim (kernel outputs, reduces) stop at its run-time value.
     for (const auto& [u, bits] : mask)
-      if (u->op == Op::Reduce)
-        for (int64_t ax : u->reduce().axes)
-          if (mask.at(u->src[0]) >> ax & 1) g.set_reduce_bound(u, ax, var);
+      for (int64_t ax = 0; ax < 64; ++ax)
+        if (bits >> ax & 1) g.set_var_axis(u, ax, var);
     auto mark = [&](const std::vector<NamedTensor>& ts, std::vector<std::vector<int32_t>>& slots) {
       for (size_t i = 0; i < ts.size(); ++i)
         for (size_t k = 0; k < slots[i].size(); ++k)

@@ -55,7 +55,7 @@ static void test_cover(void) {
       tgc_buffer bufs[1] = {{"seen", TGC_U8, 1, shape, TGC_STORAGE_OUTPUT, 0, total, 0, NULL}};
       int32_t args[1] = {0}, outs[1] = {0};
       /* total split over dims: exercises global_size[1]/[2] too */
-      tgc_launch l = {"cover", k_cover, NULL, 1, args, {total, 1, 1}, {0, 0, 0}};
+      tgc_launch l = {"cover", k_cover, NULL, 1, args, {total, 1, 1}, {0, 0, 0}, -1};
       if (total % 4 == 0) l.global_size[0] = total / 4, l.global_size[1] = 2, l.global_size[2] = 2;
       tgc_model_desc d = {TGC_ABI_VERSION, "cover", TGC_BACKEND_CPU, 1, bufs, 1, &l, 0, NULL, 1, outs, 0, NULL, 0, NULL,
                           NULL, 0, NULL, NULL, -1};
@@ -291,8 +291,8 @@ static void test_vars(void) {
       {"tgc.vars", TGC_I64, 1, kV, TGC_STORAGE_INPUT, 0, 8, 0, NULL},
   };
   static const tgc_launch launches[] = {
-      {"k_double_rows", k_double_rows, NULL, 2, kArgs0, {12, 1, 1}, {0, 0, 0}},
-      {"k_colsum", k_colsum, NULL, 3, kArgs1, {3, 1, 1}, {0, 0, 0}},
+      {"k_double_rows", k_double_rows, NULL, 2, kArgs0, {12, 1, 1}, {0, 0, 0}, 0}, /* rows of T: 3 items each */
+      {"k_colsum", k_colsum, NULL, 3, kArgs1, {3, 1, 1}, {0, 0, 0}, -1},
   };
   tgc_model_desc d = {TGC_ABI_VERSION, "vars", TGC_BACKEND_CPU, 4, bufs, 2, launches, 1, kIn, 2, kOut, 0, NULL, 0, NULL,
                       NULL, 1, kNames, kMax, 3};

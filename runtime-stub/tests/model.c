@@ -82,16 +82,16 @@ static const int32_t kArgs0[] = {B_A, B_W, B_B, B_T}, kArgs1[] = {B_T, B_U}, kAr
 static const int32_t kInputs[] = {B_A, B_B}, kOutputs[] = {B_OUT, B_CNT};
 
 static const tgc_launch kLaunchesCpu[] = {
-    {"k_fma_relu", k_fma_relu, NULL, 4, kArgs0, {TEST_N, 1, 1}, {0, 0, 0}},
-    {"k_double", k_double, NULL, 2, kArgs1, {100, 10, 1}, {0, 0, 0}},
-    {"k_add_bias", k_add_bias, NULL, 3, kArgs2, {TEST_N, 1, 1}, {0, 0, 0}},
-    {"k_count", k_count, NULL, 2, kArgs3, {TEST_ROWS, 1, 1}, {0, 0, 0}},
+    {"k_fma_relu", k_fma_relu, NULL, 4, kArgs0, {TEST_N, 1, 1}, {0, 0, 0}, -1},
+    {"k_double", k_double, NULL, 2, kArgs1, {100, 10, 1}, {0, 0, 0}, -1},
+    {"k_add_bias", k_add_bias, NULL, 3, kArgs2, {TEST_N, 1, 1}, {0, 0, 0}, -1},
+    {"k_count", k_count, NULL, 2, kArgs3, {TEST_ROWS, 1, 1}, {0, 0, 0}, -1},
 };
 static const tgc_launch kLaunchesCl[] = {
-    {"k_fma_relu", NULL, kSrcA, 4, kArgs0, {TEST_N, 1, 1}, {0, 0, 0}},
-    {"k_double", NULL, kSrcA, 2, kArgs1, {100, 10, 1}, {0, 0, 0}},
-    {"k_add_bias", NULL, kSrcB, 3, kArgs2, {TEST_N, 1, 1}, {100, 1, 1}},
-    {"k_count", NULL, kSrcC, 2, kArgs3, {TEST_ROWS, 1, 1}, {0, 0, 0}},
+    {"k_fma_relu", NULL, kSrcA, 4, kArgs0, {TEST_N, 1, 1}, {0, 0, 0}, -1},
+    {"k_double", NULL, kSrcA, 2, kArgs1, {100, 10, 1}, {0, 0, 0}, -1},
+    {"k_add_bias", NULL, kSrcB, 3, kArgs2, {TEST_N, 1, 1}, {100, 1, 1}, -1},
+    {"k_count", NULL, kSrcC, 2, kArgs3, {TEST_ROWS, 1, 1}, {0, 0, 0}, -1},
 };
 
 const tgc_model_desc tgc_test_model_cpu = {
