@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -217,6 +218,14 @@ std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>&
     for (size_t n = 0; n < order.size(); ++n) {
       const Kernel& k = kernels[order[n]];
       std::string hkey = hex(key[order[n]]);
+      // Kernels that read run-time dims (VARs) keep the heuristic: the agent's buffers would give
+      // their loops arbitrary lengths.
+      if (std::count(k.inputs.begin(), k.inputs.end(), g.vars_buffer())) {
+        chosen[key[order[n]]] = {heuristic_opts(g, k, t.profile), -1, -1};
+        log("beam: kernel " + std::to_string(n + 1) + "/" + std::to_string(order.size()) + " " + k.name +
+            ": reads run-time dims, keeping the heuristic's opts");
+        continue;
+      }
       if (std::optional<TuneEntry> hit = cache.find(target, report_.device, hkey)) {
         try {
           std::vector<Opt> opts = parse_opts(hit->opts);
