@@ -70,6 +70,11 @@ onnx.save(helper.make_model(helper.make_graph(attn + [n("ReduceMean", ["y"], ["m
                             opset_imports=[helper.make_opsetid("", 17)]), f"{d}/attn_mean.onnx")
 for t in (1, 5, 9, 16):
     np.save(f"{d}/seq{t}.npy", r.standard_normal((1, t, D)).astype(np.float32))
+# The same with a symbolic batch "N": two run-time dims.
+x_nseq = vi("x", ["N", "seq", D])
+onnx.save(helper.make_model(helper.make_graph(attn, "attn_n", [x_nseq], [vi("y", ["N", "seq", D]), vi("a", ["N", "seq", "seq"])], attn_inits),
+                            opset_imports=[helper.make_opsetid("", 17)]), f"{d}/attn_n.onnx")
+np.save(f"{d}/n3seq7.npy", r.standard_normal((3, 7, D)).astype(np.float32))
 np.save(f"{d}/cls2.npy", r.standard_normal((2, 3, 48, 192)).astype(np.float32))
 np.save(f"{d}/rec2.npy", r.standard_normal((2, 3, 48, 320)).astype(np.float32))
 PY
@@ -115,6 +120,10 @@ for t in 1 5 16; do
   "$tgc" eval "$work/attn.onnx" -i x="$work/seq$t.npy" -o "$work/attn_ref$t" || fail=1
   compare "$work/attn$t" "$work/attn_ref$t" --max-rel 1e-5
 done
+"$tgc" compile "$work/attn_n.onnx" --dynamic N=4 --dynamic seq=16 -o "$work/attn_n" 2>/dev/null || fail=1
+"$work/attn_n" -i x="$work/n3seq7.npy" -o "$work/attn_n37" >/dev/null || fail=1
+"$tgc" eval "$work/attn_n.onnx" -i x="$work/n3seq7.npy" -o "$work/attn_n37_ref" || fail=1
+compare "$work/attn_n37" "$work/attn_n37_ref" --max-rel 1e-5
 "$work/attn" --dim seq=3 | grep -qF "a: f32[1,3,3]" || { echo "FAIL --dim seq=3 does not give a: f32[1,3,3]"; fail=1; }
 expect_error "a length past the bound" "run-time dim 'seq' must be 1 to 16, got 17" "$work/attn" --dim seq=17
 expect_error "--dim against the files" "input 'x' has seq=5, but --dim gives 4" "$work/attn" -i x="$work/seq5.npy" --dim seq=4
