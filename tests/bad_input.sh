@@ -78,7 +78,7 @@ expect_ok "--input-shape ? keeps a dim dynamic" "$tgc" inspect "$work/dynamic.on
 expect_error "every dynamic dim listed" \
   "input 'x' dim 0 ('batch'): --input-shape x=<batch>,3; input 'mask' dim 0 ('batch'), dim 1 ('seq'), dim 2 (unnamed): --input-shape mask=<batch>,<seq>,<?>" \
   "$tgc" compile "$work/dynamic_two_inputs.onnx" -o "$work/dyn"
-expect_error "only the dims left dynamic listed" "need sizes (give them with --input-shape NAME=d0,d1,...; tgc eval also takes them from the -i files): input 'mask' dim 0" \
+expect_error "only the dims left dynamic listed" "tgc eval also takes them from the -i files): input 'mask' dim 0" \
   "$tgc" inspect "$work/dynamic_two_inputs.onnx" --input-shape x=2,3
 expect_ok "--input-shape fixes every dynamic dim" "$tgc" inspect "$work/dynamic_two_inputs.onnx" --input-shape x=2,3 --input-shape mask=2,4,5
 expect_error "--input-shape of the wrong rank" "--input-shape x gives 3 dims, the model declares 2" \

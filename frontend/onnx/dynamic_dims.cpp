@@ -29,15 +29,7 @@ Model import_with_vars(const std::string& path, const ImportOptions& options, co
     if (max < 2) throw Error(path + ": --dynamic " + name + "=" + std::to_string(max) + ": the upper bound must be at least 2");
     at_max.dim_sizes[name] = max;
   }
-  for (const UnknownDim& d : unknown)
-    if (!options.dynamic.count(d.key)) {
-      try {
-        import_onnx(path, at_max);
-      } catch (const Error& e) {
-        throw Error(std::string(e.what()) + " (or keep a dim dynamic with --dynamic NAME=MAX)");
-      }
-    }
-  Model m = import_onnx(path, at_max);
+  Model m = import_onnx(path, at_max);  // an error lists the dims still without a size
   Graph& g = *m.graph;
   std::vector<const UOp*> roots_m = roots(m.outputs);
   for (const NamedTensor& t : m.inputs) m.input_dim_vars.push_back(std::vector<int32_t>(t.tensor.shape().size(), -1));

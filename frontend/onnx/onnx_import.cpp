@@ -34,7 +34,7 @@ int64_t default_opset(const onnx::ModelProto& m, const std::string& path) {
 }
 
 const char* kDynamicDims =
-    ": dynamic input dims need sizes (give them with --input-shape NAME=d0,d1,...; tgc eval also takes them from the -i files): ";
+    ": dynamic input dims need sizes (give them with --input-shape NAME=d0,d1,..., or keep one dynamic up to a bound with --dynamic NAME=MAX; tgc eval also takes them from the -i files): ";
 
 // The shape of graph input v: --input-shape, else its ONNX dims with the symbolic ones taken from
 // dim_sizes or from the data at hand (shape_hints). Dims still unknown are -1, listed in `unknown`,
