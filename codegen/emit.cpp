@@ -178,8 +178,6 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   ResolvedTarget target = resolve_target(opt.target, opt.triple, opt.cpu);
   bool opencl = opt.target == "qcom";
   if (opt.output.empty()) throw Error("no output path (-o)");
-  if (opencl && !m.graph->vars().empty())
-    throw Error("run-time dims (--dynamic) need --target=cpu: the OpenCL backend does not read VARs yet");
   CompileReport rep;
   Graph& g = *m.graph;
   rep.triple = target.triple;

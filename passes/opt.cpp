@@ -262,7 +262,7 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
   std::vector<Opt> opts;
   if (t.gpu) {
     // Work-groups along the innermost output axis: neighbouring threads read neighbouring data.
-    if (!k.global_ranges.empty()) {
+    if (!k.global_ranges.empty() && k.global_ranges.back()->src[0]->is_const()) {
       int axis = int(k.global_ranges.size()) - 1;
       int64_t n = size_of(k.global_ranges.back());
       int64_t v = pick_divisor(n, {64, 32, 16}, t.max_local);

@@ -361,8 +361,9 @@ int tgc_cl_run(tgc_cl* cl) {
   const tgc_model_desc* d = cl->desc;
   if (!cl->built && build_all(cl) != 0) return -1;
   cl_int e;
-  for (int32_t i = 0; i < d->num_inputs; ++i) {
-    int32_t b = d->inputs[i];
+  /* The inputs, then the values of the run-time dims (the vars buffer) when there are any. */
+  for (int32_t i = 0; i < d->num_inputs + (d->num_vars > 0 && d->vars_buffer >= 0); ++i) {
+    int32_t b = i < d->num_inputs ? d->inputs[i] : d->vars_buffer;
     if (d->buffers[b].nbytes <= 0) continue;
     e = a->clEnqueueWriteBuffer(cl->queue, cl->mem[b], CL_FALSE, 0, (size_t)d->buffers[b].nbytes, cl->host[b], 0,
                                 NULL, NULL);

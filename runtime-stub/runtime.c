@@ -196,9 +196,9 @@ static int validate(const tgc_model_desc* d) {
         return -1;
       }
   }
-  if (d->num_vars < 0 || (d->num_vars > 0 && (!d->var_names || !d->var_max || d->batch_dim || d->backend != TGC_BACKEND_CPU)) ||
+  if (d->num_vars < 0 || (d->num_vars > 0 && (!d->var_names || !d->var_max || d->batch_dim)) ||
       d->vars_buffer >= d->num_buffers || (d->vars_buffer >= 0 && d->buffers[d->vars_buffer].nbytes < 8 * (int64_t)d->num_vars)) {
-    tgc_set_error("malformed run-time dims (VARs need the CPU backend, a name and upper bound each, no batch dim and a vars buffer)");
+    tgc_set_error("malformed run-time dims (VARs need a name and upper bound each, no batch dim and a vars buffer)");
     return -1;
   }
   for (int32_t v = 0; v < d->num_vars; ++v)

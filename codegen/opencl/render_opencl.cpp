@@ -77,6 +77,10 @@ class ClRenderer {
       decode(p_.locals, "lid");
     }
     decode(p_.globals, "gid");
+    // Work-groups past a run-time dim's value hold nothing (globals are group ids, so the whole
+    // group leaves together and no barrier waits for it).
+    for (const UOp* r : p_.globals)
+      if (!r->src[0]->is_const()) o_ << "  if (" << name(r) << " >= " << ref(r->src[0]) << ") return;\n";
     std::string head = o_.str();
     o_.str("");
     stmts(p_.body, 1);
@@ -86,7 +90,7 @@ class ClRenderer {
  private:
   void decode(const std::vector<const UOp*>& ranges, const char* from) {
     for (size_t i = ranges.size(); i-- > 0;) {
-      int64_t n = ranges[i]->src[0]->ival();
+      int64_t n = ranges[i]->src[0]->vmax;  // a run-time dim's range decodes at its upper bound
       o_ << "  long " << name(ranges[i]) << " = " << from << " % " << n << "; " << from << " /= " << n << ";\n";
     }
   }
@@ -105,7 +109,7 @@ class ClRenderer {
         case LStmt::Let: o_ << pad << reg_type(s.u->dtype) << " " << name(s.u) << " = " << expr(s.u) << ";\n"; break;
         case LStmt::Loop: {
           std::string r = name(s.u);
-          o_ << pad << "for (long " << r << " = 0; " << r << " < " << s.u->src[0]->ival() << "; ++" << r << ") {\n";
+          o_ << pad << "for (long " << r << " = 0; " << r << " < " << ref(s.u->src[0]) << "; ++" << r << ") {\n";
           stmts(s.body, depth + 1);
           o_ << pad << "}\n";
           break;
@@ -191,6 +195,8 @@ class ClRenderer {
       if (u->dtype == DType::Bool) return u->ival() ? "true" : "false";
       return "(" + std::string(reg_type(u->dtype)) + ")(" + std::to_string(u->ival()) + (u->dtype == DType::I64 || u->dtype == DType::Index ? "L" : "") + ")";
     }
+    if (u->op == Op::Var)  // a run-time dim: its value in the vars buffer
+      return "b" + std::to_string(arg_.at(g_.vars_buffer())) + "[" + std::to_string(g_.var_slot(u)) + "]";
     return name(u);
   }
 
@@ -267,7 +273,7 @@ int64_t opencl_local_size(const LoopProgram& p) {
 
 int64_t opencl_global_size(const LoopProgram& p) {
   int64_t n = opencl_local_size(p);
-  for (const UOp* r : p.globals) n *= r->src[0]->ival();
+  for (const UOp* r : p.globals) n *= r->src[0]->vmax;  // run-time dims at their upper bounds
   return n;
 }
 

@@ -48,7 +48,7 @@ usage:
       batch: a leading dim shared by the inputs stays dynamic when no node mixes samples, and
       the artifact binds it from its input shapes at run time (one sample's program per sample).
       --dynamic NAME=MAX keeps the symbolic dim NAME (its ONNX dim_param, e.g. a sequence
-      length) as a run-time dim up to MAX instead (cpu target): kernels loop to its value.
+      length) as a run-time dim up to MAX instead: kernels loop to its value.
   tgc compile ... --beam=N [--tune-via=CMD] [--tune-cache=PATH] [--tune-timeout=SECONDS]
       Tune each kernel by BEAM search (keeping the N fastest action lists per round): candidates
       are built and timed on the target by tgc-agent, started with `sh -c CMD` (default: the
