@@ -228,6 +228,29 @@ static void print_info(const tgc_model_desc* d) {
   printf("launches: %d\n", (int)d->num_launches);
 }
 
+/* Run-time dims: --dim, else the -i files (which must agree), else their upper bounds. Returns 0,
+ * or 1 after printing the error. */
+static int bind_vars(tgc_model* m, const tgc_npy* feeds, const int64_t* dim_value) {
+  const tgc_model_desc* d = tgc_desc(m);
+  int64_t values[64];
+  int32_t from[64]; /* the input that gave each value, -1 for --dim or the default */
+  for (int32_t v = 0; v < d->num_vars; ++v) values[v] = dim_value[v] ? dim_value[v] : d->var_max[v], from[v] = -1;
+  for (int32_t k = 0; k < d->num_inputs; ++k) {
+    const tgc_buffer* b = &d->buffers[d->inputs[k]];
+    for (int32_t a = 0; feeds[k].data && b->dim_vars && a < b->rank; ++a) {
+      int32_t v = b->dim_vars[a];
+      if (v < 0) continue;
+      int64_t got = feeds[k].shape[a];
+      if ((from[v] >= 0 || dim_value[v]) && got != values[v])
+        return fail("input '%s' has %s=%lld, but %s%s%s gives %lld", b->name, d->var_names[v], (long long)got,
+                    from[v] >= 0 ? "input '" : "--dim", from[v] >= 0 ? d->buffers[d->inputs[from[v]]].name : "",
+                    from[v] >= 0 ? "'" : "", (long long)values[v]);
+      values[v] = got, from[v] = k;
+    }
+  }
+  return tgc_bind_vars(m, values) != 0 ? fail("%s", tgc_last_error()) : 0;
+}
+
 int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   if (argc > 0 && argv[0] && argv[0][0]) {
     const char* slash = strrchr(argv[0], '/');
@@ -383,27 +406,7 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   m = tgc_create(desc, (int)threads);
   if (!m) { fail("%s", tgc_last_error()); goto done; }
   if (batch > 0 && tgc_bind_batch(m, batch) != 0) { fail("%s", tgc_last_error()); goto done; }
-  if (desc->num_vars > 0) { /* run-time dims: --dim, else the -i files (which must agree), else the maxima */
-    int64_t values[64];
-    int32_t from[64]; /* the input that gave each value, -1 for --dim or the default */
-    for (int32_t v = 0; v < desc->num_vars; ++v) values[v] = dim_value[v] ? dim_value[v] : desc->var_max[v], from[v] = -1;
-    for (int32_t k = 0; k < nin; ++k) {
-      const tgc_buffer* b = &desc->buffers[desc->inputs[k]];
-      for (int32_t a = 0; feeds[k].data && b->dim_vars && a < b->rank; ++a) {
-        int32_t v = b->dim_vars[a];
-        if (v < 0) continue;
-        int64_t got = feeds[k].shape[a];
-        if ((from[v] >= 0 || dim_value[v]) && got != values[v]) {
-          fail("input '%s' has %s=%lld, but %s%s%s gives %lld", b->name, desc->var_names[v], (long long)got,
-               from[v] >= 0 ? "input '" : "--dim", from[v] >= 0 ? desc->buffers[desc->inputs[from[v]]].name : "",
-               from[v] >= 0 ? "'" : "", (long long)values[v]);
-          goto done;
-        }
-        values[v] = got, from[v] = k;
-      }
-    }
-    if (tgc_bind_vars(m, values) != 0) { fail("%s", tgc_last_error()); goto done; }
-  }
+  if (desc->num_vars > 0 && bind_vars(m, feeds, dim_value) != 0) goto done;
   for (int32_t k = 0; k < nin; ++k) {
     const tgc_buffer* b = &desc->buffers[desc->inputs[k]];
     if (feeds[k].data) {
