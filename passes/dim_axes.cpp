@@ -7,16 +7,12 @@
 namespace tgc {
 namespace {
 
-// The pairing of two traces and what both rule sets share.
-struct BatchAxes {
+// Two traces of one model paired node by node, and how errors name a node.
+struct Traces {
   const Graph& ga;
   const Graph& gb;
   int64_t size_a, size_b;
   std::unordered_map<const UOp*, const UOp*> twin, twin_of_b;  // a node <-> its b node
-  // a node -> batch axis or -1. The batch may be merged into its axis as the outermost factor
-  // (softmax's [N*T, C] rows): that dim is size * extent, the extent being one sample's part.
-  std::unordered_map<const UOp*, int> axis;
-  std::unordered_map<const UOp*, int64_t> extent;
   std::unordered_map<const UOp*, const std::string*> where;     // a node -> its model node
 
   [[noreturn]] void fail(const UOp* u, const std::string& why) const {
@@ -58,6 +54,15 @@ struct BatchAxes {
   }
 
   std::string sizes() const { return std::to_string(size_a) + " and " + std::to_string(size_b); }
+};
+
+// The batch's rules (see batch_axes in the header).
+struct BatchRules {
+  Traces& t;
+  // a node -> batch axis or -1. The batch may be merged into its axis as the outermost factor
+  // (softmax's [N*T, C] rows): that dim is size * extent, the extent being one sample's part.
+  std::unordered_map<const UOp*, int> axis;
+  std::unordered_map<const UOp*, int64_t> extent;
 
   // The axis where the two shapes differ as the batch sizes do (size * extent); -1 when they are equal.
   int shape_axis(const UOp* a, const UOp* b, int64_t& ext) const {
@@ -66,13 +71,13 @@ struct BatchAxes {
     for (size_t i = 0; ok && i < a->shape.size(); ++i) {
       int64_t da = a->shape[i], db = b->shape[i];
       if (da == db) continue;
-      ok = ax < 0 && da % size_a == 0 && db % size_b == 0 && da / size_a == db / size_b;
+      ok = ax < 0 && da % t.size_a == 0 && db % t.size_b == 0 && da / t.size_a == db / t.size_b;
       ax = int(i);
-      ext = da / size_a;
+      ext = da / t.size_a;
     }
     if (!ok)
-      fail(a, "has shape " + shape_str(a->shape) + " at batch size " + std::to_string(size_a) + " and " + shape_str(b->shape) +
-                  " at " + std::to_string(size_b) + ": its dims follow the batch size in a way one sample's program cannot");
+      t.fail(a, "has shape " + shape_str(a->shape) + " at batch size " + std::to_string(t.size_a) + " and " + shape_str(b->shape) +
+                  " at " + std::to_string(t.size_b) + ": its dims follow the batch size in a way one sample's program cannot");
     return ax;
   }
 
@@ -80,22 +85,22 @@ struct BatchAxes {
     switch (a->op) {
       case Op::Reshape: case Op::Expand: return;  // the arg is the shape, checked already
       case Op::Buffer: {
-        const BufferInfo &ia = ga.buffer(a->ival()), &ib = gb.buffer(b->ival());
-        if (ia.kind != ib.kind) fail(a, "is built differently at batch sizes " + sizes());
-        if (ia.kind == BufferKind::Input && (ax > 0 || ext != 1)) fail(a, "input '" + ia.name + "' does not have the batch first");
+        const BufferInfo &ia = t.ga.buffer(a->ival()), &ib = t.gb.buffer(b->ival());
+        if (ia.kind != ib.kind) t.fail(a, "is built differently at batch sizes " + t.sizes());
+        if (ia.kind == BufferKind::Input && (ax > 0 || ext != 1)) t.fail(a, "input '" + ia.name + "' does not have the batch first");
         if (ia.kind == BufferKind::Weight && (ax >= 0 || !ia.data || !ib.data || *ia.data != *ib.data))
-          fail(a, "uses a constant computed from the batch size ('" + ia.name + "'), which differs per batch size, not per sample");
+          t.fail(a, "uses a constant computed from the batch size ('" + ia.name + "'), which differs per batch size, not per sample");
         return;
       }
       case Op::Shrink: {
         std::vector<int64_t> pa = a->ints(), pb = b->ints();
-        if (ax >= 0 && pa[2 * ax] == 0 && pa[2 * ax + 1] == size_a * ext && pb[2 * ax] == 0 && pb[2 * ax + 1] == size_b * ext)
+        if (ax >= 0 && pa[2 * ax] == 0 && pa[2 * ax + 1] == t.size_a * ext && pb[2 * ax] == 0 && pb[2 * ax + 1] == t.size_b * ext)
           pa[2 * ax + 1] = pb[2 * ax + 1];
-        if (pa != pb) fail(a, "takes a slice that depends on the batch size");
+        if (pa != pb) t.fail(a, "takes a slice that depends on the batch size");
         return;
       }
       default:
-        if (a->arg != b->arg) fail(a, "takes a value computed from the batch size (it differs at batch sizes " + sizes() + ")");
+        if (a->arg != b->arg) t.fail(a, "takes a value computed from the batch size (it differs at batch sizes " + t.sizes() + ")");
     }
   }
 
@@ -104,7 +109,7 @@ struct BatchAxes {
     int s = a->src.empty() ? -1 : axis.at(a->src[0]);
     int64_t se = a->src.empty() ? 1 : extent.at(a->src[0]);
     auto want = [&](bool ok, const std::string& why) {
-      if (!ok) fail(a, why);
+      if (!ok) t.fail(a, why);
     };
     if (is_elementwise(a->op) || a->op == Op::Contiguous || a->op == Op::Assign) {
       for (const UOp* x : a->src) want(axis.at(x) == ax, "combines tensors whose batch axes differ");
@@ -128,7 +133,7 @@ struct BatchAxes {
              "reshapes across the batch dim (" + shape_str(in) + " to " + shape_str(a->shape) + ")");
         return;
       }
-      default: fail(a, "is not a tensor-level op");
+      default: t.fail(a, "is not a tensor-level op");
     }
   }
 };
@@ -138,11 +143,12 @@ struct BatchAxes {
 std::vector<int> batch_axes(const Graph& ga, const std::vector<const UOp*>& roots_a, int64_t size_a,
                             const Graph& gb, const std::vector<const UOp*>& roots_b, int64_t size_b) {
   if (roots_a.size() != roots_b.size()) throw Error("the graph has a different number of outputs at each batch size");
-  BatchAxes c{ga, gb, size_a, size_b, {}, {}, {}, {}, {}};
-  std::vector<const UOp*> order = c.label(roots_a);
-  c.pair_up(roots_a, roots_b);
+  Traces t{ga, gb, size_a, size_b, {}, {}, {}};
+  std::vector<const UOp*> order = t.label(roots_a);
+  t.pair_up(roots_a, roots_b);
+  BatchRules c{t, {}, {}};
   for (const UOp* a : order) {
-    const UOp* b = c.twin.at(a);
+    const UOp* b = t.twin.at(a);
     int64_t ext = 1;
     int ax = c.shape_axis(a, b, ext);
     c.check_args(a, b, ax, ext);
@@ -152,7 +158,7 @@ std::vector<int> batch_axes(const Graph& ga, const std::vector<const UOp*>& root
   }
   std::vector<int> out;
   for (const UOp* r : roots_a)
-    if (c.extent.at(r) != 1) c.fail(r, "is an output with the batch merged into another dim");
+    if (c.extent.at(r) != 1) t.fail(r, "is an output with the batch merged into another dim");
     else out.push_back(c.axis.at(r));
   return out;
 }
@@ -161,7 +167,7 @@ namespace {
 
 // The run-time dim's rules (see var_axes in the header), on the pairing that batch_axes uses.
 struct VarRules {
-  BatchAxes& t;
+  Traces& t;
   std::unordered_map<const UOp*, uint64_t> mask;
 
   // Axes where the shapes differ exactly as the sizes do.
@@ -264,7 +270,7 @@ struct VarRules {
 std::unordered_map<const UOp*, uint64_t> var_axes(const Graph& ga, const std::vector<const UOp*>& roots_a, int64_t size_a,
                                                  const Graph& gb, const std::vector<const UOp*>& roots_b, int64_t size_b) {
   if (roots_a.size() != roots_b.size()) throw Error("the graph has a different number of outputs at each size");
-  BatchAxes t{ga, gb, size_a, size_b, {}, {}, {}, {}, {}};
+  Traces t{ga, gb, size_a, size_b, {}, {}, {}};
   std::vector<const UOp*> order = t.label(roots_a);
   t.pair_up(roots_a, roots_b, /*whole_cuts=*/true);
   VarRules r{t, {}};
