@@ -7,6 +7,14 @@
 namespace tgc {
 namespace {
 
+// The product of the dims before axis k: a reshape keeps an axis's elements together when it
+// keeps this product.
+int64_t dims_before(const Shape& sh, int k) {
+  int64_t n = 1;
+  for (int i = 0; i < k; ++i) n *= sh[size_t(i)];
+  return n;
+}
+
 // Two traces of one model paired node by node, and how errors name a node.
 struct Traces {
   const Graph& ga;
@@ -124,12 +132,7 @@ struct BatchRules {
       case Op::Permute: want(s < 0 ? ax < 0 : ax >= 0 && a->ints()[size_t(ax)] == s, "moves the batch dim inconsistently"); return;
       case Op::Reshape: {
         const Shape& in = a->src[0]->shape;
-        auto before = [](const Shape& sh, int k) {
-          int64_t n = 1;
-          for (int i = 0; i < k; ++i) n *= sh[size_t(i)];
-          return n;
-        };
-        want(s < 0 ? ax < 0 : ax >= 0 && before(in, s) == before(a->shape, ax),
+        want(s < 0 ? ax < 0 : ax >= 0 && dims_before(in, s) == dims_before(a->shape, ax),
              "reshapes across the batch dim (" + shape_str(in) + " to " + shape_str(a->shape) + ")");
         return;
       }
@@ -238,12 +241,7 @@ struct VarRules {
       case Op::Reshape: {
         std::vector<int> in = axes_of(s), out = axes_of(m);
         bool ok = in.size() == out.size();
-        auto before = [](const Shape& sh, int k) {
-          int64_t n = 1;
-          for (int i = 0; i < k; ++i) n *= sh[size_t(i)];
-          return n;
-        };
-        for (size_t i = 0; ok && i < in.size(); ++i) ok = before(a->src[0]->shape, in[i]) == before(a->shape, out[i]);
+        for (size_t i = 0; ok && i < in.size(); ++i) ok = dims_before(a->src[0]->shape, in[i]) == dims_before(a->shape, out[i]);
         want(ok, "reshapes across the dynamic dim (" + shape_str(a->src[0]->shape) + " to " + shape_str(a->shape) + ")");
         return;
       }
