@@ -60,7 +60,7 @@ usage:
       SQLite cache (default $XDG_CACHE_HOME/tgc/tune.sqlite or ~/.cache/tgc/tune.sqlite) keyed
       by target, device and kernel, and reused by later compiles. See docs/tuning.md.
   tgc inspect MODEL.onnx [--stage=graph|kernels|loops|llvm|asm] [--kernel=NAME [--opts=LIST]]
-              [--input-shape NAME=d0,d1,...]
+              [--input-shape NAME=d0,d1,...] [--dynamic NAME=MAX]
               [--target=cpu|qcom] [--triple=T] [--cpu=NAME] [--no-opt]
       Print the IR graph, the kernels the scheduler cuts it into with what each fuses, the
       loop program of each kernel after the target's optimizations (listed before each), or
