@@ -389,6 +389,15 @@ static int all_outputs_batched(const tgc_model_desc* d) {
   return 1;
 }
 
+/* Work items of launch l as the model is bound: a launch whose outermost work dim is a run-time
+ * dim (laid out at its upper bound) runs only that dim's share. */
+static int64_t launch_items(const tgc_model* m, int32_t l) {
+  const tgc_model_desc* d = m->desc;
+  int64_t total = launch_total(&d->launches[l]);
+  int32_t v = d->num_vars ? d->launches[l].outer_var : -1;
+  return v >= 0 ? total / d->var_max[v] * m->var_value[v] : total;
+}
+
 static void run_samples(void* const* job_ptr, int64_t begin, int64_t end) {
   sample_job* job = (sample_job*)(void*)job_ptr;
   const tgc_model_desc* d = job->m->desc;
@@ -396,7 +405,7 @@ static void run_samples(void* const* job_ptr, int64_t begin, int64_t end) {
   for (int64_t s = begin; s < end; ++s) {
     point_at_sample(job->m, w->arena, w->cur, w->args, s);
     for (int32_t l = 0; l < d->num_launches; ++l) {
-      int64_t total = launch_total(&d->launches[l]);
+      int64_t total = launch_items(job->m, l);
       if (total > 0) d->launches[l].cpu_fn(w->args[l], 0, total);
     }
   }
@@ -538,9 +547,7 @@ int tgc_run(tgc_model* m) {
       continue;
     }
     for (int32_t l = 0; l < d->num_launches; ++l) {
-      int64_t total = launch_total(&d->launches[l]);
-      int32_t v = d->num_vars ? d->launches[l].outer_var : -1;
-      if (v >= 0) total = total / d->var_max[v] * m->var_value[v];
+      int64_t total = launch_items(m, l);
       double t0 = m->profile_ms ? tgc_now_ms() : 0;
       if (total > 0) tgc_pool_run(m->pool, d->launches[l].cpu_fn, m->launch_args[l], total, 2);
       if (m->profile_ms) m->profile_ms[l] += tgc_now_ms() - t0;
@@ -589,8 +596,9 @@ static int32_t dim_var(const tgc_buffer* b, int32_t k) { return b->dim_vars ? b-
 /* Where callers read and write input/output i: dense storage for one with run-time dims. */
 static void* io_data(const tgc_model* m, int32_t i) { return m->dense && m->dense[i] ? m->dense[i] : m->buf[i]; }
 
+/* The buffer of input/output `index`, or -1 with the error set (`what` names the caller). */
 static int io_buffer(const tgc_model* m, int is_output, int index, const char* what) {
-  int32_t n = is_output ? m->desc->num_outputs : m->desc->num_inputs;
+  int32_t n = !m ? 0 : is_output ? m->desc->num_outputs : m->desc->num_inputs;
   if (index < 0 || index >= n) {
     tgc_set_error("%s: no %s %d", what, is_output ? "output" : "input", index);
     return -1;
@@ -599,7 +607,7 @@ static int io_buffer(const tgc_model* m, int is_output, int index, const char* w
 }
 
 static int io_shape(const tgc_model* m, int is_output, int index, int64_t* dims) {
-  int i = m ? io_buffer(m, is_output, index, is_output ? "tgc_output_shape" : "tgc_input_shape") : -1;
+  int i = io_buffer(m, is_output, index, is_output ? "tgc_output_shape" : "tgc_input_shape");
   if (i < 0) return -1;
   const tgc_buffer* b = &m->desc->buffers[i];
   for (int32_t k = 0; k < b->rank; ++k) dims[k] = tgc_dim_size(m, b, k);
@@ -610,7 +618,7 @@ int tgc_input_shape(const tgc_model* m, int index, int64_t* dims) { return io_sh
 int tgc_output_shape(const tgc_model* m, int index, int64_t* dims) { return io_shape(m, 1, index, dims); }
 
 int tgc_set_input_shape(tgc_model* m, int index, int rank, const int64_t* dims) {
-  int i = m ? io_buffer(m, 0, index, "tgc_set_input_shape") : -1;
+  int i = io_buffer(m, 0, index, "tgc_set_input_shape");
   if (i < 0) return -1;
   const tgc_model_desc* d = m->desc;
   const tgc_buffer* b = &d->buffers[i];
@@ -638,34 +646,26 @@ int tgc_set_input_shape(tgc_model* m, int index, int rank, const int64_t* dims) 
 }
 
 void* tgc_input_data(tgc_model* m, int index) {
-  if (!m || index < 0 || index >= m->desc->num_inputs) {
-    tgc_set_error("tgc_input_data: no input %d", index);
-    return NULL;
-  }
-  return io_data(m, m->desc->inputs[index]);
+  int i = io_buffer(m, 0, index, "tgc_input_data");
+  return i < 0 ? NULL : io_data(m, i);
 }
 
 const void* tgc_output_data(const tgc_model* m, int index) {
-  if (!m || index < 0 || index >= m->desc->num_outputs) {
-    tgc_set_error("tgc_output_data: no output %d", index);
-    return NULL;
-  }
-  return io_data(m, m->desc->outputs[index]);
+  int i = io_buffer(m, 1, index, "tgc_output_data");
+  return i < 0 ? NULL : io_data(m, i);
 }
 
 int tgc_set_input(tgc_model* m, int index, const void* data, size_t nbytes) {
-  if (!m || index < 0 || index >= m->desc->num_inputs) {
-    tgc_set_error("tgc_set_input: no input %d", index);
-    return -1;
-  }
-  const tgc_buffer* b = &m->desc->buffers[m->desc->inputs[index]];
-  int64_t want = tgc_bound_nbytes(m, m->desc->inputs[index]);
+  int i = io_buffer(m, 0, index, "tgc_set_input");
+  if (i < 0) return -1;
+  const tgc_buffer* b = &m->desc->buffers[i];
+  int64_t want = tgc_bound_nbytes(m, i);
   if ((int64_t)nbytes != want) {
     tgc_set_error("tgc_set_input: input %d '%s' takes %lld bytes, got %zu", index, b->name ? b->name : "?",
                   (long long)want, nbytes);
     return -1;
   }
-  if (nbytes) memcpy(io_data(m, m->desc->inputs[index]), data, nbytes);
+  if (nbytes) memcpy(io_data(m, i), data, nbytes);
   return 0;
 }
 
