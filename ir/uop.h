@@ -158,6 +158,10 @@ class Graph {
   std::map<std::pair<const UOp*, int64_t>, const UOp*> var_axes_;
 };
 
+// How many positions a loop RANGE covers in memory: its size, or, for a range over a run-time dim
+// (bounded by a VAR), the VAR's upper bound -- the layout the kernels index.
+inline int64_t range_extent(const UOp* r) { return r->src[0]->vmax; }
+
 // Nodes reachable from `roots`, each after all of its sources.
 std::vector<const UOp*> toposort(const std::vector<const UOp*>& roots);
 

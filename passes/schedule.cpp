@@ -106,7 +106,7 @@ class KernelBuilder {
   void count_evals(const UOp* u, const std::vector<const UOp*>& idx, const UOp* gate) {
     std::set<const UOp*> deps = position_deps(idx, gate);
     double n = 1;
-    for (const UOp* r : deps) n *= double(r->src[0]->vmax);  // a VAR bound counts at its maximum
+    for (const UOp* r : deps) n *= double(range_extent(r));  // a VAR bound counts at its maximum
     double total = (evals_[u] += n);
     if (auto it = others_.find(u); it != others_.end()) total += it->second;
     // Decide as soon as the count crosses the line: inlining further would only multiply work.

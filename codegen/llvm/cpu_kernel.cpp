@@ -42,7 +42,7 @@ class CpuRenderer {
     loop(fn_->getArg(1), fn_->getArg(2), [&](Value* item) {
       Value* rest = item;
       // Ranges over run-time dims decode at their upper bound (the layout) and stop at their VAR.
-      int64_t inner_n = p_.inner ? p_.inner->src[0]->vmax : 1;
+      int64_t inner_n = p_.inner ? range_extent(p_.inner) : 1;
       int64_t nchunks = (inner_n + split.chunk - 1) / split.chunk;
       Value* chunk = nullptr;
       if (p_.inner) {
@@ -52,7 +52,7 @@ class CpuRenderer {
       for (size_t i = p_.globals.size(); i-- > 0;) {
         const UOp* r = p_.globals[i];
         if (r == p_.inner) continue;
-        int64_t n = r->src[0]->vmax;
+        int64_t n = range_extent(r);
         values_[r] = b_.CreateURem(rest, b_.getInt64(uint64_t(n)));
         rest = b_.CreateUDiv(rest, b_.getInt64(uint64_t(n)));
       }
@@ -419,8 +419,8 @@ CpuWorkSplit cpu_work_split(const LoopProgram& p, int64_t target_items) {
   CpuWorkSplit s;
   int64_t outer = 1;
   for (const UOp* r : p.globals)
-    if (r != p.inner) outer *= r->src[0]->vmax;  // a run-time dim's range at its upper bound
-  int64_t inner = p.inner ? p.inner->src[0]->vmax : 1;
+    if (r != p.inner) outer *= range_extent(r);
+  int64_t inner = p.inner ? range_extent(p.inner) : 1;
   if (outer == 0 || inner == 0) {  // a zero-element output: nothing to run
     s.chunk = 1, s.items = 0;
     return s;

@@ -90,7 +90,7 @@ class ClRenderer {
  private:
   void decode(const std::vector<const UOp*>& ranges, const char* from) {
     for (size_t i = ranges.size(); i-- > 0;) {
-      int64_t n = ranges[i]->src[0]->vmax;  // a run-time dim's range decodes at its upper bound
+      int64_t n = range_extent(ranges[i]);  // a run-time dim's range decodes at its upper bound
       o_ << "  long " << name(ranges[i]) << " = " << from << " % " << n << "; " << from << " /= " << n << ";\n";
     }
   }
@@ -273,7 +273,7 @@ int64_t opencl_local_size(const LoopProgram& p) {
 
 int64_t opencl_global_size(const LoopProgram& p) {
   int64_t n = opencl_local_size(p);
-  for (const UOp* r : p.globals) n *= r->src[0]->vmax;  // run-time dims at their upper bounds
+  for (const UOp* r : p.globals) n *= range_extent(r);
   return n;
 }
 

@@ -39,9 +39,7 @@ Model import_with_vars(const std::string& path, const ImportOptions& options, co
     int64_t max = var->var().max;
     std::unordered_map<const UOp*, uint64_t> mask;
     try {
-      ImportOptions smaller = at_max;
-      smaller.dim_sizes[name] = max - 1;
-      Model b = import_onnx(path, smaller);
+      Model b = traced(path, at_max, name, max - 1);
       mask = var_axes(g, roots_m, max, *b.graph, roots(b.outputs), max - 1);
     } catch (const Error& e) {
       throw Error(path + ": dim '" + name + "' cannot be bound at run time: " + e.what() + "; give it a size with --input-shape");
