@@ -21,7 +21,9 @@
 #include <map>
 #include <set>
 
+#include "codegen/c_header.h"
 #include "codegen/llvm/cpu_kernel.h"
+#include "codegen/model_desc.h"
 #include "codegen/llvm/target.h"
 #include "codegen/opencl/render_opencl.h"
 #include "frontend/npy.h"
@@ -47,132 +49,7 @@ std::string c_name(const std::string& path) {
   if (r.empty() || std::isdigit(static_cast<unsigned char>(r[0]))) r = "m_" + r;
   return r;
 }
-
-
-
-
-
-// Builds the constant tables of runtime-stub/tgc_model.h as LLVM globals.
-class DescBuilder {
- public:
-  explicit DescBuilder(llvm::Module& m) : m_(m), c_(m.getContext()), i32_(llvm::Type::getInt32Ty(c_)),
-      i64_(llvm::Type::getInt64Ty(c_)), ptr_(llvm::PointerType::get(c_, 0)) {}
-
-  llvm::Constant* str(const std::string& s) {
-    auto* init = llvm::ConstantDataArray::getString(c_, s);
-    return global(init, "str");
-  }
-  llvm::Constant* global(llvm::Constant* init, const std::string& name, unsigned align = 8) {
-    auto* gv = new llvm::GlobalVariable(m_, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init, "tgc." + name);
-    gv->setAlignment(llvm::Align(align));
-    return gv;
-  }
-  llvm::Constant* i64s(const std::vector<int64_t>& v, const std::string& name) {
-    if (v.empty()) return llvm::ConstantPointerNull::get(ptr_);
-    std::vector<uint64_t> u(v.begin(), v.end());
-    return global(llvm::ConstantDataArray::get(c_, u), name);
-  }
-  llvm::Constant* i32s(const std::vector<int32_t>& v, const std::string& name) {
-    if (v.empty()) return llvm::ConstantPointerNull::get(ptr_);
-    std::vector<uint32_t> u(v.begin(), v.end());
-    return global(llvm::ConstantDataArray::get(c_, u), name);
-  }
-  llvm::Constant* I32(int64_t v) { return llvm::ConstantInt::get(i32_, uint64_t(v)); }
-  llvm::Constant* I64(int64_t v) { return llvm::ConstantInt::get(i64_, uint64_t(v)); }
-  llvm::Constant* null() { return llvm::ConstantPointerNull::get(ptr_); }
-  llvm::StructType* buffer_t() { return llvm::StructType::get(c_, {ptr_, i32_, i32_, ptr_, i32_, i64_, i64_, i32_, ptr_}); }
-  llvm::StructType* launch_t() {
-    auto* a3 = llvm::ArrayType::get(i64_, 3);
-    return llvm::StructType::get(c_, {ptr_, ptr_, ptr_, i32_, ptr_, a3, a3, i32_});
-  }
-  llvm::StructType* desc_t() {
-    return llvm::StructType::get(c_, {i32_, ptr_, i32_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i64_, ptr_, i64_, ptr_, ptr_, i32_, ptr_, ptr_, i32_});
-  }
-  llvm::Constant* array(llvm::StructType* t, const std::vector<llvm::Constant*>& v, const std::string& name) {
-    if (v.empty()) return null();
-    return global(llvm::ConstantArray::get(llvm::ArrayType::get(t, v.size()), v), name);
-  }
-  llvm::Constant* a3(std::array<int64_t, 3> v) {
-    return llvm::ConstantArray::get(llvm::ArrayType::get(i64_, 3), {I64(v[0]), I64(v[1]), I64(v[2])});
-  }
-
-  llvm::Module& m_;
-  llvm::LLVMContext& c_;
-  llvm::Type *i32_, *i64_;
-  llvm::PointerType* ptr_;
-};
-
-const char* c_type(DType t) {
-  switch (t) {
-    case DType::F32: return "float";
-    case DType::F64: return "double";
-    case DType::I64: return "int64_t";
-    case DType::I32: return "int32_t";
-    case DType::I16: return "int16_t";
-    case DType::I8: return "int8_t";
-    case DType::U8: case DType::Bool: return "uint8_t";
-    case DType::U16: case DType::F16: case DType::BF16: return "uint16_t";
-    case DType::U32: return "uint32_t";
-    default: return "uint64_t";
-  }
-}
-
-// An input's or output's shape with its run-time dims (batch, VARs) shown as -1.
-Shape declared_shape(const NamedTensor& t, bool batched, const std::vector<int32_t>& dim_vars) {
-  Shape s = t.tensor.shape();
-  if (batched) s[0] = -1;
-  for (size_t i = 0; i < dim_vars.size(); ++i)
-    if (dim_vars[i] >= 0) s[i] = -1;
-  return s;
-}
-
-template <class T>
-T at_or(const std::vector<T>& v, size_t i, T fallback) { return i < v.size() ? v[i] : fallback; }
-
-std::string header_text(const std::string& name, const Model& m) {
-  std::string n = name, guard = name;
-  for (char& ch : guard) ch = char(std::toupper(static_cast<unsigned char>(ch)));
-  std::string h = "/* " + n + ".h: C API of the model compiled by tgc from " + fs::path(m.path).filename().string() + ". */\n";
-  h += "#ifndef " + guard + "_H\n#define " + guard + "_H\n#include <stddef.h>\n#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
-  h += "typedef struct " + n + "_model " + n + "_model;\n\n";
-  auto listing = [&](const std::vector<NamedTensor>& v, const std::vector<bool>& batched,
-                     const std::vector<std::vector<int32_t>>& dim_vars) {
-    for (size_t i = 0; i < v.size(); ++i)
-      h += " *   " + std::to_string(i) + ": '" + v[i].name + "' " + c_type(v[i].tensor.dtype()) +
-           shape_str(declared_shape(v[i], at_or(batched, i, false), at_or(dim_vars, i, {}))) + "\n";
-  };
-  h += "/* Inputs, in order:\n";
-  listing(m.inputs, m.batched_inputs, m.input_dim_vars);
-  h += " * Outputs, in order:\n";
-  listing(m.outputs, m.batched_outputs, m.output_dim_vars);
-  if (!m.batch_dim.empty())
-    h += " * -1 is the batch size '" + m.batch_dim + "', bound at run time by " + n + "_set_input_shape (default 1).\n";
-  for (const UOp* v : m.graph->vars())
-    h += " * -1 is a run-time dim: '" + v->var().name + "' (1 to " + std::to_string(v->var().max) + ", default " +
-         std::to_string(v->var().max) + "), bound by " + n + "_set_input_shape.\n";
-  h += " */\nenum { " + n + "_NUM_INPUTS = " + std::to_string(m.inputs.size()) + ", " + n + "_NUM_OUTPUTS = " + std::to_string(m.outputs.size()) + " };\n\n";
-  h += "/* num_threads <= 0: one per core. NULL on failure: see " + n + "_last_error(). */\n";
-  h += n + "_model* " + n + "_create(int num_threads);\n";
-  h += "void " + n + "_destroy(" + n + "_model* m);\n";
-  h += "/* Runs the model once on the current inputs. 0 on success, -1 on failure. */\n";
-  h += "int " + n + "_run(" + n + "_model* m);\n";
-  h += "/* Model-owned storage: fill inputs before run, read outputs after. */\n";
-  h += "void* " + n + "_input(" + n + "_model* m, int index);\n";
-  h += "const void* " + n + "_output(const " + n + "_model* m, int index);\n";
-  h += "/* Binds the model's run-time dims (the batch size) from the shape of input `index`, checking the\n"
-       " * others; storage of a changed batch size is reallocated (inputs are written after). 0 or -1. */\n";
-  h += "int " + n + "_set_input_shape(" + n + "_model* m, int index, int rank, const int64_t* dims);\n";
-  h += "/* Shape of input/output `index` as listed above: rank returned, dims written to `dims` (up to 8). */\n";
-  h += "int " + n + "_input_shape(int index, int64_t* dims);\n";
-  h += "int " + n + "_output_shape(int index, int64_t* dims);\n";
-  h += "const char* " + n + "_input_name(int index);\n";
-  h += "const char* " + n + "_output_name(int index);\n";
-  h += "const char* " + n + "_last_error(void);\n";
-  h += "\n#ifdef __cplusplus\n}\n#endif\n#endif\n";
-  return h;
-}
 }  // namespace
-
 
 CompileReport compile_model(Model& m, const CompileOptions& opt) {
   ResolvedTarget target = resolve_target(opt.target, opt.triple, opt.cpu);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/tensor.h"
+#include "model/model.h"
 
 namespace tgc {
 
@@ -32,25 +33,6 @@ struct UnknownDim {
   int axis;
   std::string param;  // the ONNX dim_param ("" when unnamed)
   std::string key;    // dim_param, or "input:axis" for an unnamed dim
-};
-
-struct NamedTensor {
-  std::string name;  // the ONNX value name
-  Tensor tensor;
-};
-
-struct Model {
-  std::unique_ptr<Graph> graph;
-  std::vector<NamedTensor> inputs;   // each an input BUFFER
-  std::vector<NamedTensor> outputs;
-  std::string path;
-  // A run-time batch dim (frontend/onnx/dynamic_dims.h): its name, and per input and output
-  // whether its axis 0 is that dim. The graph is then the program of one sample (batch 1).
-  std::string batch_dim;
-  std::vector<bool> batched_inputs, batched_outputs;
-  // Run-time dims (VARs, declared in graph->vars()): per input and output, per dim, the slot of
-  // the VAR it is or -1; empty for a tensor without one. The graph is traced at their maxima.
-  std::vector<std::vector<int32_t>> input_dim_vars, output_dim_vars;
 };
 
 Model import_onnx(const std::string& path, const ImportOptions& options = {});

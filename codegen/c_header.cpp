@@ -1,0 +1,78 @@
+#include "codegen/c_header.h"
+
+#include <filesystem>
+
+namespace tgc {
+namespace {
+namespace fs = std::filesystem;
+
+const char* c_type(DType t) {
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::F64: return "double";
+    case DType::I64: return "int64_t";
+    case DType::I32: return "int32_t";
+    case DType::I16: return "int16_t";
+    case DType::I8: return "int8_t";
+    case DType::U8: case DType::Bool: return "uint8_t";
+    case DType::U16: case DType::F16: case DType::BF16: return "uint16_t";
+    case DType::U32: return "uint32_t";
+    default: return "uint64_t";
+  }
+}
+
+// An input's or output's shape with its run-time dims (batch, VARs) shown as -1.
+}  // namespace
+
+Shape declared_shape(const NamedTensor& t, bool batched, const std::vector<int32_t>& dim_vars) {
+  Shape s = t.tensor.shape();
+  if (batched) s[0] = -1;
+  for (size_t i = 0; i < dim_vars.size(); ++i)
+    if (dim_vars[i] >= 0) s[i] = -1;
+  return s;
+}
+
+std::string header_text(const std::string& name, const Model& m) {
+  std::string n = name, guard = name;
+  for (char& ch : guard) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+  std::string h = "/* " + n + ".h: C API of the model compiled by tgc from " + fs::path(m.path).filename().string() + ". */\n";
+  h += "#ifndef " + guard + "_H\n#define " + guard + "_H\n#include <stddef.h>\n#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  h += "typedef struct " + n + "_model " + n + "_model;\n\n";
+  auto listing = [&](const std::vector<NamedTensor>& v, const std::vector<bool>& batched,
+                     const std::vector<std::vector<int32_t>>& dim_vars) {
+    for (size_t i = 0; i < v.size(); ++i)
+      h += " *   " + std::to_string(i) + ": '" + v[i].name + "' " + c_type(v[i].tensor.dtype()) +
+           shape_str(declared_shape(v[i], at_or(batched, i, false), at_or(dim_vars, i, {}))) + "\n";
+  };
+  h += "/* Inputs, in order:\n";
+  listing(m.inputs, m.batched_inputs, m.input_dim_vars);
+  h += " * Outputs, in order:\n";
+  listing(m.outputs, m.batched_outputs, m.output_dim_vars);
+  if (!m.batch_dim.empty())
+    h += " * -1 is the batch size '" + m.batch_dim + "', bound at run time by " + n + "_set_input_shape (default 1).\n";
+  for (const UOp* v : m.graph->vars())
+    h += " * -1 is a run-time dim: '" + v->var().name + "' (1 to " + std::to_string(v->var().max) + ", default " +
+         std::to_string(v->var().max) + "), bound by " + n + "_set_input_shape.\n";
+  h += " */\nenum { " + n + "_NUM_INPUTS = " + std::to_string(m.inputs.size()) + ", " + n + "_NUM_OUTPUTS = " + std::to_string(m.outputs.size()) + " };\n\n";
+  h += "/* num_threads <= 0: one per core. NULL on failure: see " + n + "_last_error(). */\n";
+  h += n + "_model* " + n + "_create(int num_threads);\n";
+  h += "void " + n + "_destroy(" + n + "_model* m);\n";
+  h += "/* Runs the model once on the current inputs. 0 on success, -1 on failure. */\n";
+  h += "int " + n + "_run(" + n + "_model* m);\n";
+  h += "/* Model-owned storage: fill inputs before run, read outputs after. */\n";
+  h += "void* " + n + "_input(" + n + "_model* m, int index);\n";
+  h += "const void* " + n + "_output(const " + n + "_model* m, int index);\n";
+  h += "/* Binds the model's run-time dims (the batch size) from the shape of input `index`, checking the\n"
+       " * others; storage of a changed batch size is reallocated (inputs are written after). 0 or -1. */\n";
+  h += "int " + n + "_set_input_shape(" + n + "_model* m, int index, int rank, const int64_t* dims);\n";
+  h += "/* Shape of input/output `index` as listed above: rank returned, dims written to `dims` (up to 8). */\n";
+  h += "int " + n + "_input_shape(int index, int64_t* dims);\n";
+  h += "int " + n + "_output_shape(int index, int64_t* dims);\n";
+  h += "const char* " + n + "_input_name(int index);\n";
+  h += "const char* " + n + "_output_name(int index);\n";
+  h += "const char* " + n + "_last_error(void);\n";
+  h += "\n#ifdef __cplusplus\n}\n#endif\n#endif\n";
+  return h;
+}
+
+}  // namespace tgc

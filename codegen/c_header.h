@@ -1,0 +1,20 @@
+// The C header written beside a shared-library artifact (NAME.h): the model's C API, with its
+// inputs and outputs listed as the runtime presents them.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+
+namespace tgc {
+
+// An input's or output's shape with its run-time dims (batch, VARs) shown as -1.
+Shape declared_shape(const NamedTensor& t, bool batched, const std::vector<int32_t>& dim_vars);
+
+template <class T>
+T at_or(const std::vector<T>& v, size_t i, T fallback) { return i < v.size() ? v[i] : fallback; }
+
+// NAME.h for the model `m` compiled as libNAME.so.
+std::string header_text(const std::string& name, const Model& m);
+
+}  // namespace tgc

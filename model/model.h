@@ -1,0 +1,38 @@
+// A model as every frontend delivers it and every later stage takes it: a graph with named inputs
+// and outputs, and which of their dims are left to run time. Frontend-neutral: ONNX and GGUF
+// build one, codegen and the tools read it.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/tensor.h"
+
+namespace tgc {
+
+struct NamedTensor {
+  std::string name;  // the model's value name
+  Tensor tensor;
+};
+
+struct Model {
+  std::unique_ptr<Graph> graph;
+  std::vector<NamedTensor> inputs;   // each an input BUFFER
+  std::vector<NamedTensor> outputs;
+  std::string path;
+  // A run-time batch dim (model/dynamic_dims.h): its name, and per input and output whether its
+  // axis 0 is that dim. The graph is then the program of one sample (batch 1).
+  std::string batch_dim;
+  std::vector<bool> batched_inputs, batched_outputs;
+  // Run-time dims (VARs, declared in graph->vars()): per input and output, per dim, the slot of
+  // the VAR it is or -1; empty for a tensor without one. The graph is traced at their maxima.
+  std::vector<std::vector<int32_t>> input_dim_vars, output_dim_vars;
+
+  std::vector<const UOp*> output_roots() const {
+    std::vector<const UOp*> r;
+    for (const NamedTensor& o : outputs) r.push_back(o.tensor.uop());
+    return r;
+  }
+};
+
+}  // namespace tgc
