@@ -1,38 +1,41 @@
-// The emitter: schedules, lowers and renders a model, packs its weights and launch list into
-// a tgc_model_desc (runtime-stub/tgc_model.h), writes one object file for the target triple
-// and links it with the prebuilt runtime stub into an executable or a shared library.
+// The emitter: one object file for the target triple holding a compiled model's description
+// (runtime-stub/tgc_model.h: buffers, launches, I/O, run-time dims), its entry points (main() for
+// executables, NAME_* for shared libraries) and its weights. Weights are streamed to a file,
+// never held as one blob: embedded ones are pulled into the object from it by the assembler.
 #pragma once
+#include <array>
 #include <string>
-
-#include "frontend/onnx/onnx_import.h"
-#include <functional>
+#include <vector>
 
 #include "codegen/llvm/target.h"
-#include "passes/opt.h"
+#include "model/model.h"
+#include "passes/memplan.h"
+#include "passes/schedule.h"
 
 namespace tgc {
 
-struct CompileOptions {
-  std::string target = "cpu";  // cpu (LLVM) or qcom (OpenCL C kernels, runtime loads libOpenCL)
-  std::string triple;          // default: the host's
-  std::string cpu;             // LLVM CPU name; default: the host CPU for host triples, else generic
-  bool optimize = true;        // apply kernel optimizations (choose_opts, else the heuristic)
-  // Picks the optimizations of every kernel (all at once: a search can share work between
-  // identical kernels and report progress); default heuristic_opts. BEAM search plugs in here.
-  std::function<std::vector<std::vector<Opt>>(Graph&, const std::vector<Kernel>&, const ResolvedTarget&)> choose_opts;
-  bool shared = false;         // libNAME.so + NAME.h instead of an executable
-  bool external_weights = false;
-  std::string output;          // artifact path
-  std::string runtime_dir;     // holds <triple>/libtgc_runtime.a
+// One launch of the model: a kernel and the buffers it gets, in argument order.
+struct KernelLaunch {
+  std::string name;
+  std::string cpu_symbol;            // CPU: the kernel function (codegen/cpu_objects.h)
+  std::string blob;                  // GPU: the kernel's code (codegen/dialect.h)
+  std::vector<int64_t> args;         // buffer ids
+  std::array<int64_t, 3> global{1, 1, 1}, local{0, 0, 0};
+  int32_t outer_var = -1;            // the VAR slot the outermost work-item dim is, or -1
 };
 
-struct CompileReport {
-  size_t kernels = 0, unique_kernels = 0;
-  int64_t arena_bytes = 0, intermediate_bytes = 0, weight_bytes = 0;
-  double schedule_s = 0, tune_s = 0, codegen_s = 0, link_s = 0;
-  std::string triple, cpu;
+struct ModelObject {
+  const Model& model;
+  const Schedule& schedule;
+  const MemoryPlan& plan;
+  const ResolvedTarget& target;
+  std::vector<KernelLaunch> launches;
+  std::string name;          // C identifier: NAME_create, ...
+  bool shared = false;       // NAME_* entry points instead of main()
+  std::string weights_file;  // external weights: the file name the runtime looks for; "" embeds them
 };
 
-CompileReport compile_model(Model& m, const CompileOptions& opt);
+// Writes the weights to `weights_path` and the object to `object_path`; returns the weight bytes.
+int64_t emit_model_object(const ModelObject& mo, const std::string& object_path, const std::string& weights_path);
 
 }  // namespace tgc

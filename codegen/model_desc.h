@@ -8,11 +8,64 @@
 #include <llvm/IR/Module.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "ir/dtype.h"
+#include "runtime-stub/tgc_model.h"
+
 namespace tgc {
+
+// The mirror is checked against the C header at compile time: each struct's fields, as the
+// emitter writes them, must land at the offsets the C compiler gives the header's fields (LP64,
+// as on every target triple tgc emits for), and the DType order must be enum tgc_dtype's.
+namespace abi {
+enum class Field { I32, I64, Ptr, I64x3 };
+constexpr size_t field_size(Field f) { return f == Field::I32 ? 4 : f == Field::I64x3 ? 24 : 8; }
+constexpr size_t field_align(Field f) { return f == Field::I32 ? 4 : 8; }
+template <size_t N>
+constexpr bool same_layout(const std::array<Field, N>& fields, const std::array<size_t, N>& c_offsets, size_t c_size) {
+  size_t at = 0, align = 1;
+  for (size_t i = 0; i < N; ++i) {
+    at = (at + field_align(fields[i]) - 1) / field_align(fields[i]) * field_align(fields[i]);
+    if (at != c_offsets[i]) return false;
+    at += field_size(fields[i]);
+    align = std::max(align, field_align(fields[i]));
+  }
+  return (at + align - 1) / align * align == c_size;
+}
+using enum Field;
+constexpr std::array kBuffer{Ptr, I32, I32, Ptr, I32, I64, I64, I32, Ptr};
+static_assert(same_layout(kBuffer, {offsetof(tgc_buffer, name), offsetof(tgc_buffer, dtype), offsetof(tgc_buffer, rank),
+                                    offsetof(tgc_buffer, shape), offsetof(tgc_buffer, storage), offsetof(tgc_buffer, offset),
+                                    offsetof(tgc_buffer, nbytes), offsetof(tgc_buffer, batched), offsetof(tgc_buffer, dim_vars)},
+                          sizeof(tgc_buffer)), "codegen/model_desc.h: tgc_buffer mirror out of step with tgc_model.h");
+constexpr std::array kLaunch{Ptr, Ptr, Ptr, I32, Ptr, I64x3, I64x3, I32};
+static_assert(same_layout(kLaunch, {offsetof(tgc_launch, name), offsetof(tgc_launch, cpu_fn), offsetof(tgc_launch, source),
+                                    offsetof(tgc_launch, num_buffers), offsetof(tgc_launch, buffers),
+                                    offsetof(tgc_launch, global_size), offsetof(tgc_launch, local_size),
+                                    offsetof(tgc_launch, outer_var)},
+                          sizeof(tgc_launch)), "codegen/model_desc.h: tgc_launch mirror out of step with tgc_model.h");
+constexpr std::array kDesc{I32, Ptr, I32, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr, I64, Ptr, Ptr, I32, Ptr, Ptr, I32};
+static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version), offsetof(tgc_model_desc, name),
+                                  offsetof(tgc_model_desc, backend), offsetof(tgc_model_desc, num_buffers),
+                                  offsetof(tgc_model_desc, buffers), offsetof(tgc_model_desc, num_launches),
+                                  offsetof(tgc_model_desc, launches), offsetof(tgc_model_desc, num_inputs),
+                                  offsetof(tgc_model_desc, inputs), offsetof(tgc_model_desc, num_outputs),
+                                  offsetof(tgc_model_desc, outputs), offsetof(tgc_model_desc, arena_size),
+                                  offsetof(tgc_model_desc, weights), offsetof(tgc_model_desc, weights_size),
+                                  offsetof(tgc_model_desc, weights_file), offsetof(tgc_model_desc, batch_dim),
+                                  offsetof(tgc_model_desc, num_vars), offsetof(tgc_model_desc, var_names),
+                                  offsetof(tgc_model_desc, var_max), offsetof(tgc_model_desc, vars_buffer)},
+                          sizeof(tgc_model_desc)), "codegen/model_desc.h: tgc_model_desc mirror out of step with tgc_model.h");
+static_assert(int(DType::Bool) == TGC_BOOL && int(DType::I8) == TGC_I8 && int(DType::I16) == TGC_I16 &&
+              int(DType::I32) == TGC_I32 && int(DType::I64) == TGC_I64 && int(DType::U8) == TGC_U8 &&
+              int(DType::U16) == TGC_U16 && int(DType::U32) == TGC_U32 && int(DType::U64) == TGC_U64 &&
+              int(DType::F16) == TGC_F16 && int(DType::BF16) == TGC_BF16 && int(DType::F32) == TGC_F32 &&
+              int(DType::F64) == TGC_F64, "ir/dtype.h: DType order differs from enum tgc_dtype");
+}  // namespace abi
 
 // Builds the constant tables of runtime-stub/tgc_model.h as LLVM globals.
 class DescBuilder {
@@ -42,20 +95,23 @@ class DescBuilder {
   llvm::Constant* I32(int64_t v) { return llvm::ConstantInt::get(i32_, uint64_t(v)); }
   llvm::Constant* I64(int64_t v) { return llvm::ConstantInt::get(i64_, uint64_t(v)); }
   llvm::Constant* null() { return llvm::ConstantPointerNull::get(ptr_); }
-  llvm::StructType* buffer_t() { return llvm::StructType::get(c_, {ptr_, i32_, i32_, ptr_, i32_, i64_, i64_, i32_, ptr_}); }
-  llvm::StructType* launch_t() {
-    auto* a3 = llvm::ArrayType::get(i64_, 3);
-    return llvm::StructType::get(c_, {ptr_, ptr_, ptr_, i32_, ptr_, a3, a3, i32_});
-  }
-  llvm::StructType* desc_t() {
-    return llvm::StructType::get(c_, {i32_, ptr_, i32_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i32_, ptr_, i64_, ptr_, i64_, ptr_, ptr_, i32_, ptr_, ptr_, i32_});
-  }
+  llvm::StructType* buffer_t() { return type(abi::kBuffer); }
+  llvm::StructType* launch_t() { return type(abi::kLaunch); }
+  llvm::StructType* desc_t() { return type(abi::kDesc); }
   llvm::Constant* array(llvm::StructType* t, const std::vector<llvm::Constant*>& v, const std::string& name) {
     if (v.empty()) return null();
     return global(llvm::ConstantArray::get(llvm::ArrayType::get(t, v.size()), v), name);
   }
   llvm::Constant* a3(std::array<int64_t, 3> v) {
     return llvm::ConstantArray::get(llvm::ArrayType::get(i64_, 3), {I64(v[0]), I64(v[1]), I64(v[2])});
+  }
+
+  template <size_t N>
+  llvm::StructType* type(const std::array<abi::Field, N>& fields) {
+    std::vector<llvm::Type*> t;
+    for (abi::Field f : fields)
+      t.push_back(f == abi::I32 ? i32_ : f == abi::I64 ? i64_ : f == abi::Ptr ? static_cast<llvm::Type*>(ptr_) : llvm::ArrayType::get(i64_, 3));
+    return llvm::StructType::get(c_, t);
   }
 
   llvm::Module& m_;

@@ -124,7 +124,7 @@ class Graph {
   size_t num_buffers() const { return buffers_.size(); }
   size_t num_nodes() const { return nodes_.size(); }
 
-  // Run-time dims (frontend/onnx/dynamic_dims.h). A VAR declared here has a slot in the vars
+  // Run-time dims (model/dynamic_dims.h). A VAR declared here has a slot in the vars
   // buffer (i64, one value per VAR in declaration order), which kernels read its value from.
   // Declare every VAR before building the graph: the buffer's shape is fixed by then.
   const UOp* declare_var(const std::string& name, int64_t min, int64_t max);

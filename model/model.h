@@ -15,6 +15,14 @@ struct NamedTensor {
   Tensor tensor;
 };
 
+// An input dim that neither the model nor the options give a size.
+struct UnknownDim {
+  std::string input;  // input name
+  int axis;
+  std::string param;  // the model's name for the dim (ONNX dim_param; "" when unnamed)
+  std::string key;    // param, or "input:axis" for an unnamed dim
+};
+
 struct Model {
   std::unique_ptr<Graph> graph;
   std::vector<NamedTensor> inputs;   // each an input BUFFER

@@ -1,6 +1,6 @@
 // Where a dynamic dim lies in every tensor of a graph, proven from two traces of one model at two
 // sizes of that dim: what lets tgc compile a model once and run it at other sizes
-// (frontend/onnx/dynamic_dims.h). The nodes of the two traces pair up by position (they must be
+// (model/dynamic_dims.h). The nodes of the two traces pair up by position (they must be
 // the same graph but for the dim's size); a node's axes of the dim are those where its shapes
 // differ, size_a against size_b. Errors name the first node that breaks a rule, or whose
 // structure depends on the size (e.g. a constant computed from it).

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "passes/schedule.h"
+#include "target/profile.h"
 
 namespace tgc {
 
@@ -37,21 +38,6 @@ std::string opt_str(const Opt& o);                 // "UPCAST(1,16)"
 std::string opts_str(const std::vector<Opt>& os);  // "UPCAST(1,16) UNROLL(2,4)"
 // Parses opts_str's format back (the tuning cache stores it); throws on malformed text.
 std::vector<Opt> parse_opts(const std::string& s);
-
-// What the heuristics and legality checks know about a target.
-struct TargetProfile {
-  bool gpu = false;
-  int vector_lanes = 8;       // f32 lanes of one vector register
-  int vector_registers = 16;  // architectural vector registers
-  int64_t l2_bytes = 1 << 20;  // per core
-  int max_local = 256;        // GPU: work-group size limit
-  int64_t local_bytes = 0;    // GPU: shared memory per work-group
-  int max_expand = 256;       // CPU: most copies one kernel body may be expanded into
-};
-
-// Reads the vector width from the CPU's features (LLVM names: avx512f, avx2...).
-TargetProfile cpu_profile(const std::function<bool(const std::string&)>& has_feature, bool aarch64);
-TargetProfile opencl_profile();
 
 std::vector<const UOp*> kernel_axes(const Kernel& k);
 

@@ -390,7 +390,11 @@ std::string describe(const Graph& g, const Schedule& s) {
   for (const Kernel& k : s.kernels) {
     const BufferInfo& out = g.buffer(k.output);
     o << k.name << ": " << out.name << " " << dtype_name(out.dtype) << shape_str(out.shape) << "  global=[";
-    for (size_t i = 0; i < k.global_ranges.size(); ++i) o << (i ? "," : "") << k.global_ranges[i]->src[0]->ival();
+    // A range over a run-time dim ends at its VAR: shown as "seq<=64".
+    for (size_t i = 0; i < k.global_ranges.size(); ++i) {
+      const UOp* end = k.global_ranges[i]->src[0];
+      o << (i ? "," : "") << (end->op == Op::Var ? end->var().name + "<=" + std::to_string(end->var().max) : std::to_string(end->ival()));
+    }
     o << "] reduces=" << k.num_reduces << "\n  fuses:";
     for (const std::string& f : k.fused) o << " " << f << ";";
     o << "\n  reads:";

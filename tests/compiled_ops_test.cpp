@@ -9,7 +9,7 @@
 #include <functional>
 #include <random>
 
-#include "codegen/emit.h"
+#include "codegen/pipeline.h"
 #include "frontend/npy.h"
 #include "ir/error.h"
 #include "ir/interpret.h"

@@ -44,6 +44,11 @@ class AgentClient {
 
   // Times the shared object `so`. nullopt with `why` set when the agent reports an error, crashes
   // or does not answer within the timeout (then it is restarted).
+  // `verb` is the request a dialect's candidates take ("time", "time-cl": codegen/dialect.h).
+  std::optional<AgentTiming> measure(const char* verb, const std::string& payload, int max_iters, double budget_ms,
+                                     std::string& why) {
+    return request(verb, payload, max_iters, budget_ms, why);
+  }
   std::optional<AgentTiming> time(const std::string& so, int max_iters, double budget_ms, std::string& why) {
     return request("time", so, max_iters, budget_ms, why);
   }

@@ -13,8 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "codegen/kernel_library.h"
-#include "codegen/opencl/opencl_candidate.h"
+#include "codegen/dialect.h"
 #include "ir/error.h"
 #include "passes/lower.h"
 #include "tune/agent_client.h"
@@ -39,14 +38,6 @@ std::string hex(size_t v) {
   return buf;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (!in) throw Error(path + ": cannot read");
-  return s.str();
-}
-
 // Same output as the reference, up to the rounding of a reordered reduce.
 bool same_output(const AgentTiming& ref, const AgentTiming& t) {
   if (!std::isfinite(ref.out_sum) || !std::isfinite(ref.out_abs_sum)) return true;  // nothing to compare against
@@ -66,27 +57,15 @@ class CandidateTimer {
     size_t n = batch.size();
     std::vector<std::string> payload(n), why(n);
     auto t0 = std::chrono::steady_clock::now();
-    if (t_.profile.gpu) {
-      // OpenCL C is rendered in microseconds; the agent's driver compiles it (not timed).
-      for (size_t i = 0; i < n; ++i) {
-        try {
-          payload[i] = opencl_candidate(g_, lower(g_, apply_opts(g_, k_, batch[i], t_.profile), {.inner_loop = false}));
-        } catch (const Error& e) {
-          why[i] = e.what();
-        }
-      }
-    } else {
-      build_shared_objects(batch, payload, why);
-    }
+    build_candidates(batch, payload, why);
     auto t1 = std::chrono::steady_clock::now();
     rep_.build_s += std::chrono::duration<double>(t1 - t0).count();
 
     std::vector<std::optional<double>> times(n);
+    const char* request = dialect_ops(t_.desc->dialect).agent_request;
     for (size_t i = 0; i < n; ++i) {
       std::optional<AgentTiming> t;
-      if (!payload[i].empty())
-        t = t_.profile.gpu ? agent_.time_cl(payload[i], o_.max_iters, o_.budget_ms, why[i])
-                           : agent_.time(payload[i], o_.max_iters, o_.budget_ms, why[i]);
+      if (!payload[i].empty()) t = agent_.measure(request, payload[i], o_.max_iters, o_.budget_ms, why[i]);
       if (t && !ref_) ref_ = t;
       if (t && !same_output(*ref_, *t)) {
         ++rep_.wrong;
@@ -107,31 +86,29 @@ class CandidateTimer {
   }
 
  private:
-  // CPU candidates: lowered on this thread (it grows the graph), built by LLVM on `jobs` threads
-  // (they only read it) into one-kernel shared objects.
-  void build_shared_objects(const std::vector<std::vector<Opt>>& batch, std::vector<std::string>& so, std::vector<std::string>& why) {
+  // Candidates are lowered on this thread (it grows the graph), then built by the dialect on
+  // `jobs` threads (they only read it): one-kernel shared objects for CPUs (LLVM, the slow part),
+  // kernel source for GPUs (compiled by the agent's driver, not timed).
+  void build_candidates(const std::vector<std::vector<Opt>>& batch, std::vector<std::string>& payload, std::vector<std::string>& why) {
     size_t n = batch.size();
     std::vector<std::optional<LoopProgram>> programs(n);
     for (size_t i = 0; i < n; ++i) {
       try {
-        programs[i] = lower(g_, apply_opts(g_, k_, batch[i], t_.profile), {.inner_loop = true});
+        programs[i] = lower_kernel(g_, k_, batch[i], t_).program;
       } catch (const Error& e) {
         why[i] = e.what();
       }
     }
+    const DialectOps& dialect = dialect_ops(t_.desc->dialect);
     std::atomic<size_t> next{0};
     auto build = [&] {
       for (size_t i; (i = next++) < n;) {
         if (!programs[i]) continue;
-        std::string path = (workdir_ / ("c" + std::to_string(i) + ".so")).string();
         try {
-          write_kernel_library(g_, *programs[i], t_.triple, t_.cpu, workdir_.string(), path);
-          so[i] = read_file(path);
+          payload[i] = dialect.candidate(g_, *programs[i], t_, workdir_.string());
         } catch (const std::exception& e) {
           why[i] = e.what();
         }
-        std::error_code ec;
-        fs::remove(path, ec);
       }
     };
     int jobs = o_.jobs > 0 ? o_.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
@@ -175,20 +152,24 @@ std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>&
   report_.cache_path = o_.cache_path.empty() ? TuneCache::default_path() : o_.cache_path;
   TuneCache cache(report_.cache_path);
   AgentClient agent(o_.agent_command, o_.timeout_s);
+  // The device that times the candidates, and the cache's target key. GPU kernel code is the same
+  // for any host: there the device is what matters.
   std::string target;
-  if (t.profile.gpu) {
-    // OpenCL C is the same for any host: the device is what matters.
-    if (agent.greeting().opencl_device.empty())
-      throw Error("--beam: tgc-agent on " + agent.device() + " has no OpenCL device (" + agent.greeting().no_opencl_why +
-                  "): --beam for qcom needs one (use --tune-via to reach a machine with it)");
-    report_.device = agent.greeting().opencl_device;
-    target = "opencl qcom";
-  } else {
-    report_.device = agent.device();
-    if (agent.arch() != arch_of(t.triple))
-      throw Error("--beam: the tuning agent runs on " + agent.arch() + " but the target is " + t.triple +
-                  " (use --tune-via to reach a matching machine)");
-    target = "cpu " + t.triple + " " + t.cpu;
+  switch (t.desc->dialect) {
+    case Dialect::LlvmCpu:
+      report_.device = agent.device();
+      if (agent.arch() != arch_of(t.triple))
+        throw Error("--beam: the tuning agent runs on " + agent.arch() + " but the target is " + t.triple +
+                    " (use --tune-via to reach a matching machine)");
+      target = "cpu " + t.triple + " " + t.cpu;
+      break;
+    case Dialect::OpenCL:
+      if (agent.greeting().opencl_device.empty())
+        throw Error("--beam: tgc-agent on " + agent.device() + " has no OpenCL device (" + agent.greeting().no_opencl_why +
+                    "): --beam for " + t.desc->name + " needs one (use --tune-via to reach a machine with it)");
+      report_.device = agent.greeting().opencl_device;
+      target = "opencl " + t.desc->name;
+      break;
   }
 
   // Distinct kernels in order of first use.

@@ -20,8 +20,11 @@ namespace tgc {
 namespace {
 void init_llvm() {
   static bool done = [] {
+    // Asm parsers too: embedded weights reach the object through module inline asm (.incbin).
     LLVMInitializeX86TargetInfo(), LLVMInitializeX86Target(), LLVMInitializeX86TargetMC(), LLVMInitializeX86AsmPrinter();
+    LLVMInitializeX86AsmParser();
     LLVMInitializeAArch64TargetInfo(), LLVMInitializeAArch64Target(), LLVMInitializeAArch64TargetMC(), LLVMInitializeAArch64AsmPrinter();
+    LLVMInitializeAArch64AsmParser();
     return true;
   }();
   (void)done;
@@ -96,18 +99,15 @@ std::string assembly_text(llvm::Module& m, llvm::TargetMachine* tm) {
 
 ResolvedTarget resolve_target(const std::string& target, const std::string& triple, const std::string& cpu) {
   init_llvm();
-  bool opencl = target == "qcom";
-  if (target != "cpu" && !opencl) throw Error("unknown target '" + target + "' (cpu or qcom)");
   ResolvedTarget r;
-  // qcom artifacts run on Adreno 6xx boards, which are aarch64 Linux/Android.
-  std::string default_triple = opencl ? "aarch64-unknown-linux-gnu" : llvm::sys::getDefaultTargetTriple();
-  r.triple = triple.empty() ? default_triple : llvm::Triple::normalize(triple);
+  r.desc = &find_target(target);
   std::string host = llvm::sys::getDefaultTargetTriple();
+  std::string default_triple = r.desc->default_arch.empty() ? host : r.desc->default_arch + "-unknown-linux-gnu";
+  r.triple = triple.empty() ? default_triple : llvm::Triple::normalize(triple);
   r.cpu = !cpu.empty() ? cpu : (arch_of(r.triple) == arch_of(host) ? llvm::sys::getHostCPUName().str() : "generic");
   std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(r.triple, r.cpu));
-  r.profile = opencl ? opencl_profile()
-                     : cpu_profile([&](const std::string& f) { return tm->getMCSubtargetInfo()->checkFeatures("+" + f); },
-                                   arch_of(r.triple) == "aarch64");
+  r.profile = r.desc->profile([&](const std::string& f) { return tm->getMCSubtargetInfo()->checkFeatures("+" + f); },
+                              arch_of(r.triple) == "aarch64");
   return r;
 }
 

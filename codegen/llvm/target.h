@@ -8,14 +8,16 @@
 #include <vector>
 
 #include "passes/opt.h"
+#include "target/targets.h"
 
 namespace tgc {
 
 std::string arch_of(const std::string& triple);  // "aarch64" of "aarch64-unknown-linux-gnu"
 
-// The triple, CPU and optimization profile asked for, with defaults filled in: host triple and
-// CPU for cpu, aarch64 for qcom (Adreno boards).
+// A row of the target table with the host code's triple and CPU filled in (the row's default
+// architecture, else the host's) and the profile its kernels are optimized for.
 struct ResolvedTarget {
+  const TargetDesc* desc;
   std::string triple, cpu;
   TargetProfile profile;
 };

@@ -274,6 +274,14 @@ Model import_onnx(const std::string& path, const ImportOptions& options) {
   return model;
 }
 
+ModelSource onnx_model_source(const std::string& path, const ImportOptions& options) {
+  return {path, unknown_input_dims(path, options), options.dynamic, [path, options](const std::map<std::string, int64_t>& sizes) {
+            ImportOptions o = options;
+            for (const auto& [key, n] : sizes) o.dim_sizes[key] = n;
+            return import_onnx(path, o);
+          }};
+}
+
 HostTensor read_onnx_tensor(const std::string& path) {
   onnx::TensorProto p;
   std::string bytes = read_file(path);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/tensor.h"
+#include "model/dynamic_dims.h"
 #include "model/model.h"
 
 namespace tgc {
@@ -22,20 +23,16 @@ struct ImportOptions {
   std::map<std::string, std::vector<double>> input_values;
   // Sizes of symbolic dims by key (see UnknownDim::key): how a run-time batch dim is traced.
   std::map<std::string, int64_t> dim_sizes;
-  // --dynamic NAME=MAX: symbolic dims kept as run-time dims up to MAX (frontend/onnx/dynamic_dims.h).
+  // --dynamic NAME=MAX: symbolic dims kept as run-time dims up to MAX (model/dynamic_dims.h).
   // import_onnx declares their VARs in the graph (traced at the sizes dim_sizes gives).
   std::map<std::string, int64_t> dynamic;
 };
 
-// An input dim that neither the model nor the options give a size.
-struct UnknownDim {
-  std::string input;  // ONNX input name
-  int axis;
-  std::string param;  // the ONNX dim_param ("" when unnamed)
-  std::string key;    // dim_param, or "input:axis" for an unnamed dim
-};
-
 Model import_onnx(const std::string& path, const ImportOptions& options = {});
+
+// `path` as a source of traces for model/dynamic_dims.h: its dims without a size, and an import
+// with extra dim sizes (and the --dynamic VARs declared).
+ModelSource onnx_model_source(const std::string& path, const ImportOptions& options);
 
 // The input dims that `options` leave without a size (input and axis order).
 std::vector<UnknownDim> unknown_input_dims(const std::string& path, const ImportOptions& options = {});

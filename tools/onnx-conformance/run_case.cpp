@@ -10,7 +10,7 @@
 #include <map>
 #include <optional>
 
-#include "codegen/emit.h"
+#include "codegen/pipeline.h"
 #include "frontend/npy.h"
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"

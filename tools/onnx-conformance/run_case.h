@@ -13,7 +13,7 @@ const char* status_name(Status s);  // "pass", "fail", "unsupported", "excluded"
 Status status_from_name(const std::string& s);
 
 struct Target {
-  std::string name = "interp";  // interp (reference interpreter), cpu or qcom (compiled artifact)
+  std::string name = "interp";  // interp (reference interpreter) or a row of target/targets.h (compiled artifact)
   std::string triple;           // for cpu/qcom; empty: the host's
   std::string emulator;         // runs the artifact, e.g. "qemu-aarch64 -L /usr/aarch64-linux-gnu"
   std::string runtime_dir;      // the prebuilt runtime stubs (build/runtime)

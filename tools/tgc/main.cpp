@@ -6,18 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "codegen/dialect.h"
+#include "codegen/llvm/cpu_kernel.h"
+#include "codegen/llvm/target.h"
+#include "codegen/pipeline.h"
 #include "frontend/npy.h"
-#include "frontend/onnx/dynamic_dims.h"
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
 #include "ir/interpret.h"
 #include "ir/print.h"
+#include "model/dynamic_dims.h"
 #include "passes/lower.h"
 #include "passes/opt.h"
 #include "passes/schedule.h"
-#include "codegen/emit.h"
-#include "codegen/llvm/cpu_kernel.h"
-#include "codegen/llvm/target.h"
+#include "target/targets.h"
 #include "tune/tuner.h"
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -35,7 +37,7 @@ using namespace tgc;
 const char* kUsage = R"(tgc - ahead-of-time model compiler
 
 usage:
-  tgc compile MODEL.onnx -o PATH [--target=cpu|qcom] [--triple=T] [--cpu=NAME] [--shared]
+  tgc compile MODEL.onnx -o PATH [--target=NAME] [--triple=T] [--cpu=NAME] [--shared]
               [--weights=embedded|external] [--input-shape NAME=d0,d1,...] [--input-value NAME=v0,...]
               [--dynamic NAME=MAX] [--no-opt]
       Compile to a standalone executable (default) or, with --shared, PATH=libNAME.so plus
@@ -59,11 +61,12 @@ usage:
       that crashes or runs past --tune-timeout (default 10) is dropped. Results are kept in a
       SQLite cache (default $XDG_CACHE_HOME/tgc/tune.sqlite or ~/.cache/tgc/tune.sqlite) keyed
       by target, device and kernel, and reused by later compiles. See docs/tuning.md.
-  tgc inspect MODEL.onnx [--stage=graph|kernels|loops|llvm|asm] [--kernel=NAME [--opts=LIST]]
+  tgc inspect MODEL.onnx [--stage=graph|kernels|loops|source|llvm|asm] [--kernel=NAME [--opts=LIST]]
               [--input-shape NAME=d0,d1,...] [--dynamic NAME=MAX]
-              [--target=cpu|qcom] [--triple=T] [--cpu=NAME] [--no-opt]
+              [--target=NAME] [--triple=T] [--cpu=NAME] [--no-opt]
       Print the IR graph, the kernels the scheduler cuts it into with what each fuses, the
-      loop program of each kernel after the target's optimizations (listed before each), or
+      loop program of each kernel after the target's optimizations (listed before each), each
+      kernel's source as the artifact carries it (GPU targets: e.g. OpenCL C; cpu: LLVM IR), or
       each CPU kernel's LLVM IR as rendered (before O3) or assembly (after O3). --kernel: only that
       kernel (k12); --opts: its actions instead of the heuristic's, e.g. 'UPCAST(1,8) UNROLL(2,4)'.
       A dynamic batch dim is shown at batch 1 (the program the artifact runs per sample).
@@ -74,7 +77,15 @@ usage:
   tgc --help
 
 Errors are one line on stderr and exit status 1.
+
+targets (--target, default cpu):
 )";
+
+std::string usage() {
+  std::string u = kUsage;
+  for (const TargetDesc& t : targets()) u += "  " + t.name + std::string(t.name.size() < 8 ? 8 - t.name.size() : 1, ' ') + t.summary + "\n";
+  return u;
+}
 
 struct Args {
   std::string command, model, stage = "graph", kernel, opts, out_dir;
@@ -200,18 +211,20 @@ const NamedTensor& find_input(const Model& m, const std::string& name) {
 }
 
 int cmd_inspect(const Args& a) {
-  Model m = import_onnx_dynamic(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic});
-  std::vector<const UOp*> roots;
-  for (const auto& o : m.outputs) roots.push_back(o.tensor.uop());
+  Model m = build_dynamic_model(onnx_model_source(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic}));
+  std::vector<const UOp*> roots = m.output_roots();
   if (a.stage == "graph") {
     std::cout << print_graph(*m.graph, roots);
   } else if (a.stage == "kernels") {
-    Schedule s = schedule(*m.graph, roots);
-    std::cout << "# " << s.kernels.size() << " kernels\n" << describe(*m.graph, s);
-  } else if (a.stage == "loops" || a.stage == "llvm" || a.stage == "asm") {
+    Schedule s = run_stage("schedule", [&] { return schedule(*m.graph, roots); });
+    std::cout << "# " << s.kernels.size() << " kernels\n" << run_stage("describe", [&] { return describe(*m.graph, s); });
+  } else if (a.stage == "loops" || a.stage == "source" || a.stage == "llvm" || a.stage == "asm") {
     Schedule s = schedule(*m.graph, roots);
     ResolvedTarget target = resolve_target(a.target, a.triple, a.cpu);
-    if (a.stage != "loops" && a.target != "cpu") throw Error("--stage=" + a.stage + " needs --target=cpu");
+    const DialectOps& dialect = dialect_ops(target.desc->dialect);
+    bool cpu = target.desc->dialect == Dialect::LlvmCpu;
+    if ((a.stage == "llvm" || a.stage == "asm") && !cpu)
+      throw Error("--stage=" + a.stage + " shows CPU kernels; --target=" + a.target + " renders " + dialect.name + " (use --stage=source)");
     if (!a.opts.empty() && a.kernel.empty()) throw Error("--opts needs --kernel (the actions are per kernel)");
     bool found = a.kernel.empty();
     for (const Kernel& plain : s.kernels) {
@@ -220,21 +233,25 @@ int cmd_inspect(const Args& a) {
       std::vector<Opt> opts = !a.opts.empty() ? parse_opts(a.opts)
                               : a.optimize ? heuristic_opts(*m.graph, plain, target.profile)
                                            : std::vector<Opt>{};
-      Kernel k = apply_opts(*m.graph, plain, opts, target.profile);
-      LoopProgram p = lower(*m.graph, k, {.inner_loop = a.target == "cpu"});
+      LoopProgram p = lower_kernel(*m.graph, plain, opts, target).program;
+      bool llvm_text = cpu && (a.stage == "llvm" || a.stage == "source");
       // "; " starts a comment in LLVM IR, so `--stage=llvm` output feeds straight into opt-19.
-      std::cout << (a.stage == "llvm" ? "; opts: " : "# opts: ") << (opts.empty() ? "none" : opts_str(opts)) << "\n";
+      std::cout << (llvm_text ? "; opts: " : a.stage == "source" ? "// opts: " : "# opts: ") << (opts.empty() ? "none" : opts_str(opts)) << "\n";
       if (a.stage == "loops") {
         std::cout << print_program(*m.graph, p);
         continue;
       }
+      if (!cpu) {
+        std::cout << dialect.render_gpu(*m.graph, p, target.profile).blob;
+        continue;
+      }
       llvm::LLVMContext ctx;
-      llvm::Module mod(k.name, ctx);
+      llvm::Module mod(plain.name, ctx);
       std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(target.triple, target.cpu));
       mod.setDataLayout(tm->createDataLayout());
       mod.setTargetTriple(target.triple);
       render_cpu_kernel(mod, *m.graph, p, cpu_work_split(p))->setLinkage(llvm::Function::ExternalLinkage);
-      if (a.stage == "llvm") {
+      if (llvm_text) {
         mod.print(llvm::outs(), nullptr);
         llvm::outs().flush();
         continue;
@@ -244,7 +261,7 @@ int cmd_inspect(const Args& a) {
     }
     if (!found) throw Error("--kernel " + a.kernel + ": no kernel of that name (see --stage=kernels)");
   } else {
-    throw Error("unknown --stage '" + a.stage + "' (graph, kernels, loops, llvm or asm)");
+    throw Error("unknown --stage '" + a.stage + "' (graph, kernels, loops, source, llvm or asm)");
   }
   return 0;
 }
@@ -253,7 +270,7 @@ int cmd_compile(const Args& a) {
   if (a.out_dir.empty()) throw Error("compile: no output path (-o PATH)");
   if (a.weights != "embedded" && a.weights != "external") throw Error("--weights must be embedded or external");
   auto t0 = std::chrono::steady_clock::now();
-  Model m = import_onnx_dynamic(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic});
+  Model m = build_dynamic_model(onnx_model_source(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic}));
   CompileOptions opt;
   opt.target = a.target;
   opt.triple = a.triple;
@@ -275,7 +292,7 @@ int cmd_compile(const Args& a) {
       // The local agent can only time CPU code for this machine; OpenCL kernels it times on
       // this machine's OpenCL device, whatever the triple of the artifact's host code.
       ResolvedTarget rt = resolve_target(a.target, a.triple, a.cpu);
-      if (!rt.profile.gpu && arch_of(rt.triple) != arch_of(llvm::sys::getDefaultTargetTriple()))
+      if (rt.desc->dialect == Dialect::LlvmCpu && arch_of(rt.triple) != arch_of(llvm::sys::getDefaultTargetTriple()))
         throw Error("--beam for " + rt.triple + " needs --tune-via=CMD to start tgc-agent on such a machine (ssh, adb, or qemu for testing)");
       to.agent_command = shell_quote((tgc_dir / "tgc-agent").string());
     }
@@ -343,7 +360,7 @@ int cmd_eval(const Args& a) {
 int main(int argc, char** argv) {
   try {
     if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" || std::string(argv[1]) == "help")) {
-      std::cout << kUsage;
+      std::cout << usage();
       return 0;
     }
     Args a = parse_args(argc, argv);
@@ -351,8 +368,12 @@ int main(int argc, char** argv) {
     if (a.command == "eval") return cmd_eval(a);
     if (a.command == "compile") return cmd_compile(a);
     throw Error("unknown command '" + a.command + "' (try tgc --help)");
-  } catch (const std::exception& e) {
+  } catch (const Error& e) {
     std::cerr << "tgc: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    // Not a user error but a bug: say so, with what failed, never a bare library message.
+    std::cerr << "tgc: internal error (" << (argc >= 2 ? argv[1] : "tgc") << "): " << e.what() << "\n";
     return 1;
   }
 }

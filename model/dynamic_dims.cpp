@@ -1,4 +1,4 @@
-#include "frontend/onnx/dynamic_dims.h"
+#include "model/dynamic_dims.h"
 
 #include <unordered_map>
 
@@ -14,22 +14,24 @@ std::vector<const UOp*> roots(const std::vector<NamedTensor>& v) {
   return r;
 }
 
-Model traced(const std::string& path, ImportOptions options, const std::string& key, int64_t size) {
-  options.dim_sizes[key] = size;
-  return import_onnx(path, options);
+Model traced(const ModelSource& src, std::map<std::string, int64_t> sizes, const std::string& key, int64_t size) {
+  sizes[key] = size;
+  return src.build(sizes);
 }
 
 // --dynamic: the dims named become VARs, the graph is traced at their maxima (see the header).
-Model import_with_vars(const std::string& path, const ImportOptions& options, const std::vector<UnknownDim>& unknown) {
-  ImportOptions at_max = options;
-  for (const auto& [name, max] : options.dynamic) {
+Model import_with_vars(const ModelSource& src) {
+  const std::string& path = src.path;
+  const std::vector<UnknownDim>& unknown = src.unknown;
+  std::map<std::string, int64_t> at_max;
+  for (const auto& [name, max] : src.dynamic) {
     bool found = false;
     for (const UnknownDim& d : unknown) found = found || d.key == name;
     if (!found) throw Error(path + ": --dynamic " + name + ": no input has a symbolic dim of that name without a size");
     if (max < 2) throw Error(path + ": --dynamic " + name + "=" + std::to_string(max) + ": the upper bound must be at least 2");
-    at_max.dim_sizes[name] = max;
+    at_max[name] = max;
   }
-  Model m = import_onnx(path, at_max);  // an error lists the dims still without a size
+  Model m = src.build(at_max);  // an error lists the dims still without a size
   Graph& g = *m.graph;
   std::vector<const UOp*> roots_m = roots(m.outputs);
   for (const NamedTensor& t : m.inputs) m.input_dim_vars.push_back(std::vector<int32_t>(t.tensor.shape().size(), -1));
@@ -39,7 +41,7 @@ Model import_with_vars(const std::string& path, const ImportOptions& options, co
     int64_t max = var->var().max;
     std::unordered_map<const UOp*, uint64_t> mask;
     try {
-      Model b = traced(path, at_max, name, max - 1);
+      Model b = traced(src, at_max, name, max - 1);
       mask = var_axes(g, roots_m, max, *b.graph, roots(b.outputs), max - 1);
     } catch (const Error& e) {
       throw Error(path + ": dim '" + name + "' cannot be bound at run time: " + e.what() + "; give it a size with --input-shape");
@@ -64,10 +66,11 @@ Model import_with_vars(const std::string& path, const ImportOptions& options, co
 
 }  // namespace
 
-Model import_onnx_dynamic(const std::string& path, const ImportOptions& options) {
-  std::vector<UnknownDim> unknown = unknown_input_dims(path, options);
-  if (!options.dynamic.empty()) return import_with_vars(path, options, unknown);
-  if (unknown.empty() || unknown[0].axis != 0) return import_onnx(path, options);  // sized, or an error listing the dims
+Model build_dynamic_model(const ModelSource& src) {
+  const std::string& path = src.path;
+  const std::vector<UnknownDim>& unknown = src.unknown;
+  if (!src.dynamic.empty()) return import_with_vars(src);
+  if (unknown.empty() || unknown[0].axis != 0) return src.build({});  // sized, or an error listing the dims
   const UnknownDim& batch = unknown[0];
   std::string name = batch.param.empty() ? "batch" : batch.param;
   std::string inputs;
@@ -79,22 +82,22 @@ Model import_onnx_dynamic(const std::string& path, const ImportOptions& options)
   std::string what = "dim '" + name + "' (axis 0 of " + inputs + ")";
   if (others) {
     try {
-      import_onnx(path, options);
+      src.build({});
     } catch (const Error& e) {
       throw Error(std::string(e.what()) + " (" + what + " can stay dynamic: write it as ?)");
     }
   }
   std::vector<int> axes;
-  Model a = traced(path, options, batch.key, kBatchTraceA);
+  Model a = traced(src, {}, batch.key, kBatchTraceA);
   try {
-    Model b = traced(path, options, batch.key, kBatchTraceB);
+    Model b = traced(src, {}, batch.key, kBatchTraceB);
     axes = batch_axes(*a.graph, roots(a.outputs), kBatchTraceA, *b.graph, roots(b.outputs), kBatchTraceB);
     for (size_t i = 0; i < axes.size(); ++i)
       if (axes[i] > 0) throw Error("output '" + a.outputs[i].name + "' has the batch at axis " + std::to_string(axes[i]) + ", not first");
   } catch (const Error& e) {
     throw Error(path + ": " + what + " cannot be bound at run time: " + e.what() + "; give it a size with --input-shape");
   }
-  Model m = traced(path, options, batch.key, 1);
+  Model m = traced(src, {}, batch.key, 1);
   m.batch_dim = name;
   for (const NamedTensor& in : m.inputs) {
     bool batched = false;

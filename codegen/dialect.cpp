@@ -1,0 +1,61 @@
+#include "codegen/dialect.h"
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/kernel_library.h"
+#include "codegen/opencl/opencl_candidate.h"
+#include "codegen/opencl/render_opencl.h"
+#include "ir/error.h"
+
+namespace tgc {
+namespace {
+namespace fs = std::filesystem;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (!in) throw Error(path + ": cannot read");
+  return s.str();
+}
+
+// CPU candidates are one-kernel shared objects for the tuning machine's triple and CPU.
+std::string cpu_candidate(const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string& workdir) {
+  static std::atomic<uint64_t> serial{0};  // candidates of one kernel are built side by side
+  std::string path = (fs::path(workdir) / (p.name + "_" + std::to_string(serial++) + ".so")).string();
+  write_kernel_library(g, p, t.triple, t.cpu, workdir, path);
+  std::string so = read_file(path);
+  std::error_code ec;
+  fs::remove(path, ec);
+  return so;
+}
+
+GpuKernel opencl_kernel(const Graph& g, const LoopProgram& p, const TargetProfile&) {
+  // All global dims are flattened into dimension 0 (codegen/opencl/render_opencl.h).
+  return {render_opencl(g, p), {opencl_global_size(p), 1, 1}, {p.locals.empty() ? 0 : opencl_local_size(p), 0, 0}};
+}
+}  // namespace
+
+const DialectOps& dialect_ops(Dialect d) {
+  static const DialectOps llvm_cpu{"llvm-cpu", {.inner_loop = true}, nullptr, cpu_candidate, "time"};
+  static const DialectOps opencl{"opencl", {.inner_loop = false}, opencl_kernel,
+                                 [](const Graph& g, const LoopProgram& p, const ResolvedTarget&, const std::string&) {
+                                   return opencl_candidate(g, p);
+                                 },
+                                 "time-cl"};
+  switch (d) {
+    case Dialect::LlvmCpu: return llvm_cpu;
+    case Dialect::OpenCL: return opencl;
+  }
+  throw Error("internal error: unknown kernel dialect");
+}
+
+LoweredKernel lower_kernel(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const ResolvedTarget& t) {
+  Kernel optimized = apply_opts(g, k, opts, t.profile);
+  return {lower(g, optimized, dialect_ops(t.desc->dialect).lower), optimized.hash()};
+}
+
+}  // namespace tgc

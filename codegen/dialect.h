@@ -1,0 +1,42 @@
+// Kernel dialects: how a target's kernels are lowered, rendered and built as tuning candidates.
+// One row per `Dialect` of target/targets.h. CPU kernels (LlvmCpu) become LLVM functions in the
+// model's host objects (codegen/cpu_objects.h); GPU dialects render each kernel into a launch blob
+// (its source or binary) that the artifact carries and the runtime backend loads.
+#pragma once
+#include <array>
+#include <functional>
+#include <string>
+
+#include "codegen/llvm/target.h"
+#include "passes/lower.h"
+
+namespace tgc {
+
+// A GPU kernel as the runtime launches it.
+struct GpuKernel {
+  std::string blob;                     // OpenCL C source (later SPIR-V, PTX): no NUL terminator
+  std::array<int64_t, 3> global{1, 1, 1};  // work items in all, per dimension
+  std::array<int64_t, 3> local{0, 0, 0};   // work-group size; 0: the driver chooses
+};
+
+struct DialectOps {
+  const char* name;       // "llvm-cpu", "opencl": tuning-cache and --help spelling
+  LowerOptions lower;     // how loop programs are shaped for this dialect
+  // GPU dialects: the kernel's launch blob and sizes. Empty for LlvmCpu.
+  std::function<GpuKernel(const Graph&, const LoopProgram&, const TargetProfile&)> render_gpu;
+  // A tuning candidate for tgc-agent (docs/tuning.md) and the agent request that times it.
+  std::function<std::string(const Graph&, const LoopProgram&, const ResolvedTarget&, const std::string& workdir)> candidate;
+  const char* agent_request;  // "time" (a one-kernel shared object) or "time-cl" (OpenCL C)
+};
+
+const DialectOps& dialect_ops(Dialect d);
+
+// The per-kernel pipeline: the optimization actions applied, then the loop program lowered as the
+// target's dialect wants it. Grows the graph, so one thread at a time.
+struct LoweredKernel {
+  LoopProgram program;
+  size_t hash;  // of the optimized kernel: equal hashes, same code
+};
+LoweredKernel lower_kernel(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const ResolvedTarget& t);
+
+}  // namespace tgc

@@ -1,0 +1,158 @@
+#include "codegen/pipeline.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "codegen/c_header.h"
+#include "codegen/cpu_objects.h"
+#include "codegen/dialect.h"
+#include "codegen/emit.h"
+#include "passes/memplan.h"
+#include "passes/schedule.h"
+
+namespace tgc {
+namespace {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A C identifier from the artifact's file name: exported symbols are NAME_create etc.
+std::string c_name(const std::string& path) {
+  std::string stem = fs::path(path).stem().string();
+  if (stem.rfind("lib", 0) == 0) stem = stem.substr(3);
+  std::string r;
+  for (char ch : stem) r += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  if (r.empty() || std::isdigit(static_cast<unsigned char>(r[0]))) r = "m_" + r;
+  return r;
+}
+
+// A scratch directory removed on every way out.
+struct WorkDir {
+  fs::path path = fs::temp_directory_path() / ("tgc-" + std::to_string(getpid()));
+  WorkDir() { fs::create_directories(path); }
+  ~WorkDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::vector<std::vector<Opt>> choose_opts(Graph& g, const Schedule& s, const ResolvedTarget& t, const CompileOptions& opt) {
+  std::vector<std::vector<Opt>> chosen(s.kernels.size());
+  if (!opt.optimize) return chosen;
+  if (opt.choose_opts) {
+    chosen = opt.choose_opts(g, s.kernels, t);
+    check(chosen.size() == s.kernels.size(), "internal error: choose_opts returned the wrong number of kernels");
+    return chosen;
+  }
+  for (size_t i = 0; i < s.kernels.size(); ++i) chosen[i] = heuristic_opts(g, s.kernels[i], t.profile);
+  return chosen;
+}
+
+// The launch of a lowered kernel: the work items of CPU kernels decode the outermost global range
+// first, so over a run-time dim only its value's share of them runs.
+KernelLaunch launch_of(const Graph& g, const LoopProgram& p) {
+  KernelLaunch l;
+  l.name = p.name;
+  l.args = p.args;
+  const UOp* outer = p.globals.empty() || p.globals[0] == p.inner ? nullptr : p.globals[0];
+  l.outer_var = outer && outer->src[0]->op == Op::Var ? int32_t(g.var_slot(outer->src[0])) : -1;
+  return l;
+}
+}  // namespace
+
+CompileReport compile_model(Model& m, const CompileOptions& opt) {
+  if (opt.output.empty()) throw Error("no output path (-o)");
+  ResolvedTarget target = resolve_target(opt.target, opt.triple, opt.cpu);
+  const DialectOps& dialect = dialect_ops(target.desc->dialect);
+  CompileReport rep;
+  Graph& g = *m.graph;
+  rep.triple = target.triple;
+  rep.cpu = target.cpu;
+
+  auto t0 = Clock::now();
+  Schedule s = run_stage("schedule", [&] { return schedule(g, m.output_roots()); });
+  MemoryPlan plan = run_stage("memory plan", [&] { return plan_memory(g, s, target.desc->arena_alignment); });
+  rep.schedule_s = since(t0);
+  rep.kernels = s.kernels.size();
+  rep.arena_bytes = plan.arena_bytes;
+  rep.intermediate_bytes = plan.intermediate_bytes;
+  std::set<size_t> distinct;
+  for (const Kernel& k : s.kernels) distinct.insert(k.hash());
+  rep.unique_kernels = distinct.size();
+
+  auto t1 = Clock::now();
+  std::vector<std::vector<Opt>> chosen = run_stage("tune", [&] { return choose_opts(g, s, target, opt); });
+  rep.tune_s = since(t1);
+
+  auto t2 = Clock::now();
+  std::vector<LoopProgram> programs;
+  std::vector<size_t> keys;  // the optimized kernel's hash: identical kernels share code
+  run_stage("lower", [&] {
+    for (size_t i = 0; i < s.kernels.size(); ++i) {
+      LoweredKernel k = lower_kernel(g, s.kernels[i], chosen[i], target);
+      keys.push_back(k.hash);
+      programs.push_back(std::move(k.program));
+    }
+  });
+
+  WorkDir work;
+  ModelObject mo{m, s, plan, target, {}, c_name(opt.output), opt.shared,
+                 opt.external_weights ? fs::path(opt.output).filename().string() + ".weights" : ""};
+  std::vector<std::string> objects;
+  run_stage("codegen", [&] {
+    if (dialect.render_gpu) {
+      for (const LoopProgram& p : programs) {
+        GpuKernel k = dialect.render_gpu(g, p, target.profile);
+        KernelLaunch l = launch_of(g, p);
+        l.blob = std::move(k.blob), l.global = k.global, l.local = k.local;
+        mo.launches.push_back(std::move(l));
+      }
+      return;
+    }
+    CpuKernels ck = build_cpu_kernels(g, programs, keys, target, work.path.string(), opt.jobs);
+    for (size_t i = 0; i < programs.size(); ++i) {
+      KernelLaunch l = launch_of(g, programs[i]);
+      l.cpu_symbol = ck.symbols[i];
+      l.global = {ck.items[i], 1, 1};
+      mo.launches.push_back(std::move(l));
+    }
+    objects = ck.objects;
+  });
+
+  fs::path out = fs::absolute(opt.output);
+  if (!out.parent_path().empty()) fs::create_directories(out.parent_path());
+  // External weights go straight to their own partial file; embedded ones to the scratch dir.
+  std::string weights_path = opt.external_weights ? out.string() + ".weights.partial" : (work.path / "weights.bin").string();
+  std::string tmp_out = out.string() + ".partial";
+  struct Partials {  // removed unless the compile gets to rename them
+    std::vector<std::string> paths;
+    ~Partials() {
+      std::error_code ec;
+      for (const auto& p : paths) fs::remove(p, ec);
+    }
+  } partials{{weights_path, tmp_out}};
+  std::string model_obj = (work.path / "model.o").string();
+  rep.weight_bytes = run_stage("emit", [&] { return emit_model_object(mo, model_obj, weights_path); });
+  objects.insert(objects.begin(), model_obj);
+  rep.codegen_s = since(t2);
+
+  auto t3 = Clock::now();
+  link_with_runtime(objects, rep.triple, opt.runtime_dir, opt.shared, tmp_out);
+  // Only now touch the real output paths, so a failure never leaves half an artifact.
+  if (opt.shared) {
+    fs::path header = out.parent_path() / (mo.name + ".h");
+    std::ofstream h(header);
+    h << header_text(mo.name, m);
+    if (!h.flush()) throw Error(header.string() + ": write failed");
+  }
+  if (opt.external_weights) fs::rename(weights_path, out.string() + ".weights");
+  fs::rename(tmp_out, out);
+  rep.link_s = since(t3);
+  return rep;
+}
+
+}  // namespace tgc

@@ -1,0 +1,27 @@
+// What the kernel heuristics, the optimizer's legality checks and the GPU lowering know about a
+// target: its vector width, registers, work-group limits and index width. Plain data without
+// LLVM, so passes/ can read it; each row of the target table (target/targets.h) builds one.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace tgc {
+
+struct TargetProfile {
+  bool gpu = false;
+  int vector_lanes = 8;        // f32 lanes of one vector register
+  int vector_registers = 16;   // architectural vector registers
+  int64_t l2_bytes = 1 << 20;  // per core
+  int max_local = 256;         // GPU: work-group size limit
+  int64_t local_bytes = 0;     // GPU: shared memory per work-group
+  int max_expand = 256;        // CPU: most copies one kernel body may be expanded into
+  int index_bits = 64;         // width of index arithmetic in kernels (GPUs may want 32)
+};
+
+// Reads the vector width from the CPU's features (LLVM names: avx512f, avx2...).
+TargetProfile cpu_profile(const std::function<bool(const std::string&)>& has_feature, bool aarch64);
+// Adreno 6xx through OpenCL (the qcom target).
+TargetProfile opencl_profile();
+
+}  // namespace tgc

@@ -1,0 +1,31 @@
+#include "target/targets.h"
+
+#include "ir/error.h"
+
+namespace tgc {
+
+const std::vector<TargetDesc>& targets() {
+  static const std::vector<TargetDesc> rows = {
+      {"cpu", "LLVM kernels for the host code's CPU (x86-64 or aarch64), on a thread pool", "", Dialect::LlvmCpu,
+       "tgc_backend_cpu", 64, cpu_profile},
+      // Adreno 6xx boards are aarch64 Linux/Android. Arena offsets stay 512-byte aligned so the
+      // runtime can cut OpenCL sub-buffers out of one arena on any device.
+      {"qcom", "OpenCL C kernels for Qualcomm Adreno 6xx (runs on any OpenCL 1.2 device)", "aarch64", Dialect::OpenCL,
+       "tgc_backend_opencl", 512, [](const auto&, bool) { return opencl_profile(); }},
+  };
+  return rows;
+}
+
+std::string target_names() {
+  std::string s;
+  for (const TargetDesc& t : targets()) s += (s.empty() ? "" : ", ") + t.name;
+  return s;
+}
+
+const TargetDesc& find_target(const std::string& name) {
+  for (const TargetDesc& t : targets())
+    if (t.name == name) return t;
+  throw Error("unknown target '" + name + "' (known: " + target_names() + ")");
+}
+
+}  // namespace tgc

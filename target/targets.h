@@ -1,0 +1,35 @@
+// The target table: every `--target` tgc knows is one row here, and nothing else in the compiler
+// compares target names. A row says where the artifact's host code runs, which kernel dialect
+// renders its kernels (codegen/dialect.h), which runtime backend executes them
+// (runtime-stub/<backend>.c), and the profile its kernels are optimized for. Adding a backend is
+// a dialect, a runtime file and a row.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "target/profile.h"
+
+namespace tgc {
+
+// How kernels are written: LLVM functions in the host object, or a GPU language whose text or
+// binary the artifact carries as a launch blob.
+enum class Dialect { LlvmCpu, OpenCL };
+
+struct TargetDesc {
+  std::string name;            // --target=NAME
+  std::string summary;         // one line for --help
+  std::string default_arch;    // host code's architecture when no --triple is given ("" = host)
+  Dialect dialect;
+  std::string runtime_backend; // the runtime's backend table the model object references
+  int64_t arena_alignment;     // bytes: offsets of intermediates in the arena
+  // The profile for host code with these CPU features (`has_feature`: LLVM feature names).
+  std::function<TargetProfile(const std::function<bool(const std::string&)>& has_feature, bool aarch64)> profile;
+};
+
+const std::vector<TargetDesc>& targets();
+// The row of --target=NAME; throws tgc::Error listing the known names.
+const TargetDesc& find_target(const std::string& name);
+std::string target_names();  // "cpu, qcom"
+
+}  // namespace tgc
