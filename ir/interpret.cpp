@@ -87,7 +87,7 @@ class Interpreter {
     auto [it, _] = weights_.try_emplace(id);
     if (it->second.bytes.empty()) {
       it->second = HostTensor(b.dtype, b.shape);
-      it->second.bytes = *b.data;
+      it->second.bytes = b.data->to_vector();
     }
     return it->second;
   }

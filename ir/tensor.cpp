@@ -43,10 +43,13 @@ Tensor Tensor::input(Graph& g, const std::string& name, DType t, const Shape& sh
 }
 
 Tensor Tensor::weight(Graph& g, const std::string& name, HostTensor data) {
-  DType t = data.dtype;
-  Shape s = data.shape;
-  auto bytes = std::make_shared<const std::vector<uint8_t>>(std::move(data.bytes));
-  int64_t id = g.add_buffer({name, t, s, BufferKind::Weight, bytes});
+  return weight(g, name, data.dtype, data.shape, Bytes::own(std::move(data.bytes)));
+}
+
+Tensor Tensor::weight(Graph& g, const std::string& name, DType t, const Shape& s, std::shared_ptr<const Bytes> bytes) {
+  check(bytes && int64_t(bytes->size()) == numel(s) * dtype_size(t),
+        "weight '" + name + "': " + std::to_string(bytes ? bytes->size() : 0) + " bytes for " + dtype_name(t) + shape_str(s));
+  int64_t id = g.add_buffer({name, t, s, BufferKind::Weight, std::move(bytes)});
   return Tensor(g, g.make(Op::Buffer, t, {}, id));
 }
 

@@ -31,6 +31,8 @@ class Tensor {
   // ---- creation --------------------------------------------------------------------------
   static Tensor input(Graph& g, const std::string& name, DType t, const Shape& shape);
   static Tensor weight(Graph& g, const std::string& name, HostTensor data);
+  // A weight over bytes held elsewhere (a mapped file): never copied.
+  static Tensor weight(Graph& g, const std::string& name, DType t, const Shape& shape, std::shared_ptr<const Bytes> bytes);
   static Tensor full(Graph& g, const Shape& shape, double value, DType t);
   static Tensor arange(Graph& g, int64_t n, DType t = DType::I64);  // [0, 1, ..., n-1]
   Tensor full_like(double value) const { return full(*g_, shape(), value, dtype()); }

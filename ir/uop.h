@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "ir/bytes.h"
 #include "ir/dtype.h"
 
 namespace tgc {
@@ -98,7 +99,7 @@ struct BufferInfo {
   DType dtype;
   Shape shape;
   BufferKind kind;
-  std::shared_ptr<const std::vector<uint8_t>> data;  // weights only: raw little-endian bytes
+  std::shared_ptr<const Bytes> data;  // weights only: raw little-endian bytes (owned or mapped)
 };
 
 // Owns all nodes and the buffer table. make() returns the existing node for a repeated request.

@@ -36,7 +36,7 @@ class KernelRunner {
       const BufferInfo& b = g.buffer(int64_t(id));
       if (!b.data) continue;
       HostTensor h(b.dtype, b.shape);
-      h.bytes = *b.data;
+      h.bytes = b.data->to_vector();
       mem_[int64_t(id)] = nums(h);
     }
     for (const auto& [id, h] : feeds) mem_[id] = nums(h);

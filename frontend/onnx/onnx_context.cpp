@@ -43,6 +43,38 @@ int64_t checked_numel(const Shape& dims) {
   return n;
 }
 
+namespace {
+// A tensor's external data (ONNX's data_location EXTERNAL), mapped from its file, never read.
+std::shared_ptr<const Bytes> external_data(const onnx::TensorProto& p, const std::string& model_dir, size_t nbytes) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : p.external_data()) {
+    try {
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = std::stoll(kv.value());
+      else if (kv.key() == "length") length = std::stoll(kv.value());
+    } catch (const std::exception&) {
+      throw Error("external data " + kv.key() + " '" + kv.value() + "' is not a number");
+    }
+  }
+  if (length >= 0 && size_t(length) != nbytes) throw Error("external data length does not match the tensor shape");
+  if (offset < 0) throw Error("external data offset " + std::to_string(offset) + " is negative");
+  std::string file = (std::filesystem::path(model_dir) / location).string();
+  return Bytes::map(file, uint64_t(offset), nbytes);
+}
+
+// The bytes of `p`'s data by its dtype and shape (the element count checked).
+size_t proto_nbytes(const onnx::TensorProto& p) {
+  return size_t(checked_numel(Shape(p.dims().begin(), p.dims().end())) * dtype_size(dtype_from_onnx(p.data_type())));
+}
+}  // namespace
+
+Tensor weight_from_proto(Graph& g, const std::string& name, const onnx::TensorProto& p, const std::string& model_dir) {
+  if (p.data_location() != onnx::TensorProto::EXTERNAL) return Tensor::weight(g, name, host_tensor_from_proto(p, model_dir));
+  return Tensor::weight(g, name, dtype_from_onnx(p.data_type()), Shape(p.dims().begin(), p.dims().end()),
+                        external_data(p, model_dir, proto_nbytes(p)));
+}
+
 HostTensor host_tensor_from_proto(const onnx::TensorProto& p, const std::string& model_dir) {
   DType dtype = dtype_from_onnx(p.data_type());
   Shape dims(p.dims().begin(), p.dims().end());
@@ -57,28 +89,7 @@ HostTensor host_tensor_from_proto(const onnx::TensorProto& p, const std::string&
   }
   HostTensor t(dtype, dims);
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
-    std::string location;
-    int64_t offset = 0, length = -1;
-    for (const auto& kv : p.external_data()) {
-      try {
-        if (kv.key() == "location") location = kv.value();
-        else if (kv.key() == "offset") offset = std::stoll(kv.value());
-        else if (kv.key() == "length") length = std::stoll(kv.value());
-      } catch (const std::exception&) {
-        throw Error("external data " + kv.key() + " '" + kv.value() + "' is not a number");
-      }
-    }
-    std::string file = (std::filesystem::path(model_dir) / location).string();
-    std::error_code ec;
-    uintmax_t file_bytes = std::filesystem::file_size(file, ec);
-    if (!ec && (offset < 0 || file_bytes < uintmax_t(offset) + nbytes))
-      throw Error("external data file '" + file + "' is too short");
-    std::ifstream f(file, std::ios::binary);
-    if (!f) throw Error("external data file '" + file + "' cannot be opened");
-    if (length >= 0 && size_t(length) != nbytes) throw Error("external data length does not match the tensor shape");
-    f.seekg(offset);
-    if (!f.read(reinterpret_cast<char*>(t.bytes.data()), std::streamsize(nbytes)))
-      throw Error("external data file '" + file + "' is too short");
+    t.bytes = external_data(p, model_dir, nbytes)->to_vector();
     return t;
   }
   if (p.has_raw_data()) {

@@ -124,7 +124,7 @@ struct Importer {
   std::vector<Tensor> run(const onnx::GraphProto& gp, Scope& scope, const std::string& prefix) {
     for (const auto& init : gp.initializer()) {
       try {
-        scope.values[init.name()] = Tensor::weight(g, init.name(), host_tensor_from_proto(init, dir));
+        scope.values[init.name()] = weight_from_proto(g, init.name(), init, dir);
       } catch (const Error& e) {
         throw Error(path + ": initializer '" + prefix + init.name() + "': " + e.what());
       }

@@ -14,6 +14,8 @@
 namespace tgc {
 
 HostTensor host_tensor_from_proto(const onnx::TensorProto& p, const std::string& model_dir);
+// An initializer as a weight; external data is mapped from its file rather than read.
+Tensor weight_from_proto(Graph& g, const std::string& name, const onnx::TensorProto& p, const std::string& model_dir);
 DType dtype_from_onnx(int onnx_type);  // throws tgc::Error for unsupported types
 
 class OpContext {
