@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../runtime_internal.h" /* tgc_npy_read/write, struct tgc_backend */
@@ -324,6 +325,17 @@ static void k_accum(void* const* buf, int64_t begin, int64_t end) {
   float* y = buf[2];
   for (int64_t i = begin; i < end; ++i) y[i] = acc[i] += x[i];
 }
+/* The batched CPU variant reads acc, waits, then writes it: samples run side by side would lose
+ * each other's updates. */
+static void k_accum_slow(void* const* buf, int64_t begin, int64_t end) {
+  const float* x = buf[0];
+  float* acc = buf[1];
+  float* y = buf[2];
+  float v[ST_N];
+  for (int64_t i = begin; i < end; ++i) v[i - begin] = acc[i] + x[i];
+  nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+  for (int64_t i = begin; i < end; ++i) y[i] = acc[i] = v[i - begin];
+}
 static const char kAccumCl[] = /* blob_size leaves the NUL out */
     "__kernel void k_accum(__global const float* x, __global float* acc, __global float* y) {\n"
     "  size_t i = get_global_id(0);\n"
@@ -346,7 +358,7 @@ static void make_state_model(state_model* s, const struct tgc_backend* backend, 
   s->bufs[0] = (tgc_buffer){"x", TGC_F32, rank, io, TGC_STORAGE_INPUT, 0, 4 * ST_N, batched, NULL};
   s->bufs[1] = (tgc_buffer){"acc", TGC_F32, 1, kVec, TGC_STORAGE_STATE, 0, 4 * ST_N, 0, NULL};
   s->bufs[2] = (tgc_buffer){"y", TGC_F32, rank, io, TGC_STORAGE_OUTPUT, 0, 4 * ST_N, batched, NULL};
-  s->launch = (tgc_launch){"k_accum", k_accum, kAccumCl, (int64_t)sizeof kAccumCl - 1, 3, kArgs, {ST_N, 1, 1}, {0, 0, 0}, -1};
+  s->launch = (tgc_launch){"k_accum", batched ? k_accum_slow : k_accum, kAccumCl, (int64_t)sizeof kAccumCl - 1, 3, kArgs, {ST_N, 1, 1}, {0, 0, 0}, -1};
   s->desc = (tgc_model_desc){TGC_ABI_VERSION, "state", backend, 3, s->bufs, 1, &s->launch, 1, kIn, 1, kOut, 0, NULL, 0,
                              NULL, batched ? "N" : NULL, 0, NULL, NULL, -1};
 }
