@@ -174,7 +174,10 @@ static int takes_value(int argc, char** argv, int* i, const char** flag, const c
   return 0;
 }
 
-static const char* backend_name(int32_t b) { return b == TGC_BACKEND_OPENCL ? "opencl" : "cpu"; }
+/* Before tgc_create has validated it: a description of another ABI has no backend pointer there. */
+static const char* backend_name(const tgc_model_desc* d) {
+  return d->abi_version == TGC_ABI_VERSION && d->backend && d->backend->name ? d->backend->name : "?";
+}
 
 static void usage(const tgc_model_desc* d) {
   printf("%s - model '%s' compiled by tgc (%s backend)\n\n"
@@ -194,13 +197,13 @@ static void usage(const tgc_model_desc* d) {
          "  -h, --help                 this text\n\n"
          "Without -o, prints each output's name, dtype, shape and checksum (sum of its elements).\n"
          "bf16 tensors are read and written as raw '<u2' arrays. Errors: one line on stderr, exit status 1.\n",
-         g_prog, d->name ? d->name : "?", backend_name(d->backend), g_prog, WARMUP_RUNS);
+         g_prog, d->name ? d->name : "?", backend_name(d), g_prog, WARMUP_RUNS);
 }
 
 static void print_info(const tgc_model_desc* d) {
   char t[512];
   const char* names[16];
-  printf("model: %s\nbackend: %s\n", d->name ? d->name : "?", backend_name(d->backend));
+  printf("model: %s\nbackend: %s\n", d->name ? d->name : "?", backend_name(d));
   for (int io = 0; io < 2; ++io) {
     int32_t n = io ? d->num_outputs : d->num_inputs;
     const int32_t* idx = io ? d->outputs : d->inputs;
@@ -468,10 +471,11 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     double median = bench % 2 ? times[bench / 2] : 0.5 * (times[bench / 2 - 1] + times[bench / 2]);
     printf("{\"model\": ");
     json_str(stdout, desc->name);
-    printf(", \"backend\": \"%s\"", backend_name(desc->backend));
-    if (m->cl) {
+    printf(", \"backend\": \"%s\"", backend_name(desc));
+    const char* device = m->backend->device_name ? m->backend->device_name(m->be) : NULL;
+    if (device) {
       printf(", \"device\": ");
-      json_str(stdout, tgc_cl_device_name(m->cl));
+      json_str(stdout, device);
     }
     if (desc->batch_dim) printf(", \"batch\": %lld", (long long)m->batch);
     printf(", \"threads\": %d, \"warmup\": %d, \"iters\": %lld, \"median_ms\": %.6f, \"min_ms\": %.6f, "

@@ -1,5 +1,7 @@
-/* OpenCL backend: libOpenCL through cl_api.h (dlopen'ed, no CL headers). Programs are built at the
- * first run; their binaries are cached on disk, keyed by a hash of source + device + driver. */
+/* OpenCL backend: libOpenCL through cl_api.h (dlopen'ed, no CL headers). Device memory, the weights
+ * and the zeroed STATE buffers are set up at create; programs are built from the launches' blobs
+ * (OpenCL C) at the first run, and their binaries cached on disk, keyed by a hash of source +
+ * device + driver. Each run writes the inputs, enqueues the launches and reads the outputs back. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -15,15 +17,15 @@
 /* ---------------------------------------------------------------- state */
 
 typedef struct {
-  const char* source; /* identity of the program (deduplicated by content) */
+  const char* source; /* the program's text (a launch's blob; programs are deduplicated by content) */
+  size_t size;
   cl_program program;
   int from_cache;
 } cl_prog;
 
-struct tgc_cl {
+typedef struct {
   cl_api api;
   const tgc_model_desc* desc;
-  void* const* host; /* host address per desc buffer */
   cl_platform_id platform;
   cl_device_id device;
   char device_name[256], driver_version[128], device_version[256];
@@ -36,14 +38,14 @@ struct tgc_cl {
   int num_progs;
   cl_kernel* kernels; /* per launch, created at the first run */
   int built;
-};
+} tgc_cl;
 
 static int verbose(void) {
   const char* v = getenv("TGC_VERBOSE");
   return v && v[0] && strcmp(v, "0") != 0;
 }
 
-const char* tgc_cl_device_name(const tgc_cl* cl) { return cl ? cl->device_name : ""; }
+static const char* cl_device_name(const void* be) { return be ? ((const tgc_cl*)be)->device_name : ""; }
 
 static int load_api(cl_api* a) {
   char why[512];
@@ -65,7 +67,7 @@ static int pick_device(tgc_cl* cl) {
   return 0;
 }
 
-void tgc_cl_destroy(tgc_cl* cl) {
+static void cl_free(tgc_cl* cl) {
   if (!cl) return;
   cl_api* a = &cl->api;
   if (cl->queue) a->clFinish(cl->queue);
@@ -101,11 +103,22 @@ static int arena_overlaps(const tgc_model_desc* d, int32_t i) {
   return 0;
 }
 
-tgc_cl* tgc_cl_create(const tgc_model_desc* desc, void* const* host) {
+static void cl_destroy(void* be, tgc_model* m) { cl_free(be); }
+
+static void* cl_create(tgc_model* model, int num_threads) {
+  const tgc_model_desc* desc = model->desc;
+  for (int32_t l = 0; l < desc->num_launches; ++l) {
+    const tgc_launch* L = &desc->launches[l];
+    if (!L->blob || L->blob_size <= 0 || !L->name) {
+      tgc_set_error("launch %d '%s': no OpenCL source or kernel name (blob %s, blob_size %lld)", (int)l,
+                    L->name ? L->name : "?", L->blob ? "set" : "NULL", (long long)L->blob_size);
+      return NULL;
+    }
+  }
+  model->num_threads = 0;
   tgc_cl* cl = calloc(1, sizeof *cl);
   if (!cl) return tgc_set_error("out of memory"), NULL;
   cl->desc = desc;
-  cl->host = host;
   cl_api* a = &cl->api;
   cl_int e = 0;
   if (load_api(a) != 0 || pick_device(cl) != 0) goto fail;
@@ -162,7 +175,11 @@ tgc_cl* tgc_cl_create(const tgc_model_desc* desc, void* const* host) {
       m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size, NULL, &e);
     } else if (b->storage == TGC_STORAGE_WEIGHT) {
       m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_ONLY | (b->nbytes > 0 ? CL_MEM_COPY_HOST_PTR : 0), size,
-                            b->nbytes > 0 ? host[i] : NULL, &e);
+                            b->nbytes > 0 ? model->buf[i] : NULL, &e);
+    } else if (b->storage == TGC_STORAGE_STATE) {
+      /* its own memory, starting from the zeroed host copy; runs leave it on the device */
+      m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE | (b->nbytes > 0 ? CL_MEM_COPY_HOST_PTR : 0), size,
+                            b->nbytes > 0 ? model->buf[i] : NULL, &e);
     } else {
       m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size, NULL, &e);
     }
@@ -176,7 +193,7 @@ tgc_cl* tgc_cl_create(const tgc_model_desc* desc, void* const* host) {
   }
   return cl;
 fail:
-  tgc_cl_destroy(cl);
+  cl_free(cl);
   return NULL;
 }
 
@@ -188,13 +205,15 @@ static uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
   return h;
 }
 
-static void cache_key(const tgc_cl* cl, const char* src, uint64_t key[2]) {
+/* The parts are hashed with a NUL after each (the same key as for a NUL-terminated source), and
+ * h2 mixes in each part's length, so a blob holding NULs cannot collide by shifting bytes. */
+static void cache_key(const tgc_cl* cl, const char* src, size_t src_len, uint64_t key[2]) {
   const char* parts[] = {src, cl->device_name, cl->driver_version, cl->device_version};
   uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull ^ 0x7467632d636c31ull; /* "tgc-cl1" */
   for (int i = 0; i < 4; ++i) {
-    size_t n = strlen(parts[i]) + 1; /* the NUL separates the parts */
-    h1 = fnv1a(h1, parts[i], n);
-    h2 = fnv1a(h2 * 31 + n, parts[i], n);
+    size_t len = i == 0 ? src_len : strlen(parts[i]), n = len + 1;
+    h1 = fnv1a(fnv1a(h1, parts[i], len), "", 1);
+    h2 = fnv1a(fnv1a(h2 * 31 + n, parts[i], len), "", 1);
   }
   key[0] = h1;
   key[1] = h2;
@@ -264,12 +283,11 @@ static void cache_store(tgc_cl* cl, const char* path, const uint64_t key[2], siz
 
 /* ---------------------------------------------------------------- build + run */
 
-static cl_program build_program(tgc_cl* cl, const char* src, const char* kernel_name, int* from_cache) {
+static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, const char* kernel_name, int* from_cache) {
   cl_api* a = &cl->api;
   cl_int e = 0;
-  size_t src_len = strlen(src);
   uint64_t key[2];
-  cache_key(cl, src, key);
+  cache_key(cl, src, src_len, key);
   char dir[4096], path[4200];
   int have_cache = cache_dir(dir, sizeof dir) == 0;
   if (have_cache)
@@ -323,16 +341,20 @@ static int build_all(tgc_cl* cl) {
   const tgc_model_desc* d = cl->desc;
   for (int32_t l = 0; l < d->num_launches; ++l) {
     const tgc_launch* L = &d->launches[l];
+    const char* src = L->blob; /* OpenCL C text, not NUL-terminated */
+    size_t size = (size_t)L->blob_size;
     cl_program prog = NULL;
     for (int i = 0; i < cl->num_progs && !prog; ++i)
-      if (cl->progs[i].source == L->source || strcmp(cl->progs[i].source, L->source) == 0) prog = cl->progs[i].program;
+      if (cl->progs[i].size == size && (cl->progs[i].source == src || memcmp(cl->progs[i].source, src, size) == 0))
+        prog = cl->progs[i].program;
     if (!prog) {
       int from_cache = 0;
-      if (!(prog = build_program(cl, L->source, L->name, &from_cache))) return -1;
+      if (!(prog = build_program(cl, src, size, L->name, &from_cache))) return -1;
       if (verbose())
         fprintf(stderr, "tgc: opencl: program %d (kernel '%s') %s\n", cl->num_progs, L->name,
                 from_cache ? "loaded from the binary cache" : "built from source");
-      cl->progs[cl->num_progs].source = L->source;
+      cl->progs[cl->num_progs].source = src;
+      cl->progs[cl->num_progs].size = size;
       cl->progs[cl->num_progs].program = prog;
       cl->progs[cl->num_progs].from_cache = from_cache;
       cl->num_progs++;
@@ -356,23 +378,32 @@ static int build_all(tgc_cl* cl) {
   return 0;
 }
 
-int tgc_cl_run(tgc_cl* cl) {
+static int cl_upload(void* be, tgc_model* m, const int32_t* bufs, int32_t n) {
+  tgc_cl* cl = be;
   cl_api* a = &cl->api;
   const tgc_model_desc* d = cl->desc;
-  if (!cl->built && build_all(cl) != 0) return -1;
-  cl_int e;
-  /* The inputs, then the values of the run-time dims (the vars buffer) when there are any. */
-  for (int32_t i = 0; i < d->num_inputs + (d->num_vars > 0 && d->vars_buffer >= 0); ++i) {
-    int32_t b = i < d->num_inputs ? d->inputs[i] : d->vars_buffer;
-    if (d->buffers[b].nbytes <= 0) continue;
-    e = a->clEnqueueWriteBuffer(cl->queue, cl->mem[b], CL_FALSE, 0, (size_t)d->buffers[b].nbytes, cl->host[b], 0,
-                                NULL, NULL);
+  for (int32_t i = 0; i < n; ++i) {
+    const tgc_buffer* b = &d->buffers[bufs[i]];
+    if (b->nbytes <= 0) continue;
+    /* not blocking: the copies are ordered before the next run's kernels, whose clFinish waits */
+    cl_int e = a->clEnqueueWriteBuffer(cl->queue, cl->mem[bufs[i]], CL_FALSE, 0, (size_t)b->nbytes, m->cur[bufs[i]], 0,
+                                       NULL, NULL);
     if (e != CL_SUCCESS) {
-      tgc_set_error("OpenCL backend: copying input '%s' to the device failed: %s (%d)", d->buffers[b].name, tgc_cl_err(e),
-                    e);
-      goto fail;
+      tgc_set_error("OpenCL backend: copying %s '%s' to the device failed: %s (%d)",
+                    b->storage == TGC_STORAGE_STATE ? "state" : "input", b->name, tgc_cl_err(e), e);
+      a->clFinish(cl->queue); /* host buffers must not be in use when we return */
+      return -1;
     }
   }
+  return 0;
+}
+
+static int64_t cl_run(void* be, tgc_model* m, int64_t sample) {
+  tgc_cl* cl = be;
+  cl_api* a = &cl->api;
+  const tgc_model_desc* d = cl->desc;
+  cl_int e;
+  if (!cl->built && build_all(cl) != 0) goto fail;
   for (int32_t l = 0; l < d->num_launches; ++l) {
     const tgc_launch* L = &d->launches[l];
     if (L->global_size[0] <= 0) continue;
@@ -395,7 +426,7 @@ int tgc_cl_run(tgc_cl* cl) {
   for (int32_t i = 0; i < d->num_outputs; ++i) {
     int32_t b = d->outputs[i];
     if (d->buffers[b].nbytes <= 0) continue;
-    e = a->clEnqueueReadBuffer(cl->queue, cl->mem[b], CL_FALSE, 0, (size_t)d->buffers[b].nbytes, cl->host[b], 0, NULL,
+    e = a->clEnqueueReadBuffer(cl->queue, cl->mem[b], CL_FALSE, 0, (size_t)d->buffers[b].nbytes, m->cur[b], 0, NULL,
                                NULL);
     if (e != CL_SUCCESS) {
       tgc_set_error("OpenCL backend: copying output '%s' from the device failed: %s (%d)", d->buffers[b].name,
@@ -408,8 +439,17 @@ int tgc_cl_run(tgc_cl* cl) {
     tgc_set_error("OpenCL backend: running '%s' failed: %s (%d)", d->name ? d->name : "?", tgc_cl_err(e), e);
     return -1;
   }
-  return 0;
+  return 1;
 fail:
-  a->clFinish(cl->queue); /* host buffers must not be in use when we return */
+  a->clFinish(cl->queue); /* the inputs' copies may still read host buffers */
   return -1;
 }
+
+const struct tgc_backend tgc_backend_opencl = {
+    .name = "opencl",
+    .create = cl_create,
+    .upload = cl_upload,
+    .run = cl_run,
+    .destroy = cl_destroy,
+    .device_name = cl_device_name,
+};

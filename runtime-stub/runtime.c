@@ -1,4 +1,5 @@
-/* tgc runtime: model creation, buffer resolution and the CPU launch loop. */
+/* tgc runtime: what every backend shares: validation of the description, host buffers, external
+ * weights, batch binding, and tgc_run driving the backend through its ops table. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -6,7 +7,6 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,7 +113,7 @@ uint16_t tgc_float_to_half(float f) { /* round to nearest even; enough for test 
 
 /* ---------------------------------------------------------------- helpers */
 
-static void* alloc64(int64_t nbytes) {
+void* tgc_alloc64(int64_t nbytes) {
   size_t n = nbytes > 0 ? ((size_t)nbytes + 63) & ~(size_t)63 : 64;
   void* p = NULL;
   if (posix_memalign(&p, 64, n) != 0) return NULL;
@@ -127,6 +127,7 @@ static const char* storage_name(int32_t s) {
     case TGC_STORAGE_WEIGHT: return "weight";
     case TGC_STORAGE_INPUT: return "input";
     case TGC_STORAGE_OUTPUT: return "output";
+    case TGC_STORAGE_STATE: return "state";
     default: return "?";
   }
 }
@@ -145,8 +146,12 @@ static int validate(const tgc_model_desc* d) {
                   d->name ? d->name : "?", (int)d->abi_version, TGC_ABI_VERSION);
     return -1;
   }
-  if (d->backend != TGC_BACKEND_CPU && d->backend != TGC_BACKEND_OPENCL) {
-    tgc_set_error("unknown backend %d", (int)d->backend);
+  if (!d->backend) {
+    tgc_set_error("model '%s' names no backend", d->name ? d->name : "?");
+    return -1;
+  }
+  if (!d->backend->name || !d->backend->create || !d->backend->run || !d->backend->destroy) {
+    tgc_set_error("model '%s': its backend table lacks a name, create, run or destroy", d->name ? d->name : "?");
     return -1;
   }
   if (d->num_buffers < 0 || (d->num_buffers > 0 && !d->buffers) || d->num_launches < 0 ||
@@ -183,6 +188,12 @@ static int validate(const tgc_model_desc* d) {
         }
         break;
       case TGC_STORAGE_INPUT: case TGC_STORAGE_OUTPUT: break;
+      case TGC_STORAGE_STATE:
+        if (b->dim_vars) { /* nobody outside the kernels sees it, so it keeps the upper bounds' layout */
+          tgc_set_error("buffer %d '%s': a state buffer has no run-time dims", (int)i, bn);
+          return -1;
+        }
+        break;
       default: tgc_set_error("buffer %d '%s': unknown storage %d", (int)i, bn, (int)b->storage); return -1;
     }
     if (b->batched && (!d->batch_dim || b->rank < 1 || b->shape[0] != 1 ||
@@ -238,14 +249,6 @@ static int validate(const tgc_model_desc* d) {
       }
     if (d->num_vars && (L->outer_var >= d->num_vars || (L->outer_var >= 0 && launch_total(L) % d->var_max[L->outer_var]))) {
       tgc_set_error("launch %d '%s': bad outer run-time dim %d", (int)l, ln, (int)L->outer_var);
-      return -1;
-    }
-    if (d->backend == TGC_BACKEND_CPU && !L->cpu_fn) {
-      tgc_set_error("launch %d '%s': no CPU function", (int)l, ln);
-      return -1;
-    }
-    if (d->backend == TGC_BACKEND_OPENCL && (!L->source || !L->name)) {
-      tgc_set_error("launch %d '%s': no OpenCL source or kernel name", (int)l, ln);
       return -1;
     }
   }
@@ -328,9 +331,7 @@ static int map_weights(tgc_model* m) {
 
 /* ---------------------------------------------------------------- API */
 
-/* Sets buffer addresses `cur` and launch arguments `args` for sample `s`: arena buffers in
- * `arena` (NULL on OpenCL), batched buffers at the sample's slice, the rest at their base. */
-static void point_at_sample(const tgc_model* m, void* arena, void** cur, void*** args, int64_t s) {
+void tgc_point_at_sample(const tgc_model* m, void* arena, void** cur, void*** args, int64_t s) {
   const tgc_model_desc* d = m->desc;
   for (int32_t i = 0; i < d->num_buffers; ++i) {
     const tgc_buffer* b = &d->buffers[i];
@@ -342,73 +343,13 @@ static void point_at_sample(const tgc_model* m, void* arena, void** cur, void***
     for (int32_t i = 0; i < d->launches[l].num_buffers; ++i) args[l][i] = cur[d->launches[l].buffers[i]];
 }
 
-static void at_sample(tgc_model* m, int64_t s) { point_at_sample(m, m->arena, m->cur, m->launch_args, s); }
+void tgc_at_sample(tgc_model* m, int64_t s) { tgc_point_at_sample(m, m->arena, m->cur, m->launch_args, s); }
 
-static void free_workers(tgc_model* m) {
-  for (int k = 0; m->workers && k < m->num_threads; ++k) {
-    tgc_worker* w = &m->workers[k];
-    free(w->arena);
-    free(w->cur);
-    for (int32_t l = 0; w->args && l < m->desc->num_launches; ++l) free(w->args[l]);
-    free(w->args);
-  }
-  free(m->workers);
-  m->workers = NULL;
-}
-
-static int make_workers(tgc_model* m) {
-  const tgc_model_desc* d = m->desc;
-  if (m->workers) return 0;
-  int ok = (m->workers = calloc((size_t)m->num_threads, sizeof *m->workers)) != NULL;
-  for (int k = 0; ok && k < m->num_threads; ++k) {
-    tgc_worker* w = &m->workers[k];
-    ok = (d->arena_size == 0 || (w->arena = alloc64(d->arena_size))) &&
-         (w->cur = calloc((size_t)d->num_buffers + 1, sizeof(void*))) &&
-         (w->args = calloc((size_t)d->num_launches + 1, sizeof(void**)));
-    for (int32_t l = 0; ok && l < d->num_launches; ++l)
-      ok = (w->args[l] = calloc((size_t)d->launches[l].num_buffers + 1, sizeof(void*))) != NULL;
-  }
-  if (ok) return 0;
-  free_workers(m);
-  tgc_set_error("out of memory for %d sample-parallel arenas of %lld bytes", m->num_threads, (long long)d->arena_size);
-  return -1;
-}
-
-/* Sample-parallel runs: a pool chunk is a range of samples, each run start to end by one thread
- * in its own arena. */
-typedef struct {
-  tgc_model* m;
-  atomic_int next_worker;
-} sample_job;
-
-/* Only then may threads run samples side by side: an output without the batch dim would be
- * written by all of them. */
-static int all_outputs_batched(const tgc_model_desc* d) {
-  for (int32_t i = 0; i < d->num_outputs; ++i)
-    if (!d->buffers[d->outputs[i]].batched) return 0;
-  return 1;
-}
-
-/* Work items of launch l as the model is bound: a launch whose outermost work dim is a run-time
- * dim (laid out at its upper bound) runs only that dim's share. */
-static int64_t launch_items(const tgc_model* m, int32_t l) {
+int64_t tgc_launch_items(const tgc_model* m, int32_t l) {
   const tgc_model_desc* d = m->desc;
   int64_t total = launch_total(&d->launches[l]);
   int32_t v = d->num_vars ? d->launches[l].outer_var : -1;
   return v >= 0 ? total / d->var_max[v] * m->var_value[v] : total;
-}
-
-static void run_samples(void* const* job_ptr, int64_t begin, int64_t end) {
-  sample_job* job = (sample_job*)(void*)job_ptr;
-  const tgc_model_desc* d = job->m->desc;
-  tgc_worker* w = &job->m->workers[atomic_fetch_add(&job->next_worker, 1)];
-  for (int64_t s = begin; s < end; ++s) {
-    point_at_sample(job->m, w->arena, w->cur, w->args, s);
-    for (int32_t l = 0; l < d->num_launches; ++l) {
-      int64_t total = launch_items(job->m, l);
-      if (total > 0) d->launches[l].cpu_fn(w->args[l], 0, total);
-    }
-  }
 }
 
 tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads) {
@@ -421,27 +362,26 @@ tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads) {
   tgc_model* m = calloc(1, sizeof *m);
   if (!m) goto oom;
   m->desc = desc;
+  m->backend = desc->backend;
   int32_t nb = desc->num_buffers, nl = desc->num_launches;
   m->batch = 1;
   m->buf = calloc((size_t)nb + 1, sizeof(void*));
   m->cur = calloc((size_t)nb + 1, sizeof(void*));
   m->io_alloc = calloc((size_t)nb + 1, sizeof(void*));
   m->launch_args = calloc((size_t)nl + 1, sizeof(void**));
-  if (!m->buf || !m->cur || !m->io_alloc || !m->launch_args) goto oom;
+  m->uploads = calloc((size_t)desc->num_inputs + 2, sizeof(int32_t));
+  m->states = calloc((size_t)nb + 1, sizeof(int32_t));
+  if (!m->buf || !m->cur || !m->io_alloc || !m->launch_args || !m->uploads || !m->states) goto oom;
 
   const uint8_t* weights = desc->weights;
   if (desc->weights_file && desc->weights_file[0]) {
     if (map_weights(m) != 0) goto fail;
     weights = m->weights_map;
   }
-  int is_cpu = desc->backend == TGC_BACKEND_CPU;
-  if (is_cpu && getenv("TGC_PROFILE") && !(m->profile_ms = calloc((size_t)nl + 1, sizeof(double)))) goto oom;
-  if (is_cpu && desc->arena_size > 0 && !(m->arena = alloc64(desc->arena_size))) goto oom;
-
   for (int32_t i = 0; i < nb; ++i) {
     const tgc_buffer* b = &desc->buffers[i];
     switch (b->storage) {
-      case TGC_STORAGE_ARENA: m->buf[i] = is_cpu ? (uint8_t*)m->arena + b->offset : NULL; break;
+      case TGC_STORAGE_ARENA: break; /* a host arena is the backend's (CPU) */
       case TGC_STORAGE_WEIGHT:
         if (!weights && b->nbytes > 0) {
           tgc_set_error("buffer '%s' is a weight, but the model has neither embedded weights nor a weights file",
@@ -450,24 +390,21 @@ tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads) {
         }
         m->buf[i] = weights ? (void*)(weights + b->offset) : NULL;
         break;
-      default:
-        if (!(m->io_alloc[i] = alloc64(b->nbytes))) goto oom;
+      default: /* INPUT, OUTPUT, STATE */
+        if (!(m->io_alloc[i] = tgc_alloc64(b->nbytes))) goto oom;
         m->buf[i] = m->io_alloc[i];
+        if (b->storage == TGC_STORAGE_STATE) m->states[m->num_states++] = i;
     }
   }
+  for (int32_t k = 0; k < desc->num_inputs; ++k) m->uploads[m->num_uploads++] = desc->inputs[k];
+  if (desc->num_vars > 0 && desc->vars_buffer >= 0) m->uploads[m->num_uploads++] = desc->vars_buffer;
   for (int32_t l = 0; l < nl; ++l)
     if (!(m->launch_args[l] = calloc((size_t)desc->launches[l].num_buffers + 1, sizeof(void*)))) goto oom;
-  at_sample(m, 0);
+  if (!(m->be = m->backend->create(m, num_threads))) goto fail;
+  for (int32_t i = 0; m->arena && i < nb; ++i) /* a backend running kernels on the host made an arena */
+    if (desc->buffers[i].storage == TGC_STORAGE_ARENA) m->buf[i] = (uint8_t*)m->arena + desc->buffers[i].offset;
+  tgc_at_sample(m, 0);
   if (tgc_dims_init(m) != 0) goto fail;
-
-  if (is_cpu) {
-    m->num_threads = num_threads > 0 ? num_threads : tgc_online_cores();
-    if (m->num_threads > 1024) m->num_threads = 1024;
-    if (!(m->pool = tgc_pool_create(m->num_threads))) goto fail;
-  } else {
-    m->num_threads = 0;
-    if (!(m->cl = tgc_cl_create(desc, m->cur))) goto fail;
-  }
   return m;
 oom:
   tgc_set_error("out of memory creating model '%s'", desc->name ? desc->name : "?");
@@ -482,36 +419,10 @@ double tgc_now_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* TGC_PROFILE=1: per-launch mean time over all runs, slowest first, on stderr. */
-static void print_profile(const tgc_model* m) {
-  const tgc_model_desc* d = m->desc;
-  int32_t n = d->num_launches;
-  double total = 0;
-  for (int32_t l = 0; l < n; ++l) total += m->profile_ms[l];
-  fprintf(stderr, "tgc profile: %lld runs, %.4f ms per run\n", (long long)m->profile_runs, total / (double)m->profile_runs);
-  // TGC_PROFILE=all lists every launch; otherwise the 25 slowest.
-  const char* env = getenv("TGC_PROFILE");
-  int32_t shown = env && strcmp(env, "all") == 0 ? n : 25;
-  char* done = calloc((size_t)n + 1, 1);
-  for (int32_t k = 0; k < n && k < shown && done; ++k) {
-    int32_t best = -1;
-    for (int32_t l = 0; l < n; ++l)
-      if (!done[l] && (best < 0 || m->profile_ms[l] > m->profile_ms[best])) best = l;
-    done[best] = 1;
-    fprintf(stderr, "  %8.4f ms %5.1f%%  %s\n", m->profile_ms[best] / (double)m->profile_runs,
-            100.0 * m->profile_ms[best] / (total > 0 ? total : 1), d->launches[best].name);
-  }
-  free(done);
-}
-
 void tgc_destroy(tgc_model* m) {
   if (!m) return;
-  if (m->profile_ms && m->profile_runs > 0) print_profile(m);
-  free(m->profile_ms);
-  if (m->pool) tgc_pool_destroy(m->pool);
-  free_workers(m);
+  if (m->be) m->backend->destroy(m->be, m);
   tgc_dims_free(m);
-  if (m->cl) tgc_cl_destroy(m->cl);
   if (m->launch_args)
     for (int32_t l = 0; l < m->desc->num_launches; ++l) free(m->launch_args[l]);
   free(m->launch_args);
@@ -520,7 +431,8 @@ void tgc_destroy(tgc_model* m) {
   free(m->io_alloc);
   free(m->buf);
   free(m->cur);
-  free(m->arena);
+  free(m->uploads);
+  free(m->states);
   if (m->weights_map) munmap(m->weights_map, m->weights_map_size);
   free(m);
 }
@@ -530,31 +442,27 @@ int tgc_run(tgc_model* m) {
     tgc_set_error("tgc_run: no model");
     return -1;
   }
-  const tgc_model_desc* d = m->desc;
+  const struct tgc_backend* be = m->backend;
   tgc_dims_before_run(m);
-  // A batch of at least as many samples as threads runs a sample per thread: one sample's
-  // kernels are often too small to split well. TGC_PROFILE keeps kernels one at a time.
-  if (!m->cl && m->num_threads > 1 && m->batch >= m->num_threads && !m->profile_ms && all_outputs_batched(d)) {
-    if (make_workers(m) != 0) return -1;
-    sample_job job = {m, 0};
-    tgc_pool_run(m->pool, run_samples, (void* const*)(void*)&job, m->batch, 1);
-    return 0;
+  for (int64_t sample = 0; sample < m->batch;) {
+    if (m->batch > 1) tgc_at_sample(m, sample);
+    if (be->upload && be->upload(m->be, m, m->uploads, m->num_uploads) != 0) return -1;
+    int64_t ran = be->run(m->be, m, sample);
+    if (ran < 1) return -1;
+    sample += ran;
   }
-  for (int64_t sample = 0; sample < m->batch; ++sample) {
-    if (m->batch > 1) at_sample(m, sample);
-    if (m->cl) {
-      if (tgc_cl_run(m->cl) != 0) return -1;
-      continue;
-    }
-    for (int32_t l = 0; l < d->num_launches; ++l) {
-      int64_t total = launch_items(m, l);
-      double t0 = m->profile_ms ? tgc_now_ms() : 0;
-      if (total > 0) tgc_pool_run(m->pool, d->launches[l].cpu_fn, m->launch_args[l], total, 2);
-      if (m->profile_ms) m->profile_ms[l] += tgc_now_ms() - t0;
-    }
-  }
-  if (!m->cl) m->profile_runs++;
   tgc_dims_after_run(m);
+  return 0;
+}
+
+int tgc_reset_state(tgc_model* m) {
+  if (!m) {
+    tgc_set_error("tgc_reset_state: no model");
+    return -1;
+  }
+  for (int32_t k = 0; k < m->num_states; ++k) memset(m->buf[m->states[k]], 0, (size_t)m->desc->buffers[m->states[k]].nbytes);
+  /* GPU backends keep STATE on the device: send the zeros there too */
+  if (m->num_states > 0 && m->backend->upload) return m->backend->upload(m->be, m, m->states, m->num_states);
   return 0;
 }
 
@@ -573,7 +481,7 @@ int tgc_bind_batch(tgc_model* m, int64_t n) {
   int ok = fresh != NULL;
   for (int32_t i = 0; ok && i < d->num_buffers; ++i)
     if (d->buffers[i].batched)
-      ok = d->buffers[i].nbytes <= INT64_MAX / n && (fresh[i] = alloc64(d->buffers[i].nbytes * n)) != NULL;
+      ok = d->buffers[i].nbytes <= INT64_MAX / n && (fresh[i] = tgc_alloc64(d->buffers[i].nbytes * n)) != NULL;
   if (!ok) {
     for (int32_t i = 0; fresh && i < d->num_buffers; ++i) free(fresh[i]);
     free(fresh);
@@ -587,7 +495,7 @@ int tgc_bind_batch(tgc_model* m, int64_t n) {
     }
   free(fresh);
   m->batch = n;
-  at_sample(m, 0);
+  tgc_at_sample(m, 0);
   return 0;
 }
 

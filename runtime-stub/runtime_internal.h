@@ -37,43 +37,71 @@ int tgc_pool_size(const tgc_pool* p);
 void tgc_pool_run(tgc_pool* p, tgc_cpu_fn fn, void* const* buffers, int64_t total, int64_t min_items);
 int tgc_online_cores(void);
 
-/* ---- OpenCL backend (opencl.c) ---- */
-typedef struct tgc_cl tgc_cl;
-/* host[i] is the host address of desc->buffers[i] (NULL for arena buffers): inputs/outputs are the
- * runtime's host copies, weights point into the weight blob. */
-tgc_cl* tgc_cl_create(const tgc_model_desc* desc, void* const* host);
-void tgc_cl_destroy(tgc_cl* cl);
-int tgc_cl_run(tgc_cl* cl);
-const char* tgc_cl_device_name(const tgc_cl* cl);
+/* ---- backends (cpu.c, opencl.c; one file each) ---- */
+/* One run of a model, as runtime.c drives it:
+ *   for each sample s (just s = 0 without a batch dim):
+ *     point m->cur / m->launch_args at sample s
+ *     upload(the inputs and the vars buffer)      host -> device; skipped where upload is NULL
+ *     s += run(s)                                 every launch; outputs back in host memory
+ * Run-time dims are copied between the callers' dense storage and the kernels' layout around
+ * that loop (dims.c). create comes after runtime.c has made the host buffers (m->buf: inputs,
+ * outputs and STATE zeroed, weights); a backend that runs kernels on the host sets m->arena,
+ * and runtime.c then points the arena buffers into it. A GPU backend allocates its device
+ * memory and uploads the weights and the zeroed STATE at create, once; STATE then lives on the
+ * device: upload sends it again only from tgc_reset_state. */
+struct tgc_backend {
+  const char* name; /* "cpu", "opencl": --help, --info and the --bench JSON */
+  /* Checks that the launches carry what this backend runs (cpu_fn, or blob + name) and prepares
+   * m; sets m->num_threads (0 where no host threads run kernels). num_threads is the caller's
+   * request (<= 0: one per online core). Returns the backend's state, or NULL with the error
+   * set (having freed what it made). */
+  void* (*create)(tgc_model* m, int num_threads);
+  /* Copies host buffers bufs[0..n) (indices into desc->buffers, at their m->cur addresses) to
+   * the device, ordered before the next run. NULL where kernels use host memory (CPU).
+   * 0, or -1 with the error set. */
+  int (*upload)(void* be, tgc_model* m, const int32_t* bufs, int32_t n);
+  /* Runs every launch for sample `sample` and leaves its outputs in host memory. It may run the
+   * samples after it too (the CPU backend runs a batch side by side): returns how many samples
+   * it ran (>= 1), or -1 with the error set. */
+  int64_t (*run)(void* be, tgc_model* m, int64_t sample);
+  void (*destroy)(void* be, tgc_model* m);
+  /* The device, for the --bench JSON; NULL where there is none to name (CPU). */
+  const char* (*device_name)(const void* be);
+};
 
 /* ---- the model (runtime.c) ---- */
-/* A thread's own arena and argument arrays for sample-parallel runs. */
-typedef struct {
-  void* arena;
-  void** cur;
-  void*** args;
-} tgc_worker;
-
 struct tgc_model {
   const tgc_model_desc* desc;
-  void* arena;            /* 64-byte aligned, CPU backend only */
+  const struct tgc_backend* backend; /* desc->backend */
+  void* be;               /* the backend's state */
+  void* arena;            /* host arena: the CPU backend's (64-byte aligned), NULL on GPU backends */
   void** buf;             /* base address of each desc->buffers[i] (host side) */
   void** cur;             /* address of each buffer for the sample being run: buf, but batched
                            * buffers move by a sample per run of the launches */
   int64_t batch;          /* samples held by batched buffers (1 without desc->batch_dim) */
-  tgc_worker* workers;    /* per thread, made by the first sample-parallel run, else NULL */
   int64_t* var_value;     /* run-time dims: the bound value of each VAR */
   void** dense;           /* per buffer with run-time dims: the callers' dense storage, else NULL */
-  void** io_alloc;        /* per buffer: own allocation for INPUT/OUTPUT storage, else NULL */
+  void** io_alloc;        /* per buffer: own allocation for INPUT/OUTPUT/STATE storage, else NULL */
   void*** launch_args;    /* per launch: resolved argument pointers, in launch order */
+  int32_t* uploads;       /* buffers uploaded before each sample: the inputs, then the vars buffer */
+  int32_t num_uploads;
+  int32_t* states;        /* the STATE buffers */
+  int32_t num_states;
   void* weights_map;      /* mmap of desc->weights_file, or NULL */
   size_t weights_map_size;
-  tgc_pool* pool;         /* CPU backend */
-  tgc_cl* cl;             /* OpenCL backend */
-  int num_threads;
-  double* profile_ms;     /* TGC_PROFILE set: time spent per launch, printed by tgc_destroy */
-  int64_t profile_runs;
+  int num_threads;        /* host threads running kernels (CPU backend), else 0 */
 };
+
+/* 64-byte aligned, zeroed allocation of at least nbytes (64 when nbytes <= 0); free() it. */
+void* tgc_alloc64(int64_t nbytes);
+/* Sets buffer addresses `cur` and launch arguments `args` for sample `s`: arena buffers in
+ * `arena` (NULL without a host arena), batched buffers at the sample's slice, the rest at their
+ * base. tgc_at_sample does it for the model's own arena, cur and launch_args. */
+void tgc_point_at_sample(const tgc_model* m, void* arena, void** cur, void*** args, int64_t s);
+void tgc_at_sample(tgc_model* m, int64_t s);
+/* Work items of launch l as the model is bound: a launch whose outermost work dim is a
+ * run-time dim runs only that dim's share (CPU). */
+int64_t tgc_launch_items(const tgc_model* m, int32_t l);
 
 /* Sets the batch size of a model with a batch_dim (n >= 1): batched input/output storage is
  * reallocated (zeroed) when it changes. 0, or -1 with the error set. */

@@ -5,7 +5,7 @@
 #define TGC_MODEL_H
 #include <stdint.h>
 
-#define TGC_ABI_VERSION 2
+#define TGC_ABI_VERSION 3
 
 /* Same order as tgc::DType in the compiler. */
 enum tgc_dtype {
@@ -14,10 +14,16 @@ enum tgc_dtype {
 };
 
 /* Where a buffer lives. Inputs and outputs have their own allocations owned by the runtime
- * (so that callers can fill / read them between runs); intermediates share the arena. */
-enum tgc_storage { TGC_STORAGE_ARENA, TGC_STORAGE_WEIGHT, TGC_STORAGE_INPUT, TGC_STORAGE_OUTPUT };
+ * (so that callers can fill / read them between runs); intermediates share the arena. STATE
+ * buffers persist across runs (KV caches, recurrent state): their own allocation, zeroed at
+ * create and by tgc_reset_state, kept on the device between runs by GPU backends, never batched. */
+enum tgc_storage { TGC_STORAGE_ARENA, TGC_STORAGE_WEIGHT, TGC_STORAGE_INPUT, TGC_STORAGE_OUTPUT, TGC_STORAGE_STATE };
 
-enum tgc_backend { TGC_BACKEND_CPU, TGC_BACKEND_OPENCL };
+/* A runtime backend (its ops table is runtime-internal). A description points at the table of
+ * its backend, so an artifact links that backend's code and no other's. */
+struct tgc_backend;
+extern const struct tgc_backend tgc_backend_cpu;    /* cpu.c */
+extern const struct tgc_backend tgc_backend_opencl; /* opencl.c */
 
 typedef struct {
   const char* name;      /* ONNX value name for inputs/outputs, internal name otherwise */
@@ -40,9 +46,10 @@ typedef struct {
 typedef void (*tgc_cpu_fn)(void* const* buffers, int64_t begin, int64_t end);
 
 typedef struct {
-  const char* name;       /* kernel name; the OpenCL entry point */
+  const char* name;       /* kernel name; the GPU entry point */
   tgc_cpu_fn cpu_fn;      /* CPU backend */
-  const char* source;     /* OpenCL backend: OpenCL C source holding `name` */
+  const void* blob;       /* GPU backends: the kernel's code (OpenCL C source, later SPIR-V or PTX) */
+  int64_t blob_size;      /* bytes of blob (OpenCL C: the text without a terminating NUL) */
   int32_t num_buffers;
   const int32_t* buffers; /* indices into tgc_model_desc.buffers, in kernel-argument order */
   int64_t global_size[3];
@@ -55,7 +62,7 @@ typedef struct {
 typedef struct {
   int32_t abi_version;    /* TGC_ABI_VERSION */
   const char* name;       /* model name */
-  int32_t backend;        /* enum tgc_backend */
+  const struct tgc_backend* backend; /* &tgc_backend_cpu, &tgc_backend_opencl, ... */
   int32_t num_buffers;
   const tgc_buffer* buffers;
   int32_t num_launches;

@@ -31,6 +31,9 @@ int tgc_set_input_shape(tgc_model* m, int index, int rank, const int64_t* dims);
  * returned (-1 for a bad index), dims gets up to 16 values. */
 int tgc_input_shape(const tgc_model* m, int index, int64_t* dims);
 int tgc_output_shape(const tgc_model* m, int index, int64_t* dims);
+/* Zeroes every STATE buffer (host and device), as at create: the next run starts a fresh
+ * sequence. Returns 0, or -1 with tgc_last_error set. */
+int tgc_reset_state(tgc_model* m);
 const tgc_model_desc* tgc_desc(const tgc_model* m);
 /* Message of the last failure on this thread ("" if none). */
 const char* tgc_last_error(void);

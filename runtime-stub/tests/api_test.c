@@ -1,6 +1,6 @@
 /* Runtime API tests: results against the reference for many thread counts and repeated runs,
  * range splitting, create/destroy cycles, external weights, error paths, thread-local errors, a
- * run-time batch dim, a run-time dim (VAR).
+ * run-time batch dim, a run-time dim (VAR), STATE buffers, validation of the description.
  * `api_test opencl` runs the OpenCL checks instead (exit 77 = skipped: no OpenCL device). */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -8,9 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "../runtime_internal.h" /* tgc_npy_read/write */
+#include "../runtime_internal.h" /* tgc_npy_read/write, struct tgc_backend */
 #include "model.h"
 
 static int g_failures;
@@ -55,9 +56,9 @@ static void test_cover(void) {
       tgc_buffer bufs[1] = {{"seen", TGC_U8, 1, shape, TGC_STORAGE_OUTPUT, 0, total, 0, NULL}};
       int32_t args[1] = {0}, outs[1] = {0};
       /* total split over dims: exercises global_size[1]/[2] too */
-      tgc_launch l = {"cover", k_cover, NULL, 1, args, {total, 1, 1}, {0, 0, 0}, -1};
+      tgc_launch l = {"cover", k_cover, NULL, 0, 1, args, {total, 1, 1}, {0, 0, 0}, -1};
       if (total % 4 == 0) l.global_size[0] = total / 4, l.global_size[1] = 2, l.global_size[2] = 2;
-      tgc_model_desc d = {TGC_ABI_VERSION, "cover", TGC_BACKEND_CPU, 1, bufs, 1, &l, 0, NULL, 1, outs, 0, NULL, 0, NULL,
+      tgc_model_desc d = {TGC_ABI_VERSION, "cover", &tgc_backend_cpu, 1, bufs, 1, &l, 0, NULL, 1, outs, 0, NULL, 0, NULL,
                           NULL, 0, NULL, NULL, -1};
       tgc_model* m = tgc_create(&d, threads);
       CHECK(m, "%s", tgc_last_error());
@@ -291,10 +292,10 @@ static void test_vars(void) {
       {"tgc.vars", TGC_I64, 1, kV, TGC_STORAGE_INPUT, 0, 8, 0, NULL},
   };
   static const tgc_launch launches[] = {
-      {"k_double_rows", k_double_rows, NULL, 2, kArgs0, {12, 1, 1}, {0, 0, 0}, 0}, /* rows of T: 3 items each */
-      {"k_colsum", k_colsum, NULL, 3, kArgs1, {3, 1, 1}, {0, 0, 0}, -1},
+      {"k_double_rows", k_double_rows, NULL, 0, 2, kArgs0, {12, 1, 1}, {0, 0, 0}, 0}, /* rows of T: 3 items each */
+      {"k_colsum", k_colsum, NULL, 0, 3, kArgs1, {3, 1, 1}, {0, 0, 0}, -1},
   };
-  tgc_model_desc d = {TGC_ABI_VERSION, "vars", TGC_BACKEND_CPU, 4, bufs, 2, launches, 1, kIn, 2, kOut, 0, NULL, 0, NULL,
+  tgc_model_desc d = {TGC_ABI_VERSION, "vars", &tgc_backend_cpu, 4, bufs, 2, launches, 1, kIn, 2, kOut, 0, NULL, 0, NULL,
                       NULL, 1, kNames, kMax, 3};
   tgc_model* m = tgc_create(&d, 2);
   CHECK(m, "%s", tgc_last_error());
@@ -313,6 +314,155 @@ static void test_vars(void) {
   for (int i = 0; i < 6; ++i) CHECK(y[i] == 2 * x[i], "y[%d] = %g", i, y[i]);
   CHECK(s[0] == 5 && s[1] == 7 && s[2] == 9, "column sums over T = 2 rows: %g %g %g", s[0], s[1], s[2]);
   tgc_destroy(m);
+}
+
+/* ---- STATE: acc persists across runs. x f32[64] in, acc f32[64] STATE, y = (acc += x) out. In a
+ * batched variant x and y are batched and the samples accumulate one after another. */
+enum { ST_N = 64 };
+static void k_accum(void* const* buf, int64_t begin, int64_t end) {
+  const float* x = buf[0];
+  float* acc = buf[1];
+  float* y = buf[2];
+  for (int64_t i = begin; i < end; ++i) y[i] = acc[i] += x[i];
+}
+/* The batched CPU variant reads acc, waits, then writes it: samples run side by side would lose
+ * each other's updates. */
+static void k_accum_slow(void* const* buf, int64_t begin, int64_t end) {
+  const float* x = buf[0];
+  float* acc = buf[1];
+  float* y = buf[2];
+  float v[ST_N];
+  for (int64_t i = begin; i < end; ++i) v[i - begin] = acc[i] + x[i];
+  nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+  for (int64_t i = begin; i < end; ++i) y[i] = acc[i] = v[i - begin];
+}
+static const char kAccumCl[] = /* blob_size leaves the NUL out */
+    "__kernel void k_accum(__global const float* x, __global float* acc, __global float* y) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  float v = acc[i] + x[i];\n"
+    "  acc[i] = v;\n"
+    "  y[i] = v;\n"
+    "}";
+
+typedef struct {
+  tgc_buffer bufs[3];
+  tgc_launch launch;
+  tgc_model_desc desc;
+} state_model;
+
+static void make_state_model(state_model* s, const struct tgc_backend* backend, int batched) {
+  static const int64_t kVec[] = {ST_N}, kRow[] = {1, ST_N};
+  static const int32_t kArgs[] = {0, 1, 2}, kIn[] = {0}, kOut[] = {2};
+  const int64_t* io = batched ? kRow : kVec;
+  int32_t rank = batched ? 2 : 1;
+  s->bufs[0] = (tgc_buffer){"x", TGC_F32, rank, io, TGC_STORAGE_INPUT, 0, 4 * ST_N, batched, NULL};
+  s->bufs[1] = (tgc_buffer){"acc", TGC_F32, 1, kVec, TGC_STORAGE_STATE, 0, 4 * ST_N, 0, NULL};
+  s->bufs[2] = (tgc_buffer){"y", TGC_F32, rank, io, TGC_STORAGE_OUTPUT, 0, 4 * ST_N, batched, NULL};
+  s->launch = (tgc_launch){"k_accum", batched ? k_accum_slow : k_accum, kAccumCl, (int64_t)sizeof kAccumCl - 1, 3, kArgs, {ST_N, 1, 1}, {0, 0, 0}, -1};
+  s->desc = (tgc_model_desc){TGC_ABI_VERSION, "state", backend, 3, s->bufs, 1, &s->launch, 1, kIn, 1, kOut, 0, NULL, 0,
+                             NULL, batched ? "N" : NULL, 0, NULL, NULL, -1};
+}
+
+/* Runs with x[i] = i * scale, expects y[i] = i * want. */
+static int run_state(tgc_model* m, float scale, float want) {
+  float x[ST_N];
+  for (int i = 0; i < ST_N; ++i) x[i] = (float)i * scale;
+  if (tgc_set_input(m, 0, x, sizeof x) != 0 || tgc_run(m) != 0) return fprintf(stderr, "%s\n", tgc_last_error()), -1;
+  const float* y = tgc_output_data(m, 0);
+  for (int i = 0; i < ST_N; ++i)
+    if (y[i] != (float)i * want) return fprintf(stderr, "y[%d] = %g, expected %g\n", i, y[i], (float)i * want), -1;
+  return 0;
+}
+
+static void test_state(const struct tgc_backend* backend, int threads) {
+  state_model s;
+  make_state_model(&s, backend, 0);
+  tgc_model* m = tgc_create(&s.desc, threads);
+  CHECK(m, "%s", tgc_last_error());
+  if (!m) return;
+  CHECK(run_state(m, 1, 1) == 0, "%s: the first run starts from zeroed state", backend->name);
+  CHECK(run_state(m, 1, 2) == 0, "%s: the state persists across runs", backend->name);
+  CHECK(run_state(m, 0.5f, 2.5f) == 0, "%s: a third run adds the new input", backend->name);
+  CHECK(tgc_reset_state(m) == 0, "%s", tgc_last_error());
+  CHECK(run_state(m, 0.25f, 0.25f) == 0, "%s: tgc_reset_state zeroes the state", backend->name);
+  CHECK(run_state(m, 1, 1.25f) == 0, "%s: and it persists again", backend->name);
+  tgc_destroy(m);
+  m = tgc_create(&s.desc, threads); /* a new model starts from zeros too */
+  CHECK(m && run_state(m, 2, 2) == 0, "%s: a second model's state: %s", backend->name, tgc_last_error());
+  tgc_destroy(m);
+
+  /* batch 3 with 3 threads: one state, so the samples run one after another (never side by side) */
+  make_state_model(&s, backend, 1);
+  m = tgc_create(&s.desc, 3);
+  CHECK(m, "%s", tgc_last_error());
+  if (!m) return;
+  int64_t shape[2] = {3, ST_N};
+  float x[3][ST_N];
+  for (int k = 0; k < 3; ++k)
+    for (int i = 0; i < ST_N; ++i) x[k][i] = (float)(i * (k + 1));
+  for (int rep = 1; rep <= 2; ++rep) {
+    CHECK(tgc_set_input_shape(m, 0, 2, shape) == 0 && tgc_set_input(m, 0, x, sizeof x) == 0 && tgc_run(m) == 0, "%s",
+          tgc_last_error());
+    const float* y = tgc_output_data(m, 0);
+    int bad = 0; /* sample k: y = the previous runs' 6 i each, plus samples 0..k (1 + ... + (k+1)) i */
+    for (int k = 0; k < 3; ++k)
+      for (int i = 0; i < ST_N; ++i) bad += y[k * ST_N + i] != (float)(i * (6 * (rep - 1) + (k + 1) * (k + 2) / 2));
+    CHECK(bad == 0, "%s: batched state, run %d: %d wrong values", backend->name, rep, bad);
+  }
+  tgc_destroy(m);
+}
+
+/* Descriptions the runtime must refuse, each with a clear message; none needs an OpenCL device. */
+static void test_validation(void) {
+#define REFUSED(desc, text)                                                                      \
+  do {                                                                                         \
+    tgc_model* m_ = tgc_create(desc, 1);                                                       \
+    CHECK(!m_ && strstr(tgc_last_error(), text), "want '%s', got '%s'", text, tgc_last_error()); \
+    tgc_destroy(m_);                                                                           \
+  } while (0)
+  tgc_model_desc d = tgc_test_model_cpu;
+  d.backend = NULL;
+  REFUSED(&d, "model 'rt_test' names no backend");
+  struct tgc_backend broken = tgc_backend_cpu;
+  broken.run = NULL;
+  d.backend = &broken;
+  REFUSED(&d, "backend table lacks");
+
+  state_model s;
+  make_state_model(&s, &tgc_backend_cpu, 0);
+  s.desc.batch_dim = "N";
+  s.bufs[1].batched = 1; /* STATE is one per model, never per sample */
+  REFUSED(&s.desc, "buffer 1 'acc': batched, but not a batch-1 input or output");
+  make_state_model(&s, &tgc_backend_cpu, 0);
+  static const int32_t kNoVar[] = {-1};
+  s.bufs[1].dim_vars = kNoVar;
+  REFUSED(&s.desc, "buffer 1 'acc': a state buffer has no run-time dims");
+  make_state_model(&s, &tgc_backend_cpu, 0);
+  static const int32_t kAccOut[] = {1};
+  s.desc.outputs = kAccOut;
+  REFUSED(&s.desc, "output 0 'acc': buffer has state storage, expected output");
+  make_state_model(&s, &tgc_backend_cpu, 0);
+  s.launch.cpu_fn = NULL;
+  REFUSED(&s.desc, "launch 0 'k_accum': no CPU function");
+
+  tgc_launch launches[4];
+  memcpy(launches, tgc_test_model_cl.launches, sizeof launches);
+  d = tgc_test_model_cl;
+  d.launches = launches;
+  launches[1].blob = NULL;
+  REFUSED(&d, "launch 1 'k_double': no OpenCL source or kernel name");
+  launches[1] = tgc_test_model_cl.launches[1];
+  launches[3].blob_size = 0;
+  REFUSED(&d, "launch 3 'k_count': no OpenCL source or kernel name");
+  launches[3] = tgc_test_model_cl.launches[3];
+  launches[0].name = NULL;
+  REFUSED(&d, "launch 0 '?': no OpenCL source or kernel name");
+
+  CHECK(tgc_reset_state(NULL) == -1 && strstr(tgc_last_error(), "tgc_reset_state: no model"), "%s", tgc_last_error());
+  tgc_model* m = tgc_create(&tgc_test_model_cpu, 1);
+  CHECK(m && tgc_reset_state(m) == 0, "a model without state resets: %s", tgc_last_error());
+  tgc_destroy(m);
+#undef REFUSED
 }
 
 /* ---- OpenCL */
@@ -346,10 +496,11 @@ static int test_opencl(void) {
   tgc_destroy(m);
   bufs[5] = tgc_test_buffers[5];
 
-  launches[2].source = "__kernel void k_add_bias(__global const float* u, __global const float* bias,\n"
-                       "                         __global float* out) {\n"
-                       "  out[get_global_id(0)] = u[get_global_id(0)] + undefined_thing;\n"
-                       "}\n";
+  launches[2].blob = "__kernel void k_add_bias(__global const float* u, __global const float* bias,\n"
+                     "                         __global float* out) {\n"
+                     "  out[get_global_id(0)] = u[get_global_id(0)] + undefined_thing;\n"
+                     "}\n";
+  launches[2].blob_size = (int64_t)strlen(launches[2].blob);
   m = tgc_create(&d, 0);
   CHECK(m, "%s", tgc_last_error());
   if (m) {
@@ -365,6 +516,29 @@ static int test_opencl(void) {
   CHECK(m && tgc_run(m) == -1 && strstr(tgc_last_error(), "no_such_kernel"), "%s", tgc_last_error());
   fprintf(stderr, "(expected) %s\n", tgc_last_error());
   tgc_destroy(m);
+  launches[2] = tgc_test_model_cl.launches[2];
+
+  /* A blob with no NUL after it: bytes past blob_size are not the program's */
+  size_t n = (size_t)launches[2].blob_size;
+  char* junk = malloc(n + 64);
+  memcpy(junk, launches[2].blob, n);
+  memset(junk + n, '@', 64);
+  launches[2].blob = junk;
+  m = tgc_create(&d, 0);
+  CHECK(m && run_and_check(m, 8) == 0 && run_and_check(m, 9) == 0, "blob without a NUL: %s", tgc_last_error());
+  tgc_destroy(m);
+  free(junk);
+  launches[2] = tgc_test_model_cl.launches[2];
+
+  /* Programs are the same only with the same bytes: launch 0 takes just the first kernel of the
+   * text launch 1 builds whole, from the same address */
+  const char* text = launches[0].blob;
+  launches[0].blob_size = (int64_t)(strstr(text, "__kernel void k_double") - text);
+  m = tgc_create(&d, 0);
+  CHECK(m && run_and_check(m, 10) == 0, "a prefix of another launch's blob: %s", tgc_last_error());
+  tgc_destroy(m);
+
+  test_state(&tgc_backend_opencl, 0);
   return 0;
 }
 
@@ -383,6 +557,9 @@ int main(int argc, char** argv) {
     test_batch(&tgc_test_model_cpu, 3); /* a sample per thread */
     test_batch(&tgc_test_model_cpu, 4); /* more threads than samples: each kernel split */
     test_vars();
+    test_state(&tgc_backend_cpu, 1);
+    test_state(&tgc_backend_cpu, 4); /* the kernel split over threads */
+    test_validation();
   }
   if (g_failures) {
     fprintf(stderr, "%d check(s) failed\n", g_failures);

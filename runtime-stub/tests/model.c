@@ -1,4 +1,5 @@
-/* The hand-written test model (see model.h): what tgc's emitter would produce, written by hand. */
+/* The hand-written test model (see model.h): what tgc's emitter would produce, written by hand.
+ * Its CPU variant; the OpenCL one is in model_cl.c, so that a CPU program links no OpenCL code. */
 #include "model.h"
 
 /* ---- weights: w[i] = (i % 7 - 3) / 4, then bias2 = 1 */
@@ -39,31 +40,6 @@ static void k_count(void* const* buf, int64_t begin, int64_t end) {
   }
 }
 
-/* ---- OpenCL C: launches 0 and 1 share a program */
-static const char kSrcA[] =
-    "__kernel void k_fma_relu(__global const float* a, __global const float* w, __global const float* b,\n"
-    "                         __global float* t) {\n"
-    "  size_t i = get_global_id(0);\n"
-    "  float v = a[i] * w[i] + b[i];\n"
-    "  t[i] = v > 0.0f ? v : 0.0f;\n"
-    "}\n"
-    "__kernel void k_double(__global const float* t, __global float* u) {\n"
-    "  size_t i = get_global_id(1) * get_global_size(0) + get_global_id(0);\n"
-    "  u[i] = t[i] * 2.0f;\n"
-    "}\n";
-static const char kSrcB[] =
-    "__kernel void k_add_bias(__global const float* u, __global const float* bias, __global float* out) {\n"
-    "  size_t i = get_global_id(0);\n"
-    "  out[i] = u[i] + bias[0];\n"
-    "}\n";
-static const char kSrcC[] =
-    "__kernel void k_count(__global const float* t, __global long* cnt) {\n"
-    "  size_t r = get_global_id(0);\n"
-    "  long c = 0;\n"
-    "  for (int j = 0; j < 100; ++j) c += t[r * 100 + j] > 0.0f ? 1 : 0;\n"
-    "  cnt[r] = c;\n"
-    "}\n";
-
 static const int64_t kShape2[] = {TEST_ROWS, TEST_COLS}, kShapeN[] = {TEST_N}, kShape1[] = {1},
                      kShapeR[] = {TEST_ROWS};
 enum { B_A, B_B, B_W, B_BIAS, B_T, B_U, B_OUT, B_CNT, NUM_B };
@@ -77,29 +53,20 @@ const tgc_buffer tgc_test_buffers[NUM_B] = {
     [B_OUT] = {"out", TGC_F32, 2, kShape2, TGC_STORAGE_OUTPUT, 0, 4000},
     [B_CNT] = {"pos/count:0", TGC_I64, 1, kShapeR, TGC_STORAGE_OUTPUT, 0, 80},
 };
-static const int32_t kArgs0[] = {B_A, B_W, B_B, B_T}, kArgs1[] = {B_T, B_U}, kArgs2[] = {B_U, B_BIAS, B_OUT},
-                     kArgs3[] = {B_T, B_CNT};
-static const int32_t kInputs[] = {B_A, B_B}, kOutputs[] = {B_OUT, B_CNT};
+const int32_t tgc_test_args0[] = {B_A, B_W, B_B, B_T}, tgc_test_args1[] = {B_T, B_U},
+              tgc_test_args2[] = {B_U, B_BIAS, B_OUT}, tgc_test_args3[] = {B_T, B_CNT};
+const int32_t tgc_test_input_bufs[] = {B_A, B_B}, tgc_test_output_bufs[] = {B_OUT, B_CNT};
 
 static const tgc_launch kLaunchesCpu[] = {
-    {"k_fma_relu", k_fma_relu, NULL, 4, kArgs0, {TEST_N, 1, 1}, {0, 0, 0}, -1},
-    {"k_double", k_double, NULL, 2, kArgs1, {100, 10, 1}, {0, 0, 0}, -1},
-    {"k_add_bias", k_add_bias, NULL, 3, kArgs2, {TEST_N, 1, 1}, {0, 0, 0}, -1},
-    {"k_count", k_count, NULL, 2, kArgs3, {TEST_ROWS, 1, 1}, {0, 0, 0}, -1},
-};
-static const tgc_launch kLaunchesCl[] = {
-    {"k_fma_relu", NULL, kSrcA, 4, kArgs0, {TEST_N, 1, 1}, {0, 0, 0}, -1},
-    {"k_double", NULL, kSrcA, 2, kArgs1, {100, 10, 1}, {0, 0, 0}, -1},
-    {"k_add_bias", NULL, kSrcB, 3, kArgs2, {TEST_N, 1, 1}, {100, 1, 1}, -1},
-    {"k_count", NULL, kSrcC, 2, kArgs3, {TEST_ROWS, 1, 1}, {0, 0, 0}, -1},
+    {"k_fma_relu", k_fma_relu, NULL, 0, 4, tgc_test_args0, {TEST_N, 1, 1}, {0, 0, 0}, -1},
+    {"k_double", k_double, NULL, 0, 2, tgc_test_args1, {100, 10, 1}, {0, 0, 0}, -1},
+    {"k_add_bias", k_add_bias, NULL, 0, 3, tgc_test_args2, {TEST_N, 1, 1}, {0, 0, 0}, -1},
+    {"k_count", k_count, NULL, 0, 2, tgc_test_args3, {TEST_ROWS, 1, 1}, {0, 0, 0}, -1},
 };
 
 const tgc_model_desc tgc_test_model_cpu = {
-    TGC_ABI_VERSION, "rt_test", TGC_BACKEND_CPU, NUM_B, tgc_test_buffers, 4, kLaunchesCpu, 2, kInputs, 2, kOutputs,
-    8096, (const uint8_t*)tgc_test_weights, 4004, NULL, NULL, 0, NULL, NULL, -1};
-const tgc_model_desc tgc_test_model_cl = {
-    TGC_ABI_VERSION, "rt_test_cl", TGC_BACKEND_OPENCL, NUM_B, tgc_test_buffers, 4, kLaunchesCl, 2, kInputs, 2,
-    kOutputs, 8096, (const uint8_t*)tgc_test_weights, 4004, NULL, NULL, 0, NULL, NULL, -1};
+    TGC_ABI_VERSION, "rt_test", &tgc_backend_cpu, NUM_B, tgc_test_buffers, 4, kLaunchesCpu, 2, tgc_test_input_bufs,
+    2, tgc_test_output_bufs, 8096, (const uint8_t*)tgc_test_weights, 4004, NULL, NULL, 0, NULL, NULL, -1};
 
 void tgc_test_inputs(float* a, float* b, int variant) {
   for (int i = 0; i < TEST_N; ++i) {

@@ -5,7 +5,8 @@
  *   cnt = rows of t: count(t > 0)  launch 3, 10 items (runs inline on the CPU)
  * inputs  "a" f32[10,100], "b:0" f32[1000] (file-safe: b_0)
  * outputs "out" f32[10,100], "pos/count:0" i64[10] (file-safe: pos_count_0)
- * weights w f32[1000] at offset 0, bias2 f32[1] = 1 at offset 4000 (4004 bytes, embedded) */
+ * weights w f32[1000] at offset 0, bias2 f32[1] = 1 at offset 4000 (4004 bytes, embedded)
+ * model.c holds the CPU variant and what both share, model_cl.c the OpenCL one. */
 #ifndef TGC_TEST_MODEL_H
 #define TGC_TEST_MODEL_H
 #include <stddef.h>
@@ -21,6 +22,9 @@ extern const tgc_model_desc tgc_test_model_cpu;
 extern const tgc_model_desc tgc_test_model_cl;
 extern const tgc_buffer tgc_test_buffers[];   /* the buffer table both variants share */
 extern const float tgc_test_weights[TEST_N + 1];
+/* the launches' argument lists, and the input and output buffers */
+extern const int32_t tgc_test_args0[], tgc_test_args1[], tgc_test_args2[], tgc_test_args3[];
+extern const int32_t tgc_test_input_bufs[], tgc_test_output_bufs[];
 
 /* Inputs whose products and sums are exact in f32, so every backend must match bit for bit. */
 void tgc_test_inputs(float* a, float* b, int variant);
