@@ -98,7 +98,8 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
       fn = f;
     }
     launches.push_back(llvm::ConstantStruct::get(
-        d.launch_t(), {d.str(l.name), fn, gpu ? d.str(l.blob) : d.null(), d.I32(int64_t(args.size())),
+        d.launch_t(), {d.str(l.name), fn, gpu ? d.bytes(l.blob, l.name + ".blob") : d.null(), d.I64(gpu ? int64_t(l.blob.size()) : 0),
+                       d.I32(int64_t(args.size())),
                        d.i32s(args, l.name + ".args"), d.a3(l.global), d.a3(l.local), d.I32(l.outer_var)}));
   }
 
@@ -138,7 +139,7 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
   llvm::Constant* weights = d.null();
   if (mo.weights_file.empty() && weight_bytes > 0) weights = embed_weights(*mod, name, weights_path);
   auto* desc_init = llvm::ConstantStruct::get(
-      d.desc_t(), {d.I32(TGC_ABI_VERSION), d.str(name), d.I32(gpu ? TGC_BACKEND_OPENCL : TGC_BACKEND_CPU), d.I32(int64_t(buffers.size())), d.array(d.buffer_t(), buffers, "buffers"),
+      d.desc_t(), {d.I32(TGC_ABI_VERSION), d.str(name), d.runtime_symbol(mo.target.desc->runtime_backend), d.I32(int64_t(buffers.size())), d.array(d.buffer_t(), buffers, "buffers"),
                    d.I32(int64_t(launches.size())), d.array(d.launch_t(), launches, "launches"), d.I32(int64_t(ins.size())),
                    d.i32s(ins, "inputs"), d.I32(int64_t(outs.size())), d.i32s(outs, "outputs"), d.I64(mo.plan.arena_bytes),
                    weights, d.I64(weight_bytes), mo.weights_file.empty() ? d.null() : d.str(mo.weights_file),

@@ -42,13 +42,13 @@ static_assert(same_layout(kBuffer, {offsetof(tgc_buffer, name), offsetof(tgc_buf
                                     offsetof(tgc_buffer, shape), offsetof(tgc_buffer, storage), offsetof(tgc_buffer, offset),
                                     offsetof(tgc_buffer, nbytes), offsetof(tgc_buffer, batched), offsetof(tgc_buffer, dim_vars)},
                           sizeof(tgc_buffer)), "codegen/model_desc.h: tgc_buffer mirror out of step with tgc_model.h");
-constexpr std::array kLaunch{Ptr, Ptr, Ptr, I32, Ptr, I64x3, I64x3, I32};
-static_assert(same_layout(kLaunch, {offsetof(tgc_launch, name), offsetof(tgc_launch, cpu_fn), offsetof(tgc_launch, source),
-                                    offsetof(tgc_launch, num_buffers), offsetof(tgc_launch, buffers),
+constexpr std::array kLaunch{Ptr, Ptr, Ptr, I64, I32, Ptr, I64x3, I64x3, I32};
+static_assert(same_layout(kLaunch, {offsetof(tgc_launch, name), offsetof(tgc_launch, cpu_fn), offsetof(tgc_launch, blob),
+                                    offsetof(tgc_launch, blob_size), offsetof(tgc_launch, num_buffers), offsetof(tgc_launch, buffers),
                                     offsetof(tgc_launch, global_size), offsetof(tgc_launch, local_size),
                                     offsetof(tgc_launch, outer_var)},
                           sizeof(tgc_launch)), "codegen/model_desc.h: tgc_launch mirror out of step with tgc_model.h");
-constexpr std::array kDesc{I32, Ptr, I32, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr, I64, Ptr, Ptr, I32, Ptr, Ptr, I32};
+constexpr std::array kDesc{I32, Ptr, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr, I64, Ptr, Ptr, I32, Ptr, Ptr, I32};
 static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version), offsetof(tgc_model_desc, name),
                                   offsetof(tgc_model_desc, backend), offsetof(tgc_model_desc, num_buffers),
                                   offsetof(tgc_model_desc, buffers), offsetof(tgc_model_desc, num_launches),
@@ -76,6 +76,16 @@ class DescBuilder {
   llvm::Constant* str(const std::string& s) {
     auto* init = llvm::ConstantDataArray::getString(c_, s);
     return global(init, "str");
+  }
+  // Bytes without a terminating NUL (kernel blobs: SPIR-V and PTX are not C strings).
+  llvm::Constant* bytes(const std::string& s, const std::string& name) {
+    return global(llvm::ConstantDataArray::getString(c_, s, /*AddNull=*/false), name);
+  }
+  // The address of a symbol the runtime defines (a backend's table).
+  llvm::Constant* runtime_symbol(const std::string& name) {
+    auto* gv = m_.getOrInsertGlobal(name, llvm::Type::getInt8Ty(c_));
+    llvm::cast<llvm::GlobalVariable>(gv)->setVisibility(llvm::GlobalValue::HiddenVisibility);
+    return gv;
   }
   llvm::Constant* global(llvm::Constant* init, const std::string& name, unsigned align = 8) {
     auto* gv = new llvm::GlobalVariable(m_, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init, "tgc." + name);

@@ -47,8 +47,8 @@ Tensor Tensor::weight(Graph& g, const std::string& name, HostTensor data) {
 }
 
 Tensor Tensor::weight(Graph& g, const std::string& name, DType t, const Shape& s, std::shared_ptr<const Bytes> bytes) {
-  check(bytes && int64_t(bytes->size()) == numel(s) * dtype_size(t),
-        "weight '" + name + "': " + std::to_string(bytes ? bytes->size() : 0) + " bytes for " + dtype_name(t) + shape_str(s));
+  check(bytes && int64_t(bytes->size()) == tgc::numel(s) * dtype_size(t),
+        "weight '" + name + "': " + std::to_string(bytes ? bytes->size() : 0) + " bytes for " + std::string(dtype_name(t)) + shape_str(s));
   int64_t id = g.add_buffer({name, t, s, BufferKind::Weight, std::move(bytes)});
   return Tensor(g, g.make(Op::Buffer, t, {}, id));
 }
