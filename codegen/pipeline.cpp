@@ -1,6 +1,6 @@
 #include "codegen/pipeline.h"
 
-#include <unistd.h>
+#include <stdlib.h>
 
 #include <chrono>
 #include <filesystem>
@@ -30,10 +30,14 @@ std::string c_name(const std::string& path) {
   return r;
 }
 
-// A scratch directory removed on every way out.
+// A scratch directory of its own (compiles may run side by side), removed on every way out.
 struct WorkDir {
-  fs::path path = fs::temp_directory_path() / ("tgc-" + std::to_string(getpid()));
-  WorkDir() { fs::create_directories(path); }
+  fs::path path;
+  WorkDir() {
+    std::string t = (fs::temp_directory_path() / "tgc-XXXXXX").string();
+    if (!mkdtemp(t.data())) throw Error("cannot make a scratch directory in " + fs::temp_directory_path().string());
+    path = t;
+  }
   ~WorkDir() {
     std::error_code ec;
     fs::remove_all(path, ec);

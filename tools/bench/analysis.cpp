@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "frontend/npy.h"
-#include "frontend/onnx/onnx_import.h"
+#include "frontend/frontend.h"
 #include "ir/error.h"
 
 namespace fs = std::filesystem;
@@ -19,7 +19,7 @@ std::optional<double> count_flops(const Case& c) {
     if (in.shape_fixed) opt.input_shapes[in.name] = in.shape;
   Model m;
   try {
-    m = import_onnx(c.model, opt);
+    m = import_model(c.model, opt);
   } catch (const std::exception&) {
     return std::nullopt;
   }

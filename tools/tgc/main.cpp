@@ -11,7 +11,7 @@
 #include "codegen/llvm/target.h"
 #include "codegen/pipeline.h"
 #include "frontend/npy.h"
-#include "frontend/onnx/onnx_import.h"
+#include "frontend/frontend.h"
 #include "ir/error.h"
 #include "ir/interpret.h"
 #include "ir/print.h"
@@ -211,7 +211,7 @@ const NamedTensor& find_input(const Model& m, const std::string& name) {
 }
 
 int cmd_inspect(const Args& a) {
-  Model m = build_dynamic_model(onnx_model_source(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic}));
+  Model m = build_dynamic_model(open_model(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic}));
   std::vector<const UOp*> roots = m.output_roots();
   if (a.stage == "graph") {
     std::cout << print_graph(*m.graph, roots);
@@ -270,7 +270,7 @@ int cmd_compile(const Args& a) {
   if (a.out_dir.empty()) throw Error("compile: no output path (-o PATH)");
   if (a.weights != "embedded" && a.weights != "external") throw Error("--weights must be embedded or external");
   auto t0 = std::chrono::steady_clock::now();
-  Model m = build_dynamic_model(onnx_model_source(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic}));
+  Model m = build_dynamic_model(open_model(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic}));
   CompileOptions opt;
   opt.target = a.target;
   opt.triple = a.triple;
@@ -329,7 +329,7 @@ int cmd_eval(const Args& a) {
     files.push_back({name, read_npy(file)});
     opt.shape_hints[name] = files.back().second.shape;
   }
-  Model m = import_onnx(a.model, opt);
+  Model m = import_model(a.model, opt);
   std::map<int64_t, HostTensor> feeds;
   for (auto& [name, data] : files) {
     const NamedTensor& in = find_input(m, name);

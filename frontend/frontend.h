@@ -1,0 +1,36 @@
+// The frontends behind one door: a model file is opened by the frontend its format names (ONNX
+// today; GGUF next), and the tools see only a ModelSource (model/dynamic_dims.h) or a Model.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/tensor.h"
+#include "model/dynamic_dims.h"
+
+namespace tgc {
+
+// What the user fixed about a model's inputs (--input-shape, --input-value, -i shapes, --dynamic).
+struct ImportOptions {
+  // Shapes for inputs whose dims are symbolic ("batch", "N", ...) or to override them. A dim
+  // of -1 (`?` on the command line) keeps the model's own dim (dynamic if it is symbolic).
+  std::map<std::string, Shape> input_shapes;
+  // Shapes of the data at hand (e.g. -i files): used only for dims the model leaves dynamic.
+  std::map<std::string, Shape> shape_hints;
+  // Inputs fixed to these values at compile time: the model is specialised for them (an If on
+  // such an input folds) and they are no longer inputs. One value fills the whole input.
+  std::map<std::string, std::vector<double>> input_values;
+  // Sizes of symbolic dims by key (see UnknownDim::key): how a run-time batch dim is traced.
+  std::map<std::string, int64_t> dim_sizes;
+  // --dynamic NAME=MAX: symbolic dims kept as run-time dims up to MAX (model/dynamic_dims.h).
+  // The frontend declares their VARs in the graph (traced at the sizes dim_sizes gives).
+  std::map<std::string, int64_t> dynamic;
+};
+
+// `path` as a source of traces, by its format. Throws tgc::Error naming the file when no
+// frontend reads it.
+ModelSource open_model(const std::string& path, const ImportOptions& options);
+// The model with every dim sized by `options` (no dynamic dims): for the reference interpreter.
+Model import_model(const std::string& path, const ImportOptions& options);
+
+}  // namespace tgc
