@@ -131,7 +131,10 @@ struct KernelEvaluator::Run {
   }
 
   void store(int64_t at, Num v) {
-    if (at < 0 || at >= int64_t(writes.size())) return problem("stores out of bounds at " + std::to_string(at));
+    if (at < 0 || at >= int64_t(writes.size())) {
+      problem("stores out of bounds at " + std::to_string(at));
+      return;
+    }
     ev.mem_[out][size_t(at)] = v;
     writes[size_t(at)]++;
   }

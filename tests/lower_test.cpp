@@ -4,8 +4,11 @@
 // interpreter computes.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <stdexcept>
+#include <utility>
 
+#include "padded_opts.h"
 #include "passes/lower.h"
 #include "passes/opt.h"
 #include "ran_cleanly.h"
@@ -195,6 +198,35 @@ TEST_F(LowerTest, PaddedReduceAddsNothingPastTheEnd) {
   LoopProgram p = lower(g, k, kCpu);
   EXPECT_EQ(outline(p.body), "for global { init for reduce { update } store }");
   expect_computes_output(p);
+}
+
+// Real kernels with the heuristic's actions (register tiles on CPUs, work-groups on GPUs) and with
+// every axis padded and split (tests/padded_opts.h: GROUPTOP reduces on GPUs, softmax's two among
+// them): each lowered program runs cleanly and the output is what the interpreter computes.
+TEST(LowerOptimized, ProgramsComputeWhatTheInterpreterComputes) {
+  const std::vector<std::pair<const char*, std::function<Tensor(test::Env&)>>> cases = {
+      {"matmul_primes", [](test::Env& e) { return e.input({13, 29}).matmul(e.weight({29, 17})); }},
+      {"conv3x3_bias_relu",
+       [](test::Env& e) { return e.input({1, 3, 9, 16}).conv(e.weight({8, 3, 3, 3}), e.weight({8}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).relu(); }},
+      {"softmax", [](test::Env& e) { return e.input({7, 33}, -3, 3).softmax(-1); }},
+  };
+  using Pick = std::vector<Opt> (*)(Graph&, const Kernel&, const TargetProfile&);
+  for (const auto& [name, build] : cases)
+    for (const auto& [t, options] : {std::pair{cpu(), kCpu}, std::pair{opencl_profile(), kGpu}})
+      for (Pick pick : {Pick(heuristic_opts), Pick(test::padded_split_opts)}) {
+        test::Env e;
+        Tensor out = build(e);
+        std::vector<double> want = e.eval(out);
+        Schedule s = schedule(e.g, {out.uop()});
+        KernelEvaluator m(e.g, e.feeds);
+        for (const Kernel& plain : s.kernels) {
+          std::vector<Opt> opts = pick(e.g, plain, t);
+          SCOPED_TRACE(std::string(name) + (t.gpu ? " opencl " : " cpu ") + opts_str(opts));
+          LoopProgram p = lower(e.g, apply_opts(e.g, plain, opts, t), options);
+          ASSERT_TRUE(test::ran_cleanly(m.run(p))) << print_program(e.g, p);
+        }
+        EXPECT_TRUE(all_close(m.result(s.outputs[0]), want, {1e-5, 1e-6})) << name;
+      }
 }
 
 // Run-time dims: a loop over one ends at its VAR (the vars buffer is the last argument), and the
