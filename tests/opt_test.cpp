@@ -1,7 +1,8 @@
 // Kernel optimizations: every action and every heuristic choice must leave what a kernel
-// computes unchanged. Kernels are executed from their ASTs (passes/kernel_eval.h) after the
-// actions, on shapes with odd and prime sizes, and compared with the reference interpreter. The lowering
-// must accept every optimized kernel and expand its UPCAST ranges into the right number of copies.
+// computes unchanged. Kernels are executed from their ASTs on the reference backend
+// (passes/kernel_eval.h) after the actions, on shapes with odd and prime sizes, and compared with
+// the reference interpreter. The lowering must accept every optimized kernel and expand its
+// UPCAST ranges into the right number of copies.
 #include <gtest/gtest.h>
 
 #include <functional>
