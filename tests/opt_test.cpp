@@ -1,17 +1,18 @@
 // Kernel optimizations: every action and every heuristic choice must leave what a kernel
-// computes unchanged. Kernels are executed from their ASTs (kernel_runner.h) after the actions,
-// on shapes with odd and prime sizes, and compared with the reference interpreter. The lowering
-// must accept every optimized kernel and expand its UPCAST ranges into the right number of copies.
+// computes unchanged. Kernels are executed from their ASTs on the reference backend
+// (passes/kernel_eval.h) after the actions, on shapes with odd and prime sizes, and compared with
+// the reference interpreter. The lowering must accept every optimized kernel and expand its
+// UPCAST ranges into the right number of copies.
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <random>
 
 #include "ir/error.h"
-#include "kernel_runner.h"
 #include "padded_opts.h"
 #include "passes/lower.h"
 #include "passes/opt.h"
+#include "ran_cleanly.h"
 #include "test_util.h"
 
 namespace tgc {
@@ -59,7 +60,7 @@ class OptTest : public ::testing::TestWithParam<Case>, protected test::Env {
     Tensor out = GetParam().build(*this);
     HostTensor want = run({out})[0];
     Schedule s = schedule(g, {out.uop()});
-    KernelRunner m(g, feeds);
+    KernelEvaluator m(g, feeds);
     int optimized = 0;
     for (const Kernel& plain : s.kernels) {
       std::vector<Opt> opts = pick(plain);
@@ -76,8 +77,9 @@ class OptTest : public ::testing::TestWithParam<Case>, protected test::Env {
         }
       EXPECT_EQ(int64_t(expand_upcasts(g, k.ast).size()), copies);
       EXPECT_NO_THROW(lower(g, k, {.inner_loop = true}));
-      m.run(k);
-      if (HasFatalFailure()) return optimized;
+      ::testing::AssertionResult ok = test::ran_cleanly(m.run(k));
+      EXPECT_TRUE(ok);
+      if (!ok) return optimized;
     }
     EXPECT_TRUE(all_close(m.result(s.outputs[0]), test::values(want), {1e-5, 1e-6})) << what;
     return optimized;

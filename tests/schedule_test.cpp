@@ -10,7 +10,7 @@
 
 #include "ir/print.h"
 #include "passes/schedule.h"
-#include "kernel_runner.h"
+#include "ran_cleanly.h"
 #include "test_util.h"
 
 namespace tgc {
@@ -28,10 +28,11 @@ class ScheduleTest : public ::testing::Test, protected test::Env {
     Schedule s = schedule(g, roots);
     if (std::getenv("TGC_TEST_VERBOSE")) std::cout << listing(s);
     EXPECT_EQ(s.outputs.size(), outs.size());
-    KernelRunner m(g, feeds);
+    KernelEvaluator m(g, feeds);
     for (const Kernel& k : s.kernels) {
-      m.run(k);
-      if (::testing::Test::HasFatalFailure()) break;
+      ::testing::AssertionResult ok = test::ran_cleanly(m.run(k));
+      EXPECT_TRUE(ok);
+      if (!ok) break;
     }
     for (size_t i = 0; i < outs.size() && i < s.outputs.size(); ++i)
       EXPECT_TRUE(all_close(m.result(s.outputs[i]), test::values(want[i]), {1e-5, 1e-6})) << "output " << i;

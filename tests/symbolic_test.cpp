@@ -7,6 +7,7 @@
 
 #include "ir/print.h"
 #include "ir/symbolic.h"
+#include "passes/kernel_eval.h"
 #include "test_util.h"
 
 namespace tgc {
@@ -239,7 +240,7 @@ TEST_F(Symbolic, SimplifyPreservesValues) {
   for (int n = 0; n < 600 && failures < 5; ++n) {
     const UOp* e = n % 3 == 2 ? gen.mask(3) : gen.index(4);
     const UOp* simplified = simp(e);
-    test::ScalarEval ev;
+    ScalarEval ev;
     for (int64_t p = 0; p < 3 * 4 * 7; ++p) {
       ev.env = {{0, p % 3}, {1, (p / 3) % 4}, {2, p / 12}};
       int64_t want = ev.index(e), got = ev.index(simplified);
@@ -277,7 +278,7 @@ TEST_F(Symbolic, SimplifyGivenPreservesValuesWhereTheConditionHolds) {
     const UOp* e = gen.index(4);
     const UOp* cond = gen.mask(2);
     const UOp* given = simplify_given(g, e, cond);
-    test::ScalarEval ev;
+    ScalarEval ev;
     for (int64_t p = 0; p < 3 * 4 * 7; ++p) {
       ev.env = {{0, p % 3}, {1, (p / 3) % 4}, {2, p / 12}};
       if (!ev.index(cond)) continue;

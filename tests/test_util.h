@@ -6,18 +6,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
-#include <limits>
 #include <map>
 #include <random>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "ir/interpret.h"
-#include "ir/scalar.h"
 #include "ir/tensor.h"
-
 
 namespace tgc::test {
 
@@ -121,61 +117,6 @@ struct Env {
     return interpret(g, roots, feeds);
   }
   std::vector<double> eval(const Tensor& t) const { return values(run({t})[0]); }
-};
-
-// Evaluates a scalar kernel expression: RANGEs take their values from `env` (by range id),
-// LOADs call `load(buffer, index)` (gated loads read 0 when the gate is false), KREDUCE loops over
-// its own ranges. No memoization: fine for the small kernels of the tests.
-struct ScalarEval {
-  std::map<int64_t, int64_t> env;
-  std::function<Num(int64_t buffer, int64_t index)> load;
-
-  Num eval(const UOp* u) {
-    switch (u->op) {
-      case Op::Const: return is_float(u->dtype) ? Num{u->fval(), 0} : Num{0, u->ival()};
-      case Op::Range: return Num{0, env.at(u->range().id)};
-      case Op::Load:
-        if (u->src.size() > 2 && !eval(u->src[2]).i) return Num{};
-        return load(u->src[0]->ival(), eval(u->src[1]).i);
-      case Op::KReduce: return reduce(u);
-      default: break;
-    }
-    if (!is_elementwise(u->op)) throw std::runtime_error("ScalarEval: unexpected " + std::string(op_name(u->op)));
-    Num args[3];
-    for (size_t i = 0; i < u->src.size(); ++i) args[i] = eval(u->src[i]);
-    DType in = u->op == Op::Where ? u->src[1]->dtype : u->src[0]->dtype;
-    return eval_elementwise(u->op, u->dtype, in, args);
-  }
-  int64_t index(const UOp* u) { return eval(u).i; }
-
-  // Runs f once per position of `ranges` (the last varies fastest), with env set to it.
-  template <typename F>
-  void for_each_position(const std::vector<const UOp*>& ranges, F f) {
-    int64_t count = 1;
-    for (const UOp* r : ranges) count *= r->src[0]->ival();
-    for (int64_t n = 0; n < count; ++n) {
-      int64_t rest = n;
-      for (size_t i = ranges.size(); i-- > 0;) {
-        int64_t size = ranges[i]->src[0]->ival();
-        env[ranges[i]->range().id] = rest % size, rest /= size;
-      }
-      f();
-    }
-  }
-
- private:
-  Num reduce(const UOp* u) {
-    Op op = u->reduce().op;
-    DType t = u->dtype;
-    Num acc = op == Op::Add ? Num::of(t, 0)
-              : op == Op::Mul ? Num::of(t, 1)
-              : is_float(t) ? Num{-INFINITY, 0} : Num{0, std::numeric_limits<int64_t>::min()};
-    for_each_position({u->src.begin() + 1, u->src.end()}, [&] {
-      Num args[2] = {acc, eval(u->src[0])};
-      acc = eval_elementwise(op, t, t, args);
-    });
-    return acc;
-  }
 };
 
 }  // namespace tgc::test
