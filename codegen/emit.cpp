@@ -5,12 +5,12 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include <fstream>
 #include <map>
 #include <set>
 
 #include "codegen/c_header.h"
 #include "codegen/model_desc.h"
+#include "codegen/weights_object.h"
 #include "ir/error.h"
 #include "runtime-stub/tgc_model.h"
 
@@ -26,40 +26,6 @@ struct BufferTable {
   }
 };
 
-// Weights, 64-byte aligned in table order, streamed to `path` (never gathered into one blob).
-// Returns each weight's offset and the total size.
-std::map<int64_t, int64_t> write_weights(const Graph& g, const std::vector<int64_t>& ids, const std::string& path, int64_t& total) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(path + ": cannot write");
-  std::map<int64_t, int64_t> offset;
-  total = 0;
-  static const char zeros[64] = {};
-  for (int64_t b : ids) {
-    const BufferInfo& info = g.buffer(b);
-    if (info.kind != BufferKind::Weight) continue;
-    int64_t pad = (64 - total % 64) % 64;
-    out.write(zeros, pad);
-    offset[b] = total += pad;
-    out.write(reinterpret_cast<const char*>(info.data->data()), std::streamsize(info.data->size()));
-    total += int64_t(info.data->size());
-  }
-  if (!out.flush()) throw Error(path + ": write failed (disk full?)");
-  return offset;
-}
-
-// The weights file as a symbol of the object: the assembler reads it (.incbin) while writing the
-// object, so no copy of the weights is made in LLVM IR. Hidden, so two models never clash.
-llvm::Constant* embed_weights(llvm::Module& mod, const std::string& name, const std::string& path) {
-  std::string sym = "tgc_weights_" + name;
-  for (char c : path)
-    if (c == '"' || c == '\\' || c == '\n') throw Error("weights path '" + path + "' cannot be embedded (quote, backslash or newline)");
-  mod.appendModuleInlineAsm(".section .rodata.tgc_weights,\"a\",%progbits\n.p2align 6\n.globl " + sym + "\n.hidden " + sym +
-                            "\n" + sym + ":\n.incbin \"" + path + "\"\n.previous");
-  auto* gv = new llvm::GlobalVariable(mod, llvm::ArrayType::get(llvm::Type::getInt8Ty(mod.getContext()), 0), true,
-                                      llvm::GlobalValue::ExternalLinkage, nullptr, sym);
-  gv->setVisibility(llvm::GlobalValue::HiddenVisibility);
-  return gv;
-}
 }  // namespace
 
 int64_t emit_model_object(const ModelObject& mo, const std::string& object_path, const std::string& weights_path) {
@@ -75,8 +41,10 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
     table.add(k.output);
     for (int64_t b : k.inputs) table.add(b);
   }
-  int64_t weight_bytes = 0;
-  std::map<int64_t, int64_t> weight_offset = write_weights(g, table.ids, weights_path, weight_bytes);
+  WeightLayout weights_layout = layout_weights(g, table.ids);
+  std::string weights_symbol = "tgc_weights_" + name;
+  if (mo.weights_file.empty()) write_weights_object(g, weights_layout, arch_of(mo.target.triple), weights_symbol, weights_path);
+  else write_weights_file(g, weights_layout, weights_path);
 
   llvm::LLVMContext ctx;
   auto mod = std::make_unique<llvm::Module>("tgc_model", ctx);
@@ -120,7 +88,7 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
     const BufferInfo& info = g.buffer(b);
     int storage = TGC_STORAGE_ARENA;
     int64_t offset = 0;
-    if (info.kind == BufferKind::Weight) storage = TGC_STORAGE_WEIGHT, offset = weight_offset.at(b);
+    if (info.kind == BufferKind::Weight) storage = TGC_STORAGE_WEIGHT, offset = weights_layout.offset.at(b);
     else if (info.kind == BufferKind::Input) storage = TGC_STORAGE_INPUT;
     else if (info.kind == BufferKind::Output) storage = TGC_STORAGE_OUTPUT;
     else offset = mo.plan.arena_offset.at(b);
@@ -137,12 +105,17 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
   std::vector<int64_t> var_max;
   for (const UOp* v : g.vars()) var_names.push_back(d.str(v->var().name)), var_max.push_back(v->var().max);
   llvm::Constant* weights = d.null();
-  if (mo.weights_file.empty() && weight_bytes > 0) weights = embed_weights(*mod, name, weights_path);
+  if (mo.weights_file.empty() && weights_layout.bytes > 0) {  // defined by the weights object
+    auto* gv = new llvm::GlobalVariable(*mod, llvm::ArrayType::get(llvm::Type::getInt8Ty(ctx), 0), true,
+                                        llvm::GlobalValue::ExternalLinkage, nullptr, weights_symbol);
+    gv->setVisibility(llvm::GlobalValue::HiddenVisibility);
+    weights = gv;
+  }
   auto* desc_init = llvm::ConstantStruct::get(
       d.desc_t(), {d.I32(TGC_ABI_VERSION), d.str(name), d.runtime_symbol(mo.target.desc->runtime_backend), d.I32(int64_t(buffers.size())), d.array(d.buffer_t(), buffers, "buffers"),
                    d.I32(int64_t(launches.size())), d.array(d.launch_t(), launches, "launches"), d.I32(int64_t(ins.size())),
                    d.i32s(ins, "inputs"), d.I32(int64_t(outs.size())), d.i32s(outs, "outputs"), d.I64(mo.plan.arena_bytes),
-                   weights, d.I64(weight_bytes), mo.weights_file.empty() ? d.null() : d.str(mo.weights_file),
+                   weights, d.I64(weights_layout.bytes), mo.weights_file.empty() ? d.null() : d.str(mo.weights_file),
                    m.batch_dim.empty() ? d.null() : d.str(m.batch_dim), d.I32(int64_t(var_names.size())),
                    var_names.empty() ? d.null() : d.global(llvm::ConstantArray::get(llvm::ArrayType::get(d.ptr_, var_names.size()), var_names), "var_names"),
                    d.i64s(var_max, "var_max"), d.I32(table.index.count(g.vars_buffer()) ? table.index.at(g.vars_buffer()) : -1)});
@@ -230,7 +203,7 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
   if (llvm::verifyModule(*mod, &vs)) throw Error("internal error: invalid LLVM module: " + verify.substr(0, 500));
   optimize(*mod, tm.get());
   write_object(*mod, tm.get(), object_path);
-  return weight_bytes;
+  return weights_layout.bytes;
 }
 
 }  // namespace tgc

@@ -1,7 +1,7 @@
 // The emitter: one object file for the target triple holding a compiled model's description
 // (runtime-stub/tgc_model.h: buffers, launches, I/O, run-time dims), its entry points (main() for
-// executables, NAME_* for shared libraries) and its weights. Weights are streamed to a file,
-// never held as one blob: embedded ones are pulled into the object from it by the assembler.
+// executables, NAME_* for shared libraries) and its weights (codegen/weights_object.h), streamed,
+// never held as one blob.
 #pragma once
 #include <array>
 #include <string>
@@ -35,7 +35,9 @@ struct ModelObject {
   std::string weights_file;  // external weights: the file name the runtime looks for; "" embeds them
 };
 
-// Writes the weights to `weights_path` and the object to `object_path`; returns the weight bytes.
+// Writes the object to `object_path` and the weights to `weights_path`: the raw weights file for
+// external weights, else an object defining tgc_weights_NAME to link beside it. Returns the
+// weight bytes.
 int64_t emit_model_object(const ModelObject& mo, const std::string& object_path, const std::string& weights_path);
 
 }  // namespace tgc

@@ -129,8 +129,8 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
 
   fs::path out = fs::absolute(opt.output);
   if (!out.parent_path().empty()) fs::create_directories(out.parent_path());
-  // External weights go straight to their own partial file; embedded ones to the scratch dir.
-  std::string weights_path = opt.external_weights ? out.string() + ".weights.partial" : (work.path / "weights.bin").string();
+  // External weights go straight to their own partial file; embedded ones into an object.
+  std::string weights_path = opt.external_weights ? out.string() + ".weights.partial" : (work.path / "weights.o").string();
   std::string tmp_out = out.string() + ".partial";
   struct Partials {  // removed unless the compile gets to rename them
     std::vector<std::string> paths;
@@ -142,6 +142,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   std::string model_obj = (work.path / "model.o").string();
   rep.weight_bytes = run_stage("emit", [&] { return emit_model_object(mo, model_obj, weights_path); });
   objects.insert(objects.begin(), model_obj);
+  if (!opt.external_weights && rep.weight_bytes > 0) objects.push_back(weights_path);
   rep.codegen_s = since(t2);
 
   auto t3 = Clock::now();

@@ -20,11 +20,8 @@ namespace tgc {
 namespace {
 void init_llvm() {
   static bool done = [] {
-    // Asm parsers too: embedded weights reach the object through module inline asm (.incbin).
     LLVMInitializeX86TargetInfo(), LLVMInitializeX86Target(), LLVMInitializeX86TargetMC(), LLVMInitializeX86AsmPrinter();
-    LLVMInitializeX86AsmParser();
     LLVMInitializeAArch64TargetInfo(), LLVMInitializeAArch64Target(), LLVMInitializeAArch64TargetMC(), LLVMInitializeAArch64AsmPrinter();
-    LLVMInitializeAArch64AsmParser();
     return true;
   }();
   (void)done;
