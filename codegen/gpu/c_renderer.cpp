@@ -44,7 +44,6 @@ class CRenderer {
   }
 
  private:
-
   // The dialect never sees Index: it is the integer type of the index width.
   DType dialect_type(DType t) const { return t == DType::Index ? index_ : t; }
   std::string reg(DType t) const { return d_.reg_type(dialect_type(t)); }
