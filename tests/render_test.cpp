@@ -10,6 +10,7 @@
 
 #include "codegen/gpu/c_renderer.h"
 #include "codegen/llvm/llvm_expr.h"
+#include "codegen/opencl/opencl_candidate.h"
 #include "codegen/opencl/render_opencl.h"
 #include "ir/error.h"
 #include "ir/tensor.h"
@@ -201,6 +202,7 @@ TEST(OpenClDialect, WorkGroupKernelStructure) {
   std::string narrow = render_opencl(g, p, {.index_bits = 32});
   EXPECT_NE(narrow.find("  int gid = get_group_id(0), lid = get_local_id(0);\n"), std::string::npos) << narrow;
   EXPECT_EQ(narrow.find("long"), std::string::npos) << narrow;
+  EXPECT_NE(opencl_candidate(g, p, {.index_bits = 32}).find("\nsource\n" + narrow), std::string::npos) << "tuned as it runs";
 }
 
 TEST(OpenClDialect, HalfBuffersAndDoubles) {

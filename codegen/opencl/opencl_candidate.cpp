@@ -6,7 +6,7 @@
 
 namespace tgc {
 
-std::string opencl_candidate(const Graph& g, const LoopProgram& p) {
+std::string opencl_candidate(const Graph& g, const LoopProgram& p, const GpuOptions& gpu) {
   std::ostringstream o;
   // Launched as the runtime launches it (codegen/emit.cpp): dimension 0 only.
   o << "tgc-cl 1\nkernel " << p.name << "\nglobal " << gpu_global_size(p) << "\nlocal "
@@ -15,7 +15,7 @@ std::string opencl_candidate(const Graph& g, const LoopProgram& p) {
     const BufferInfo& info = g.buffer(b);
     o << "buffer " << numel(info.shape) * dtype_size(info.dtype) << " " << int(info.dtype) << "\n";  // DType = enum tgc_dtype
   }
-  o << "source\n" << render_opencl(g, p);
+  o << "source\n" << render_opencl(g, p, gpu);
   return o.str();
 }
 
