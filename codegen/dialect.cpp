@@ -33,17 +33,19 @@ std::string cpu_candidate(const Graph& g, const LoopProgram& p, const ResolvedTa
   return so;
 }
 
-GpuKernel opencl_kernel(const Graph& g, const LoopProgram& p, const TargetProfile&) {
-  // All global dims are flattened into dimension 0 (codegen/opencl/render_opencl.h).
-  return {render_opencl(g, p), {opencl_global_size(p), 1, 1}, {p.locals.empty() ? 0 : opencl_local_size(p), 0, 0}};
+GpuKernel opencl_kernel(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
+  // All global dims are flattened into dimension 0 (codegen/gpu/gpu_lowering.h).
+  return {render_opencl(g, p, {.index_bits = profile.index_bits}),
+          {gpu_global_size(p), 1, 1},
+          {p.locals.empty() ? 0 : gpu_local_size(p), 0, 0}};
 }
 }  // namespace
 
 const DialectOps& dialect_ops(Dialect d) {
   static const DialectOps llvm_cpu{"llvm-cpu", {.inner_loop = true}, nullptr, cpu_candidate, "time"};
   static const DialectOps opencl{"opencl", {.inner_loop = false}, opencl_kernel,
-                                 [](const Graph& g, const LoopProgram& p, const ResolvedTarget&, const std::string&) {
-                                   return opencl_candidate(g, p);
+                                 [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
+                                   return opencl_candidate(g, p, {.index_bits = t.profile.index_bits});
                                  },
                                  "time-cl"};
   switch (d) {

@@ -4,22 +4,23 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 
-#include <cmath>
 #include <unordered_map>
 
+#include "codegen/llvm/llvm_expr.h"
 #include "ir/error.h"
 
 namespace tgc {
-
-llvm::Type* llvm_type(llvm::LLVMContext& c, DType t, bool in_memory);
 
 namespace {
 using llvm::IRBuilder;
 using llvm::Value;
 
-class CpuRenderer {
+// The CPU shell around the expression emitter: the function and its work-item loop, buffer
+// pointers and their alias scopes, accumulators, gated loads and stores.
+class CpuRenderer : LlvmExprHooks {
  public:
-  CpuRenderer(llvm::Module& m, const Graph& g, const LoopProgram& p) : m_(m), g_(g), p_(p), c_(m.getContext()), b_(c_) {}
+  CpuRenderer(llvm::Module& m, const Graph& g, const LoopProgram& p)
+      : m_(m), g_(g), p_(p), c_(m.getContext()), b_(c_), e_(b_, *this, p.name) {}
 
   llvm::Function* run(const CpuWorkSplit& split) {
     auto* i64 = b_.getInt64Ty();
@@ -36,7 +37,7 @@ class CpuRenderer {
     // Run-time dims: their values, from the vars buffer (unused loads are dropped by O3).
     if (args_.count(g_.vars_buffer()))
       for (const UOp* v : g_.vars())
-        values_[v] = b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v))), v->var().name);
+        e_.set(v, b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v))), v->var().name));
     make_alias_scopes();
     // for item in [begin, end): decode outer indices and the chunk, then run the body.
     loop(fn_->getArg(1), fn_->getArg(2), [&](Value* item) {
@@ -53,7 +54,7 @@ class CpuRenderer {
         const UOp* r = p_.globals[i];
         if (r == p_.inner) continue;
         int64_t n = range_extent(r);
-        values_[r] = b_.CreateURem(rest, b_.getInt64(uint64_t(n)));
+        e_.set(r, b_.CreateURem(rest, b_.getInt64(uint64_t(n))));
         rest = b_.CreateUDiv(rest, b_.getInt64(uint64_t(n)));
       }
       if (p_.inner) {
@@ -66,7 +67,7 @@ class CpuRenderer {
       Value* live = nullptr;
       for (const UOp* r : p_.globals)
         if (r != p_.inner && !r->src[0]->is_const()) {
-          Value* in = b_.CreateICmpULT(values_.at(r), value(r->src[0]));
+          Value* in = b_.CreateICmpULT(value(r), value(r->src[0]));
           live = live ? b_.CreateAnd(live, in) : in;
         }
       if (!live) {
@@ -148,13 +149,13 @@ class CpuRenderer {
         continue;
       }
       switch (s.kind) {
-        case LStmt::Let: values_[s.u] = compute(s.u); break;
+        case LStmt::Let: e_.set(s.u, e_.compute(s.u)); break;
         case LStmt::Loop: {
           bool inner = s.u == p_.inner;
           Value* lo = inner ? lo_ : b_.getInt64(0);
           Value* hi = inner ? hi_ : value(s.u->src[0]);  // a constant, or a run-time dim's VAR
           loop(lo, hi, [&](Value* i) {
-            values_[s.u] = i;
+            e_.set(s.u, i);
             stmts(s.body);
           });
           break;
@@ -163,7 +164,7 @@ class CpuRenderer {
           llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
           llvm::Type* t = llvm_type(c_, s.u->dtype, false);
           acc_[s.u] = entry.CreateAlloca(t);
-          b_.CreateStore(identity(s.u->reduce().op, s.u->dtype), acc_[s.u]);
+          b_.CreateStore(e_.identity(s.u->reduce().op, s.u->dtype), acc_[s.u]);
           break;
         }
         case LStmt::AccUpdate: {
@@ -176,7 +177,7 @@ class CpuRenderer {
             Value* y = value(s.value->src[1]);
             v = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {x->getType()}, {x, y, cur});
           } else {
-            v = binary(s.u->reduce().op, s.u->dtype, cur, value(s.value));
+            v = e_.binary(s.u->reduce().op, s.u->dtype, cur, value(s.value));
           }
           // Reassociation lets LLVM vectorize float sums; the result stays within f32 rounding.
           if (auto* inst = llvm::dyn_cast<llvm::Instruction>(v); inst && llvm::isa<llvm::FPMathOperator>(inst)) {
@@ -235,19 +236,28 @@ class CpuRenderer {
     }
   }
 
-  Value* value(const UOp* u) {
-    if (auto it = values_.find(u); it != values_.end()) return it->second;
-    if (u->op == Op::Const) return constant(u);
-    if (u->op == Op::KReduce) {
-      llvm::AllocaInst* a = acc_.at(u);
-      return b_.CreateLoad(a->getAllocatedType(), a);
-    }
-    throw Error("cpu codegen: " + std::string(op_name(u->op)) + " used before it was computed in kernel " + p_.name);
+  Value* value(const UOp* u) { return e_.value(u); }
+
+  // The emitter's hooks. A gated load (`gate ? buf[idx] : 0`) is a branch around the load: the
+  // loop vectorizer turns it into a masked vector load where the index is contiguous (pads,
+  // concats). Copies expanded for SLP keep the branch-free select form, since SLP works on
+  // straight-line code.
+  Value* load(const UOp* u) override {
+    auto s = [&](int i) { return value(u->src[size_t(i)]); };
+    if (u->src.size() <= 2) return load_buffer(u, s(1));
+    if (!p_.lanes_expanded) return conditional_load(u);
+    // Gated, branch-free: read index 0 (always in bounds) where the gate is false, then select 0.
+    Value* v = load_buffer(u, b_.CreateSelect(s(2), s(1), b_.getInt64(0)));
+    return b_.CreateSelect(s(2), v, llvm::Constant::getNullValue(v->getType()));
   }
 
-  // `gate ? buf[idx] : 0` as a branch around the load: the loop vectorizer turns it into a
-  // masked vector load where the index is contiguous (pads, concats). Copies expanded for SLP
-  // keep the branch-free select form, since SLP works on straight-line code.
+  Value* accumulator(const UOp* reduce) override {
+    llvm::AllocaInst* a = acc_.at(reduce);
+    return b_.CreateLoad(a->getAllocatedType(), a);
+  }
+
+  Value* math(Op op, DType t, Value* x) override { return e_.intrinsic_math(op, t, x); }
+
   // buf[idx] of a LOAD, in register form (bools are bytes in memory).
   Value* load_buffer(const UOp* u, Value* idx) {
     llvm::Type* mem = llvm_type(c_, u->dtype, true);
@@ -275,145 +285,19 @@ class CpuRenderer {
     return phi;
   }
 
-  Value* constant(const UOp* u) {
-    llvm::Type* t = llvm_type(c_, u->dtype, false);
-    if (is_float(u->dtype)) return llvm::ConstantFP::get(t, u->fval());
-    return llvm::ConstantInt::get(t, uint64_t(u->ival()), true);
-  }
-
-  Value* identity(Op op, DType t) {
-    llvm::Type* ty = llvm_type(c_, t, false);
-    if (op == Op::Add) return is_float(t) ? llvm::ConstantFP::get(ty, 0.0) : llvm::ConstantInt::get(ty, 0);
-    if (op == Op::Mul) return is_float(t) ? llvm::ConstantFP::get(ty, 1.0) : llvm::ConstantInt::get(ty, 1);
-    if (is_float(t)) return llvm::ConstantFP::getInfinity(ty, true);
-    unsigned bits = ty->getIntegerBitWidth();
-    return llvm::ConstantInt::get(c_, is_unsigned(t) ? llvm::APInt::getMinValue(bits) : llvm::APInt::getSignedMinValue(bits));
-  }
-
-  // 2^x in straight-line arithmetic (Cephes exp2f: |rel err| < 2e-7), so that it vectorizes;
-  // LLVM's exp2 intrinsic becomes a scalar libm call per element on x86.
-  Value* exp2_f32(Value* x) {
-    auto* f32 = b_.getFloatTy();
-    auto c = [&](double v) { return llvm::ConstantFP::get(f32, v); };
-    Value* xc = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, c(127.0)), c(-126.0));
-    Value* i = intrinsic(llvm::Intrinsic::floor, b_.CreateFAdd(xc, c(0.5)));
-    Value* f = b_.CreateFSub(xc, i);  // in [-0.5, 0.5]
-    Value* p = c(1.535336188319500e-4);
-    for (double k : {1.339887440266574e-3, 9.618437357674640e-3, 5.550332471162809e-2, 2.402264791363012e-1, 6.931472028550421e-1})
-      p = b_.CreateFAdd(b_.CreateFMul(p, f), c(k));
-    Value* r = b_.CreateFAdd(b_.CreateFMul(p, f), c(1.0));
-    // 2^i from the exponent bits (i is in [-126, 127] after the clamp).
-    Value* bits = b_.CreateShl(b_.CreateAdd(b_.CreateFPToSI(i, b_.getInt32Ty()), b_.getInt32(127)), 23);
-    r = b_.CreateFMul(r, b_.CreateBitCast(bits, f32));
-    r = b_.CreateSelect(b_.CreateFCmpOGT(x, c(128.0)), c(INFINITY), r);
-    r = b_.CreateSelect(b_.CreateFCmpOLT(x, c(-150.0)), c(0.0), r);
-    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, r);  // NaN stays NaN
-  }
-
-  Value* intrinsic(llvm::Intrinsic::ID id, Value* x) {
-    return b_.CreateIntrinsic(id, {x->getType()}, {x});
-  }
-
-  Value* binary(Op op, DType t, Value* x, Value* y) {
-    bool f = is_float(t), u = is_unsigned(t);
-    switch (op) {
-      case Op::Add: return f ? b_.CreateFAdd(x, y) : b_.CreateAdd(x, y);
-      case Op::Mul: return f ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
-      case Op::Max:
-        if (f) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, y);
-        return b_.CreateBinaryIntrinsic(u ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, x, y);
-      case Op::Mod:
-      case Op::IDiv: {
-        if (f) return op == Op::Mod ? b_.CreateFRem(x, y) : b_.CreateFDiv(x, y);
-        // Integer division by zero gives 0 (as in the interpreter), never a trap.
-        Value* zero = llvm::ConstantInt::get(y->getType(), 0);
-        Value* is0 = b_.CreateICmpEQ(y, zero);
-        Value* safe = b_.CreateSelect(is0, llvm::ConstantInt::get(y->getType(), 1), y);
-        Value* r = op == Op::Mod ? (u ? b_.CreateURem(x, safe) : b_.CreateSRem(x, safe))
-                                 : (u ? b_.CreateUDiv(x, safe) : b_.CreateSDiv(x, safe));
-        return b_.CreateSelect(is0, zero, r);
-      }
-      case Op::And: return b_.CreateAnd(x, y);
-      case Op::Or: return b_.CreateOr(x, y);
-      case Op::Xor: return b_.CreateXor(x, y);
-      case Op::Shl: return b_.CreateShl(x, y);
-      case Op::Shr: return u ? b_.CreateLShr(x, y) : b_.CreateAShr(x, y);
-      default: throw Error("cpu codegen: no binary op " + std::string(op_name(op)));
-    }
-  }
-
-  Value* cast(Value* x, DType from, DType to) {
-    llvm::Type* t = llvm_type(c_, to, false);
-    bool fu = is_unsigned(from);
-    if (is_float(from) && is_float(to)) return b_.CreateFPCast(x, t);
-    if (!is_float(from) && is_float(to)) return fu ? b_.CreateUIToFP(x, t) : b_.CreateSIToFP(x, t);
-    if (is_float(from)) return is_unsigned(to) ? b_.CreateFPToUI(x, t) : b_.CreateFPToSI(x, t);
-    if (to == DType::Bool) return b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
-    return b_.CreateIntCast(x, t, !fu);
-  }
-
-  Value* compute(const UOp* u) {
-    auto s = [&](int i) { return value(u->src[size_t(i)]); };
-    DType t = u->dtype;
-    switch (u->op) {
-      case Op::Load: {
-        if (u->src.size() <= 2) return load_buffer(u, s(1));
-        if (!p_.lanes_expanded) return conditional_load(u);
-        // Gated, branch-free: read index 0 (always in bounds) where the gate is false, then select 0.
-        Value* v = load_buffer(u, b_.CreateSelect(s(2), s(1), b_.getInt64(0)));
-        return b_.CreateSelect(s(2), v, llvm::Constant::getNullValue(v->getType()));
-      }
-      case Op::Neg: return is_float(t) ? b_.CreateFNeg(s(0)) : b_.CreateNeg(s(0));
-      case Op::Exp2: return t == DType::F32 ? exp2_f32(s(0)) : intrinsic(llvm::Intrinsic::exp2, s(0));
-      case Op::Log2: return intrinsic(llvm::Intrinsic::log2, s(0));
-      case Op::Sin: return intrinsic(llvm::Intrinsic::sin, s(0));
-      case Op::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, s(0));
-      case Op::Trunc: return is_float(t) ? intrinsic(llvm::Intrinsic::trunc, s(0)) : s(0);
-      case Op::Recip: return b_.CreateFDiv(llvm::ConstantFP::get(s(0)->getType(), 1.0), s(0));
-      case Op::Cast: return cast(s(0), u->src[0]->dtype, t);
-      case Op::Bitcast: return b_.CreateBitCast(s(0), llvm_type(c_, t, false));
-      case Op::CmpLt: {
-        DType in = u->src[0]->dtype;
-        if (is_float(in)) return b_.CreateFCmpOLT(s(0), s(1));
-        return is_unsigned(in) ? b_.CreateICmpULT(s(0), s(1)) : b_.CreateICmpSLT(s(0), s(1));
-      }
-      case Op::CmpNe: return is_float(u->src[0]->dtype) ? b_.CreateFCmpUNE(s(0), s(1)) : b_.CreateICmpNE(s(0), s(1));
-      case Op::Where: return b_.CreateSelect(s(0), s(1), s(2));
-      case Op::MulAcc: return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {s(0)->getType()}, {s(0), s(1), s(2)});
-      default:
-        if (is_binary(u->op)) return binary(u->op, t, s(0), s(1));
-        throw Error("cpu codegen: cannot render " + std::string(op_name(u->op)));
-    }
-  }
-
   llvm::Module& m_;
   const Graph& g_;
   const LoopProgram& p_;
   llvm::LLVMContext& c_;
   IRBuilder<> b_;
+  LlvmExprEmitter e_;
   llvm::Function* fn_ = nullptr;
   Value *lo_ = nullptr, *hi_ = nullptr;
   std::unordered_map<int64_t, Value*> args_;
   std::unordered_map<int64_t, llvm::MDNode*> scope_, noalias_;  // per buffer: its scope, the others
-  std::unordered_map<const UOp*, Value*> values_;
   std::unordered_map<const UOp*, llvm::AllocaInst*> acc_;
 };
 }  // namespace
-
-llvm::Type* llvm_type(llvm::LLVMContext& c, DType t, bool in_memory) {
-  switch (t) {
-    case DType::Bool: return in_memory ? llvm::Type::getInt8Ty(c) : llvm::Type::getInt1Ty(c);
-    case DType::I8: case DType::U8: return llvm::Type::getInt8Ty(c);
-    case DType::I16: case DType::U16: return llvm::Type::getInt16Ty(c);
-    case DType::I32: case DType::U32: return llvm::Type::getInt32Ty(c);
-    case DType::I64: case DType::U64: case DType::Index: return llvm::Type::getInt64Ty(c);
-    case DType::F16: return llvm::Type::getHalfTy(c);
-    case DType::BF16: return llvm::Type::getBFloatTy(c);
-    case DType::F32: return llvm::Type::getFloatTy(c);
-    case DType::F64: return llvm::Type::getDoubleTy(c);
-  }
-  return nullptr;
-}
 
 CpuWorkSplit cpu_work_split(const LoopProgram& p, int64_t target_items) {
   CpuWorkSplit s;

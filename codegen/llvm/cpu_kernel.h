@@ -1,4 +1,4 @@
-// Renders a loop program as an LLVM function for CPUs:
+// Renders a loop program as an LLVM function for CPUs (the shell around codegen/llvm/llvm_expr.h):
 //   void NAME(void* const* buffers, int64_t begin, int64_t end)
 // computing work items [begin, end). A work item is one index of the outer global dims and
 // one chunk of the innermost dim, which runs as a loop (vectorized by LLVM's O3 pipeline).

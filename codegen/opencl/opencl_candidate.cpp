@@ -6,16 +6,16 @@
 
 namespace tgc {
 
-std::string opencl_candidate(const Graph& g, const LoopProgram& p) {
+std::string opencl_candidate(const Graph& g, const LoopProgram& p, const GpuOptions& gpu) {
   std::ostringstream o;
-  // Launched as the runtime launches it (codegen/emit.cpp): dimension 0 only.
-  o << "tgc-cl 1\nkernel " << p.name << "\nglobal " << opencl_global_size(p) << "\nlocal "
-    << (p.locals.empty() ? 0 : opencl_local_size(p)) << "\n";
+  // Launched as the runtime launches it (codegen/dialect.cpp): dimension 0 only.
+  o << "tgc-cl 1\nkernel " << p.name << "\nglobal " << gpu_global_size(p) << "\nlocal "
+    << (p.locals.empty() ? 0 : gpu_local_size(p)) << "\n";
   for (int64_t b : p.args) {
     const BufferInfo& info = g.buffer(b);
     o << "buffer " << numel(info.shape) * dtype_size(info.dtype) << " " << int(info.dtype) << "\n";  // DType = enum tgc_dtype
   }
-  o << "source\n" << render_opencl(g, p);
+  o << "source\n" << render_opencl(g, p, gpu);
   return o.str();
 }
 

@@ -3,11 +3,12 @@
 #pragma once
 #include <string>
 
-#include "passes/lower.h"
+#include "codegen/gpu/gpu_lowering.h"
 
 namespace tgc {
 
-// `p` must be lowered for OpenCL (no inner CPU loop), as the emitter does for qcom.
-std::string opencl_candidate(const Graph& g, const LoopProgram& p);
+// `p` must be lowered for OpenCL (no inner CPU loop), as the emitter does for qcom; `gpu` as the
+// artifact renders it, so that what is timed is what runs.
+std::string opencl_candidate(const Graph& g, const LoopProgram& p, const GpuOptions& gpu = {});
 
 }  // namespace tgc

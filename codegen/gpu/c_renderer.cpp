@@ -1,0 +1,228 @@
+#include "codegen/gpu/c_renderer.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <unordered_map>
+
+#include "ir/error.h"
+
+namespace tgc {
+
+namespace {
+class CRenderer {
+ public:
+  CRenderer(const Graph& g, const GpuProgram& k, const CDialect& d)
+      : g_(g), k_(k), p_(*k.program), d_(d), index_(k.index_bits == 32 ? DType::I32 : DType::I64) {}
+
+  std::string run() {
+    CKernelHead head{p_.name, {}, k_.local_size};
+    for (size_t i = 0; i < p_.args.size(); ++i) {
+      head.buffers.push_back({"b" + std::to_string(i), g_.buffer(p_.args[i]).dtype, i == 0});
+      arg_[p_.args[i]] = i;
+    }
+    std::string idx = reg(DType::Index);
+    o_ << d_.signature(head) << " {\n";
+    if (k_.work_groups) {
+      o_ << "  " << idx << " gid = " << d_.group_id() << ", lid = " << d_.local_id() << ";\n";
+      decode(k_.local_decode, "lid");
+    } else {
+      o_ << "  " << idx << " gid = " << d_.global_id() << ";\n";
+    }
+    decode(k_.global_decode, "gid");
+    for (const UOp* r : k_.bounded) o_ << "  if (" << name(r) << " >= " << ref(r->src[0]) << ") return;\n";
+    std::string top = o_.str();
+    o_.str("");
+    stmts(p_.body, 1);
+    // Shared arrays are known once the body is rendered.
+    std::string file_scope = d_.prelude(head), kernel_scope;
+    for (const std::string& decl : shared_) {
+      if (d_.shared_at_file_scope()) file_scope += decl + "\n";
+      else kernel_scope += "  " + decl + "\n";
+    }
+    return file_scope + top + kernel_scope + o_.str() + "}\n";
+  }
+
+ private:
+  // The dialect never sees Index: it is the integer type of the index width.
+  DType dialect_type(DType t) const { return t == DType::Index ? index_ : t; }
+  std::string reg(DType t) const { return d_.reg_type(dialect_type(t)); }
+  std::string mem(DType t) const { return d_.mem_type(dialect_type(t)); }
+
+  void decode(const std::vector<IdDecode>& ranges, const char* from) {
+    for (const IdDecode& r : ranges)
+      o_ << "  " << reg(DType::Index) << " " << name(r.range) << " = " << from << " % " << r.extent << "; " << from << " /= " << r.extent << ";\n";
+  }
+
+  std::string name(const UOp* u) {
+    auto it = names_.find(u);
+    if (it != names_.end()) return it->second;
+    std::string n = u->op == Op::Range ? "r" + std::to_string(u->range().id) : "v" + std::to_string(names_.size());
+    return names_[u] = n;
+  }
+
+  std::string buffer(int64_t id) const { return "b" + std::to_string(arg_.at(id)); }
+
+  void stmts(const std::vector<LStmt>& body, int depth) {
+    std::string pad(size_t(depth) * 2, ' ');
+    for (const LStmt& s : body) {
+      switch (s.kind) {
+        case LStmt::Let: o_ << pad << reg(s.u->dtype) << " " << name(s.u) << " = " << expr(s.u) << ";\n"; break;
+        case LStmt::Loop: {
+          std::string r = name(s.u);
+          o_ << pad << "for (" << reg(DType::Index) << " " << r << " = 0; " << r << " < " << ref(s.u->src[0]) << "; ++" << r << ") {\n";
+          stmts(s.body, depth + 1);
+          o_ << pad << "}\n";
+          break;
+        }
+        case LStmt::AccInit: o_ << pad << reg(s.u->dtype) << " " << name(s.u) << " = " << identity(s.u) << ";\n"; break;
+        case LStmt::AccUpdate: o_ << pad << combine(s.u, name(s.u), ref(s.value)) << "\n"; break;
+        case LStmt::GroupReduce: group_reduce(s.u, pad); break;
+        case LStmt::Store: store(s.u, pad); break;
+      }
+    }
+  }
+
+  // Partials meet in shared memory between two barriers (the second lets the memory be reused);
+  // every thread folds the slots of its own GROUP siblings, so all of them end with the total.
+  void group_reduce(const UOp* u, const std::string& pad) {
+    GroupReduceSlots slots = group_reduce_slots(k_, u);
+    std::string a = name(u), sm = "sm_" + a, mine = "0", base = "0", open;
+    for (const SlotTerm& t : slots.terms) {
+      std::string term = name(t.range) + "*" + std::to_string(t.stride);
+      mine += "+" + term;
+      if (t.folded) {
+        std::string j = "j" + std::to_string(t.range->range().id);
+        open += "for (int " + j + " = 0; " + j + " < " + std::to_string(t.extent) + "; ++" + j + ") ";
+        base += "+" + j + "*" + std::to_string(t.stride);
+      } else {
+        base += "+" + term;
+      }
+    }
+    shared_.push_back(d_.shared_array(reg(u->dtype), sm, slots.count));
+    o_ << pad << "{ " << sm << "[" << mine << "] = " << a << "; " << d_.barrier() << ";\n"
+       << pad << "  " << a << " = " << identity(u) << ";\n"
+       << pad << "  " << open << combine(u, a, sm + "[" + base + "]") << "\n"
+       << pad << "  " << d_.barrier() << "; }\n";
+  }
+
+  // A gated store (a PADTO axis) skips the padding; with GROUP ranges only the first thread stores.
+  void store(const UOp* st, const std::string& pad) {
+    std::string first = st->src.size() > 3 ? ref(st->src[3]) : "";
+    for (const UOp* r : k_.store_gate) first += (first.empty() ? "" : " && ") + name(r) + " == 0";
+    if (!first.empty()) o_ << pad << "if (" << first << ")\n" << pad << "  ";
+    else o_ << pad;
+    DType t = st->src[2]->dtype;
+    std::string b = buffer(st->src[0]->ival()), idx = ref(st->src[1]), v = ref(st->src[2]);
+    if (t == DType::F16 || t == DType::BF16) o_ << d_.store_half(t, b, idx, v) << ";\n";
+    else o_ << b << "[" << idx << "] = " << d_.cast(mem(t), v) << ";\n";
+  }
+
+  // acc = acc (op) v, for the reduce `u`.
+  std::string combine(const UOp* u, const std::string& a, const std::string& v) {
+    switch (u->reduce().op) {
+      case Op::Add: return a + " += " + v + ";";
+      case Op::Mul: return a + " *= " + v + ";";
+      default: return a + " = " + d_.call(is_float(u->dtype) ? CFunction::FloatMax : CFunction::IntMax, {a, v}) + ";";
+    }
+  }
+
+  std::string identity(const UOp* u) {
+    DType t = u->dtype;
+    switch (u->reduce().op) {
+      case Op::Add: return is_float(t) ? float_lit(0, t) : "0";
+      case Op::Mul: return is_float(t) ? float_lit(1, t) : "1";
+      default:
+        if (is_float(t)) return float_lit(-INFINITY, t);
+        return is_unsigned(t) ? "0" : d_.int_min(dialect_type(t));
+    }
+  }
+
+  std::string float_lit(double v, DType t) const {
+    if (std::isnan(v)) return d_.nan();
+    if (std::isinf(v)) return v > 0 ? d_.infinity() : "(-" + d_.infinity() + ")";
+    std::ostringstream o;
+    o.precision(std::numeric_limits<double>::max_digits10);
+    o << v;
+    std::string s = o.str();
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return s + d_.float_suffix(t);
+  }
+
+  std::string ref(const UOp* u) {
+    if (u->op == Op::Const) {
+      if (is_float(u->dtype)) return float_lit(u->fval(), u->dtype);
+      if (u->dtype == DType::Bool) return u->ival() ? "true" : "false";
+      return d_.cast(reg(u->dtype), std::to_string(u->ival()) + d_.int_suffix(dialect_type(u->dtype)));
+    }
+    if (u->op == Op::Var) {  // a run-time dim: its value in the vars buffer
+      int64_t vars = g_.vars_buffer();
+      std::string v = buffer(vars) + "[" + std::to_string(g_.var_slot(u)) + "]";
+      return g_.buffer(vars).dtype == dialect_type(DType::Index) ? v : d_.cast(reg(DType::Index), v);
+    }
+    return name(u);
+  }
+
+  std::string expr(const UOp* u) {
+    auto s = [&](int i) { return ref(u->src[size_t(i)]); };
+    DType t = u->dtype;
+    bool f = is_float(t);
+    switch (u->op) {
+      case Op::Load: {
+        std::string b = buffer(u->src[0]->ival());
+        std::string idx = u->src.size() > 2 ? "(" + s(2) + " ? " + s(1) + " : 0)" : s(1);
+        std::string v = t == DType::F16 || t == DType::BF16 ? d_.load_half(t, b, idx) : b + "[" + idx + "]";
+        if (t == DType::Bool) v = "(" + v + " != 0)";
+        if (u->src.size() > 2) return "(" + s(2) + " ? " + d_.cast(reg(t), v) + " : " + d_.zero(reg(t)) + ")";
+        return v;
+      }
+      case Op::Neg: return "(-" + s(0) + ")";
+      case Op::Exp2: return d_.call(CFunction::Exp2, {s(0)});
+      case Op::Log2: return d_.call(CFunction::Log2, {s(0)});
+      case Op::Sin: return d_.call(CFunction::Sin, {s(0)});
+      case Op::Sqrt: return d_.call(CFunction::Sqrt, {s(0)});
+      case Op::Trunc: return f ? d_.call(CFunction::Trunc, {s(0)}) : s(0);
+      case Op::Recip: return "(" + float_lit(1, t) + " / " + s(0) + ")";
+      case Op::Cast:
+        if (t == DType::Bool) return "(" + s(0) + " != 0)";
+        if (t == DType::BF16) return d_.bf16_round("(" + d_.cast(reg(DType::F32), s(0)) + ")");
+        return d_.cast(reg(t), s(0));
+      case Op::Bitcast:
+        // bf16 registers are floats: move its 16 bits into or out of the upper half.
+        if (t == DType::BF16) return d_.bf16_from_bits(s(0));
+        if (u->src[0]->dtype == DType::BF16) return d_.cast(reg(t), d_.bitcast(DType::F32, DType::U32, s(0)) + " >> 16");
+        return d_.bitcast(dialect_type(u->src[0]->dtype), dialect_type(t), s(0));
+      case Op::Add: return "(" + s(0) + (t == DType::Bool ? " || " : " + ") + s(1) + ")";
+      case Op::Mul: return "(" + s(0) + (t == DType::Bool ? " && " : " * ") + s(1) + ")";
+      case Op::Max: return d_.call(f ? CFunction::FloatMax : CFunction::IntMax, {s(0), s(1)});
+      case Op::Mod: return f ? d_.call(CFunction::FloatMod, {s(0), s(1)}) : "(" + s(1) + " == 0 ? 0 : " + s(0) + " % " + s(1) + ")";
+      case Op::IDiv: return "(" + s(1) + " == 0 ? 0 : " + s(0) + " / " + s(1) + ")";
+      case Op::CmpLt: return "(" + s(0) + " < " + s(1) + ")";
+      case Op::CmpNe: return "(" + s(0) + " != " + s(1) + ")";
+      case Op::And: return "(" + s(0) + (t == DType::Bool ? " && " : " & ") + s(1) + ")";
+      case Op::Or: return "(" + s(0) + (t == DType::Bool ? " || " : " | ") + s(1) + ")";
+      case Op::Xor: return t == DType::Bool ? "(" + s(0) + " != " + s(1) + ")" : "(" + s(0) + " ^ " + s(1) + ")";
+      case Op::Shl: return "(" + s(0) + " << " + s(1) + ")";
+      case Op::Shr: return "(" + s(0) + " >> " + s(1) + ")";
+      case Op::Where: return "(" + s(0) + " ? " + s(1) + " : " + s(2) + ")";
+      case Op::MulAcc: return d_.call(CFunction::Fma, {s(0), s(1), s(2)});
+      case Op::KReduce: return name(u);
+      default: throw Error("gpu codegen: kernel " + p_.name + ": cannot render " + std::string(op_name(u->op)));
+    }
+  }
+
+  const Graph& g_;
+  const GpuProgram& k_;
+  const LoopProgram& p_;
+  const CDialect& d_;
+  DType index_;
+  std::ostringstream o_;
+  std::vector<std::string> shared_;
+  std::unordered_map<const UOp*, std::string> names_;
+  std::unordered_map<int64_t, size_t> arg_;
+};
+}  // namespace
+
+std::string render_c(const Graph& g, const GpuProgram& k, const CDialect& d) { return CRenderer(g, k, d).run(); }
+
+}  // namespace tgc

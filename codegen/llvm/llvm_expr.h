@@ -1,0 +1,63 @@
+// The expression half of a kernel in LLVM IR, for every LLVM target (CPU now, NVPTX next):
+// types, constants, reduce identities, arithmetic, casts and comparisons of one UOp over the
+// values computed so far. The kernel shell around it (codegen/llvm/cpu_kernel.cpp) owns the
+// function, its loops, accumulators and buffer access, and answers the emitter's hooks: how a
+// LOAD reads memory, where a KREDUCE's value is, and how the math that not every target can lower
+// (NVPTX has no exp2/log2/sin lowering) is emitted.
+#pragma once
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+
+#include <string>
+#include <unordered_map>
+
+#include "ir/uop.h"
+
+namespace tgc {
+
+// Bools are i1 in registers and i8 in memory; Index is i64.
+llvm::Type* llvm_type(llvm::LLVMContext& c, DType t, bool in_memory);
+
+class LlvmExprHooks {
+ public:
+  virtual ~LlvmExprHooks() = default;
+  virtual llvm::Value* load(const UOp* load) = 0;          // a LOAD, in register form
+  virtual llvm::Value* accumulator(const UOp* reduce) = 0;  // a KREDUCE's current value
+  // EXP2, LOG2, SIN or SQRT of `x` (of dtype t); nullptr where the target cannot emit it.
+  virtual llvm::Value* math(Op op, DType t, llvm::Value* x) = 0;
+};
+
+class LlvmExprEmitter {
+ public:
+  // `kernel` names the kernel in errors.
+  LlvmExprEmitter(llvm::IRBuilder<>& b, LlvmExprHooks& hooks, std::string kernel)
+      : b_(b), hooks_(hooks), kernel_(std::move(kernel)) {}
+
+  void set(const UOp* u, llvm::Value* v) { values_[u] = v; }
+  // u's value: set or computed before, a constant, or an accumulator's; throws otherwise.
+  llvm::Value* value(const UOp* u);
+  // Emits u from its sources' values (which must exist) and returns it; the caller set()s it.
+  llvm::Value* compute(const UOp* u);
+
+  llvm::Value* constant(const UOp* u);
+  llvm::Value* identity(Op op, DType t);  // of a reduce: 0, 1, or the lowest value
+  llvm::Value* binary(Op op, DType t, llvm::Value* x, llvm::Value* y);
+  llvm::Value* cast(llvm::Value* x, DType from, DType to);
+  llvm::Value* compare(Op op, DType in, llvm::Value* x, llvm::Value* y);  // CMPLT or CMPNE of two `in`s
+  // EXP2/LOG2/SIN/SQRT as LLVM intrinsics, f32 2^x as a polynomial: the math hook of targets
+  // whose backend lowers those intrinsics (CPUs, where they become libm calls).
+  llvm::Value* intrinsic_math(Op op, DType t, llvm::Value* x);
+  // 2^x in straight-line arithmetic (Cephes exp2f: |rel err| < 2e-7), so that it vectorizes;
+  // LLVM's exp2 intrinsic becomes a scalar libm call per element on x86.
+  llvm::Value* exp2_f32(llvm::Value* x);
+
+ private:
+  llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) { return b_.CreateIntrinsic(id, {x->getType()}, {x}); }
+
+  llvm::IRBuilder<>& b_;
+  LlvmExprHooks& hooks_;
+  std::string kernel_;
+  std::unordered_map<const UOp*, llvm::Value*> values_;
+};
+
+}  // namespace tgc

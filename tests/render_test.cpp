@@ -1,0 +1,350 @@
+// The renderers, directly: the GPU lowering (launch sizes, work-item decode, group reduces, the
+// 32-bit index refusal), the C-style renderer through OpenCL C and through a toy dialect, and
+// the LLVM expression emitter with its hooks.
+#include <gtest/gtest.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+
+#include "codegen/gpu/c_renderer.h"
+#include "codegen/llvm/llvm_expr.h"
+#include "codegen/opencl/opencl_candidate.h"
+#include "codegen/opencl/render_opencl.h"
+#include "ir/error.h"
+#include "ir/tensor.h"
+#include "passes/opt.h"
+
+namespace tgc {
+namespace {
+
+Kernel only_kernel(Graph& g, const Tensor& out) {
+  Schedule s = schedule(g, {out.uop()});
+  EXPECT_EQ(s.kernels.size(), 1u);
+  return s.kernels.at(0);
+}
+
+LoopProgram gpu_program(Graph& g, const Tensor& out, const std::vector<Opt>& opts) {
+  return lower(g, apply_opts(g, only_kernel(g, out), opts, opencl_profile()), {.inner_loop = false});
+}
+
+Tensor matmul(Graph& g, int64_t m, int64_t k, int64_t n) {
+  return Tensor::input(g, "a", DType::F32, {m, k}).matmul(Tensor::input(g, "b", DType::F32, {k, n}));
+}
+
+std::vector<int64_t> extents(const std::vector<IdDecode>& d) {
+  std::vector<int64_t> e;
+  for (const IdDecode& x : d) e.push_back(x.extent);
+  return e;
+}
+
+void collect_group_reduces(const std::vector<LStmt>& body, std::vector<const UOp*>& out) {
+  for (const LStmt& s : body) {
+    if (s.kind == LStmt::GroupReduce) out.push_back(s.u);
+    collect_group_reduces(s.body, out);
+  }
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(GpuLowering, LocalAndGroupRangesDecodeFromTheLocalId) {
+  Graph g;
+  // [8,64] x [64,96]: 96 outputs a row split into 3 groups of 32 threads, the 64-long reduce
+  // into 4 partial sums per output.
+  LoopProgram p = gpu_program(g, matmul(g, 8, 64, 96), {{OptOp::Local, 1, 32}, {OptOp::Group, 2, 4}});
+  GpuProgram k = lower_gpu(g, p);
+  EXPECT_EQ(k.local_size, 32 * 4);
+  EXPECT_EQ(k.global_size, 8 * 96 * 4);
+  EXPECT_EQ(gpu_global_size(p), k.global_size);
+  EXPECT_TRUE(k.work_groups);
+  EXPECT_EQ(extents(k.local_decode), (std::vector<int64_t>{4, 32})) << "innermost (the last split) first";
+  EXPECT_EQ(extents(k.global_decode), (std::vector<int64_t>{3, 8}));
+  EXPECT_TRUE(k.bounded.empty());
+  ASSERT_EQ(k.store_gate.size(), 1u);
+  EXPECT_EQ(k.store_gate[0]->range().kind, RangeKind::Group);
+
+  std::vector<const UOp*> reduces;
+  collect_group_reduces(p.body, reduces);
+  ASSERT_EQ(reduces.size(), 1u);
+  GroupReduceSlots slots = group_reduce_slots(k, reduces[0]);
+  EXPECT_EQ(slots.count, 128);
+  ASSERT_EQ(slots.terms.size(), 2u);
+  EXPECT_TRUE(slots.terms[0].folded);
+  EXPECT_EQ(slots.terms[0].stride, 1);
+  EXPECT_EQ(slots.terms[0].extent, 4);
+  EXPECT_FALSE(slots.terms[1].folded) << "a LOCAL range is not reduced";
+  EXPECT_EQ(slots.terms[1].stride, 4);
+}
+
+TEST(GpuLowering, WithoutLocalsEveryThreadIsOneOutput) {
+  Graph g;
+  LoopProgram p = gpu_program(g, matmul(g, 8, 64, 96), {});
+  GpuProgram k = lower_gpu(g, p);
+  EXPECT_FALSE(k.work_groups);
+  EXPECT_EQ(k.local_size, 1);
+  EXPECT_EQ(k.global_size, 8 * 96);
+  EXPECT_TRUE(k.local_decode.empty());
+  EXPECT_EQ(extents(k.global_decode), (std::vector<int64_t>{96, 8}));
+  EXPECT_TRUE(k.store_gate.empty());
+}
+
+TEST(GpuLowering, GroupTopAndPaddedLocalsCountEveryThread) {
+  Graph g;
+  // 61 outputs padded to 64 in groups of 16; each thread sums one contiguous run of 40/8.
+  Tensor x = Tensor::input(g, "x", DType::F32, {61, 40});
+  LoopProgram p = gpu_program(g, x.sum({1}), {{OptOp::Padto, 0, 64}, {OptOp::Local, 0, 16}, {OptOp::GroupTop, 1, 8}});
+  GpuProgram k = lower_gpu(g, p);
+  EXPECT_EQ(k.local_size, 16 * 8);
+  EXPECT_EQ(k.global_size, 64 * 8) << "the padding runs too (its stores are gated)";
+  EXPECT_EQ(extents(k.local_decode), (std::vector<int64_t>{8, 16}));
+  ASSERT_EQ(k.store_gate.size(), 1u);
+  EXPECT_EQ(k.store_gate[0]->src[0]->ival(), 8);
+}
+
+TEST(GpuLowering, EachReduceFoldsOnlyItsOwnGroupRanges) {
+  Graph g;
+  Tensor x = Tensor::input(g, "x", DType::F32, {8, 64});
+  // Axes: rows, then the sum's range, then the max's.
+  LoopProgram p = gpu_program(g, x.sum({1}) + x.max({1}), {{OptOp::Group, 1, 4}, {OptOp::Group, 2, 8}});
+  GpuProgram k = lower_gpu(g, p);
+  std::vector<const UOp*> reduces;
+  collect_group_reduces(p.body, reduces);
+  ASSERT_EQ(reduces.size(), 2u);
+  for (const UOp* r : reduces) {
+    GroupReduceSlots slots = group_reduce_slots(k, r);
+    EXPECT_EQ(slots.count, 32);
+    int folded = 0;
+    for (const SlotTerm& t : slots.terms) {
+      bool own = std::count(r->src.begin() + 1, r->src.end(), t.range) > 0;
+      EXPECT_EQ(t.folded, own);
+      folded += t.folded;
+    }
+    EXPECT_EQ(folded, 1);
+  }
+  EXPECT_EQ(k.store_gate.size(), 2u);
+}
+
+TEST(GpuLowering, WorkGroupsPastARunTimeDimReturn) {
+  Graph g;
+  const UOp* n = g.declare_var("n", 1, 64);
+  Tensor y = Tensor::input(g, "x", DType::F32, {64, 16}).relu();
+  g.set_var_axis(y.uop(), 0, n);
+  LoopProgram p = gpu_program(g, y, {{OptOp::Local, 1, 16}});
+  GpuProgram k = lower_gpu(g, p);
+  ASSERT_EQ(k.bounded.size(), 1u);
+  EXPECT_EQ(k.bounded[0]->src[0], n);
+  EXPECT_EQ(k.global_size, 64 * 16) << "sized at the upper bound";
+  std::string cl = render_opencl(g, p);
+  EXPECT_NE(cl.find(") return;\n"), std::string::npos) << cl;
+  EXPECT_LT(cl.find(") return;\n"), cl.find("b0[")) << cl;
+  // At 32 bits the i64 value of the VAR is read as an index.
+  EXPECT_NE(render_opencl(g, p, {.index_bits = 32}).find("(int)(b"), std::string::npos);
+}
+
+TEST(GpuLowering, ThirtyTwoBitIndicesRefuseWhatTheyCannotAddress) {
+  Graph g;
+  // A sum over 2^32 elements: its output and launch fit, its input does not.
+  LoopProgram big = gpu_program(g, Tensor::input(g, "huge", DType::F32, {1 << 16, 1 << 16}).sum({1}), {});
+  EXPECT_NO_THROW(lower_gpu(g, big, {.index_bits = 64}));
+  try {
+    lower_gpu(g, big, {.index_bits = 32});
+    ADD_FAILURE() << "a 2^32-element input passed at 32 bits";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("kernel " + big.name), std::string::npos) << m;
+    EXPECT_NE(m.find("huge"), std::string::npos) << m;
+    EXPECT_NE(m.find("4294967296 elements"), std::string::npos) << m;
+  }
+  EXPECT_THROW(render_opencl(g, big, {.index_bits = 32}), Error);
+
+  // Every buffer fits (2^31 - 1 elements), the launch padded to 2^31 threads does not.
+  LoopProgram wide = gpu_program(g, Tensor::input(g, "x", DType::F32, {2147483647}).relu(),
+                                 {{OptOp::Padto, 0, 64}, {OptOp::Local, 0, 64}});
+  try {
+    lower_gpu(g, wide, {.index_bits = 32});
+    ADD_FAILURE() << "a launch of 2^31 threads passed at 32 bits";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("kernel " + wide.name), std::string::npos) << m;
+    EXPECT_NE(m.find("launch has 2147483648 threads"), std::string::npos) << m;
+  }
+  EXPECT_THROW(lower_gpu(g, wide, {.index_bits = 16}), Error);
+
+  LoopProgram fits = gpu_program(g, Tensor::input(g, "y", DType::F32, {2147483647}).relu(), {});
+  EXPECT_NO_THROW(lower_gpu(g, fits, {.index_bits = 32}));
+}
+
+TEST(OpenClDialect, WorkGroupKernelStructure) {
+  Graph g;
+  LoopProgram p = gpu_program(g, matmul(g, 8, 64, 96), {{OptOp::Local, 1, 32}, {OptOp::Group, 2, 4}});
+  std::string cl = render_opencl(g, p);
+  std::string head = "__kernel void " + p.name +
+                     "(__global float* restrict b0, __global const float* restrict b1, __global const float* restrict b2) {\n"
+                     "  long gid = get_group_id(0), lid = get_local_id(0);\n";
+  EXPECT_EQ(cl.rfind(head, 0), 0u) << cl;
+  EXPECT_EQ(count(cl, "__local float sm_"), 1u) << cl;
+  EXPECT_NE(cl.find("[128];\n"), std::string::npos) << cl;
+  EXPECT_EQ(count(cl, "barrier(CLK_LOCAL_MEM_FENCE);"), 2u) << cl;
+  EXPECT_EQ(count(cl, "% 32; lid /= 32;"), 1u) << cl;
+  EXPECT_EQ(count(cl, "% 8; gid /= 8;"), 1u) << cl;
+  // The one store, by the group's first thread.
+  std::string gate = "r" + std::to_string(lower_gpu(g, p).store_gate[0]->range().id) + " == 0)\n";
+  ASSERT_NE(cl.find(gate), std::string::npos) << cl;
+  EXPECT_EQ(cl.find("b0[", cl.find(gate)), cl.find("b0[")) << cl;
+  EXPECT_EQ(cl.substr(cl.size() - 2), "}\n");
+  EXPECT_EQ(cl.find("int gid"), std::string::npos);
+
+  std::string narrow = render_opencl(g, p, {.index_bits = 32});
+  EXPECT_NE(narrow.find("  int gid = get_group_id(0), lid = get_local_id(0);\n"), std::string::npos) << narrow;
+  EXPECT_EQ(narrow.find("long"), std::string::npos) << narrow;
+  EXPECT_NE(opencl_candidate(g, p, {.index_bits = 32}).find("\nsource\n" + narrow), std::string::npos) << "tuned as it runs";
+}
+
+TEST(OpenClDialect, HalfBuffersAndDoubles) {
+  Graph g;
+  std::string half = render_opencl(g, gpu_program(g, Tensor::input(g, "h", DType::F16, {64}).relu(), {}));
+  EXPECT_NE(half.find("__global half* restrict b0"), std::string::npos) << half;
+  EXPECT_NE(half.find("vload_half("), std::string::npos) << half;
+  EXPECT_NE(half.find("vstore_half_rte("), std::string::npos) << half;
+  std::string bf16 = render_opencl(g, gpu_program(g, Tensor::input(g, "bf", DType::BF16, {64}).relu(), {}));
+  EXPECT_NE(bf16.find("__global ushort* restrict b0"), std::string::npos) << bf16;
+  EXPECT_NE(bf16.find("as_float((uint)(b1["), std::string::npos) << bf16;
+  std::string f64 = render_opencl(g, gpu_program(g, Tensor::input(g, "d", DType::F64, {64}).relu(), {}));
+  EXPECT_EQ(f64.rfind("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n__kernel void ", 0), 0u) << f64;
+  EXPECT_EQ(half.find("#pragma"), std::string::npos);
+}
+
+// A dialect spelled unlike OpenCL C, with shared memory at file scope as GLSL wants it: the
+// renderer must take every language-specific word from the dialect.
+class ToyDialect : public CDialect {
+ public:
+  std::string reg_type(DType t) const override { return is_float(t) ? "real" : t == DType::Bool ? "flag" : "whole"; }
+  std::string mem_type(DType t) const override { return "stored_" + reg_type(t); }
+  std::string prelude(const CKernelHead& k) const override { return "#toy local_size=" + std::to_string(k.local_size) + "\n"; }
+  std::string signature(const CKernelHead& k) const override { return "kernel " + k.name + "()"; }
+  std::string global_id() const override { return "GID"; }
+  std::string group_id() const override { return "WGID"; }
+  std::string local_id() const override { return "LID"; }
+  std::string shared_array(const std::string& type, const std::string& name, int64_t count) const override {
+    return "common " + type + " " + name + "[" + std::to_string(count) + "];";
+  }
+  bool shared_at_file_scope() const override { return true; }
+  std::string barrier() const override { return "sync()"; }
+  std::string cast(const std::string& type, const std::string& x) const override { return type + "(" + x + ")"; }
+  std::string zero(const std::string& type) const override { return type + "(0)"; }
+  std::string float_suffix(DType) const override { return ""; }
+  std::string int_suffix(DType) const override { return ""; }
+  std::string nan() const override { return "NOT_A_NUMBER"; }
+  std::string infinity() const override { return "INF"; }
+  std::string int_min(DType) const override { return "LOWEST"; }
+  std::string function(CFunction f) const override { return "fn" + std::to_string(int(f)); }
+  std::string bitcast(DType, DType to, const std::string& x) const override { return "reinterpret_" + reg_type(to) + "(" + x + ")"; }
+  std::string load_half(DType, const std::string& b, const std::string& i) const override { return "unpack(" + b + ", " + i + ")"; }
+  std::string store_half(DType, const std::string& b, const std::string& i, const std::string& v) const override {
+    return "pack(" + b + ", " + i + ", " + v + ")";
+  }
+};
+
+TEST(CRenderer, TakesEveryLanguageWordFromTheDialect) {
+  Graph g;
+  LoopProgram p = gpu_program(g, matmul(g, 8, 64, 96).exp(), {{OptOp::Local, 1, 32}, {OptOp::Group, 2, 4}});
+  std::string toy = render_c(g, lower_gpu(g, p), ToyDialect());
+  for (const char* opencl : {"__", "get_", "long", "float", "barrier", "fmax", "exp2", "(float)", "INFINITY", "restrict"})
+    EXPECT_EQ(toy.find(opencl), std::string::npos) << opencl << " in\n" << toy;
+  std::string file_scope = "#toy local_size=128\ncommon real sm_";
+  EXPECT_EQ(toy.rfind(file_scope, 0), 0u) << toy;
+  EXPECT_NE(toy.find("[128];\nkernel " + p.name + "() {\n  whole gid = WGID, lid = LID;\n"), std::string::npos) << toy;
+  EXPECT_EQ(count(toy, "sync();"), 2u) << toy;
+}
+
+// Loads read the function's one pointer argument at the LOAD's (constant) index; math ops
+// either go through LLVM's intrinsics or, for a target without them, are refused.
+class TestHooks : public LlvmExprHooks {
+ public:
+  TestHooks(llvm::IRBuilder<>& b, llvm::Value* buffer, bool has_math) : b_(b), buffer_(buffer), has_math_(has_math) {}
+  LlvmExprEmitter* emitter = nullptr;
+  llvm::Value* load(const UOp* u) override {
+    llvm::Type* t = llvm_type(b_.getContext(), u->dtype, true);
+    return b_.CreateLoad(t, b_.CreateGEP(t, buffer_, emitter->value(u->src[1])));
+  }
+  llvm::Value* accumulator(const UOp*) override { return nullptr; }  // no reduces here
+  llvm::Value* math(Op op, DType t, llvm::Value* x) override { return has_math_ ? emitter->intrinsic_math(op, t, x) : nullptr; }
+
+ private:
+  llvm::IRBuilder<>& b_;
+  llvm::Value* buffer_;
+  bool has_math_;
+};
+
+struct EmitterFixture {
+  llvm::LLVMContext ctx;
+  llvm::Module mod{"m", ctx};
+  llvm::IRBuilder<> b{ctx};
+  llvm::Function* fn;
+  TestHooks hooks;
+  LlvmExprEmitter e;
+
+  EmitterFixture(DType ret, bool has_math)
+      : fn(llvm::Function::Create(llvm::FunctionType::get(llvm_type(ctx, ret, false), {llvm::PointerType::get(ctx, 0)}, false),
+                                  llvm::Function::ExternalLinkage, "f", mod)),
+        hooks(b, fn->getArg(0), has_math),
+        e(b, hooks, "k7") {
+    hooks.emitter = &e;
+    b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+  }
+  llvm::Value* emit(const std::vector<const UOp*>& in_order) {
+    llvm::Value* v = nullptr;
+    for (const UOp* u : in_order) e.set(u, v = e.compute(u));
+    return v;
+  }
+  std::string verify() {
+    std::string err;
+    llvm::raw_string_ostream os(err);
+    return llvm::verifyModule(mod, &os) ? err : "";
+  }
+};
+
+TEST(LlvmExprEmitter, EmitsAVerifiedFunction) {
+  Graph g;
+  const UOp* buf = Tensor::input(g, "x", DType::F32, {4}).uop();
+  const UOp* x = g.make(Op::Load, DType::F32, {buf, g.cint(1)});
+  const UOp* e2 = g.make(Op::Exp2, DType::F32, {x});
+  const UOp* s = g.make(Op::Add, DType::F32, {g.make(Op::Mul, DType::F32, {x, e2}), g.cfloat(1, DType::F32)});
+  const UOp* i = g.make(Op::Cast, DType::I32, {s});
+  const UOp* q = g.make(Op::IDiv, DType::I32, {i, g.cint(3, DType::I32)});
+  const UOp* lt = g.make(Op::CmpLt, DType::Bool, {q, g.cint(5, DType::I32)});
+  const UOp* root = g.make(Op::Sqrt, DType::F32, {g.make(Op::Max, DType::F32, {x, g.cfloat(0, DType::F32)})});
+  const UOp* w = g.make(Op::Where, DType::F32, {lt, root, g.make(Op::Log2, DType::F32, {e2})});
+  const UOp* d = g.make(Op::Exp2, DType::F64, {g.make(Op::Cast, DType::F64, {w})});
+
+  EmitterFixture f(DType::F64, true);
+  llvm::Value* out = f.emit({x, e2, s->src[0], s, i, q, lt, root->src[0], root, w->src[2], w, d->src[0], d});
+  f.b.CreateRet(out);
+  EXPECT_EQ(f.verify(), "");
+  EXPECT_EQ(f.mod.getFunction("llvm.exp2.f32"), nullptr) << "f32 2^x is the polynomial";
+  EXPECT_NE(f.mod.getFunction("llvm.exp2.f64"), nullptr);
+  EXPECT_NE(f.mod.getFunction("llvm.log2.f32"), nullptr);
+  EXPECT_NE(f.mod.getFunction("llvm.sqrt.f32"), nullptr);
+}
+
+TEST(LlvmExprEmitter, MathTheTargetCannotEmitIsAnError) {
+  Graph g;
+  const UOp* x = g.make(Op::Load, DType::F32, {Tensor::input(g, "x", DType::F32, {4}).uop(), g.cint(0)});
+  EmitterFixture f(DType::F32, false);
+  f.emit({x});
+  try {
+    f.e.compute(g.make(Op::Log2, DType::F32, {x}));
+    ADD_FAILURE() << "a refused LOG2 was emitted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel k7: this target cannot emit LOG2 of f32"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(f.e.value(g.make(Op::Neg, DType::F32, {x})), Error) << "never computed";
+}
+
+}  // namespace
+}  // namespace tgc
