@@ -39,13 +39,14 @@ const char* kUsage = R"(tgc - ahead-of-time model compiler
 usage:
   tgc compile MODEL.onnx -o PATH [--target=NAME] [--triple=T] [--cpu=NAME] [--shared]
               [--weights=embedded|external] [--input-shape NAME=d0,d1,...] [--input-value NAME=v0,...]
-              [--dynamic NAME=MAX] [--no-opt]
+              [--dynamic NAME=MAX] [--no-opt] [--jobs=N]
       Compile to a standalone executable (default) or, with --shared, PATH=libNAME.so plus
       NAME.h beside it. --triple: x86_64-linux-gnu or aarch64-linux-gnu (default: host).
       --cpu: LLVM CPU name (default: the host CPU for host triples, generic otherwise).
       --input-value fixes an input at compile time (e.g. a sample rate that selects an If
       branch): the artifact is specialised and no longer takes that input.
       --no-opt: skip the target's kernel optimizations (register tiles, vector lanes).
+      --jobs: threads that generate CPU kernel code (default: one per core).
       Symbolic input dims need sizes (--input-shape; `?` keeps a dim symbolic), except the
       batch: a leading dim shared by the inputs stays dynamic when no node mixes samples, and
       the artifact binds it from its input shapes at run time (one sample's program per sample).
@@ -91,7 +92,7 @@ struct Args {
   std::string command, model, stage = "graph", kernel, opts, out_dir;
   std::string target = "cpu", triple, cpu, weights = "embedded";
   bool shared = false, optimize = true;
-  int beam = 0;
+  int beam = 0, jobs = 0;
   std::string tune_via, tune_cache;
   double tune_timeout = 10;
   std::vector<std::pair<std::string, std::string>> inputs;  // name, file
@@ -181,6 +182,7 @@ Args parse_args(int argc, char** argv) {
     else if (s.rfind("--cpu", 0) == 0) a.cpu = value("--cpu");
     else if (s.rfind("--weights", 0) == 0) a.weights = value("--weights");
     else if (s.rfind("--beam", 0) == 0) a.beam = parse_count(value("--beam"), "--beam");
+    else if (s.rfind("--jobs", 0) == 0) a.jobs = parse_count(value("--jobs"), "--jobs");
     else if (s.rfind("--tune-via", 0) == 0) a.tune_via = value("--tune-via");
     else if (s.rfind("--tune-cache", 0) == 0) a.tune_cache = value("--tune-cache");
     else if (s.rfind("--tune-timeout", 0) == 0) a.tune_timeout = parse_count(value("--tune-timeout"), "--tune-timeout");
@@ -277,6 +279,7 @@ int cmd_compile(const Args& a) {
   opt.cpu = a.cpu;
   opt.shared = a.shared;
   opt.optimize = a.optimize;
+  opt.jobs = a.jobs;
   opt.external_weights = a.weights == "external";
   opt.output = a.out_dir;
   std::filesystem::path tgc_dir = std::filesystem::canonical("/proc/self/exe").parent_path();
