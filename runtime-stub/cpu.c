@@ -1,12 +1,20 @@
-/* CPU backend: the launches' cpu_fn run on the thread pool over a host arena. A batch at least as
- * large as the pool runs a sample per thread instead, each in an arena of its own. TGC_PROFILE
- * times each launch and prints the means when the model is destroyed. */
+/* CPU backend: the launches' cpu_fn run on the thread pool over a host arena, a whole run handed to
+ * the pool at once. Which launches are split across the threads is measured, not guessed: the
+ * first CALIBRATION_RUNS runs time every launch on the calling thread alone, and a launch is split
+ * from then on when the time the other threads would save exceeds twice the pool's measured cost
+ * of one split (a wake-up and a barrier). A batch at least as large as the pool runs a sample per
+ * thread instead, each in an arena of its own. TGC_PROFILE times each launch and prints the means
+ * when the model is destroyed. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime_internal.h"
+
+#ifndef CALIBRATION_RUNS
+#define CALIBRATION_RUNS 3
+#endif
 
 /* A thread's own arena and argument arrays for sample-parallel runs. */
 typedef struct {
@@ -17,6 +25,10 @@ typedef struct {
 
 typedef struct {
   tgc_pool* pool;
+  tgc_step* steps;      /* per launch: what the pool runs */
+  int64_t* solo_ns;     /* per launch: its fastest calibration run on one thread */
+  int runs;             /* runs so far (calibration ends at CALIBRATION_RUNS) */
+  int64_t split_ns;     /* the pool's cost of one split step */
   void* arena;          /* 64-byte aligned; m->arena points here */
   cpu_worker* workers;  /* per thread, made by the first sample-parallel run, else NULL */
   double* profile_ms;   /* TGC_PROFILE set: time spent per launch */
@@ -85,6 +97,46 @@ static void run_samples(void* const* job_ptr, int64_t begin, int64_t end) {
   }
 }
 
+static void noop_kernel(void* const* buffers, int64_t begin, int64_t end) {
+  (void)buffers, (void)begin, (void)end;
+}
+
+/* The median time of a run of one empty split step: what splitting a launch costs. */
+static int64_t measure_split_ns(tgc_pool* pool) {
+  enum { N = 33 };
+  int64_t t[N];
+  tgc_step s = {noop_kernel, NULL, tgc_pool_size(pool), 1};
+  for (int i = 0; i < N; ++i) {
+    int64_t t0 = tgc_now_ns();
+    tgc_pool_run_steps(pool, &s, 1);
+    t[i] = tgc_now_ns() - t0;
+  }
+  for (int i = 1; i < N; ++i)
+    for (int j = i; j > 0 && t[j] < t[j - 1]; --j) {
+      int64_t x = t[j];
+      t[j] = t[j - 1], t[j - 1] = x;
+    }
+  return t[N / 2];
+}
+
+/* Calibration: every launch on this thread alone, timed. */
+static void run_timed(cpu_state* c, tgc_model* m) {
+  const tgc_model_desc* d = m->desc;
+  for (int32_t l = 0; l < d->num_launches; ++l) {
+    int64_t total = tgc_launch_items(m, l), t0 = tgc_now_ns();
+    if (total > 0) d->launches[l].cpu_fn(m->launch_args[l], 0, total);
+    int64_t t = tgc_now_ns() - t0;
+    if (c->runs == 0 || t < c->solo_ns[l]) c->solo_ns[l] = t;
+  }
+}
+
+/* Split a launch when the other threads' share of its time outweighs twice the split's cost. */
+static void decide_splits(cpu_state* c, const tgc_model* m) {
+  int n = m->num_threads;
+  for (int32_t l = 0; l < m->desc->num_launches; ++l)
+    c->steps[l].split = n > 1 && c->solo_ns[l] * (n - 1) / n > 2 * c->split_ns;
+}
+
 static int64_t cpu_run(void* be, tgc_model* m, int64_t sample) {
   cpu_state* c = be;
   const tgc_model_desc* d = m->desc;
@@ -96,11 +148,20 @@ static int64_t cpu_run(void* be, tgc_model* m, int64_t sample) {
     tgc_pool_run(c->pool, run_samples, (void* const*)(void*)&job, m->batch, 1);
     return m->batch;
   }
+  if (c->runs < CALIBRATION_RUNS && m->num_threads > 1) {
+    run_timed(c, m);
+    if (++c->runs == CALIBRATION_RUNS) decide_splits(c, m);
+    return 1;
+  }
+  for (int32_t l = 0; l < d->num_launches; ++l) c->steps[l].total = tgc_launch_items(m, l);
+  if (!c->profile_ms) {
+    tgc_pool_run_steps(c->pool, c->steps, d->num_launches);
+    return 1;
+  }
   for (int32_t l = 0; l < d->num_launches; ++l) {
-    int64_t total = tgc_launch_items(m, l);
-    double t0 = c->profile_ms ? tgc_now_ms() : 0;
-    if (total > 0) tgc_pool_run(c->pool, d->launches[l].cpu_fn, m->launch_args[l], total, 2);
-    if (c->profile_ms) c->profile_ms[l] += tgc_now_ms() - t0;
+    double t0 = tgc_now_ms();
+    tgc_pool_run_steps(c->pool, &c->steps[l], 1);
+    c->profile_ms[l] += tgc_now_ms() - t0;
   }
   if (sample == 0) c->profile_runs++; /* per tgc_run, over all its samples */
   return 1;
@@ -112,7 +173,10 @@ static void print_profile(const cpu_state* c, const tgc_model* m) {
   int32_t n = d->num_launches;
   double total = 0;
   for (int32_t l = 0; l < n; ++l) total += c->profile_ms[l];
-  fprintf(stderr, "tgc profile: %lld runs, %.4f ms per run\n", (long long)c->profile_runs, total / (double)c->profile_runs);
+  int32_t split = 0;
+  for (int32_t l = 0; l < n; ++l) split += c->steps[l].split;
+  fprintf(stderr, "tgc profile: %lld runs, %.4f ms per run; %d of %d launches split across %d threads (a split costs %.1f us)\n",
+          (long long)c->profile_runs, total / (double)c->profile_runs, (int)split, (int)n, m->num_threads, (double)c->split_ns / 1e3);
   // TGC_PROFILE=all lists every launch; otherwise the 25 slowest.
   const char* env = getenv("TGC_PROFILE");
   int32_t shown = env && strcmp(env, "all") == 0 ? n : 25;
@@ -132,6 +196,8 @@ static void cpu_destroy(void* be, tgc_model* m) {
   cpu_state* c = be;
   if (c->profile_ms && c->profile_runs > 0) print_profile(c, m);
   free(c->profile_ms);
+  free(c->steps);
+  free(c->solo_ns);
   if (c->pool) tgc_pool_destroy(c->pool);
   free_workers(c, m);
   free(c->arena);
@@ -147,9 +213,11 @@ static void* cpu_create(tgc_model* m, int num_threads) {
       return NULL;
     }
   cpu_state* c = calloc(1, sizeof *c);
-  m->num_threads = num_threads > 0 ? num_threads : tgc_online_cores();
+  m->num_threads = num_threads > 0 ? num_threads : tgc_physical_cores();
   if (m->num_threads > 1024) m->num_threads = 1024;
-  if (!c || (getenv("TGC_PROFILE") && !(c->profile_ms = calloc((size_t)d->num_launches + 1, sizeof(double)))) ||
+  size_t nl = (size_t)d->num_launches + 1;
+  if (!c || !(c->steps = calloc(nl, sizeof *c->steps)) || !(c->solo_ns = calloc(nl, sizeof *c->solo_ns)) ||
+      (getenv("TGC_PROFILE") && !(c->profile_ms = calloc(nl, sizeof(double)))) ||
       (d->arena_size > 0 && !(c->arena = tgc_alloc64(d->arena_size)))) {
     tgc_set_error("out of memory creating model '%s'", d->name ? d->name : "?");
     if (c) cpu_destroy(c, m);
@@ -160,6 +228,8 @@ static void* cpu_create(tgc_model* m, int num_threads) {
     cpu_destroy(c, m);
     return NULL;
   }
+  for (int32_t l = 0; l < d->num_launches; ++l) c->steps[l] = (tgc_step){d->launches[l].cpu_fn, m->launch_args[l], 0, 0};
+  if (m->num_threads > 1) c->split_ns = measure_split_ns(c->pool);
   return c;
 }
 

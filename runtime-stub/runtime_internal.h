@@ -32,10 +32,22 @@ typedef struct tgc_pool tgc_pool;
 tgc_pool* tgc_pool_create(int num_threads);
 void tgc_pool_destroy(tgc_pool* p);
 int tgc_pool_size(const tgc_pool* p);
-/* Runs fn(buffers, begin, end) over [0, total), split in contiguous chunks, one per thread, when
- * each gets at least min_items (else in the caller); returns when all are done. */
+/* One launch of a run: fn(buffers, begin, end) over [0, total), by the calling thread alone, or
+ * split in contiguous chunks, one per thread. */
+typedef struct {
+  tgc_cpu_fn fn;
+  void* const* buffers;
+  int64_t total;
+  int split;
+} tgc_step;
+/* Runs the steps in order and returns when all are done: the workers are woken once (not at all
+ * when no step is split) and meet only around split steps. */
+void tgc_pool_run_steps(tgc_pool* p, const tgc_step* steps, int num_steps);
+/* One step, split when each thread gets at least min_items. */
 void tgc_pool_run(tgc_pool* p, tgc_cpu_fn fn, void* const* buffers, int64_t total, int64_t min_items);
 int tgc_online_cores(void);
+int tgc_physical_cores(void);
+int64_t tgc_now_ns(void);  /* CLOCK_MONOTONIC */
 
 /* ---- backends (cpu.c, opencl.c; one file each) ---- */
 /* One run of a model, as runtime.c drives it:

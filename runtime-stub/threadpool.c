@@ -1,13 +1,19 @@
-/* A persistent pthread pool that runs one CPU launch at a time: [0, total) is split into one
- * contiguous chunk per thread, the calling thread takes chunk 0. Workers spin briefly on the job
- * generation counter before blocking on a condition variable, so back-to-back launches are cheap. */
+/* A persistent pthread pool that runs a whole model run at once: the caller hands it the run's
+ * steps (launches), the workers are woken once, and every thread walks the steps in order. A
+ * step is either run by the calling thread alone (too small to pay for splitting) or split into
+ * one contiguous chunk per thread; threads meet at a barrier only around split steps, so runs of
+ * small launches cost no synchronisation at all, and a run with no split step wakes no worker.
+ * Waiting (for a run, at a barrier) spins, then yields, then parks on a condition variable. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime_internal.h"
@@ -18,9 +24,8 @@
 #define PAUSE_NS 5000
 #endif
 #ifndef SPIN_NS
-#define SPIN_NS 50000
+#define SPIN_NS 100000
 #endif
-#include <time.h>
 
 struct tgc_pool;
 typedef struct {
@@ -34,14 +39,15 @@ struct tgc_pool {
   pthread_t* threads;
   worker_arg* args;
   pthread_mutex_t mu;
-  pthread_cond_t work_cv, done_cv;
-  atomic_uint gen;
-  atomic_int pending;
+  pthread_cond_t cv;
+  atomic_uint gen;        /* bumped per run (and to stop) */
+  atomic_uint phase;      /* bumped each time every thread has reached the barrier */
+  atomic_int arrived;     /* threads at the barrier */
+  atomic_int parked;      /* threads blocked on cv */
   atomic_int stop;
-  /* the current job, written before gen is bumped (release), read after (acquire) */
-  tgc_cpu_fn fn;
-  void* const* buffers;
-  int64_t total;
+  /* the current run, written before gen is bumped (release), read after (acquire) */
+  const tgc_step* steps;
+  int num_steps;
 };
 
 static inline void cpu_relax(void) {
@@ -52,7 +58,7 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-static int64_t now_ns(void) {
+int64_t tgc_now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
@@ -66,7 +72,7 @@ typedef struct {
 /* One step of waiting; returns 0 once it is time to block. */
 static int spin(spin_wait* s) {
   if ((++s->polls & 15) == 0 || s->start == 0) {
-    int64_t t = now_ns();
+    int64_t t = tgc_now_ns();
     if (s->start == 0) s->start = t;
     else if (t - s->start > SPIN_NS) return 0;
     if (t - s->start > PAUSE_NS) {
@@ -78,16 +84,69 @@ static int spin(spin_wait* s) {
   return 1;
 }
 
-int tgc_online_cores(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
+/* Waits until *word differs from `seen`; returns the new value. Sequentially consistent with
+ * wake(): either the waker sees `parked` or the waiter sees the new value. */
+static unsigned wait_change(tgc_pool* p, atomic_uint* word, unsigned seen) {
+  unsigned v;
+  spin_wait s = {0, 0};
+  while ((v = atomic_load(word)) == seen && spin(&s)) {
+  }
+  if (v != seen) return v;
+  pthread_mutex_lock(&p->mu);
+  atomic_fetch_add(&p->parked, 1);
+  while ((v = atomic_load(word)) == seen) pthread_cond_wait(&p->cv, &p->mu);
+  atomic_fetch_sub(&p->parked, 1);
+  pthread_mutex_unlock(&p->mu);
+  return v;
 }
 
-static void run_chunk(tgc_pool* p, int i) {
-  int64_t total = p->total, n = p->n, chunk = total / n, rem = total % n;
+static void bump_and_wake(tgc_pool* p, atomic_uint* word) {
+  atomic_fetch_add(word, 1);
+  if (atomic_load(&p->parked) > 0) {
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+  }
+}
+
+/* Every thread of the pool arrives before any leaves. */
+static void barrier(tgc_pool* p) {
+  unsigned phase = atomic_load(&p->phase);
+  if (atomic_fetch_add(&p->arrived, 1) == p->n - 1) {
+    atomic_store(&p->arrived, 0);
+    bump_and_wake(p, &p->phase);
+    return;
+  }
+  wait_change(p, &p->phase, phase);
+}
+
+static void run_chunk(const tgc_step* s, int i, int n) {
+  int64_t chunk = s->total / n, rem = s->total % n;
   int64_t begin = i * chunk + (i < rem ? i : rem);
   int64_t end = begin + chunk + (i < rem ? 1 : 0);
-  if (begin < end) p->fn(p->buffers, begin, end);
+  if (begin < end) s->fn(s->buffers, begin, end);
+}
+
+/* Thread i's part of a run. Around a split step every thread meets at the barrier (before it, so
+ * that it sees what the caller's solo steps wrote; after it, so that everyone sees its result),
+ * and the run ends at a barrier too. Past that last barrier the caller may return and reuse the
+ * steps, so no thread reads them there (hence `after_split`, kept in a local). */
+static void run_steps(tgc_pool* p, int i) {
+  const tgc_step* steps = p->steps;
+  int n = p->num_steps, after_split = 1;
+  for (int k = 0; k < n; ++k) {
+    const tgc_step* s = &steps[k];
+    if (!s->split) {
+      if (i == 0 && s->total > 0) s->fn(s->buffers, 0, s->total);
+      after_split = 0;
+      continue;
+    }
+    if (!after_split) barrier(p);
+    run_chunk(s, i, p->n);
+    after_split = 1;
+    barrier(p);
+  }
+  if (!after_split) barrier(p);
 }
 
 static void* worker(void* arg) {
@@ -95,26 +154,43 @@ static void* worker(void* arg) {
   int index = ((worker_arg*)arg)->index;
   unsigned seen = 0;
   for (;;) {
-    unsigned g = atomic_load_explicit(&p->gen, memory_order_acquire);
-    if (g == seen) {
-      spin_wait s = {0, 0};
-      while ((g = atomic_load_explicit(&p->gen, memory_order_acquire)) == seen && spin(&s)) {
-      }
-    }
-    if (g == seen) {
-      pthread_mutex_lock(&p->mu);
-      while ((g = atomic_load_explicit(&p->gen, memory_order_acquire)) == seen) pthread_cond_wait(&p->work_cv, &p->mu);
-      pthread_mutex_unlock(&p->mu);
-    }
-    seen = g;
-    if (atomic_load_explicit(&p->stop, memory_order_acquire)) return NULL;
-    run_chunk(p, index);
-    if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
-      pthread_mutex_lock(&p->mu);
-      pthread_cond_signal(&p->done_cv);
-      pthread_mutex_unlock(&p->mu);
-    }
+    seen = wait_change(p, &p->gen, seen);
+    if (atomic_load(&p->stop)) return NULL;
+    run_steps(p, index);
   }
+}
+
+int tgc_online_cores(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+/* Distinct (package, core) pairs among the online CPUs: SMT siblings share a core's vector units,
+ * so a second thread on one core rarely speeds kernels up. The online count where sysfs says
+ * nothing. */
+int tgc_physical_cores(void) {
+  int online = tgc_online_cores(), found = 0;
+  long* seen = calloc((size_t)online + 1, sizeof(long));
+  char path[128];
+  for (int cpu = 0; seen && cpu < 4096 && found < online; ++cpu) {
+    long pkg = -1, core = -1;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
+    FILE* f = fopen(path, "r");
+    if (!f) continue;
+    if (fscanf(f, "%ld", &pkg) != 1) pkg = -1;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+    if (!(f = fopen(path, "r"))) continue;
+    if (fscanf(f, "%ld", &core) != 1) core = -1;
+    fclose(f);
+    if (pkg < 0 || core < 0) continue;
+    long key = pkg * 1000003 + core;
+    int dup = 0;
+    for (int k = 0; k < found && !dup; ++k) dup = seen[k] == key;
+    if (!dup) seen[found++] = key;
+  }
+  free(seen);
+  return found > 0 && found <= online ? found : online;
 }
 
 tgc_pool* tgc_pool_create(int num_threads) {
@@ -125,11 +201,7 @@ tgc_pool* tgc_pool_create(int num_threads) {
   }
   p->n = num_threads > 0 ? num_threads : 1;
   pthread_mutex_init(&p->mu, NULL);
-  pthread_cond_init(&p->work_cv, NULL);
-  pthread_cond_init(&p->done_cv, NULL);
-  atomic_init(&p->gen, 0);
-  atomic_init(&p->pending, 0);
-  atomic_init(&p->stop, 0);
+  pthread_cond_init(&p->cv, NULL);
   if (p->n == 1) return p;
   p->threads = calloc((size_t)p->n, sizeof(pthread_t));
   p->args = calloc((size_t)p->n, sizeof(worker_arg));
@@ -161,15 +233,11 @@ tgc_pool* tgc_pool_create(int num_threads) {
 void tgc_pool_destroy(tgc_pool* p) {
   if (!p) return;
   if (p->started > 0) {
-    pthread_mutex_lock(&p->mu);
-    atomic_store_explicit(&p->stop, 1, memory_order_release);
-    atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
-    pthread_cond_broadcast(&p->work_cv);
-    pthread_mutex_unlock(&p->mu);
+    atomic_store(&p->stop, 1);
+    bump_and_wake(p, &p->gen);
     for (int i = 1; i <= p->started; ++i) pthread_join(p->threads[i], NULL);
   }
-  pthread_cond_destroy(&p->work_cv);
-  pthread_cond_destroy(&p->done_cv);
+  pthread_cond_destroy(&p->cv);
   pthread_mutex_destroy(&p->mu);
   free(p->threads);
   free(p->args);
@@ -178,27 +246,21 @@ void tgc_pool_destroy(tgc_pool* p) {
 
 int tgc_pool_size(const tgc_pool* p) { return p ? p->n : 0; }
 
-void tgc_pool_run(tgc_pool* p, tgc_cpu_fn fn, void* const* buffers, int64_t total, int64_t min_items) {
-  if (total <= 0) return;
-  if (p->n == 1 || total < min_items * (int64_t)p->n) {
-    fn(buffers, 0, total);
+void tgc_pool_run_steps(tgc_pool* p, const tgc_step* steps, int num_steps) {
+  int any_split = 0;
+  for (int k = 0; k < num_steps; ++k) any_split |= steps[k].split && steps[k].total > 0;
+  if (p->n == 1 || !any_split) {
+    for (int k = 0; k < num_steps; ++k)
+      if (steps[k].total > 0) steps[k].fn(steps[k].buffers, 0, steps[k].total);
     return;
   }
-  p->fn = fn;
-  p->buffers = buffers;
-  p->total = total;
-  atomic_store_explicit(&p->pending, p->n - 1, memory_order_relaxed);
-  pthread_mutex_lock(&p->mu);
-  atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
-  pthread_cond_broadcast(&p->work_cv);
-  pthread_mutex_unlock(&p->mu);
-  run_chunk(p, 0);
-  spin_wait s = {0, 0};
-  while (atomic_load_explicit(&p->pending, memory_order_acquire) != 0 && spin(&s)) {
-  }
-  if (atomic_load_explicit(&p->pending, memory_order_acquire) != 0) {
-    pthread_mutex_lock(&p->mu);
-    while (atomic_load_explicit(&p->pending, memory_order_acquire) != 0) pthread_cond_wait(&p->done_cv, &p->mu);
-    pthread_mutex_unlock(&p->mu);
-  }
+  p->steps = steps;
+  p->num_steps = num_steps;
+  bump_and_wake(p, &p->gen);
+  run_steps(p, 0);
+}
+
+void tgc_pool_run(tgc_pool* p, tgc_cpu_fn fn, void* const* buffers, int64_t total, int64_t min_items) {
+  tgc_step s = {fn, buffers, total, total >= min_items * (int64_t)p->n};
+  tgc_pool_run_steps(p, &s, 1);
 }
