@@ -54,7 +54,7 @@ std::string header_text(const std::string& name, const Model& m) {
     h += " * -1 is a run-time dim: '" + v->var().name + "' (1 to " + std::to_string(v->var().max) + ", default " +
          std::to_string(v->var().max) + "), bound by " + n + "_set_input_shape.\n";
   h += " */\nenum { " + n + "_NUM_INPUTS = " + std::to_string(m.inputs.size()) + ", " + n + "_NUM_OUTPUTS = " + std::to_string(m.outputs.size()) + " };\n\n";
-  h += "/* num_threads <= 0: one per core. NULL on failure: see " + n + "_last_error(). */\n";
+  h += "/* num_threads <= 0: one per physical core. NULL on failure: see " + n + "_last_error(). */\n";
   h += n + "_model* " + n + "_create(int num_threads);\n";
   h += "void " + n + "_destroy(" + n + "_model* m);\n";
   h += "/* Runs the model once on the current inputs. 0 on success, -1 on failure. */\n";

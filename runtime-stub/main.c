@@ -188,7 +188,7 @@ static void usage(const tgc_model_desc* d) {
          "  -o, --output DIR           write DIR/<file-safe output name>.npy for each output\n"
          "  --bench N                  time N runs after %d warm-up runs; the last line printed is JSON\n"
          "                             {\"median_ms\", \"min_ms\", \"mean_ms\", \"max_ms\", \"iters\", \"threads\", ...}\n"
-         "  --threads N                CPU threads (default: one per online core)\n"
+         "  --threads N                CPU threads (default: one per physical core)\n"
          "  --batch N                  batch size of a model with a run-time batch dim, for random inputs\n"
          "                             (default 1; with -i the files give it)\n"
          "  --dim NAME=N               size of a run-time dim, for random inputs (default: its upper bound;\n"

@@ -13,7 +13,7 @@ extern "C" {
 
 typedef struct tgc_model tgc_model;
 
-/* num_threads <= 0: one per online core. Returns NULL on failure (see tgc_last_error). */
+/* num_threads <= 0: one per physical core. Returns NULL on failure (see tgc_last_error). */
 tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads);
 void tgc_destroy(tgc_model* m);
 /* Runs every launch once. Returns 0, or -1 with tgc_last_error set. */
