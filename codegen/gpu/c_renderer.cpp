@@ -16,7 +16,7 @@ class CRenderer {
       : g_(g), k_(k), p_(*k.program), d_(d), index_(k.index_bits == 32 ? DType::I32 : DType::I64) {}
 
   std::string run() {
-    CKernelHead head{p_.name, {}, k_.local_size};
+    CKernelHead head{p_.name, {}, k_.local_size, k_.global_size};
     for (size_t i = 0; i < p_.args.size(); ++i) {
       head.buffers.push_back({"b" + std::to_string(i), g_.buffer(p_.args[i]).dtype, i == 0});
       arg_[p_.args[i]] = i;

@@ -12,6 +12,10 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
   libsqlite3-dev libopenblas-dev
+  # the vulkan/adreno targets: shaderc in the compiler (glslang's CMake config names its tools),
+  # volk in the runtime, lavapipe + the validation layer for the tests, spirv-val
+  libshaderc-dev glslang-dev glslang-tools glslc spirv-tools
+  libvulkan-dev libvulkan-volk-dev mesa-vulkan-drivers vulkan-validationlayers
 
 )
 # Node.js may come from Debian or elsewhere (nodesource ships npm inside nodejs).

@@ -244,7 +244,7 @@ int cmd_inspect(const Args& a) {
         continue;
       }
       if (!cpu) {
-        std::cout << dialect.render_gpu(*m.graph, p, target.profile).blob;
+        std::cout << dialect.render_source(*m.graph, p, target.profile);
         continue;
       }
       llvm::LLVMContext ctx;
