@@ -130,6 +130,10 @@ static int create_instance(tgc_vk* vk) {
                              .enabledExtensionCount = validation ? 1 : 0,
                              .ppEnabledExtensionNames = &ext};
   VkResult r = vkCreateInstance(&ci, NULL, &vk->instance);
+  if (r == VK_ERROR_INCOMPATIBLE_DRIVER) { /* what the loader says when it finds no driver at all */
+    tgc_set_error("Vulkan backend: no Vulkan device found (no Vulkan 1.1 driver; install one, e.g. mesa-vulkan-drivers)");
+    return -1;
+  }
   if (r != VK_SUCCESS) {
     tgc_set_error("Vulkan backend: vkCreateInstance (Vulkan 1.1) failed: %s (%d)", vk_err(r), (int)r);
     return -1;
