@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The vulkan target on this machine's Vulkan device (lavapipe in CI) with the validation layer on,
+# so any validation message fails a run: the bundled digits model as an executable (every
+# sample, --bench), as shared libraries (two models in one program), every emitted kernel
+# through spirv-val, and the adreno target's artifact (aarch64, SPIR-V inside). Batches and
+# run-time dims: tests/dynamic_dims.sh; real models: tests/real_models_vs_ort.sh ... vulkan.
+# Skips (77) without a Vulkan device.
+# usage: vulkan_artifacts.sh TGC_BINARY REPO_ROOT
+set -euo pipefail
+tgc="$1"; root="$2"
+"$root/tests/vulkan_device.sh" "$tgc" "$root" || exit $?
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+export TGC_VK_VALIDATION=1
+model="$root/models/digits_cnn.onnx"; samples="$root/models/digits_samples"
+cmp="/usr/bin/python3 $root/tests/compare_npy.py"
+fail=0
+
+expect_probs() {  # dir k
+  mkdir -p "$work/want$2"; cp "$samples/expected_probs_$2.npy" "$work/want$2/probs.npy"
+  $cmp "$1" "$work/want$2" --rtol 1e-4 --atol 1e-6 || fail=1
+}
+
+echo "== vulkan executable"
+"$tgc" compile "$model" --target=vulkan -o "$work/digits"
+for k in 0 1 2 3; do "$work/digits" -i image="$samples/image_$k.npy" -o "$work/vk$k"; expect_probs "$work/vk$k" $k; done
+"$work/digits" --bench 20 | tail -1 | grep -q '"median_ms"' || { echo "FAIL --bench has no median_ms"; fail=1; }
+
+echo "== vulkan shared libraries: two models in one program"
+"$tgc" compile "$model" --target=vulkan --shared -o "$work/libdigitsa.so"
+"$tgc" compile "$model" --target=vulkan --shared -o "$work/libdigitsb.so"
+cc -O2 -I"$work" "$root/tests/c_api/two_models.c" -L"$work" -ldigitsa -ldigitsb -lm -Wl,-rpath,"$work" -o "$work/two_models"
+"$work/two_models" "$samples/image_2.npy" "$samples/expected_probs_2.npy" || fail=1
+
+echo "== spirv-val on every kernel"
+"$tgc" inspect "$model" --target=vulkan --stage=blob -o "$work/spv" > /dev/null
+n=0
+for f in "$work"/spv/*.bin; do
+  spirv-val --target-env vulkan1.1 "$f" || { echo "FAIL spirv-val $(basename "$f")"; fail=1; }
+  n=$((n + 1))
+done
+[ "$n" -gt 0 ] || { echo "FAIL no kernels written by --stage=blob"; fail=1; }
+echo "$n kernels valid"
+
+echo "== adreno: aarch64 executable with SPIR-V kernels"
+"$tgc" compile "$model" --target=adreno -o "$work/digits_adreno"
+file "$work/digits_adreno" | grep -q aarch64 || { echo "FAIL adreno artifact is not aarch64"; fail=1; }
+exit $fail
