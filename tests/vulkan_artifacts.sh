@@ -2,7 +2,9 @@
 # The vulkan target on this machine's Vulkan device (lavapipe in CI) with the validation layer on,
 # so any validation message fails a run: the bundled digits model as an executable (every
 # sample, --bench), as shared libraries (two models in one program), every emitted kernel
-# through spirv-val, and the adreno target's artifact (aarch64, SPIR-V inside). Batches and
+# through spirv-val, a launch of more work-groups than one dispatch dimension takes, one-line
+# errors (no driver, no such device, --beam), and the adreno target's artifact (aarch64,
+# SPIR-V inside). Batches and
 # run-time dims: tests/dynamic_dims.sh; real models: tests/real_models_vs_ort.sh ... vulkan.
 # Skips (77) without a Vulkan device.
 # usage: vulkan_artifacts.sh TGC_BINARY REPO_ROOT
@@ -40,6 +42,38 @@ for f in "$work"/spv/*.bin; do
 done
 [ "$n" -gt 0 ] || { echo "FAIL no kernels written by --stage=blob"; fail=1; }
 echo "$n kernels valid"
+
+echo "== more work-groups than one dispatch dimension takes (65535): spread over x and y"
+/usr/bin/python3 - "$work" <<'PY'
+import sys, numpy as np, onnx
+from onnx import helper, TensorProto as T
+d, n = sys.argv[1], 70000 * 64 + 3
+x = helper.make_tensor_value_info("x", T.FLOAT, [n])
+y = helper.make_tensor_value_info("y", T.FLOAT, [n])
+onnx.save(helper.make_model(helper.make_graph([helper.make_node("Sqrt", ["x"], ["y"])], "big", [x], [y]),
+                            opset_imports=[helper.make_opsetid("", 13)]), f"{d}/big.onnx")
+v = np.random.default_rng(0).random(n, dtype=np.float32)
+np.save(f"{d}/big_x.npy", v)
+import os; os.makedirs(f"{d}/big_want", exist_ok=True); np.save(f"{d}/big_want/y.npy", np.sqrt(v))
+PY
+"$tgc" compile "$work/big.onnx" --target=vulkan -o "$work/big" 2>/dev/null
+"$work/big" -i x="$work/big_x.npy" -o "$work/big_got"
+$cmp "$work/big_got" "$work/big_want" --rtol 1e-6 --atol 1e-7 || fail=1
+
+echo "== errors: one line, exit 1"
+expect_error() {  # description, expected substring, command...
+  local what="$1" want="$2"; shift 2
+  if "$@" >"$work/out" 2>"$work/err"; then echo "FAIL $what: succeeded"; fail=1; return; fi
+  if [ "$(wc -l <"$work/err")" -ne 1 ] || ! grep -qF -- "$want" "$work/err"; then
+    echo "FAIL $what:"; cat "$work/err"; fail=1
+  else
+    echo "ok   $what: $(cat "$work/err")"
+  fi
+}
+expect_error "no Vulkan driver" "no Vulkan device found" env TGC_VK_VALIDATION=0 VK_DRIVER_FILES=/nonexistent.json VK_ICD_FILENAMES=/nonexistent.json "$work/digits"
+expect_error "TGC_VK_DEVICE matches nothing" "TGC_VK_DEVICE=no-such-gpu matches no Vulkan 1.1 compute device" \
+  env TGC_VK_DEVICE=no-such-gpu "$work/digits"
+expect_error "--beam" "--beam is not supported for --target=vulkan yet" "$tgc" compile "$model" --target=vulkan --beam=2 -o "$work/beam"
 
 echo "== adreno: aarch64 executable with SPIR-V kernels"
 "$tgc" compile "$model" --target=adreno -o "$work/digits_adreno"
