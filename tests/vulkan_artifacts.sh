@@ -4,8 +4,8 @@
 # sample, --bench), as shared libraries (two models in one program), every emitted kernel
 # through spirv-val, a launch of more work-groups than one dispatch dimension takes, one-line
 # errors (no driver, no such device, --beam), and the adreno target's artifact (aarch64,
-# SPIR-V inside). Batches and
-# run-time dims: tests/dynamic_dims.sh; real models: tests/real_models_vs_ort.sh ... vulkan.
+# SPIR-V inside). Batches and run-time dims: tests/dynamic_dims.sh; real models:
+# tests/real_models_vs_ort.sh ... vulkan.
 # Skips (77) without a Vulkan device.
 # usage: vulkan_artifacts.sh TGC_BINARY REPO_ROOT
 set -euo pipefail
