@@ -311,7 +311,10 @@ static int memory_type(tgc_vk* vk, uint32_t bits, uint32_t* type) {
   VkMemoryPropertyFlags wants[2] = {host | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, host};
   for (int w = 0; w < 2; ++w)
     for (uint32_t i = 0; i < mp.memoryTypeCount; ++i)
-      if ((bits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & wants[w]) == wants[w]) return *type = i, 0;
+      if ((bits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & wants[w]) == wants[w]) {
+        if (verbose()) fprintf(stderr, "tgc: vulkan: memory type %u (%s)\n", i, w == 0 ? "device-local, host-visible" : "host-visible, not device-local");
+        return *type = i, 0;
+      }
   tgc_set_error("Vulkan backend: '%s' has no host-visible coherent memory for the model's buffers", vk->props.deviceName);
   return -1;
 }
