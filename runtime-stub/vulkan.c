@@ -73,6 +73,12 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlag
                                                  const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
   tgc_vk* vk = user;
   const char* text = data && data->pMessage ? data->pMessage : "(no text)";
+  /* The loader's own notes (GENERAL: e.g. another architecture's driver files on a multiarch
+   * system) fail nothing and show with TGC_VERBOSE=1; validation messages fail the run. */
+  if (!(type & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT)) {
+    if (verbose()) fprintf(stderr, "tgc: vulkan loader: %s\n", text);
+    return VK_FALSE;
+  }
   if (vk->messages++ == 0) snprintf(vk->first_message, sizeof vk->first_message, "%s", text);
   if (vk->messages <= 5) fprintf(stderr, "tgc: vulkan validation: %s\n", text);
   return VK_FALSE;

@@ -71,6 +71,9 @@ expect_error() {  # description, expected substring, command...
   fi
 }
 expect_error "no Vulkan driver" "no Vulkan device found" env TGC_VK_VALIDATION=0 VK_DRIVER_FILES=/nonexistent.json VK_ICD_FILENAMES=/nonexistent.json "$work/digits"
+# The messenger is live from vkCreateInstance on: the loader's complaint reaches it.
+TGC_VERBOSE=1 TGC_VK_VALIDATION=1 VK_DRIVER_FILES=/nonexistent.json VK_ICD_FILENAMES=/nonexistent.json "$work/digits" 2>"$work/err" >/dev/null || true
+grep -q "^tgc: vulkan loader: " "$work/err" || { echo "FAIL no loader message reached the messenger"; cat "$work/err"; fail=1; }
 expect_error "TGC_VK_DEVICE matches nothing" "TGC_VK_DEVICE=no-such-gpu matches no Vulkan 1.1 compute device" \
   env TGC_VK_DEVICE=no-such-gpu "$work/digits"
 expect_error "--beam" "--beam is not supported for --target=vulkan yet" "$tgc" compile "$model" --target=vulkan --beam=2 -o "$work/beam"
