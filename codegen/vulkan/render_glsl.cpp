@@ -45,17 +45,18 @@ class GlslDialect : public CDialect {
         "#extension GL_EXT_shader_8bit_storage : require\n"
         "// " + k.name + "\n"
         "layout(local_size_x_id = 0) in;\n";
-    bool f64 = false;
     for (size_t i = 0; i < k.buffers.size(); ++i) {
       const CBuffer& b = k.buffers[i];
-      f64 |= b.dtype == DType::F64;
       s += "layout(std430, set = 0, binding = " + std::to_string(i) + ") restrict " + (b.written ? "" : "readonly ") +
            "buffer B" + std::to_string(i) + " { " + mem_type(b.dtype) + " " + b.name + "[]; };\n";
     }
-    // C's fmod (GLSL's mod floors); the double one only where doubles are in use, since an
-    // unused function would still ask the device for Float64.
-    s += "float tgc_fmod(float a, float b) { return a - b * trunc(a / b); }\n";
-    if (f64) s += "double tgc_fmod(double a, double b) { return a - b * trunc(a / b); }\n";
+    // C's fmod (GLSL's mod floors), and exp2/log2/sin of doubles, which GLSL lacks: computed in
+    // float. glslang drops functions nothing calls, so the double ones cost no Float64.
+    s += "float tgc_fmod(float a, float b) { return a - b * trunc(a / b); }\n"
+         "double tgc_fmod(double a, double b) { return a - b * trunc(a / b); }\n";
+    for (const char* f : {"exp2", "log2", "sin"})
+      s += std::string("float tgc_") + f + "(float x) { return " + f + "(x); }\n" + "double tgc_" + f +
+           "(double x) { return double(" + f + "(float(x))); }\n";
     // Work-groups may be spread over x and y; padding threads past the launch leave at once
     // (a whole work-group at a time where the kernel has work-groups, so barriers stay uniform).
     // A 32-bit kernel's launch fits in an int, and its padding (under 65535 work-groups of at
@@ -107,9 +108,9 @@ class GlslDialect : public CDialect {
   }
   std::string function(CFunction f) const override {
     switch (f) {
-      case CFunction::Exp2: return "exp2";
-      case CFunction::Log2: return "log2";
-      case CFunction::Sin: return "sin";
+      case CFunction::Exp2: return "tgc_exp2";
+      case CFunction::Log2: return "tgc_log2";
+      case CFunction::Sin: return "tgc_sin";
       case CFunction::Sqrt: return "sqrt";
       case CFunction::Trunc: return "trunc";
       case CFunction::FloatMax: return "max";
