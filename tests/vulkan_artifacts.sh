@@ -82,7 +82,8 @@ echo "== adreno: aarch64 executable with SPIR-V kernels"
 "$tgc" compile "$model" --target=adreno -o "$work/digits_adreno"
 file "$work/digits_adreno" | grep -q aarch64 || { echo "FAIL adreno artifact is not aarch64"; fail=1; }
 # Under qemu on arm64 lavapipe (dpkg --add-architecture arm64; libvulkan1:arm64
-# mesa-vulkan-drivers:arm64), without the validation layer, which has no arm64 build here.
+# mesa-vulkan-drivers:arm64), without the validation layer, which has no arm64 build here. Not
+# installed by default: its libc6:arm64 hangs the `qemu-aarch64 -L` tests (install-deps.sh).
 if command -v qemu-aarch64 >/dev/null && [ -e /usr/lib/aarch64-linux-gnu/libvulkan.so.1 ] &&
    ls /usr/share/vulkan/icd.d/lvp_icd.aarch64.json >/dev/null 2>&1; then
   echo "== adreno artifacts under qemu-aarch64 on arm64 lavapipe"

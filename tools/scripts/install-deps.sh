@@ -16,8 +16,9 @@ packages=(
   # volk in the runtime, lavapipe + the validation layer for the tests, spirv-val
   libshaderc-dev glslang-dev glslang-tools glslc spirv-tools
   libvulkan-dev libvulkan-volk-dev mesa-vulkan-drivers vulkan-validationlayers
-  # optional, for the adreno artifacts under qemu (tests/vulkan_artifacts.sh runs them when present):
-  # dpkg --add-architecture arm64 && apt-get update && apt-get install libvulkan1:arm64 mesa-vulkan-drivers:arm64
+  # not installed: arm64 lavapipe (libvulkan1:arm64 mesa-vulkan-drivers:arm64) would run the adreno
+  # artifacts under qemu, but its libc6:arm64 differs from libc6-arm64-cross and hangs every
+  # `qemu-aarch64 -L /usr/aarch64-linux-gnu` test (both glibcs end up in one process)
 
 )
 # Node.js may come from Debian or elsewhere (nodesource ships npm inside nodejs).
