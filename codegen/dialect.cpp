@@ -8,6 +8,8 @@
 #include "codegen/kernel_library.h"
 #include "codegen/opencl/opencl_candidate.h"
 #include "codegen/opencl/render_opencl.h"
+#include "codegen/vulkan/glsl_to_spirv.h"
+#include "codegen/vulkan/render_glsl.h"
 #include "ir/error.h"
 
 namespace tgc {
@@ -33,24 +35,42 @@ std::string cpu_candidate(const Graph& g, const LoopProgram& p, const ResolvedTa
   return so;
 }
 
+std::string opencl_source(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
+  return render_opencl(g, p, {.index_bits = profile.index_bits});
+}
+
 GpuKernel opencl_kernel(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
   // All global dims are flattened into dimension 0 (codegen/gpu/gpu_lowering.h).
-  return {render_opencl(g, p, {.index_bits = profile.index_bits}),
+  return {opencl_source(g, p, profile),
           {gpu_global_size(p), 1, 1},
           {p.locals.empty() ? 0 : gpu_local_size(p), 0, 0}};
+}
+
+std::string glsl_source(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
+  return render_glsl(g, p, {.index_bits = profile.index_bits});
+}
+
+// The launch counts threads in dimension 0 and names the work-group size, which the runtime
+// passes as specialization constant 0; the shader returns at once in padding threads.
+GpuKernel glsl_kernel(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
+  return {glsl_to_spirv(glsl_source(g, p, profile), p.name),
+          {gpu_global_size(p), 1, 1},
+          {p.locals.empty() ? kGlslDefaultLocalSize : gpu_local_size(p), 1, 1}};
 }
 }  // namespace
 
 const DialectOps& dialect_ops(Dialect d) {
-  static const DialectOps llvm_cpu{"llvm-cpu", {.inner_loop = true}, nullptr, cpu_candidate, "time"};
-  static const DialectOps opencl{"opencl", {.inner_loop = false}, opencl_kernel,
+  static const DialectOps llvm_cpu{"llvm-cpu", {.inner_loop = true}, nullptr, nullptr, cpu_candidate, "time"};
+  static const DialectOps opencl{"opencl", {.inner_loop = false}, opencl_kernel, opencl_source,
                                  [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
                                    return opencl_candidate(g, p, {.index_bits = t.profile.index_bits});
                                  },
                                  "time-cl"};
+  static const DialectOps glsl{"glsl", {.inner_loop = false}, glsl_kernel, glsl_source, nullptr, nullptr};
   switch (d) {
     case Dialect::LlvmCpu: return llvm_cpu;
     case Dialect::OpenCL: return opencl;
+    case Dialect::Glsl: return glsl;
   }
   throw Error("internal error: unknown kernel dialect");
 }

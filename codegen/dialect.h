@@ -14,17 +14,20 @@ namespace tgc {
 
 // A GPU kernel as the runtime launches it.
 struct GpuKernel {
-  std::string blob;                     // OpenCL C source (later SPIR-V, PTX): no NUL terminator
+  std::string blob;                     // OpenCL C source or SPIR-V (later PTX): no NUL terminator
   std::array<int64_t, 3> global{1, 1, 1};  // work items in all, per dimension
   std::array<int64_t, 3> local{0, 0, 0};   // work-group size; 0: the driver chooses
 };
 
 struct DialectOps {
-  const char* name;       // "llvm-cpu", "opencl": tuning-cache and --help spelling
+  const char* name;       // "llvm-cpu", "opencl", "glsl": tuning-cache and --help spelling
   LowerOptions lower;     // how loop programs are shaped for this dialect
-  // GPU dialects: the kernel's launch blob and sizes. Empty for LlvmCpu.
+  // GPU dialects: the kernel's launch blob and sizes, and its source text (`tgc inspect
+  // --stage=source`; the blob itself where that is text). Empty for LlvmCpu.
   std::function<GpuKernel(const Graph&, const LoopProgram&, const TargetProfile&)> render_gpu;
-  // A tuning candidate for tgc-agent (docs/tuning.md) and the agent request that times it.
+  std::function<std::string(const Graph&, const LoopProgram&, const TargetProfile&)> render_source;
+  // A tuning candidate for tgc-agent (docs/tuning.md) and the agent request that times it;
+  // NULL where --beam does not support the dialect yet.
   std::function<std::string(const Graph&, const LoopProgram&, const ResolvedTarget&, const std::string& workdir)> candidate;
   const char* agent_request;  // "time" (a one-kernel shared object) or "time-cl" (OpenCL C)
 };

@@ -24,6 +24,7 @@ enum tgc_storage { TGC_STORAGE_ARENA, TGC_STORAGE_WEIGHT, TGC_STORAGE_INPUT, TGC
 struct tgc_backend;
 extern const struct tgc_backend tgc_backend_cpu;    /* cpu.c */
 extern const struct tgc_backend tgc_backend_opencl; /* opencl.c */
+extern const struct tgc_backend tgc_backend_vulkan; /* vulkan.c */
 
 typedef struct {
   const char* name;      /* ONNX value name for inputs/outputs, internal name otherwise */
@@ -48,12 +49,12 @@ typedef void (*tgc_cpu_fn)(void* const* buffers, int64_t begin, int64_t end);
 typedef struct {
   const char* name;       /* kernel name; the GPU entry point */
   tgc_cpu_fn cpu_fn;      /* CPU backend */
-  const void* blob;       /* GPU backends: the kernel's code (OpenCL C source, later SPIR-V or PTX) */
+  const void* blob;       /* GPU backends: the kernel's code (OpenCL C source or SPIR-V, later PTX) */
   int64_t blob_size;      /* bytes of blob (OpenCL C: the text without a terminating NUL) */
   int32_t num_buffers;
   const int32_t* buffers; /* indices into tgc_model_desc.buffers, in kernel-argument order */
   int64_t global_size[3];
-  int64_t local_size[3];  /* OpenCL: 0 = let the driver choose */
+  int64_t local_size[3];  /* OpenCL: 0 = let the driver choose; Vulkan: specialization constant 0 */
   int32_t outer_var;      /* models with run-time dims: -1, or the VAR (index into var_names) that
                            * the outermost dim of the work items is, at its upper bound: the runtime
                            * runs var/var_max of the items (CPU) */

@@ -25,4 +25,25 @@ TargetProfile opencl_profile() {
   return t;
 }
 
+// 32-bit indices: Vulkan devices need not have 64-bit integers (shaderInt64), and they are slow
+// where they exist. 256 threads and 16 KiB of shared memory per work-group fit every desktop and
+// mobile GPU of the last decade.
+TargetProfile vulkan_profile() {
+  TargetProfile t;
+  t.gpu = true;
+  t.vector_lanes = 1;
+  t.max_local = 256;
+  t.local_bytes = 16 << 10;
+  t.index_bits = 32;
+  return t;
+}
+
+// ../shared/DESIGN.md §4: 1024 threads and 32 KiB of shared memory per work-group (waves of 64).
+TargetProfile adreno_vulkan_profile() {
+  TargetProfile t = vulkan_profile();
+  t.max_local = 1024;
+  t.local_bytes = 32 << 10;
+  return t;
+}
+
 }  // namespace tgc

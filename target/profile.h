@@ -23,5 +23,8 @@ struct TargetProfile {
 TargetProfile cpu_profile(const std::function<bool(const std::string&)>& has_feature, bool aarch64);
 // Adreno 6xx through OpenCL (the qcom target).
 TargetProfile opencl_profile();
+// Any Vulkan 1.1 GPU (the vulkan target), and the Adreno X1-85 through Vulkan (adreno).
+TargetProfile vulkan_profile();
+TargetProfile adreno_vulkan_profile();
 
 }  // namespace tgc

@@ -12,6 +12,12 @@ const std::vector<TargetDesc>& targets() {
       // runtime can cut OpenCL sub-buffers out of one arena on any device.
       {"qcom", "OpenCL C kernels for Qualcomm Adreno 6xx (runs on any OpenCL 1.2 device)", "aarch64", Dialect::OpenCL,
        "tgc_backend_opencl", 512, [](const auto&, bool) { return opencl_profile(); }},
+      // Arena offsets 256-byte aligned: the largest minStorageBufferOffsetAlignment Vulkan allows,
+      // so arena buffers are ranges of one VkBuffer on any device.
+      {"vulkan", "GLSL compute kernels as SPIR-V for any Vulkan 1.1 GPU, host code for the host", "", Dialect::Glsl,
+       "tgc_backend_vulkan", 256, [](const auto&, bool) { return vulkan_profile(); }},
+      {"adreno", "SPIR-V kernels for the Adreno X1-85 (Snapdragon X Elite) through Vulkan, aarch64 Linux host code",
+       "aarch64", Dialect::Glsl, "tgc_backend_vulkan", 256, [](const auto&, bool) { return adreno_vulkan_profile(); }},
   };
   return rows;
 }

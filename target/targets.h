@@ -14,7 +14,7 @@ namespace tgc {
 
 // How kernels are written: LLVM functions in the host object, or a GPU language whose text or
 // binary the artifact carries as a launch blob.
-enum class Dialect { LlvmCpu, OpenCL };
+enum class Dialect { LlvmCpu, OpenCL, Glsl };
 
 struct TargetDesc {
   std::string name;            // --target=NAME

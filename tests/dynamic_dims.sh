@@ -138,6 +138,20 @@ expect_error "--dynamic of an unknown dim" "--dynamic sq: no input has a symboli
 "$tgc" compile "$work/attn.onnx" --dynamic seq=16 --target=qcom --triple=x86_64-linux-gnu -o "$work/attn_cl" 2>/dev/null || fail=1
 "$work/attn_cl" -i x="$work/seq5.npy" -o "$work/attn_cl5" >/dev/null || fail=1
 compare "$work/attn_cl5" "$work/attn_ref5" --max-rel 1e-5
+# --target=vulkan where a Vulkan device exists (lavapipe in CI), validation layer on: a batch
+# replays the command buffer per sample, the kernels read the length from the vars buffer.
+if "$root/tests/vulkan_device.sh" "$tgc" "$root" >/dev/null; then
+  "$tgc" compile "$work/dyn.onnx" --target=vulkan -o "$work/dynvk" 2>/dev/null || fail=1
+  TGC_VK_VALIDATION=1 "$work/dynvk" -i x="$work/x3.npy" -i y="$work/y3.npy" -o "$work/vk3" >/dev/null || fail=1
+  compare "$work/vk3" "$work/ref3" --max-rel 1e-6
+  "$tgc" compile "$work/attn.onnx" --dynamic seq=16 --target=vulkan -o "$work/attn_vk" 2>/dev/null || fail=1
+  for t in 5 16; do
+    TGC_VK_VALIDATION=1 "$work/attn_vk" -i x="$work/seq$t.npy" -o "$work/attn_vk$t" >/dev/null || fail=1
+    compare "$work/attn_vk$t" "$work/attn_ref$t" --max-rel 1e-5
+  done
+else
+  echo "note: no Vulkan device here, the vulkan cases are skipped"
+fi
 
 if [ -d "$real" ] && [ -d "$root/tools/ort/node_modules/onnxruntime-node" ]; then
   echo "== attention at length 9 vs onnxruntime"

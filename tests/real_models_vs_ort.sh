@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Every real model in ../shared/models/real compiled for cpu, its artifact run on seeded inputs,
+# Every real model in ../shared/models/real compiled for cpu (or TARGET), its artifact run on seeded inputs,
 # and each output compared with onnxruntime-node on the same inputs: max|tgc - ort| must be at
 # most 1e-4 of max|ort| (fp32). Shapes are the README's reference shapes. Silero v5 is compiled
 # once with sr fixed at compile time (--input-value) and once with sr as a run-time input, where
 # both If branches are computed and selected; silero legacy takes sr at run time.
-# usage: real_models_vs_ort.sh TGC_BINARY REPO_ROOT   (TGC_REAL_MODELS overrides the model dir)
+# usage: real_models_vs_ort.sh TGC_BINARY REPO_ROOT [TARGET]   (TGC_REAL_MODELS overrides the model dir)
 set -euo pipefail
-tgc="$1"; root="$2"
+tgc="$1"; root="$2"; target="${3:-cpu}"
 real="${TGC_REAL_MODELS:-$root/../shared/models/real}"
 ort="$root/tools/ort/ort_run.js"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 [ -d "$real" ] || { echo "FAIL real models not found in $real (set TGC_REAL_MODELS)"; exit 1; }
+[ "$target" != vulkan ] || "$root/tests/vulkan_device.sh" "$tgc" "$root" || exit $?
 [ -d "$root/tools/ort/node_modules/onnxruntime-node" ] || { echo "FAIL onnxruntime-node is not installed (run tools/scripts/install-deps.sh)"; exit 1; }
 fail=0
 covered="ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx melspectrogram.onnx
@@ -61,7 +62,7 @@ check() {
   o=("${a[@]}")
   for kv in $ort_only; do o+=(-i "${kv%%=*}=$work/${kv#*=}"); done
   # shellcheck disable=SC2086
-  if ! "$tgc" compile "$model" $cargs -o "$work/$name"; then fail=1; return; fi
+  if ! "$tgc" compile --target="$target" "$model" $cargs -o "$work/$name"; then fail=1; return; fi
   "$work/$name" "${a[@]}" -o "$work/$name.tgc" || { echo "FAIL $name: artifact failed"; fail=1; return; }
   node "$ort" "$model" "${o[@]}" -o "$work/$name.ort"
   /usr/bin/python3 "$root/tests/compare_npy.py" "$work/$name.tgc" "$work/$name.ort" --max-rel 1e-4 || fail=1
@@ -76,14 +77,14 @@ check hello_deepa hello_deepa.onnx "" "onnx::Flatten_0=hello_x.npy" ""
 check silero_v5_sr_fixed silero_vad_v5.onnx "--input-shape input=1,512 --input-shape state=2,1,128 --input-value sr=16000" \
   "input=audio512.npy state=state.npy" "sr=sr16000.npy"
 # 256 samples are valid for both branches, so sr can stay a run-time input.
-"$tgc" compile "$real/silero_vad_v5.onnx" --input-shape input=1,256 --input-shape state=2,1,128 -o "$work/v5_runtime_sr" || fail=1
+"$tgc" compile --target="$target" "$real/silero_vad_v5.onnx" --input-shape input=1,256 --input-shape state=2,1,128 -o "$work/v5_runtime_sr" || fail=1
 for sr in 16000 8000; do
   echo "== silero_v5_runtime_sr $sr"
   "$work/v5_runtime_sr" -i input="$work/audio256.npy" -i state="$work/state.npy" -i sr="$work/sr$sr.npy" -o "$work/v5_$sr.tgc" || fail=1
   node "$ort" "$real/silero_vad_v5.onnx" -i input="$work/audio256.npy" -i state="$work/state.npy" -i sr="$work/sr$sr.npy" -o "$work/v5_$sr.ort"
   /usr/bin/python3 "$root/tests/compare_npy.py" "$work/v5_$sr.tgc" "$work/v5_$sr.ort" --max-rel 1e-4 || fail=1
 done
-"$tgc" compile "$real/silero_vad_legacy.onnx" --input-shape input=1,512 --input-shape h=2,1,64 --input-shape c=2,1,64 -o "$work/legacy" || fail=1
+"$tgc" compile --target="$target" "$real/silero_vad_legacy.onnx" --input-shape input=1,512 --input-shape h=2,1,64 --input-shape c=2,1,64 -o "$work/legacy" || fail=1
 for sr in 16000 8000; do
   echo "== silero_legacy $sr"
   ins=(-i input="$work/audio512.npy" -i sr="$work/sr$sr.npy" -i h="$work/h.npy" -i c="$work/c.npy")

@@ -1,17 +1,20 @@
 // The renderers, directly: the GPU lowering (launch sizes, work-item decode, group reduces, the
-// 32-bit index refusal), the C-style renderer through OpenCL C and through a toy dialect, and
-// the LLVM expression emitter with its hooks.
+// 32-bit index refusal), the C-style renderer through OpenCL C, GLSL (compiled to SPIR-V) and a
+// toy dialect, and the LLVM expression emitter with its hooks.
 #include <gtest/gtest.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "codegen/gpu/c_renderer.h"
 #include "codegen/llvm/llvm_expr.h"
 #include "codegen/opencl/opencl_candidate.h"
 #include "codegen/opencl/render_opencl.h"
+#include "codegen/vulkan/glsl_to_spirv.h"
+#include "codegen/vulkan/render_glsl.h"
 #include "ir/error.h"
 #include "ir/tensor.h"
 #include "passes/opt.h"
@@ -217,6 +220,69 @@ TEST(OpenClDialect, HalfBuffersAndDoubles) {
   std::string f64 = render_opencl(g, gpu_program(g, Tensor::input(g, "d", DType::F64, {64}).relu(), {}));
   EXPECT_EQ(f64.rfind("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n__kernel void ", 0), 0u) << f64;
   EXPECT_EQ(half.find("#pragma"), std::string::npos);
+}
+
+// The OpCapability operands of a SPIR-V module.
+std::vector<uint32_t> spirv_capabilities(const std::string& spv) {
+  std::vector<uint32_t> w(spv.size() / 4), caps;
+  std::memcpy(w.data(), spv.data(), w.size() * 4);
+  for (size_t i = 5; i < w.size() && (w[i] >> 16) > 0; i += w[i] >> 16)
+    if ((w[i] & 0xffff) == 17) caps.push_back(w[i + 1]);
+  return caps;
+}
+bool has(const std::vector<uint32_t>& v, uint32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+TEST(GlslDialect, WorkGroupKernelStructure) {
+  Graph g;
+  LoopProgram p = gpu_program(g, matmul(g, 8, 64, 96), {{OptOp::Local, 1, 32}, {OptOp::Group, 2, 4}});
+  std::string glsl = render_glsl(g, p, {.index_bits = 32});
+  EXPECT_EQ(glsl.rfind("#version 450\n", 0), 0u) << glsl;
+  EXPECT_NE(glsl.find("layout(local_size_x_id = 0) in;\n"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("layout(std430, set = 0, binding = 0) restrict buffer B0 { float b0[]; };\n"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("binding = 2) restrict readonly buffer B2 { float b2[]; };\n"), std::string::npos) << glsl;
+  // Shared memory at file scope, padding threads gone before the kernel body.
+  size_t body = glsl.find("void tgc_kernel() {\n");
+  ASSERT_NE(body, std::string::npos) << glsl;
+  EXPECT_LT(glsl.find("shared float sm_"), body) << glsl;
+  EXPECT_NE(glsl.find("  if (tgc_thread() >= " + std::to_string(gpu_global_size(p)) + "u) return;\n"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("  int gid = int(tgc_group()), lid = int(gl_LocalInvocationID.x);\n", body), std::string::npos) << glsl;
+  EXPECT_EQ(count(glsl, "memoryBarrierShared(); barrier();"), 2u) << glsl;
+  EXPECT_EQ(glsl.find("int64_t"), std::string::npos) << "32-bit kernels need no Int64: " << glsl;
+  std::string spv = glsl_to_spirv(glsl, p.name);
+  ASSERT_GE(spv.size(), 20u);
+  uint32_t magic;
+  std::memcpy(&magic, spv.data(), 4);
+  EXPECT_EQ(magic, 0x07230203u);
+  EXPECT_FALSE(has(spirv_capabilities(spv), 11)) << "Int64";
+}
+
+// f16 in 16-bit storage with fp32 math: the module needs StorageBuffer16BitAccess, not Float16.
+TEST(GlslDialect, HalfStorageFloatMath) {
+  Graph g;
+  LoopProgram p = gpu_program(g, (Tensor::input(g, "h", DType::F16, {64}) * 2.0).relu(), {});
+  std::string glsl = render_glsl(g, p, {.index_bits = 32});
+  EXPECT_NE(glsl.find("restrict buffer B0 { float16_t b0[]; };"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("= float16_t("), std::string::npos) << glsl;
+  std::vector<uint32_t> caps = spirv_capabilities(glsl_to_spirv(glsl, p.name));
+  EXPECT_TRUE(has(caps, 4433)) << "StorageBuffer16BitAccess";
+  EXPECT_FALSE(has(caps, 9)) << "Float16";
+  std::string bf16 = render_glsl(g, gpu_program(g, Tensor::input(g, "bf", DType::BF16, {64}).relu(), {}), {.index_bits = 32});
+  EXPECT_NE(bf16.find("{ uint16_t b0[]; }"), std::string::npos) << bf16;
+  EXPECT_NO_THROW(glsl_to_spirv(bf16, "bf16"));
+  std::string f64 = render_glsl(g, gpu_program(g, Tensor::input(g, "d", DType::F64, {64}).relu(), {}), {.index_bits = 32});
+  EXPECT_TRUE(has(spirv_capabilities(glsl_to_spirv(f64, "f64")), 10)) << "Float64";
+}
+
+TEST(GlslDialect, CompileErrorsNameTheKernel) {
+  try {
+    glsl_to_spirv("#version 450\nvoid main() { undeclared_thing = 1; }\n", "k7");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("kernel k7"), std::string::npos) << m;
+    EXPECT_NE(m.find("undeclared_thing"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
+  }
 }
 
 // A dialect spelled unlike OpenCL C, with shared memory at file scope as GLSL wants it: the

@@ -146,6 +146,9 @@ std::string summary_line(const TuneReport& r) {
 }
 
 std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>& kernels, const ResolvedTarget& t) {
+  // Before the agent starts: SPIR-V candidates have no agent request yet.
+  if (!dialect_ops(t.desc->dialect).candidate)
+    throw Error("--beam is not supported for --target=" + t.desc->name + " yet");
   auto t0 = std::chrono::steady_clock::now();
   report_ = TuneReport{};
   report_.kernels = kernels.size();
@@ -170,6 +173,7 @@ std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>&
       report_.device = agent.greeting().opencl_device;
       target = "opencl " + t.desc->name;
       break;
+    case Dialect::Glsl: break;  // refused above
   }
 
   // Distinct kernels in order of first use.

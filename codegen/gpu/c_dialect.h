@@ -1,4 +1,4 @@
-// The spellings of one C-family kernel language (OpenCL C; GLSL next). The C-style renderer
+// The spellings of one C-family kernel language (OpenCL C, GLSL). The C-style renderer
 // (c_renderer.h) writes every statement and expression form -- declarations, loops, operators,
 // ternaries, integer division guards, group reduces -- and asks the dialect only for what differs
 // between languages. A dialect never sees DType::Index: the renderer passes the integer type of
@@ -21,6 +21,7 @@ struct CKernelHead {
   std::string name;
   std::vector<CBuffer> buffers;  // in kernel-argument order
   int64_t local_size;            // threads per work-group
+  int64_t global_size;           // threads in all (dimension 0)
 };
 
 // Math the renderer spells as calls.

@@ -16,7 +16,7 @@ class CRenderer {
       : g_(g), k_(k), p_(*k.program), d_(d), index_(k.index_bits == 32 ? DType::I32 : DType::I64) {}
 
   std::string run() {
-    CKernelHead head{p_.name, {}, k_.local_size};
+    CKernelHead head{p_.name, {}, k_.local_size, k_.global_size};
     for (size_t i = 0; i < p_.args.size(); ++i) {
       head.buffers.push_back({"b" + std::to_string(i), g_.buffer(p_.args[i]).dtype, i == 0});
       arg_[p_.args[i]] = i;
@@ -130,11 +130,12 @@ class CRenderer {
   std::string identity(const UOp* u) {
     DType t = u->dtype;
     switch (u->reduce().op) {
-      case Op::Add: return is_float(t) ? float_lit(0, t) : "0";
-      case Op::Mul: return is_float(t) ? float_lit(1, t) : "1";
+      // Integers in their own type: GLSL does not narrow an int literal into a uint8_t.
+      case Op::Add: return is_float(t) ? float_lit(0, t) : d_.cast(reg(t), "0");
+      case Op::Mul: return is_float(t) ? float_lit(1, t) : d_.cast(reg(t), "1");
       default:
         if (is_float(t)) return float_lit(-INFINITY, t);
-        return is_unsigned(t) ? "0" : d_.int_min(dialect_type(t));
+        return is_unsigned(t) ? d_.cast(reg(t), "0") : d_.int_min(dialect_type(t));
     }
   }
 
@@ -195,8 +196,9 @@ class CRenderer {
       case Op::Add: return "(" + s(0) + (t == DType::Bool ? " || " : " + ") + s(1) + ")";
       case Op::Mul: return "(" + s(0) + (t == DType::Bool ? " && " : " * ") + s(1) + ")";
       case Op::Max: return d_.call(f ? CFunction::FloatMax : CFunction::IntMax, {s(0), s(1)});
-      case Op::Mod: return f ? d_.call(CFunction::FloatMod, {s(0), s(1)}) : "(" + s(1) + " == 0 ? 0 : " + s(0) + " % " + s(1) + ")";
-      case Op::IDiv: return "(" + s(1) + " == 0 ? 0 : " + s(0) + " / " + s(1) + ")";
+      // The 0 in the operands' type, as for identities.
+      case Op::Mod: return f ? d_.call(CFunction::FloatMod, {s(0), s(1)}) : "(" + s(1) + " == 0 ? " + d_.zero(reg(t)) + " : " + s(0) + " % " + s(1) + ")";
+      case Op::IDiv: return "(" + s(1) + " == 0 ? " + d_.zero(reg(t)) + " : " + s(0) + " / " + s(1) + ")";
       case Op::CmpLt: return "(" + s(0) + " < " + s(1) + ")";
       case Op::CmpNe: return "(" + s(0) + " != " + s(1) + ")";
       case Op::And: return "(" + s(0) + (t == DType::Bool ? " && " : " & ") + s(1) + ")";

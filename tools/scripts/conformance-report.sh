@@ -3,7 +3,8 @@
 # docs/onnx-conformance.md and the pass lists the CTest conformance tests check
 # (tests/onnx_{interp,cpu,qcom,cpu_aarch64}_pass.txt). Run it after adding ops; commit the results.
 # usage: tools/scripts/conformance-report.sh [BUILD_DIR]     (JOBS=N cases at once, default nproc;
-#        TARGETS="interp cpu qcom cpu_aarch64" by default: qcom on pocl takes about 17 minutes)
+#        TARGETS="interp cpu qcom cpu_aarch64" by default: qcom on pocl takes about 17 minutes;
+#        add vulkan for tests/onnx_vulkan_pass.txt: lavapipe with the validation layer, about 9 minutes at JOBS=2)
 # The per-target results stay in BUILD_DIR/conformance/*.tsv.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -15,6 +16,7 @@ revision="commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!do
 cmake --build "$build" --target tgc onnx-conformance >/dev/null
 out="$build/conformance"
 export POCL_KERNEL_CACHE=0  # pocl builds every kernel afresh: no stale kernel cache
+export TGC_VK_VALIDATION=1 MESA_SHADER_CACHE_DIR="$root/$build/mesa-shader-cache"
 mkdir -p "$out"
 
 run() {  # name, label, runner options...
@@ -38,6 +40,7 @@ for t in $targets; do
     interp) run interp "interp" ;;
     cpu) run cpu "cpu" --target cpu ;;
     qcom) run qcom "qcom (pocl)" --target qcom --triple x86_64-linux-gnu ;;
+    vulkan) run vulkan "vulkan (lavapipe)" --target vulkan ;;
     cpu_aarch64) run cpu_aarch64 "cpu aarch64 (qemu)" --target cpu --triple aarch64-linux-gnu --emulator "qemu-aarch64 -L /usr/aarch64-linux-gnu" ;;
     *) echo "unknown target '$t' in TARGETS" >&2; exit 1 ;;
   esac

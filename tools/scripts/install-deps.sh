@@ -12,6 +12,13 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
   libsqlite3-dev libopenblas-dev
+  # the vulkan/adreno targets: shaderc in the compiler (glslang's CMake config names its tools),
+  # volk in the runtime, lavapipe + the validation layer for the tests, spirv-val
+  libshaderc-dev glslang-dev glslang-tools glslc spirv-tools
+  libvulkan-dev libvulkan-volk-dev mesa-vulkan-drivers vulkan-validationlayers
+  # not installed: arm64 lavapipe (libvulkan1:arm64 mesa-vulkan-drivers:arm64) would run the adreno
+  # artifacts under qemu, but its libc6:arm64 differs from libc6-arm64-cross and hangs every
+  # `qemu-aarch64 -L /usr/aarch64-linux-gnu` test (both glibcs end up in one process)
 
 )
 # Node.js may come from Debian or elsewhere (nodesource ships npm inside nodejs).

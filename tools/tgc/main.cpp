@@ -1,5 +1,6 @@
 // tgc: the command-line driver. Subcommands: compile, inspect, eval.
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -62,12 +63,13 @@ usage:
       that crashes or runs past --tune-timeout (default 10) is dropped. Results are kept in a
       SQLite cache (default $XDG_CACHE_HOME/tgc/tune.sqlite or ~/.cache/tgc/tune.sqlite) keyed
       by target, device and kernel, and reused by later compiles. See docs/tuning.md.
-  tgc inspect MODEL.onnx [--stage=graph|kernels|loops|source|llvm|asm] [--kernel=NAME [--opts=LIST]]
+  tgc inspect MODEL.onnx [--stage=graph|kernels|loops|source|blob|llvm|asm] [--kernel=NAME [--opts=LIST]] [-o DIR]
               [--input-shape NAME=d0,d1,...] [--dynamic NAME=MAX]
               [--target=NAME] [--triple=T] [--cpu=NAME] [--no-opt]
       Print the IR graph, the kernels the scheduler cuts it into with what each fuses, the
       loop program of each kernel after the target's optimizations (listed before each), each
-      kernel's source as the artifact carries it (GPU targets: e.g. OpenCL C; cpu: LLVM IR), or
+      kernel's source (GPU targets: OpenCL C, GLSL; cpu: LLVM IR), with --stage=blob -o DIR each GPU
+      kernel's launch blob as the artifact carries it (DIR/k12.bin: OpenCL C, SPIR-V), or
       each CPU kernel's LLVM IR as rendered (before O3) or assembly (after O3). --kernel: only that
       kernel (k12); --opts: its actions instead of the heuristic's, e.g. 'UPCAST(1,8) UNROLL(2,4)'.
       A dynamic batch dim is shown at batch 1 (the program the artifact runs per sample).
@@ -220,13 +222,16 @@ int cmd_inspect(const Args& a) {
   } else if (a.stage == "kernels") {
     Schedule s = run_stage("schedule", [&] { return schedule(*m.graph, roots); });
     std::cout << "# " << s.kernels.size() << " kernels\n" << run_stage("describe", [&] { return describe(*m.graph, s); });
-  } else if (a.stage == "loops" || a.stage == "source" || a.stage == "llvm" || a.stage == "asm") {
+  } else if (a.stage == "loops" || a.stage == "source" || a.stage == "llvm" || a.stage == "asm" || a.stage == "blob") {
     Schedule s = schedule(*m.graph, roots);
     ResolvedTarget target = resolve_target(a.target, a.triple, a.cpu);
     const DialectOps& dialect = dialect_ops(target.desc->dialect);
     bool cpu = target.desc->dialect == Dialect::LlvmCpu;
     if ((a.stage == "llvm" || a.stage == "asm") && !cpu)
       throw Error("--stage=" + a.stage + " shows CPU kernels; --target=" + a.target + " renders " + dialect.name + " (use --stage=source)");
+    if (a.stage == "blob" && (cpu || a.out_dir.empty()))
+      throw Error("--stage=blob writes each GPU kernel's launch blob to -o DIR (GPU targets only)");
+    if (a.stage == "blob") std::filesystem::create_directories(a.out_dir);
     if (!a.opts.empty() && a.kernel.empty()) throw Error("--opts needs --kernel (the actions are per kernel)");
     bool found = a.kernel.empty();
     for (const Kernel& plain : s.kernels) {
@@ -243,8 +248,13 @@ int cmd_inspect(const Args& a) {
         std::cout << print_program(*m.graph, p);
         continue;
       }
+      if (a.stage == "blob") {  // the bytes the artifact carries (SPIR-V for vulkan: spirv-val them)
+        std::ofstream((std::filesystem::path(a.out_dir) / (plain.name + ".bin")).string(), std::ios::binary)
+            << dialect.render_gpu(*m.graph, p, target.profile).blob;
+        continue;
+      }
       if (!cpu) {
-        std::cout << dialect.render_gpu(*m.graph, p, target.profile).blob;
+        std::cout << dialect.render_source(*m.graph, p, target.profile);
         continue;
       }
       llvm::LLVMContext ctx;
@@ -263,7 +273,7 @@ int cmd_inspect(const Args& a) {
     }
     if (!found) throw Error("--kernel " + a.kernel + ": no kernel of that name (see --stage=kernels)");
   } else {
-    throw Error("unknown --stage '" + a.stage + "' (graph, kernels, loops, source, llvm or asm)");
+    throw Error("unknown --stage '" + a.stage + "' (graph, kernels, loops, source, blob, llvm or asm)");
   }
   return 0;
 }

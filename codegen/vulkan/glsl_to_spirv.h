@@ -1,0 +1,11 @@
+// GLSL compute shaders to SPIR-V (Vulkan 1.1), in process with shaderc.
+#pragma once
+#include <string>
+
+namespace tgc {
+
+// The SPIR-V words as bytes (little-endian). Throws tgc::Error naming `kernel` with the first
+// lines of the compiler's message when the source does not compile.
+std::string glsl_to_spirv(const std::string& glsl, const std::string& kernel);
+
+}  // namespace tgc
