@@ -91,17 +91,6 @@ static void cl_free(tgc_cl* cl) {
   free(cl);
 }
 
-/* Does arena buffer i share any byte with another arena buffer? */
-static int arena_overlaps(const tgc_model_desc* d, int32_t i) {
-  const tgc_buffer* b = &d->buffers[i];
-  for (int32_t j = 0; j < d->num_buffers; ++j) {
-    const tgc_buffer* o = &d->buffers[j];
-    if (j != i && o->storage == TGC_STORAGE_ARENA && o->offset < b->offset + b->nbytes &&
-        b->offset < o->offset + o->nbytes)
-      return 1;
-  }
-  return 0;
-}
 
 static void cl_destroy(void* be, tgc_model* m) { cl_free(be); }
 
@@ -165,7 +154,7 @@ static void* cl_create(tgc_model* model, int num_threads) {
       cl_buffer_region r = {(size_t)b->offset, size};
       m = a->clCreateSubBuffer(cl->arena, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &e);
     } else if (b->storage == TGC_STORAGE_ARENA) {
-      if (b->nbytes > 0 && arena_overlaps(desc, i)) {
+      if (b->nbytes > 0 && tgc_arena_overlaps(desc, i)) {
         tgc_set_error("OpenCL backend: arena buffer '%s' at offset %lld shares memory with another buffer but is "
                       "not aligned to the device's %lld-byte base address alignment ('%s')",
                       bn, (long long)b->offset, (long long)align, cl->device_name);

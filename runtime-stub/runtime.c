@@ -578,3 +578,15 @@ int tgc_set_input(tgc_model* m, int index, const void* data, size_t nbytes) {
 }
 
 const tgc_model_desc* tgc_desc(const tgc_model* m) { return m ? m->desc : NULL; }
+
+/* Does arena buffer i share any byte with another arena buffer? */
+int tgc_arena_overlaps(const tgc_model_desc* d, int32_t i) {
+  const tgc_buffer* b = &d->buffers[i];
+  for (int32_t j = 0; j < d->num_buffers; ++j) {
+    const tgc_buffer* o = &d->buffers[j];
+    if (j != i && o->storage == TGC_STORAGE_ARENA && o->offset < b->offset + b->nbytes &&
+        b->offset < o->offset + o->nbytes)
+      return 1;
+  }
+  return 0;
+}

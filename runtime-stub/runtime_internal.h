@@ -46,6 +46,9 @@ void tgc_pool_run_steps(tgc_pool* p, const tgc_step* steps, int num_steps);
 /* One step, split when each thread gets at least min_items. */
 void tgc_pool_run(tgc_pool* p, tgc_cpu_fn fn, void* const* buffers, int64_t total, int64_t min_items);
 int tgc_online_cores(void);
+
+/* GPU backends: does arena buffer i share any byte with another arena buffer (runtime.c)? */
+int tgc_arena_overlaps(const tgc_model_desc* d, int32_t i);
 int tgc_physical_cores(void);
 int64_t tgc_now_ns(void);  /* CLOCK_MONOTONIC */
 

@@ -283,17 +283,6 @@ static int create_device(tgc_vk* vk) {
 
 /* ---------------------------------------------------------------- memory */
 
-/* Does arena buffer i share any byte with another arena buffer? */
-static int arena_overlaps(const tgc_model_desc* d, int32_t i) {
-  const tgc_buffer* b = &d->buffers[i];
-  for (int32_t j = 0; j < d->num_buffers; ++j) {
-    const tgc_buffer* o = &d->buffers[j];
-    if (j != i && o->storage == TGC_STORAGE_ARENA && o->offset < b->offset + b->nbytes &&
-        b->offset < o->offset + o->nbytes)
-      return 1;
-  }
-  return 0;
-}
 
 static int make_buffer(tgc_vk* vk, VkDeviceSize size, VkBuffer* out) {
   VkBufferCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
@@ -335,7 +324,7 @@ static int make_memory(tgc_vk* vk, tgc_model* model) {
   for (int32_t i = 0; i < d->num_buffers; ++i) {
     const tgc_buffer* b = &d->buffers[i];
     int in_arena = b->storage == TGC_STORAGE_ARENA && b->nbytes > 0 && (VkDeviceSize)b->offset % align == 0;
-    if (b->storage == TGC_STORAGE_ARENA && !in_arena && b->nbytes > 0 && arena_overlaps(d, i)) {
+    if (b->storage == TGC_STORAGE_ARENA && !in_arena && b->nbytes > 0 && tgc_arena_overlaps(d, i)) {
       tgc_set_error("Vulkan backend: arena buffer '%s' at offset %lld shares memory with another buffer but is not "
                     "aligned to the device's %llu-byte storage buffer offset alignment ('%s')",
                     b->name ? b->name : "?", (long long)b->offset, (unsigned long long)align, vk->props.deviceName);
