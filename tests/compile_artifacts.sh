@@ -8,14 +8,8 @@ work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 # Concurrent pocl processes share one kernel dir (~/.cache/pocl/uncached with the kernel cache
 # off) and fail ("Can't get stat() on .../uncached/..."): this test uses a dir of its own.
 export POCL_KERNEL_CACHE=0 POCL_CACHE_DIR="$work/pocl" TGC_CL_CACHE="$work/clcache"
-model="$root/models/digits_cnn.onnx"; samples="$root/models/digits_samples"
-cmp="/usr/bin/python3 $root/tests/compare_npy.py"
 fail=0
-
-expect_probs() {  # dir k
-  mkdir -p "$work/want$2"; cp "$samples/expected_probs_$2.npy" "$work/want$2/probs.npy"
-  $cmp "$1" "$work/want$2" --rtol 1e-4 --atol 1e-6 || fail=1
-}
+. "$root/tests/digits_lib.sh"
 
 echo "== cpu executable"
 "$tgc" compile "$model" -o "$work/digits"

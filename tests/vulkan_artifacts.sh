@@ -13,14 +13,8 @@ tgc="$1"; root="$2"
 "$root/tests/vulkan_device.sh" "$tgc" "$root" || exit $?
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 export TGC_VK_VALIDATION=1
-model="$root/models/digits_cnn.onnx"; samples="$root/models/digits_samples"
-cmp="/usr/bin/python3 $root/tests/compare_npy.py"
 fail=0
-
-expect_probs() {  # dir k
-  mkdir -p "$work/want$2"; cp "$samples/expected_probs_$2.npy" "$work/want$2/probs.npy"
-  $cmp "$1" "$work/want$2" --rtol 1e-4 --atol 1e-6 || fail=1
-}
+. "$root/tests/digits_lib.sh"
 
 echo "== vulkan executable"
 "$tgc" compile "$model" --target=vulkan -o "$work/digits"

@@ -249,8 +249,10 @@ int cmd_inspect(const Args& a) {
         continue;
       }
       if (a.stage == "blob") {  // the bytes the artifact carries (SPIR-V for vulkan: spirv-val them)
-        std::ofstream((std::filesystem::path(a.out_dir) / (plain.name + ".bin")).string(), std::ios::binary)
-            << dialect.render_gpu(*m.graph, p, target.profile).blob;
+        std::string path = (std::filesystem::path(a.out_dir) / (plain.name + ".bin")).string();
+        std::ofstream out(path, std::ios::binary);
+        out << dialect.render_gpu(*m.graph, p, target.profile).blob;
+        if (!out.flush()) throw Error(path + ": write failed");
         continue;
       }
       if (!cpu) {
