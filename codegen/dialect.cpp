@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "codegen/cuda/render_ptx.h"
 #include "codegen/kernel_library.h"
 #include "codegen/opencl/opencl_candidate.h"
 #include "codegen/opencl/render_opencl.h"
@@ -57,6 +58,14 @@ GpuKernel glsl_kernel(const Graph& g, const LoopProgram& p, const TargetProfile&
           {gpu_global_size(p), 1, 1},
           {p.locals.empty() ? kGlslDefaultLocalSize : gpu_local_size(p), 1, 1}};
 }
+std::string ptx_source(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
+  return render_ptx(g, p, {.sm = profile.gpu_arch});
+}
+
+// Whole blocks of threads: the runtime launches global / local blocks.
+GpuKernel ptx_kernel(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
+  return {ptx_source(g, p, profile), {ptx_grid_threads(p), 1, 1}, {ptx_block_size(p), 1, 1}};
+}
 }  // namespace
 
 const DialectOps& dialect_ops(Dialect d) {
@@ -67,10 +76,12 @@ const DialectOps& dialect_ops(Dialect d) {
                                  },
                                  "time-cl"};
   static const DialectOps glsl{"glsl", {.inner_loop = false}, glsl_kernel, glsl_source, nullptr, nullptr};
+  static const DialectOps ptx{"ptx", {.inner_loop = false}, ptx_kernel, ptx_source, nullptr, nullptr};
   switch (d) {
     case Dialect::LlvmCpu: return llvm_cpu;
     case Dialect::OpenCL: return opencl;
     case Dialect::Glsl: return glsl;
+    case Dialect::Ptx: return ptx;
   }
   throw Error("internal error: unknown kernel dialect");
 }

@@ -14,7 +14,7 @@ namespace tgc {
 
 // A GPU kernel as the runtime launches it.
 struct GpuKernel {
-  std::string blob;                     // OpenCL C source or SPIR-V (later PTX): no NUL terminator
+  std::string blob;                     // OpenCL C source, SPIR-V or PTX: no NUL terminator
   std::array<int64_t, 3> global{1, 1, 1};  // work items in all, per dimension
   std::array<int64_t, 3> local{0, 0, 0};   // work-group size; 0: the driver chooses
 };

@@ -170,26 +170,12 @@ static int64_t cpu_run(void* be, tgc_model* m, int64_t sample) {
 /* TGC_PROFILE=1: per-launch mean time over all runs, slowest first, on stderr. */
 static void print_profile(const cpu_state* c, const tgc_model* m) {
   const tgc_model_desc* d = m->desc;
-  int32_t n = d->num_launches;
-  double total = 0;
-  for (int32_t l = 0; l < n; ++l) total += c->profile_ms[l];
   int32_t split = 0;
-  for (int32_t l = 0; l < n; ++l) split += c->steps[l].split;
-  fprintf(stderr, "tgc profile: %lld runs, %.4f ms per run; %d of %d launches split across %d threads (a split costs %.1f us)\n",
-          (long long)c->profile_runs, total / (double)c->profile_runs, (int)split, (int)n, m->num_threads, (double)c->split_ns / 1e3);
-  // TGC_PROFILE=all lists every launch; otherwise the 25 slowest.
-  const char* env = getenv("TGC_PROFILE");
-  int32_t shown = env && strcmp(env, "all") == 0 ? n : 25;
-  char* done = calloc((size_t)n + 1, 1);
-  for (int32_t k = 0; k < n && k < shown && done; ++k) {
-    int32_t best = -1;
-    for (int32_t l = 0; l < n; ++l)
-      if (!done[l] && (best < 0 || c->profile_ms[l] > c->profile_ms[best])) best = l;
-    done[best] = 1;
-    fprintf(stderr, "  %8.4f ms %5.1f%%  %s\n", c->profile_ms[best] / (double)c->profile_runs,
-            100.0 * c->profile_ms[best] / (total > 0 ? total : 1), d->launches[best].name);
-  }
-  free(done);
+  for (int32_t l = 0; l < d->num_launches; ++l) split += c->steps[l].split;
+  char title[200];
+  snprintf(title, sizeof title, "%lld runs; %d of %d launches split across %d threads (a split costs %.1f us)",
+           (long long)c->profile_runs, (int)split, (int)d->num_launches, m->num_threads, (double)c->split_ns / 1e3);
+  tgc_print_profile(d, c->profile_ms, c->profile_runs, title);
 }
 
 static void cpu_destroy(void* be, tgc_model* m) {

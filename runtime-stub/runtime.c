@@ -413,6 +413,25 @@ fail:
   return NULL;
 }
 
+void tgc_print_profile(const tgc_model_desc* d, const double* total_ms, int64_t runs, const char* title) {
+  int32_t n = d->num_launches;
+  double total = 0;
+  for (int32_t l = 0; l < n; ++l) total += total_ms[l];
+  fprintf(stderr, "tgc profile: %s, %.4f ms per run\n", title, total / (double)(runs > 0 ? runs : 1));
+  const char* env = getenv("TGC_PROFILE");
+  int32_t shown = env && strcmp(env, "all") == 0 ? n : 25;
+  char* done = calloc((size_t)n + 1, 1);
+  for (int32_t k = 0; k < n && k < shown && done; ++k) {
+    int32_t best = -1;
+    for (int32_t l = 0; l < n; ++l)
+      if (!done[l] && (best < 0 || total_ms[l] > total_ms[best])) best = l;
+    done[best] = 1;
+    fprintf(stderr, "  %8.4f ms %5.1f%%  %s\n", total_ms[best] / (double)(runs > 0 ? runs : 1),
+            100.0 * total_ms[best] / (total > 0 ? total : 1), d->launches[best].name);
+  }
+  free(done);
+}
+
 double tgc_now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);

@@ -52,7 +52,7 @@ int tgc_arena_overlaps(const tgc_model_desc* d, int32_t i);
 int tgc_physical_cores(void);
 int64_t tgc_now_ns(void);  /* CLOCK_MONOTONIC */
 
-/* ---- backends (cpu.c, opencl.c; one file each) ---- */
+/* ---- backends (cpu.c, opencl.c, vulkan.c, cuda.c; one file each) ---- */
 /* One run of a model, as runtime.c drives it:
  *   for each sample s (just s = 0 without a batch dim):
  *     point m->cur / m->launch_args at sample s
@@ -135,6 +135,10 @@ void tgc_dims_free(tgc_model* m);
 int tgc_bind_vars(tgc_model* m, const int64_t* values);
 void tgc_dims_before_run(tgc_model* m); /* dense inputs into the kernels' layout */
 void tgc_dims_after_run(tgc_model* m);  /* the kernels' outputs into dense storage */
+
+/* TGC_PROFILE: one launch per line, slowest first (TGC_PROFILE=all: every launch, else the 25
+ * slowest), with its mean time over `runs` and share of the total, after a title line. */
+void tgc_print_profile(const tgc_model_desc* d, const double* total_ms, int64_t runs, const char* title);
 
 /* Monotonic clock in milliseconds (run timing and TGC_PROFILE). */
 double tgc_now_ms(void);

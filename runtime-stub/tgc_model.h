@@ -25,6 +25,7 @@ struct tgc_backend;
 extern const struct tgc_backend tgc_backend_cpu;    /* cpu.c */
 extern const struct tgc_backend tgc_backend_opencl; /* opencl.c */
 extern const struct tgc_backend tgc_backend_vulkan; /* vulkan.c */
+extern const struct tgc_backend tgc_backend_cuda;   /* cuda.c */
 
 typedef struct {
   const char* name;      /* ONNX value name for inputs/outputs, internal name otherwise */

@@ -46,4 +46,16 @@ TargetProfile adreno_vulkan_profile() {
   return t;
 }
 
+// Every NVIDIA GPU since Kepler runs 1024 threads and 48 KiB of static shared memory per block;
+// 64-bit indices cost little next to memory traffic there and address any buffer.
+TargetProfile cuda_profile() {
+  TargetProfile t;
+  t.gpu = true;
+  t.vector_lanes = 1;
+  t.max_local = 1024;
+  t.local_bytes = 48 << 10;
+  t.gpu_arch = "sm_90";
+  return t;
+}
+
 }  // namespace tgc

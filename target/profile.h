@@ -17,6 +17,7 @@ struct TargetProfile {
   int64_t local_bytes = 0;     // GPU: shared memory per work-group
   int max_expand = 256;        // CPU: most copies one kernel body may be expanded into
   int index_bits = 64;         // width of index arithmetic in kernels (GPUs may want 32)
+  std::string gpu_arch;        // the GPU architecture kernels are written for ("sm_90"), if the target names one
 };
 
 // Reads the vector width from the CPU's features (LLVM names: avx512f, avx2...).
@@ -26,5 +27,7 @@ TargetProfile opencl_profile();
 // Any Vulkan 1.1 GPU (the vulkan target), and the Adreno X1-85 through Vulkan (adreno).
 TargetProfile vulkan_profile();
 TargetProfile adreno_vulkan_profile();
+// NVIDIA GPUs through CUDA (the cuda target).
+TargetProfile cuda_profile();
 
 }  // namespace tgc

@@ -14,7 +14,7 @@ namespace tgc {
 
 // How kernels are written: LLVM functions in the host object, or a GPU language whose text or
 // binary the artifact carries as a launch blob.
-enum class Dialect { LlvmCpu, OpenCL, Glsl };
+enum class Dialect { LlvmCpu, OpenCL, Glsl, Ptx };
 
 struct TargetDesc {
   std::string name;            // --target=NAME
@@ -23,13 +23,19 @@ struct TargetDesc {
   Dialect dialect;
   std::string runtime_backend; // the runtime's backend table the model object references
   int64_t arena_alignment;     // bytes: offsets of intermediates in the arena
+  // --target=NAME:VARIANT picks the GPU architecture (profile.gpu_arch), e.g. cuda:sm_80; the
+  // variant when none is given. Empty: the target takes no variant.
+  std::string default_variant;
   // The profile for host code with these CPU features (`has_feature`: LLVM feature names).
   std::function<TargetProfile(const std::function<bool(const std::string&)>& has_feature, bool aarch64)> profile;
 };
 
 const std::vector<TargetDesc>& targets();
-// The row of --target=NAME; throws tgc::Error listing the known names.
+// The row of --target=NAME (or NAME:VARIANT); throws tgc::Error listing the known names, or
+// saying that NAME takes no variant.
 const TargetDesc& find_target(const std::string& name);
+// VARIANT of NAME:VARIANT, else the row's default variant.
+std::string target_variant(const TargetDesc& t, const std::string& name);
 std::string target_names();  // "cpu, qcom"
 
 }  // namespace tgc

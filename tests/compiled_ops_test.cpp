@@ -1,10 +1,13 @@
 // Every Tensor API op, compiled into a real artifact and run: cpu (LLVM, with the heuristic's
-// optimizations), qcom (OpenCL C on pocl, host triple) and vulkan (SPIR-V on lavapipe, with the
-// validation layer on: any message fails the run). Outputs are compared with the reference
+// optimizations), qcom (OpenCL C on pocl, host triple), vulkan (SPIR-V on lavapipe, with the
+// validation layer on: any message fails the run) and cuda (PTX; run where a CUDA GPU is, else
+// only generated, and skipped saying so). Outputs are compared with the reference
 // interpreter. Slower than the unit tests (a compile and a process per case), so it
 // is its own executable with the integration label.
 #include <gtest/gtest.h>
 #include <unistd.h>
+
+#include <cctype>
 
 #include <filesystem>
 #include <fstream>
@@ -126,9 +129,10 @@ const std::vector<OpCase>& op_cases() {
   return c;
 }
 
-HostTensor run_artifact(Builder& b, const std::string& target, const std::string& triple,
-                        std::function<std::vector<Opt>(Graph&, const Kernel&, const TargetProfile&)> choose) {
-  fs::path dir = fs::temp_directory_path() / ("tgc-ops-" + std::to_string(getpid()));
+// Compiles the case into `dir` with its inputs beside it; returns the artifact's arguments.
+std::string compile_case(Builder& b, const std::string& target, const std::string& triple,
+                         std::function<std::vector<Opt>(Graph&, const Kernel&, const TargetProfile&)> choose,
+                         const fs::path& dir) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   CompileOptions opt;
@@ -143,13 +147,19 @@ HostTensor run_artifact(Builder& b, const std::string& target, const std::string
       return all;
     };
   compile_model(b.m, opt);
-  std::string cmd = "'" + opt.output + "'";
+  std::string args;
   for (const NamedTensor& in : b.m.inputs) {
-    std::string f = (dir / (in.name + ".npy")).string();
-    write_npy(f, b.feeds.at(in.tensor.uop()->ival()));
-    cmd += " -i " + in.name + "=" + f;
+    write_npy((dir / (in.name + ".npy")).string(), b.feeds.at(in.tensor.uop()->ival()));
+    args += " -i " + in.name + "=" + in.name + ".npy";
   }
-  cmd += " -o '" + (dir / "out").string() + "' > '" + (dir / "log").string() + "' 2>&1";
+  return args;
+}
+
+HostTensor run_artifact(Builder& b, const std::string& target, const std::string& triple,
+                        std::function<std::vector<Opt>(Graph&, const Kernel&, const TargetProfile&)> choose) {
+  fs::path dir = fs::temp_directory_path() / ("tgc-ops-" + std::to_string(getpid()));
+  std::string args = compile_case(b, target, triple, choose, dir);
+  std::string cmd = "cd '" + dir.string() + "' && ./model" + args + " -o out > log 2>&1";
   if (std::system(cmd.c_str()) != 0) {
     std::ifstream log(dir / "log");
     std::string first;
@@ -169,6 +179,18 @@ class CompiledOps : public ::testing::TestWithParam<OpCase> {
     Tensor out = GetParam().build(b);
     b.m.outputs.push_back({"out", out});
     HostTensor want = interpret(*b.m.graph, {out.uop()}, b.feeds)[0];
+    // TGC_GPU_BUNDLE=DIR: GPU cases are compiled here and run elsewhere (tools/scripts/gpu-check.sh):
+    // DIR/ops/<test>/ holds the artifact, its inputs, `args` and the interpreter's want.npy.
+    if (const char* bundle = getenv("TGC_GPU_BUNDLE"); bundle && target == "cuda") {
+      const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+      std::string name = std::string(info->name()) + "-" + info->test_suite_name();
+      for (char& ch : name) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+      fs::path dir = fs::path(bundle) / "ops" / name;
+      std::string args = compile_case(b, target, triple, choose, dir);
+      std::ofstream(dir / "args") << args << "\n";
+      write_npy((dir / "want.npy").string(), want);
+      GTEST_SKIP() << "exported to " << dir.string();
+    }
     HostTensor got;
     try {
       got = run_artifact(b, target, triple, choose);
@@ -177,6 +199,10 @@ class CompiledOps : public ::testing::TestWithParam<OpCase> {
       if (target == "vulkan" && (why.find("no Vulkan device") != std::string::npos ||
                                  why.find("cannot load libvulkan") != std::string::npos))
         GTEST_SKIP() << "no Vulkan device here: " << why;
+      // The PTX was generated (and verified by LLVM) before the artifact ran.
+      if (target == "cuda" && (why.find("no CUDA device") != std::string::npos ||
+                               why.find("cannot load libcuda") != std::string::npos))
+        GTEST_SKIP() << "PTX generated; no CUDA device here to run it: " << why;
       throw;
     }
     ASSERT_EQ(got.shape, want.shape);
@@ -188,6 +214,7 @@ class CompiledOps : public ::testing::TestWithParam<OpCase> {
 TEST_P(CompiledOps, Cpu) { check("cpu", ""); }
 TEST_P(CompiledOps, QcomOnPocl) { check("qcom", "x86_64-linux-gnu"); }
 TEST_P(CompiledOps, Vulkan) { check("vulkan", ""); }
+TEST_P(CompiledOps, Cuda) { check("cuda", ""); }
 
 // Reduces split across work-groups (GROUP: shared memory and barriers), with the heuristic's
 // work-groups on the output where they still fit.
@@ -212,12 +239,14 @@ std::vector<Opt> group_reduce_opts(Graph& g, const Kernel& k, const TargetProfil
 }
 TEST_P(CompiledOps, QcomOnPoclGroupReduce) { check("qcom", "x86_64-linux-gnu", group_reduce_opts); }
 TEST_P(CompiledOps, VulkanGroupReduce) { check("vulkan", "", group_reduce_opts); }
+TEST_P(CompiledOps, CudaGroupReduce) { check("cuda", "", group_reduce_opts); }
 
 // Padded axes (tests/padded_opts.h) in the real renderers: gated stores (all at once or one by
 // one on CPU), gated loads and reduces that skip the padding.
 TEST_P(CompiledOps, CpuPadded) { check("cpu", "", test::padded_split_opts); }
 TEST_P(CompiledOps, QcomOnPoclPadded) { check("qcom", "x86_64-linux-gnu", test::padded_split_opts); }
 TEST_P(CompiledOps, VulkanPadded) { check("vulkan", "", test::padded_split_opts); }
+TEST_P(CompiledOps, CudaPadded) { check("cuda", "", test::padded_split_opts); }
 
 INSTANTIATE_TEST_SUITE_P(TensorApi, CompiledOps, ::testing::ValuesIn(op_cases()), [](const auto& info) { return std::string(info.param.name); });
 

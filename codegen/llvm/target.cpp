@@ -22,9 +22,25 @@ void init_llvm() {
   static bool done = [] {
     LLVMInitializeX86TargetInfo(), LLVMInitializeX86Target(), LLVMInitializeX86TargetMC(), LLVMInitializeX86AsmPrinter();
     LLVMInitializeAArch64TargetInfo(), LLVMInitializeAArch64Target(), LLVMInitializeAArch64TargetMC(), LLVMInitializeAArch64AsmPrinter();
+    LLVMInitializeNVPTXTargetInfo(), LLVMInitializeNVPTXTarget(), LLVMInitializeNVPTXTargetMC(), LLVMInitializeNVPTXAsmPrinter();
     return true;
   }();
   (void)done;
+}
+}  // namespace
+
+namespace {
+// The GPU architecture of --target=NAME[:VARIANT], checked against what LLVM can write for.
+std::string checked_gpu_arch(const TargetDesc& t, const std::string& target) {
+  std::string arch = target_variant(t, target);
+  if (t.dialect == Dialect::Ptx) {
+    std::string err;
+    const llvm::Target* nvptx = llvm::TargetRegistry::lookupTarget("nvptx64-nvidia-cuda", err);
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(nvptx ? nvptx->createMCSubtargetInfo("nvptx64-nvidia-cuda", "", "") : nullptr);
+    if (arch.rfind("sm_", 0) != 0 || !sti || !sti->isCPUStringValid(arch))
+      throw Error("target '" + target + "': unknown GPU architecture '" + arch + "' (e.g. sm_80, sm_89, sm_90)");
+  }
+  return arch;
 }
 }  // namespace
 
@@ -105,6 +121,7 @@ ResolvedTarget resolve_target(const std::string& target, const std::string& trip
   std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(r.triple, r.cpu));
   r.profile = r.desc->profile([&](const std::string& f) { return tm->getMCSubtargetInfo()->checkFeatures("+" + f); },
                               arch_of(r.triple) == "aarch64");
+  if (!r.desc->default_variant.empty()) r.profile.gpu_arch = checked_gpu_arch(*r.desc, target);
   return r;
 }
 

@@ -1,0 +1,299 @@
+#include "codegen/cuda/render_ptx.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <memory>
+#include <numbers>
+#include <unordered_map>
+
+#include "codegen/llvm/llvm_expr.h"
+#include "codegen/llvm/target.h"
+#include "ir/error.h"
+
+namespace tgc {
+
+namespace {
+using llvm::Value;
+
+constexpr unsigned kGlobal = 1, kShared = 3;  // NVPTX address spaces
+
+// The CUDA shell around the expression emitter: thread ids, the id decode of the GPU lowering,
+// early exits, loops, accumulators, shared-memory group reduces and gated stores.
+class PtxRenderer : LlvmExprHooks {
+ public:
+  PtxRenderer(llvm::Module& m, const Graph& g, const GpuProgram& k)
+      : m_(m), g_(g), k_(k), p_(*k.program), c_(m.getContext()), b_(c_), e_(b_, *this, p_.name) {}
+
+  void run() {
+    auto* i64 = b_.getInt64Ty();
+    std::vector<llvm::Type*> params(p_.args.size(), b_.getPtrTy(kGlobal));
+    fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false), llvm::Function::ExternalLinkage,
+                                 p_.name, m_);
+    // The buffers of one kernel never overlap (the memory plan keeps them apart while it runs):
+    // noalias lets read-only buffers go through the non-coherent cache (ld.global.nc).
+    for (size_t i = 0; i < p_.args.size(); ++i) {
+      fn_->addParamAttr(unsigned(i), llvm::Attribute::NoAlias);
+      args_[p_.args[i]] = fn_->getArg(unsigned(i));
+    }
+    annotate("kernel", 1);
+    annotate("maxntidx", int(ptx_block_size(p_)));
+    b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", fn_));
+    exit_ = llvm::BasicBlock::Create(c_, "exit", fn_);
+
+    Value* tid = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), i64);
+    Value* block = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), i64);
+    if (args_.count(g_.vars_buffer()))
+      for (const UOp* v : g_.vars())
+        e_.set(v, b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v))),
+                                v->var().name));
+    if (k_.work_groups) {
+      decode(k_.local_decode, tid);
+      decode(k_.global_decode, block);
+    } else {
+      Value* gid = b_.CreateAdd(b_.CreateMul(block, b_.getInt64(uint64_t(ptx_block_size(p_)))), tid);
+      leave_if(b_.CreateICmpUGE(gid, b_.getInt64(uint64_t(k_.global_size))));
+      decode(k_.global_decode, gid);
+    }
+    // Whole work-groups past a run-time dim leave together: no barrier waits for them.
+    for (const UOp* r : k_.bounded) leave_if(b_.CreateICmpUGE(value(r), value(r->src[0])));
+    stmts(p_.body);
+    b_.CreateBr(exit_);
+    b_.SetInsertPoint(exit_);
+    b_.CreateRetVoid();
+  }
+
+ private:
+  void annotate(const char* key, int v) {
+    llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(c_, key),
+                            llvm::ConstantAsMetadata::get(b_.getInt32(uint32_t(v)))};
+    m_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(c_, md));
+  }
+
+  Value* sreg(llvm::Intrinsic::ID id) { return b_.CreateIntrinsic(id, {}, {}); }
+
+  void decode(const std::vector<IdDecode>& ranges, Value* id) {
+    for (const IdDecode& r : ranges) {
+      Value* n = b_.getInt64(uint64_t(r.extent));
+      e_.set(r.range, b_.CreateURem(id, n));
+      id = b_.CreateUDiv(id, n);
+    }
+  }
+
+  void leave_if(Value* cond) {
+    auto* cont = llvm::BasicBlock::Create(c_, "go", fn_);
+    b_.CreateCondBr(cond, exit_, cont);
+    b_.SetInsertPoint(cont);
+  }
+
+  // `for (i = 0; i < n; ++i) body(i)` with an alloca counter (mem2reg makes it a phi).
+  template <typename F>
+  void loop(Value* n, F body) {
+    auto* i64 = b_.getInt64Ty();
+    llvm::AllocaInst* slot = entry_alloca(i64);
+    b_.CreateStore(b_.getInt64(0), slot);
+    auto* head = llvm::BasicBlock::Create(c_, "loop", fn_);
+    auto* bodyb = llvm::BasicBlock::Create(c_, "body", fn_);
+    auto* done = llvm::BasicBlock::Create(c_, "done", fn_);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    Value* i = b_.CreateLoad(i64, slot);
+    b_.CreateCondBr(b_.CreateICmpSLT(i, n), bodyb, done);
+    b_.SetInsertPoint(bodyb);
+    body(i);
+    b_.CreateStore(b_.CreateAdd(i, b_.getInt64(1), "", true, true), slot);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(done);
+  }
+
+  llvm::AllocaInst* entry_alloca(llvm::Type* t) {
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    return entry.CreateAlloca(t);
+  }
+
+  void stmts(const std::vector<LStmt>& body) {
+    for (const LStmt& s : body) {
+      switch (s.kind) {
+        case LStmt::Let: e_.set(s.u, e_.compute(s.u)); break;
+        case LStmt::Loop:
+          loop(value(s.u->src[0]), [&](Value* i) {
+            e_.set(s.u, i);
+            stmts(s.body);
+          });
+          break;
+        case LStmt::AccInit:
+          acc_[s.u] = entry_alloca(llvm_type(c_, s.u->dtype, false));
+          b_.CreateStore(e_.identity(s.u->reduce().op, s.u->dtype), acc_[s.u]);
+          break;
+        case LStmt::AccUpdate: {
+          llvm::AllocaInst* a = acc_.at(s.u);
+          Value* cur = b_.CreateLoad(a->getAllocatedType(), a);
+          Value* v = nullptr;
+          if (s.u->reduce().op == Op::Add && is_float(s.u->dtype) && s.value->op == Op::Mul) {
+            Value* x = value(s.value->src[0]);
+            Value* y = value(s.value->src[1]);
+            v = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {x->getType()}, {x, y, cur});
+          } else {
+            v = e_.binary(s.u->reduce().op, s.u->dtype, cur, value(s.value));
+          }
+          b_.CreateStore(v, a);
+          break;
+        }
+        case LStmt::GroupReduce: group_reduce(s.u); break;
+        case LStmt::Store: store(s.u); break;
+      }
+    }
+  }
+
+  // Partials meet in shared memory between two barriers (the second lets the memory be reused);
+  // every thread folds the slots of its own GROUP siblings, so all of them end with the total.
+  void group_reduce(const UOp* u) {
+    GroupReduceSlots slots = group_reduce_slots(k_, u);
+    llvm::Type* t = llvm_type(c_, u->dtype, false);
+    auto* arr = llvm::ArrayType::get(t, uint64_t(slots.count));
+    auto* sm = new llvm::GlobalVariable(m_, arr, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(arr),
+                                        "sm_" + std::to_string(shared_++), nullptr, llvm::GlobalValue::NotThreadLocal,
+                                        kShared);
+    sm->setAlignment(llvm::Align(16));
+    Value* mine = b_.getInt64(0);
+    for (const SlotTerm& term : slots.terms)
+      mine = b_.CreateAdd(mine, b_.CreateMul(value(term.range), b_.getInt64(uint64_t(term.stride))));
+    llvm::AllocaInst* a = acc_.at(u);
+    b_.CreateStore(b_.CreateLoad(t, a), b_.CreateGEP(t, sm, mine));
+    barrier();
+    b_.CreateStore(e_.identity(u->reduce().op, u->dtype), a);
+    fold(u, slots, 0, b_.getInt64(0), sm, t);
+    barrier();
+  }
+
+  // Loops over the folded terms from `i` on, then combines sm[base] into the accumulator.
+  void fold(const UOp* u, const GroupReduceSlots& slots, size_t i, Value* base, llvm::GlobalVariable* sm, llvm::Type* t) {
+    if (i == slots.terms.size()) {
+      llvm::AllocaInst* a = acc_.at(u);
+      Value* v = b_.CreateLoad(t, b_.CreateGEP(t, sm, base));
+      b_.CreateStore(e_.binary(u->reduce().op, u->dtype, b_.CreateLoad(t, a), v), a);
+      return;
+    }
+    const SlotTerm& term = slots.terms[i];
+    Value* stride = b_.getInt64(uint64_t(term.stride));
+    if (!term.folded) {
+      fold(u, slots, i + 1, b_.CreateAdd(base, b_.CreateMul(value(term.range), stride)), sm, t);
+      return;
+    }
+    loop(b_.getInt64(uint64_t(term.extent)),
+         [&](Value* j) { fold(u, slots, i + 1, b_.CreateAdd(base, b_.CreateMul(j, stride)), sm, t); });
+  }
+
+  void barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+  // A gated store (a PADTO axis) skips the padding; with GROUP ranges only the first thread stores.
+  void store(const UOp* st) {
+    Value* gate = st->src.size() > 3 ? value(st->src[3]) : nullptr;
+    for (const UOp* r : k_.store_gate) {
+      Value* first = b_.CreateICmpEQ(value(r), b_.getInt64(0));
+      gate = gate ? b_.CreateAnd(gate, first) : first;
+    }
+    llvm::BasicBlock* merge = nullptr;
+    if (gate) {
+      auto* then = llvm::BasicBlock::Create(c_, "store", fn_);
+      merge = llvm::BasicBlock::Create(c_, "stored", fn_);
+      b_.CreateCondBr(gate, then, merge);
+      b_.SetInsertPoint(then);
+    }
+    Value* v = value(st->src[2]);
+    DType t = st->src[2]->dtype;
+    if (t == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
+    b_.CreateStore(v, b_.CreateGEP(llvm_type(c_, t, true), args_.at(st->src[0]->ival()), value(st->src[1])));
+    if (merge) {
+      b_.CreateBr(merge);
+      b_.SetInsertPoint(merge);
+    }
+  }
+
+  Value* value(const UOp* u) { return e_.value(u); }
+
+  // The emitter's hooks. A gated load reads index 0 (always in bounds) where its gate is false,
+  // then selects 0: no branch, so the loads of a tile can be scheduled together.
+  Value* load(const UOp* u) override {
+    Value* idx = value(u->src[1]);
+    Value* gate = u->src.size() > 2 ? value(u->src[2]) : nullptr;
+    if (gate) idx = b_.CreateSelect(gate, idx, b_.getInt64(0));
+    llvm::Type* mem = llvm_type(c_, u->dtype, true);
+    Value* v = b_.CreateLoad(mem, b_.CreateGEP(mem, args_.at(u->src[0]->ival()), idx));
+    if (u->dtype == DType::Bool) v = b_.CreateICmpNE(v, b_.getInt8(0));
+    return gate ? b_.CreateSelect(gate, v, llvm::Constant::getNullValue(v->getType())) : v;
+  }
+
+  Value* accumulator(const UOp* reduce) override {
+    llvm::AllocaInst* a = acc_.at(reduce);
+    return b_.CreateLoad(a->getAllocatedType(), a);
+  }
+
+  // NVPTX lowers neither llvm.exp2/log2 (no libcall) nor llvm.sin (an LLVM abort): the hardware's
+  // approximations instead (ex2/lg2.approx: ~2 ulp; sin.approx after reducing the argument to
+  // [-pi, pi], where its absolute error is below 2^-20). Other float types compute in f32.
+  Value* math(Op op, DType t, Value* x) override {
+    if (op == Op::Sqrt && (t == DType::F32 || t == DType::F64))
+      return b_.CreateIntrinsic(llvm::Intrinsic::sqrt, {x->getType()}, {x});
+    llvm::Type* f32 = b_.getFloatTy();
+    Value* y = t == DType::F32 ? x : b_.CreateFPCast(x, f32);
+    switch (op) {
+      case Op::Exp2: y = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {y}); break;
+      case Op::Log2: y = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_lg2_approx_f, {}, {y}); break;
+      case Op::Sqrt: y = b_.CreateIntrinsic(llvm::Intrinsic::sqrt, {f32}, {y}); break;
+      case Op::Sin: {
+        // x - k*2pi with 2pi in two parts (Cody-Waite), exact enough for |x| up to ~1e5.
+        constexpr double two_pi = 2 * std::numbers::pi;
+        const float hi = float(two_pi), lo = float(two_pi - double(hi));
+        Value* k = b_.CreateIntrinsic(llvm::Intrinsic::rint, {f32}, {b_.CreateFMul(y, llvm::ConstantFP::get(f32, 1 / two_pi))});
+        Value* r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {b_.CreateFNeg(k), llvm::ConstantFP::get(f32, hi), y});
+        r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {b_.CreateFNeg(k), llvm::ConstantFP::get(f32, lo), r});
+        y = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_sin_approx_f, {}, {r});
+        break;
+      }
+      default: return nullptr;
+    }
+    return t == DType::F32 ? y : b_.CreateFPCast(y, x->getType());
+  }
+
+  llvm::Module& m_;
+  const Graph& g_;
+  const GpuProgram& k_;
+  const LoopProgram& p_;
+  llvm::LLVMContext& c_;
+  llvm::IRBuilder<> b_;
+  LlvmExprEmitter e_;
+  llvm::Function* fn_ = nullptr;
+  llvm::BasicBlock* exit_ = nullptr;
+  int shared_ = 0;
+  std::unordered_map<int64_t, Value*> args_;
+  std::unordered_map<const UOp*, llvm::AllocaInst*> acc_;
+};
+}  // namespace
+
+int64_t ptx_block_size(const LoopProgram& p) { return p.locals.empty() ? kPtxDefaultBlock : gpu_local_size(p); }
+
+int64_t ptx_grid_threads(const LoopProgram& p) {
+  int64_t block = ptx_block_size(p), n = gpu_global_size(p);
+  return (n + block - 1) / block * block;
+}
+
+std::string render_ptx(const Graph& g, const LoopProgram& p, const PtxOptions& o) {
+  GpuProgram k = lower_gpu(g, p, {.index_bits = 64});
+  std::unique_ptr<llvm::TargetMachine> tm(make_target_machine("nvptx64-nvidia-cuda", o.sm));
+  llvm::LLVMContext c;
+  llvm::Module m(p.name, c);
+  m.setTargetTriple("nvptx64-nvidia-cuda");
+  m.setDataLayout(tm->createDataLayout());
+  PtxRenderer(m, g, k).run();
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  if (llvm::verifyModule(m, &es)) throw Error("ptx codegen: kernel " + p.name + ": invalid LLVM IR: " + err);
+  optimize(m, tm.get());
+  return assembly_text(m, tm.get());
+}
+
+}  // namespace tgc

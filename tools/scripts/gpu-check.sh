@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The GPU targets checked on a machine with a GPU, in two steps, because tgc (LLVM, clang, lld)
+# runs where it is built and the GPU may be elsewhere:
+#
+#   tools/scripts/gpu-check.sh prepare DIR [TARGET...]   here: compile every real model (and the
+#       bundled digits CNN) for each TARGET (default: cuda qcom), with seeded inputs and
+#       onnxruntime-node's outputs; and every Tensor API op for cuda, with the interpreter's
+#       outputs. Needs build/ (tools/scripts/test.sh builds it).
+#   tools/scripts/gpu-check.sh run DIR [BENCH_RUNS]      on the GPU machine (bash, python3 + numpy):
+#       runs each artifact, compares its outputs (models: max|tgc-ort| <= 1e-4 max|ort|; ops:
+#       |tgc-interp| <= 1e-5 + 1e-5|interp|), times each model artifact (--bench, median), checks
+#       every PTX kernel with ptxas when it is there, and prints a table. Exit 1 on any failure.
+#
+# TARGET qcom is built for the host triple (an x86-64 machine with an OpenCL GPU driver).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+prepare() {
+  local dir="$1"; shift
+  local targets=("$@")
+  [ $# -gt 0 ] || targets=(cuda qcom)
+  local tgc="$root/build/tgc"
+  real="${TGC_REAL_MODELS:-$root/../shared/models/real}"
+  # shellcheck source=tests/real_models_lib.sh
+  . "$root/tests/real_models_lib.sh"
+  rm -rf "$dir"; mkdir -p "$dir/inputs" "$dir/ort" "$dir/ptx"
+  real_model_inputs "$dir/inputs"
+  cp "$root/models/digits_samples/image_0.npy" "$dir/inputs/digits_image.npy"
+  cp "$root/tests/compare_npy.py" "$dir/"
+  { real_model_cases; echo "digits|$root/models/digits_cnn.onnx||image=digits_image.npy|"; } > "$dir/cases.txt"
+  while IFS='|' read -r name model cargs ins ort_only; do
+    [ "${model:0:1}" = / ] || model="$real/$model"
+    mapfile -t o < <(input_args "$dir/inputs" "$ins $ort_only")
+    node "$root/tools/ort/ort_run.js" "$model" "${o[@]}" -o "$dir/ort/$name" >/dev/null
+    for t in "${targets[@]}"; do
+      local triple=()
+      [ "$t" != qcom ] || triple=(--triple=x86_64-linux-gnu)
+      echo "== $name ($t)"
+      # shellcheck disable=SC2086
+      "$tgc" compile --target="$t" "${triple[@]}" --cpu=x86-64-v2 "$model" $cargs -o "$dir/$t/$name"
+      strip "$dir/$t/$name"
+      if [ "$t" = cuda ]; then
+        mkdir -p "$dir/ptx/$name"
+        # shellcheck disable=SC2086
+        "$tgc" inspect --target=cuda "$model" $cargs --stage=blob -o "$dir/ptx/$name" >/dev/null
+      fi
+    done
+  done < "$dir/cases.txt"
+  if printf '%s\n' "${targets[@]}" | grep -qx cuda; then
+    TGC_GPU_BUNDLE="$dir" "$root/build/tests/tgc_compiled_tests" --gtest_filter='*Cuda*' >/dev/null
+    strip "$dir"/ops/*/model
+  fi
+  printf '%s\n' "${targets[@]}" > "$dir/targets.txt"
+  echo "prepared $dir: $(du -sh "$dir" | cut -f1)"
+}
+
+run() {
+  local dir; dir="$(cd "$1" && pwd)"
+  local runs="${2:-200}" fail=0
+  local cmp="python3 $dir/compare_npy.py"
+  local work; work="$(mktemp -d)"
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+  if command -v ptxas >/dev/null && [ -d "$dir/ptx" ]; then
+    local n=0 bad=0 f
+    for f in "$dir"/ptx/*/*.bin; do
+      n=$((n + 1))
+      ptxas -arch=sm_90 "$f" -o /dev/null 2>"$work/ptxas.log" || { bad=$((bad + 1)); echo "ptxas FAIL $f: $(head -3 "$work/ptxas.log")"; }
+    done
+    echo "ptxas: $((n - bad))/$n PTX kernels accepted"
+    [ $bad -eq 0 ] || fail=1
+  fi
+  if [ -d "$dir/ops" ]; then
+    local n=0 bad=0 c
+    for c in "$dir"/ops/*/; do
+      n=$((n + 1))
+      mkdir -p "$c/want"; cp "$c/want.npy" "$c/want/out.npy"
+      # shellcheck disable=SC2046
+      if ! (cd "$c" && ./model $(cat args) -o out >log 2>&1) || ! $cmp "$c/out" "$c/want" --rtol 1e-5 --atol 1e-5 >"$c/cmp" 2>&1; then
+        bad=$((bad + 1)); echo "op FAIL $(basename "$c"): $(head -c 300 "$c/log") $(tail -2 "$c/cmp")"
+      fi
+    done
+    echo "ops: $((n - bad))/$n Tensor API cases match the interpreter"
+    [ $bad -eq 0 ] || fail=1
+  fi
+  printf '\n| model | target | vs onnxruntime | median ms (--bench %s) |\n|---|---|---|---|\n' "$runs" > "$work/table"
+  while IFS='|' read -r name model cargs ins ort_only; do
+    while read -r t; do
+      local art="$dir/$t/$name" result="ok" ms="-"
+      [ -x "$art" ] || continue
+      local a=() kv
+      for kv in $ins; do a+=(-i "${kv%%=*}=$dir/inputs/${kv#*=}"); done
+      if ! "$art" "${a[@]}" -o "$work/$t-$name" >"$work/log" 2>&1; then
+        result="FAIL: $(head -c 200 "$work/log" | tr '\n' ' ')"; fail=1
+      elif ! $cmp "$work/$t-$name" "$dir/ort/$name" --max-rel 1e-4 >"$work/cmp" 2>&1; then
+        result="WRONG: $(grep FAIL "$work/cmp" | head -2 | tr '\n' ' ')"; fail=1
+      else
+        result="ok (max rel err $(grep -o 'max rel err [^ ]*' "$work/cmp" | awk '{print $4}' | sort -g | tail -1))"
+        ms="$("$art" "${a[@]}" --bench "$runs" 2>/dev/null | tail -1 | python3 -c 'import json,sys; print("%.4f" % json.loads(sys.stdin.read())["median_ms"])' || echo '?')"
+      fi
+      echo "| $name | $t | $result | $ms |" >> "$work/table"
+    done < "$dir/targets.txt"
+  done < "$dir/cases.txt"
+  cat "$work/table"
+  rm -rf "$work"
+  return $fail
+}
+
+case "${1:-}" in
+  prepare) shift; [ $# -ge 1 ] || { echo "usage: $0 prepare DIR [TARGET...]" >&2; exit 2; }; prepare "$@" ;;
+  run) shift; [ $# -ge 1 ] || { echo "usage: $0 run DIR [BENCH_RUNS]" >&2; exit 2; }; run "$@" ;;
+  *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac
