@@ -173,7 +173,8 @@ std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>&
       report_.device = agent.greeting().opencl_device;
       target = "opencl " + t.desc->name;
       break;
-    case Dialect::Glsl: break;  // refused above
+    case Dialect::Glsl:
+    case Dialect::Ptx: break;  // refused above
   }
 
   // Distinct kernels in order of first use.
