@@ -117,7 +117,9 @@ expect_error "inspect --opts without --kernel" "--opts needs --kernel" "$tgc" in
 expect_error "inspect asm on qcom" "--stage=asm shows CPU kernels; --target=qcom renders opencl (use --stage=source)" "$tgc" inspect "$model" --stage=asm --target=qcom
 printf 'GGUF\003\000\000\000' >"$work/model.gguf"
 expect_error "a GGUF file" "model.gguf: a GGUF model; tgc reads ONNX models only so far" "$tgc" compile "$work/model.gguf" -o "$work/never"
-expect_error "unknown target" "unknown target 'adreno9' (known: cpu, qcom, vulkan, adreno)" "$tgc" compile "$model" --target=adreno9 -o "$work/never"
+expect_error "unknown target" "unknown target 'adreno9' (known: cpu, qcom, vulkan, adreno, cuda)" "$tgc" compile "$model" --target=adreno9 -o "$work/never"
+expect_error "target variant" "target 'cpu' takes no variant" "$tgc" compile "$model" --target=cpu:sm_90 -o "$work/never"
+expect_error "unknown GPU architecture" "unknown GPU architecture 'sm_999'" "$tgc" compile "$model" --target=cuda:sm_999 -o "$work/never"
 expect_ok "inspect --stage=source on qcom" "$tgc" inspect "$model" --stage=source --target=qcom --kernel=k0
 expect_error "inspect illegal action" "UPCAST" "$tgc" inspect "$model" --stage=loops --kernel=k0 --opts="UPCAST(0,7)"
 expect_ok "inspect --stage=asm --kernel" "$tgc" inspect "$model" --stage=asm --kernel=k0
