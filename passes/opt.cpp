@@ -235,21 +235,65 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
   return cur;
 }
 
+namespace {
+// GPU kernels want every thread busy and few bytes per result:
+// - few outputs over a long reduce (global pools, the last FC layers, norms over a row): the
+//   reduce is split across a work-group (GROUP: neighbouring threads read neighbouring elements)
+//   so more than one thread per output works;
+// - many outputs over a reduce (convs, matmuls): each thread computes a register tile of copies
+//   along an axis that some load does not depend on (a conv's output channels), so that load
+//   serves every copy;
+// - work-groups along the innermost output axis: neighbouring threads read neighbouring data.
+std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t) {
+  std::vector<Opt> opts;
+  const std::vector<const UOp*>& globals = k.global_ranges;
+  std::vector<const UOp*> axes = kernel_axes(k);
+  int64_t outputs = 1;
+  for (const UOp* r : globals) outputs *= r->src[0]->is_const() ? size_of(r) : 1 << 10;
+  int64_t group = 1;
+  int red = -1;  // the longest reduce axis
+  for (size_t a = globals.size(); a < axes.size(); ++a)
+    if (axes[a]->src[0]->is_const() && (red < 0 || size_of(axes[a]) > size_of(axes[size_t(red)]))) red = int(a);
+  constexpr int64_t kFewOutputs = 4096, kManyOutputs = 1 << 16;
+  if (red >= 0 && outputs < kFewOutputs && size_of(axes[size_t(red)]) >= 256) {
+    group = pick_divisor(size_of(axes[size_t(red)]), {256, 128, 64, 32, 16}, std::min<int64_t>(t.max_local, size_of(axes[size_t(red)]) / 4));
+    int64_t slots_bytes = group * 8 * std::max(1, k.num_reduces);  // up to f64 slots
+    if (group && slots_bytes <= t.local_bytes) opts.push_back({OptOp::Group, red, group});
+    else group = 1;
+  }
+  int local_axis = -1;
+  if (!globals.empty() && globals.back()->src[0]->is_const()) {
+    local_axis = int(globals.size()) - 1;
+    int64_t n = size_of(globals.back()), limit = t.max_local / group;
+    int64_t v = pick_divisor(n, {64, 32, 16}, limit);
+    // Odd sizes (primes, 6625) are rounded up where that wastes at most an eighth.
+    for (int64_t c : {64, 32, 16})
+      if (!v && c <= limit && (c - n % c) % c <= n / 8) opts.push_back({OptOp::Padto, local_axis, c}), v = c;
+    if (v) opts.push_back({OptOp::Local, local_axis, v});
+    else local_axis = -1;
+  }
+  if (k.num_reduces == 0 || outputs < kManyOutputs) return opts;
+  std::vector<const UOp*> loads = reduce_loads(k);
+  // Not the innermost axis: its copies would sit in one thread, and neighbouring threads would
+  // no longer read neighbouring data.
+  for (int a = int(globals.size()) - 2; a >= 0; --a) {
+    const UOp* r = globals[size_t(a)];
+    if (a == local_axis || !r->src[0]->is_const()) continue;
+    bool reused = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return !depends(l->src[1], r); });
+    bool varies = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends(l->src[1], r); });
+    if (!reused || !varies) continue;
+    if (int64_t v = pick_divisor(size_of(r), {4, 2}, t.max_expand)) {
+      opts.push_back({OptOp::Upcast, a, v});
+      break;
+    }
+  }
+  return opts;
+}
+}  // namespace
+
 std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t) {
   std::vector<Opt> opts;
-  if (t.gpu) {
-    // Work-groups along the innermost output axis: neighbouring threads read neighbouring data.
-    if (!k.global_ranges.empty() && k.global_ranges.back()->src[0]->is_const()) {
-      int axis = int(k.global_ranges.size()) - 1;
-      int64_t n = size_of(k.global_ranges.back());
-      int64_t v = pick_divisor(n, {64, 32, 16}, t.max_local);
-      // Odd sizes (primes, 6625) are rounded up where that wastes at most an eighth.
-      for (int64_t c : {64, 32, 16})
-        if (!v && c <= t.max_local && (c - n % c) % c <= n / 8) opts.push_back({OptOp::Padto, axis, c}), v = c;
-      if (v) opts.push_back({OptOp::Local, axis, v});
-    }
-    return opts;
-  }
+  if (t.gpu) return gpu_heuristic_opts(g, k, t);
   if (k.num_reduces == 0) return opts;  // elementwise: LLVM vectorizes the inner loop
   const std::vector<const UOp*>& globals = k.global_ranges;
   std::vector<const UOp*> loads = reduce_loads(k);
