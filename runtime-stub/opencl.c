@@ -77,8 +77,10 @@ static void cl_free(tgc_cl* cl) {
   if (cl->progs)
     for (int i = 0; i < cl->num_progs; ++i)
       if (cl->progs[i].program) a->clReleaseProgram(cl->progs[i].program);
+  /* Buffers in the reverse of their creation order: NVIDIA's driver (580.159) segfaults
+   * releasing an arena sub-buffer while sub-buffers created after it are alive. */
   if (cl->mem)
-    for (int32_t i = 0; i < cl->desc->num_buffers; ++i)
+    for (int32_t i = cl->desc->num_buffers - 1; i >= 0; --i)
       if (cl->mem[i] && cl->mem_owned[i]) a->clReleaseMemObject(cl->mem[i]);
   if (cl->arena) a->clReleaseMemObject(cl->arena);
   if (cl->queue) a->clReleaseCommandQueue(cl->queue);
