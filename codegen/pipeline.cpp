@@ -78,7 +78,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   rep.cpu = target.cpu;
 
   auto t0 = Clock::now();
-  Schedule s = run_stage("schedule", [&] { return schedule(g, m.output_roots()); });
+  Schedule s = run_stage("schedule", [&] { return schedule(g, m.output_roots(), {.parallel_outputs = target.profile.gpu}); });
   MemoryPlan plan = run_stage("memory plan", [&] { return plan_memory(g, s, target.desc->arena_alignment); });
   rep.schedule_s = since(t0);
   rep.kernels = s.kernels.size();

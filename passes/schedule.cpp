@@ -17,6 +17,10 @@ namespace tgc {
 namespace {
 constexpr double kMemCost = 4;      // one element written and read back, in op units
 constexpr double kSlowOpCost = 8;   // transcendental ops
+// GPUs: redundant reduce work (elements read again by threads that share a reduce's result) that
+// pays for one more kernel launch and buffer (a launch costs a few microseconds, a GPU reads a
+// few million elements in that time).
+constexpr double kGpuRedundantWork = 1 << 20;
 
 // Collects the RANGE nodes an index or mask expression depends on.
 void ranges_of(const UOp* u, std::set<const UOp*>& out, std::unordered_set<const UOp*>& seen) {
@@ -40,8 +44,8 @@ class KernelBuilder {
  public:
   // `others`: evaluation counts of the kernels already built; this kernel's are added in evals().
   KernelBuilder(Graph& g, const std::unordered_map<const UOp*, int64_t>& realized,
-                const std::unordered_map<const UOp*, double>& others)
-      : g_(g), sym_{g}, rw_(g, symbolic_rules()), realized_(realized), others_(others) {}
+                const std::unordered_map<const UOp*, double>& others, bool parallel_outputs)
+      : g_(g), sym_{g}, rw_(g, symbolic_rules()), realized_(realized), others_(others), parallel_(parallel_outputs) {}
 
   const std::unordered_map<const UOp*, double>& evals() const { return evals_; }
 
@@ -56,6 +60,7 @@ class KernelBuilder {
         k.global_ranges.push_back(idx.back());
       }
     }
+    globals_ = k.global_ranges;
     const UOp* value = render(root, idx, nullptr, /*is_root=*/true);
     const UOp* out = g_.make(Op::Buffer, root->dtype, {}, out_buf);
     k.ast = g_.make(Op::Store, root->dtype, {out, rw_.rewrite(linear(root->shape, idx)), value});
@@ -111,6 +116,12 @@ class KernelBuilder {
     if (auto it = others_.find(u); it != others_.end()) total += it->second;
     // Decide as soon as the count crosses the line: inlining further would only multiply work.
     if (should_realize(u, total, inline_cost(u, realized_, cost_memo_))) throw RealizeNeeded{u};
+    if (parallel_ && u->op == Op::Reduce) {
+      double threads = 1;
+      for (const UOp* r : globals_) threads *= deps.count(r) ? 1 : double(range_extent(r));
+      double length = double(numel(u->src[0]->shape)) / double(std::max<int64_t>(1, numel(u->shape)));
+      if ((threads - 1) * n * length > kGpuRedundantWork) throw RealizeNeeded{u};
+    }
   }
 
   const UOp* render(const UOp* u, std::vector<const UOp*> idx, const UOp* gate, bool is_root = false) {
@@ -262,6 +273,8 @@ class KernelBuilder {
   std::vector<std::string> fused_;
   int64_t next_range_ = 0;
   int num_reduces_ = 0;
+  bool parallel_;
+  std::vector<const UOp*> globals_;  // the kernel's output ranges
 };
 
 // Work per element of `u` when inlined: its own op plus the inlined elementwise work of its
@@ -309,7 +322,7 @@ const UOp* realize_point(const UOp* u, const std::unordered_map<const UOp*, std:
 }
 }  // namespace
 
-Schedule schedule(Graph& g, const std::vector<const UOp*>& requested) {
+Schedule schedule(Graph& g, const std::vector<const UOp*>& requested, const ScheduleOptions& o) {
   // Every requested output gets a buffer of its own, even where two are the same node (the
   // model lists one tensor twice, or hash-consing merged two equal results): a repeat becomes a
   // CONTIGUOUS copy of the previous one, a node of its own and so a copy kernel.
@@ -356,7 +369,7 @@ Schedule schedule(Graph& g, const std::vector<const UOp*>& requested) {
     const UOp* root = *todo.begin();
     todo.erase(todo.begin());
     forget(root);
-    KernelBuilder kb(g, realized, total);
+    KernelBuilder kb(g, realized, total, o.parallel_outputs);
     try {
       Kernel k = kb.build(root, realized.at(root));
       for (auto& [u, n] : kb.evals()) total[u] += n;

@@ -30,7 +30,15 @@ struct Schedule {
                                      // also where one node is requested twice (the repeat is copied)
 };
 
-Schedule schedule(Graph& g, const std::vector<const UOp*>& outputs);
+struct ScheduleOptions {
+  // GPUs run every output position of a kernel as a thread of its own, so an expression runs
+  // once per output, not once per value of the ranges it depends on (the CPU lowering hoists it
+  // out of the others' loops). A reduce whose result many outputs share (a softmax's row max and
+  // sum) is then realized in a kernel of its own where recomputing it would be much more work.
+  bool parallel_outputs = false;
+};
+
+Schedule schedule(Graph& g, const std::vector<const UOp*>& outputs, const ScheduleOptions& o = {});
 
 // Multi-line listing: one block per kernel with shape, ranges, fused nodes and buffers.
 std::string describe(const Graph& g, const Schedule& s);

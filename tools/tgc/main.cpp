@@ -217,14 +217,15 @@ const NamedTensor& find_input(const Model& m, const std::string& name) {
 int cmd_inspect(const Args& a) {
   Model m = build_dynamic_model(open_model(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic}));
   std::vector<const UOp*> roots = m.output_roots();
+  ResolvedTarget target = resolve_target(a.target, a.triple, a.cpu);
+  ScheduleOptions so{.parallel_outputs = target.profile.gpu};
   if (a.stage == "graph") {
     std::cout << print_graph(*m.graph, roots);
   } else if (a.stage == "kernels") {
-    Schedule s = run_stage("schedule", [&] { return schedule(*m.graph, roots); });
+    Schedule s = run_stage("schedule", [&] { return schedule(*m.graph, roots, so); });
     std::cout << "# " << s.kernels.size() << " kernels\n" << run_stage("describe", [&] { return describe(*m.graph, s); });
   } else if (a.stage == "loops" || a.stage == "source" || a.stage == "llvm" || a.stage == "asm" || a.stage == "blob") {
-    Schedule s = schedule(*m.graph, roots);
-    ResolvedTarget target = resolve_target(a.target, a.triple, a.cpu);
+    Schedule s = schedule(*m.graph, roots, so);
     const DialectOps& dialect = dialect_ops(target.desc->dialect);
     bool cpu = target.desc->dialect == Dialect::LlvmCpu;
     if ((a.stage == "llvm" || a.stage == "asm") && !cpu)
