@@ -1,5 +1,5 @@
-// The frontends behind one door: a model file is opened by the frontend its format names (ONNX
-// today; GGUF next), and the tools see only a ModelSource (model/dynamic_dims.h) or a Model.
+// The frontends behind one door: a model file is opened by the frontend its format names (ONNX or
+// GGUF), and the tools see only a ModelSource (model/dynamic_dims.h) or a Model.
 #pragma once
 #include <map>
 #include <string>
@@ -26,6 +26,9 @@ struct ImportOptions {
   // The frontend declares their VARs in the graph (traced at the sizes dim_sizes gives).
   std::map<std::string, int64_t> dynamic;
 };
+
+// Whether the file starts with GGUF's magic (ONNX files are protobuf, which has none).
+bool is_gguf_file(const std::string& path);
 
 // `path` as a source of traces, by its format. Throws tgc::Error naming the file when no
 // frontend reads it.

@@ -115,6 +115,10 @@ class KernelBuilder {
     double total = (evals_[u] += n);
     if (auto it = others_.find(u); it != others_.end()) total += it->second;
     // Decide as soon as the count crosses the line: inlining further would only multiply work.
+    // An elementwise function of weights alone (a dequantized GGUF block buffer, int8 weights
+    // cast to f32) stays inline: realizing it would hold a copy of the weights, usually expanded,
+    // in the arena at run time; it is recomputed in each kernel that reads it instead.
+    if (u->op != Op::Reduce && weight_only(u)) return;
     if (should_realize(u, total, inline_cost(u, realized_, cost_memo_))) throw RealizeNeeded{u};
     if (parallel_ && u->op == Op::Reduce) {
       double threads = 1;
@@ -122,6 +126,22 @@ class KernelBuilder {
       double length = double(numel(u->src[0]->shape)) / double(std::max<int64_t>(1, numel(u->shape)));
       if ((threads - 1) * n * length > kGpuRedundantWork) throw RealizeNeeded{u};
     }
+  }
+
+  // Whether `u` reads weight buffers and nothing else (no input, realized intermediate, reduce
+  // or run-time dim) through elementwise and movement ops.
+  bool weight_only(const UOp* u) {
+    if (auto it = weight_only_memo_.find(u); it != weight_only_memo_.end()) return it->second;
+    bool w = false;
+    if (u->op == Op::Buffer) {
+      w = g_.buffer(u->ival()).kind == BufferKind::Weight;
+    } else if (u->op == Op::Const) {
+      w = true;
+    } else if ((is_elementwise(u->op) || is_movement(u->op)) && !realized_.count(u)) {
+      w = true;
+      for (const UOp* s : u->src) w = w && weight_only(s);
+    }
+    return weight_only_memo_[u] = w;
   }
 
   const UOp* render(const UOp* u, std::vector<const UOp*> idx, const UOp* gate, bool is_root = false) {
@@ -267,6 +287,7 @@ class KernelBuilder {
   const std::unordered_map<const UOp*, int64_t>& realized_;
   const std::unordered_map<const UOp*, double>& others_;
   std::unordered_map<const UOp*, double> evals_, cost_memo_;
+  std::unordered_map<const UOp*, bool> weight_only_memo_;
   std::map<std::tuple<const UOp*, std::vector<const UOp*>, const UOp*>, const UOp*> memo_;
   std::vector<int64_t> inputs_;
   std::unordered_map<const UOp*, std::set<const UOp*>> range_context_;  // reduce range -> ranges of its reduce

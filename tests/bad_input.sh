@@ -115,11 +115,64 @@ expect_error "eval wrong shape" "expected f32[1,1,8,8], got f32[2,8]" "$tgc" eva
 expect_error "inspect unknown kernel" "--kernel k999: no kernel of that name" "$tgc" inspect "$model" --stage=loops --kernel=k999
 expect_error "inspect --opts without --kernel" "--opts needs --kernel" "$tgc" inspect "$model" --stage=loops --opts="UPCAST(0,2)"
 expect_error "inspect asm on qcom" "--stage=asm shows CPU kernels; --target=qcom renders opencl (use --stage=source)" "$tgc" inspect "$model" --stage=asm --target=qcom
-printf 'GGUF\003\000\000\000' >"$work/model.gguf"
-expect_error "a GGUF file" "model.gguf: a GGUF model; tgc reads ONNX models only so far" "$tgc" compile "$work/model.gguf" -o "$work/never"
 expect_error "unknown target" "unknown target 'adreno9' (known: cpu, qcom, vulkan, adreno, cuda)" "$tgc" compile "$model" --target=adreno9 -o "$work/never"
 expect_error "target variant" "target 'cpu' takes no variant" "$tgc" compile "$model" --target=cpu:sm_90 -o "$work/never"
 expect_error "unknown GPU architecture" "unknown GPU architecture 'sm_999'" "$tgc" compile "$model" --target=cuda:sm_999 -o "$work/never"
+# GGUF files (tests/gen_bad_gguf.py): every size, count and offset is checked against the file.
+mkdir -p "$work/gguf"
+/usr/bin/python3 "$root/tests/gen_bad_gguf.py" "$work/gguf" || { echo "FAIL gen_bad_gguf.py"; exit 1; }
+gbad() { expect_error "gguf $1" "$1.gguf: $2" "$tgc" inspect "$work/gguf/$1.gguf" --stage=meta; }
+gbad header_only "tensor count at byte 8 needs 8 bytes, the file has 0 left"
+gbad version1 "GGUF version 1 is not supported (v2 and v3 are)"
+gbad big_endian "a big-endian GGUF file"
+gbad version7 "unknown GGUF version 7"
+gbad lying_tensor_count "tensor count 1152921504606846976 does not fit in the file"
+gbad lying_kv_count "metadata count 1099511627776 does not fit in the file"
+gbad lying_string "metadata key 0 (4611686018427387904 bytes) at byte 32 needs 4611686018427387904 bytes"
+gbad lying_array "metadata 'a': array of 1125899906842624 u32 values does not fit"
+gbad unknown_value_type "metadata 'x' has unknown value type 99"
+gbad unknown_array_type "metadata 'x': unknown array element type 42"
+gbad deep_arrays "metadata 'x'[0][0][0][0][0][0][0][0]: arrays nested deeper than 8"
+gbad duplicate_key "metadata key 'general.architecture' appears twice"
+gbad alignment_48 "general.alignment 48 is not a power of two"
+gbad alignment_u64 "general.alignment is a u64, not u32"
+gbad unknown_tensor_type "tensor 'w' has unknown tensor type 99"
+gbad retired_tensor_type "tensor 'w' has unknown tensor type 4"
+gbad rank5 "tensor 'w' has rank 5 (1 to 4 allowed)"
+gbad huge_dims "tensor 'w' has more elements than fit in 63 bits"
+gbad partial_block "tensor 'w' (q4_0) has rows of 33 elements, not a multiple of its block of 32"
+gbad unaligned_offset "tensor 'w' data offset 7 is not a multiple of the alignment 32"
+gbad data_past_end "tensor 'w' data (256 bytes at data offset 0) runs past the end of the file (32 data bytes)"
+gbad offset_past_end "tensor 'w' data (32 bytes at data offset 4611686018427387904) runs past the end of the file"
+gbad duplicate_tensor "tensor 'w' appears twice in the tensor table"
+# The model built from the metadata and tensors.
+gmodel() { expect_error "gguf $1" "$1.gguf: $2" "$tgc" inspect "$work/gguf/$1.gguf" --input-shape tokens=3; }
+gmodel gpt2_arch "architecture 'gpt2' is not supported (tgc builds llama and qwen2)"
+gmodel no_arch "metadata 'general.architecture' is missing"
+gmodel missing_tensor "tensor 'output_norm.weight' is missing"
+gmodel wrong_tensor_shape "tensor 'blk.0.attn_q.weight' is [9,8], expected [8,8]"
+gmodel unsupported_weight_type "tensor 'token_embd.weight' has type q2_K; tgc reads f32, f16, bf16, q8_0"
+expect_ok "gguf tiny_llama builds" "$tgc" inspect "$work/gguf/tiny_llama.gguf" --input-shape tokens=3
+expect_ok "gguf --stage=meta" "$tgc" inspect "$work/gguf/tiny_llama.gguf" --stage=meta
+grep -q "^blk.0.attn_q.weight f32 \[8, 8\]" "$work/out" || { echo "FAIL --stage=meta lists no blk.0.attn_q.weight f32 [8, 8]"; fail=1; }
+expect_error "gguf without a token count" "the token count needs a size (--input-shape tokens=N, or --dynamic n_tokens=MAX" \
+  "$tgc" compile "$work/gguf/tiny_llama.gguf" -o "$work/never"
+expect_error "gguf --input-shape of another input" "--input-shape names 'x'; a GGUF model's one input is 'tokens'" \
+  "$tgc" inspect "$work/gguf/tiny_llama.gguf" --input-shape x=3
+expect_error "--stage=meta of an ONNX file" "this is not a GGUF file" "$tgc" inspect "$model" --stage=meta
+# No crash on damaged copies: truncations fail in one line; flipped bytes fail in one line or
+# still build (a flipped weight byte is a valid file).
+gsweep=0
+for f in "$work"/gguf/gtrunc_*.gguf "$work"/gguf/gflip_*.gguf; do
+  timeout 60 "$tgc" inspect "$f" --input-shape tokens=3 >/dev/null 2>"$work/err"
+  rc=$?; lines=$(wc -l <"$work/err")
+  case "$f" in
+    */gtrunc_*) [ $rc -eq 1 ] && [ "$lines" -eq 1 ] ;;
+    *) { [ $rc -eq 0 ] && [ "$lines" -eq 0 ]; } || { [ $rc -eq 1 ] && [ "$lines" -eq 1 ]; } ;;
+  esac || { echo "FAIL $(basename "$f"): rc=$rc, stderr:"; cat "$work/err"; gsweep=1; fail=1; }
+done
+[ $gsweep -eq 0 ] && echo "ok   $(ls "$work"/gguf/gtrunc_*.gguf | wc -l) truncated and $(ls "$work"/gguf/gflip_*.gguf | wc -l) corrupted copies of a small llama GGUF: one-line errors, no crash"
+expect_error "unknown target" "unknown target 'adreno9' (known: cpu, qcom, vulkan, adreno)" "$tgc" compile "$model" --target=adreno9 -o "$work/never"
 expect_ok "inspect --stage=source on qcom" "$tgc" inspect "$model" --stage=source --target=qcom --kernel=k0
 expect_error "inspect illegal action" "UPCAST" "$tgc" inspect "$model" --stage=loops --kernel=k0 --opts="UPCAST(0,7)"
 expect_ok "inspect --stage=asm --kernel" "$tgc" inspect "$model" --stage=asm --kernel=k0

@@ -103,6 +103,20 @@ void expect_pad_then_reduce(const Graph& g, const Schedule& s, const std::string
     }
 }
 
+// Dequantized weights (an elementwise function of a weight buffer alone) are recomputed
+// in the matmul that reads them, however many rows reuse them: realizing them would put an
+// expanded copy of the weights in the arena. The same expression of an input is realized.
+TEST_F(ScheduleTest, ExpandedFunctionOfWeightsStaysInline) {
+  Tensor x = input({16, 32});
+  Tensor q = int_weight({32, 32}, test::random_floats(rng, 32 * 32, 0, 255), DType::U8);
+  Tensor w = ((q.bitwise(Op::Shr, q.scalar(4)).cast(DType::F32) - 8.0) * 0.25).sin();  // costly enough to realize
+  Schedule s = schedule_and_check({x.matmul(w)});
+  EXPECT_EQ(s.kernels.size(), 1u) << listing(s);
+  Tensor xi = input({32, 32}, 0, 255).cast(DType::U8);
+  Tensor wi = ((xi.bitwise(Op::Shr, xi.scalar(4)).cast(DType::F32) - 8.0) * 0.25).sin();
+  Schedule s2 = schedule_and_check({x.matmul(wi)});
+  EXPECT_EQ(s2.kernels.size(), 2u) << "the same function of an input is realized: " << listing(s2);
+}
 TEST_F(ScheduleTest, PaddedConvBiasReluIsPadCopyPlusOneKernel) {
   Tensor x = input({1, 3, 9, 7});
   Tensor w = weight({4, 3, 3, 3}), b = weight({4});

@@ -13,6 +13,7 @@
 #include "codegen/pipeline.h"
 #include "frontend/npy.h"
 #include "frontend/frontend.h"
+#include "frontend/gguf/gguf_file.h"
 #include "ir/error.h"
 #include "ir/interpret.h"
 #include "ir/print.h"
@@ -63,7 +64,7 @@ usage:
       that crashes or runs past --tune-timeout (default 10) is dropped. Results are kept in a
       SQLite cache (default $XDG_CACHE_HOME/tgc/tune.sqlite or ~/.cache/tgc/tune.sqlite) keyed
       by target, device and kernel, and reused by later compiles. See docs/tuning.md.
-  tgc inspect MODEL.onnx [--stage=graph|kernels|loops|source|blob|llvm|asm] [--kernel=NAME [--opts=LIST]] [-o DIR]
+  tgc inspect MODEL [--stage=graph|kernels|loops|source|blob|llvm|asm|meta] [--kernel=NAME [--opts=LIST]] [-o DIR]
               [--input-shape NAME=d0,d1,...] [--dynamic NAME=MAX]
               [--target=NAME] [--triple=T] [--cpu=NAME] [--no-opt]
       Print the IR graph, the kernels the scheduler cuts it into with what each fuses, the
@@ -73,6 +74,7 @@ usage:
       each CPU kernel's LLVM IR as rendered (before O3) or assembly (after O3). --kernel: only that
       kernel (k12); --opts: its actions instead of the heuristic's, e.g. 'UPCAST(1,8) UNROLL(2,4)'.
       A dynamic batch dim is shown at batch 1 (the program the artifact runs per sample).
+      --stage=meta (GGUF files): the metadata (long arrays abbreviated) and the tensor table.
   tgc eval MODEL.onnx -i NAME=FILE.npy ... [-o DIR] [--input-shape NAME=d0,...]
       Run the reference interpreter. NAME is the input's ONNX name or its file-safe form
       (characters outside [A-Za-z0-9._-] replaced by '_'). Writes DIR/<file-safe output>.npy
@@ -215,6 +217,11 @@ const NamedTensor& find_input(const Model& m, const std::string& name) {
 }
 
 int cmd_inspect(const Args& a) {
+  if (a.stage == "meta") {  // the file as it is, before any graph: GGUF metadata and tensor table
+    if (!is_gguf_file(a.model)) throw Error(a.model + ": --stage=meta lists a GGUF file's metadata; this is not a GGUF file");
+    std::cout << describe_gguf(GgufFile::open(a.model));
+    return 0;
+  }
   Model m = build_dynamic_model(open_model(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic}));
   std::vector<const UOp*> roots = m.output_roots();
   ResolvedTarget target = resolve_target(a.target, a.triple, a.cpu);
@@ -276,7 +283,7 @@ int cmd_inspect(const Args& a) {
     }
     if (!found) throw Error("--kernel " + a.kernel + ": no kernel of that name (see --stage=kernels)");
   } else {
-    throw Error("unknown --stage '" + a.stage + "' (graph, kernels, loops, source, blob, llvm or asm)");
+    throw Error("unknown --stage '" + a.stage + "' (graph, kernels, loops, source, blob, llvm, asm or meta)");
   }
   return 0;
 }

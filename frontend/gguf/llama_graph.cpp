@@ -1,0 +1,174 @@
+#include "frontend/gguf/llama_graph.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "frontend/gguf/gguf_weights.h"
+#include "ir/error.h"
+
+namespace tgc {
+
+LlamaParams llama_params(const GgufFile& f) {
+  LlamaParams p;
+  p.arch = f.get_string("general.architecture");
+  if (p.arch != "llama" && p.arch != "qwen2")
+    throw Error(f.path() + ": architecture '" + p.arch + "' is not supported (tgc builds llama and qwen2)");
+  const std::string a = p.arch + ".";
+  auto positive = [&](const std::string& key, int64_t v) {
+    if (v <= 0 || v > (int64_t(1) << 32)) throw Error(f.path() + ": metadata '" + key + "' = " + std::to_string(v) + " is out of range");
+    return v;
+  };
+  p.n_embd = positive(a + "embedding_length", f.get_int(a + "embedding_length"));
+  p.n_ff = positive(a + "feed_forward_length", f.get_int(a + "feed_forward_length"));
+  p.n_layer = positive(a + "block_count", f.get_int(a + "block_count"));
+  p.n_head = positive(a + "attention.head_count", f.get_int(a + "attention.head_count"));
+  p.n_head_kv = positive(a + "attention.head_count_kv", f.get_int(a + "attention.head_count_kv", p.n_head));
+  p.n_ctx_train = positive(a + "context_length", f.get_int(a + "context_length", 4096));
+  if (p.n_embd % p.n_head != 0 || p.n_head % p.n_head_kv != 0)
+    throw Error(f.path() + ": " + std::to_string(p.n_head) + " heads of " + std::to_string(p.n_head_kv) +
+                " kv heads do not divide embedding length " + std::to_string(p.n_embd));
+  p.head_dim = positive(a + "attention.key_length", f.get_int(a + "attention.key_length", p.n_embd / p.n_head));
+  if (f.get_int(a + "attention.value_length", p.head_dim) != p.head_dim)
+    throw Error(f.path() + ": attention.value_length differs from key_length; tgc builds equal head sizes only");
+  p.rms_eps = f.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5);
+  p.n_rot = positive(a + "rope.dimension_count", f.get_int(a + "rope.dimension_count", p.head_dim));
+  if (p.n_rot > p.head_dim || p.n_rot % 2) throw Error(f.path() + ": rope.dimension_count " + std::to_string(p.n_rot) + " does not fit the head size");
+  p.rope_base = f.get_float(a + "rope.freq_base", 10000.0);
+  p.rope_neox = p.arch == "qwen2";
+  if (const GgufValue* st = f.find(a + "rope.scaling.type")) {
+    std::string type = st->type == GgufValueType::String ? st->s : "?";
+    if (type == "linear") p.rope_freq_scale = 1.0 / f.get_float(a + "rope.scaling.factor", 1.0);
+    else if (type != "none") throw Error(f.path() + ": rope scaling '" + type + "' is not supported (none, linear and llama3's rope_freqs are)");
+  }
+  if (const GgufValue* sc = f.find(a + "rope.scale_linear")) p.rope_freq_scale = 1.0 / sc->as_double();
+  if (const GgufTensorInfo* t = f.find_tensor("rope_freqs.weight")) {  // llama3-style per-frequency factors
+    if (t->type != GgmlType::F32 || t->numel() != p.n_rot / 2)
+      throw Error(f.path() + ": rope_freqs.weight must be f32 with " + std::to_string(p.n_rot / 2) + " values");
+    auto b = f.tensor_bytes(*t);
+    p.rope_freq_factors.resize(size_t(p.n_rot / 2));
+    std::memcpy(p.rope_freq_factors.data(), b->data(), b->size());
+  }
+  const GgufTensorInfo* emb = f.find_tensor("token_embd.weight");
+  if (!emb || emb->dims.size() != 2 || emb->dims[0] != p.n_embd)
+    throw Error(f.path() + ": token_embd.weight is missing or not [" + std::to_string(p.n_embd) + ", n_vocab]");
+  p.n_vocab = emb->dims[1];
+  return p;
+}
+
+namespace {
+struct Builder {
+  Graph& g;
+  const GgufFile& f;
+  const LlamaParams& p;
+  mutable std::map<std::string, Tensor> loaded;  // one buffer per tensor (the tied head reuses the embedding's)
+
+  const GgufTensorInfo* find(const std::string& name) const { return f.find_tensor(name); }
+
+  // The tensor, checked to have these dims (outer first, as the Tensor sees them).
+  Tensor weight(const std::string& name, const Shape& shape) const {
+    if (auto it = loaded.find(name); it != loaded.end()) return it->second;
+    const GgufTensorInfo* t = find(name);
+    if (!t) throw Error(f.path() + ": tensor '" + name + "' is missing");
+    Shape got(t->dims.rbegin(), t->dims.rend());
+    if (got != shape) throw Error(f.path() + ": tensor '" + name + "' is " + shape_str(got) + ", expected " + shape_str(shape));
+    Tensor w = gguf_weight(g, f, *t);
+    g.set_origin(w.uop(), "GGUF " + name);
+    return loaded[name] = w;
+  }
+
+  Tensor linear(const Tensor& x, const std::string& name, int64_t out, int64_t in) const {
+    Tensor y = x.matmul(weight(name + ".weight", {out, in}).transpose());
+    if (find(name + ".bias")) y = y + weight(name + ".bias", {out});
+    return y;
+  }
+
+  Tensor rms_norm(const Tensor& x, const std::string& name) const {
+    Tensor ms = (x * x).mean({-1}, true);
+    return x * (ms + p.rms_eps).rsqrt() * weight(name, {p.n_embd});
+  }
+
+  // cos and sin of position * theta_i as llama.cpp's rope cache computes them (f32 steps), for
+  // `positions` positions: [positions, n_rot / 2] each.
+  std::pair<Tensor, Tensor> rope_tables(int64_t positions) const {
+    int64_t half = p.n_rot / 2;
+    HostTensor c(DType::F32, {positions, half}), s(DType::F32, {positions, half});
+    const float theta_scale = std::pow(float(p.rope_base), -2.0f / float(p.n_rot));
+    for (int64_t pos = 0; pos < positions; ++pos) {
+      float theta = float(pos);
+      for (int64_t i = 0; i < half; ++i) {
+        float ff = p.rope_freq_factors.empty() ? 1.0f : p.rope_freq_factors[size_t(i)];
+        float t = float(p.rope_freq_scale) * (theta / ff);
+        c.set(pos * half + i, std::cos(t));
+        s.set(pos * half + i, std::sin(t));
+        theta *= theta_scale;
+      }
+    }
+    return {Tensor::weight(g, "rope_cos", std::move(c)), Tensor::weight(g, "rope_sin", std::move(s))};
+  }
+
+  // x [n, heads, head_dim] rotated pairwise by the tables cut to n rows.
+  Tensor rope(const Tensor& x, const Tensor& cos, const Tensor& sin) const {
+    int64_t n = x.dim(0), h = x.dim(1), hd = p.head_dim, half = p.n_rot / 2;
+    Tensor rot = x.shrink({{0, n}, {0, h}, {0, p.n_rot}});
+    // NeoX pairs element i with i + half (axis 2 of [n, h, 2, half]); llama pairs 2i with 2i+1
+    // (axis 3 of [n, h, half, 2]).
+    int64_t pair_axis = p.rope_neox ? 2 : 3;
+    Tensor r = p.rope_neox ? rot.reshape({n, h, 2, half}) : rot.reshape({n, h, half, 2});
+    auto part = [&](int64_t k) {
+      std::vector<std::pair<int64_t, int64_t>> b;
+      for (int64_t d : r.shape()) b.push_back({0, d});
+      b[size_t(pair_axis)] = {k, k + 1};
+      return r.shrink(b);
+    };
+    Shape ts = p.rope_neox ? Shape{n, 1, 1, half} : Shape{n, 1, half, 1};
+    Tensor c = cos.shrink({{0, n}, {0, half}}).reshape(ts), s = sin.shrink({{0, n}, {0, half}}).reshape(ts);
+    Tensor x0 = part(0), x1 = part(1);
+    Tensor out = Tensor::cat({x0 * c - x1 * s, x0 * s + x1 * c}, pair_axis).reshape({n, h, p.n_rot});
+    if (p.n_rot == hd) return out;
+    return Tensor::cat({out, x.shrink({{0, n}, {0, h}, {p.n_rot, hd}})}, 2);
+  }
+
+  Tensor attention(const Tensor& x, int64_t layer, const Tensor& cos, const Tensor& sin, const Tensor& causal) const {
+    const std::string b = "blk." + std::to_string(layer) + ".";
+    int64_t n = x.dim(0), hd = p.head_dim, H = p.n_head, KV = p.n_head_kv, group = H / KV;
+    Tensor q = rope(linear(x, b + "attn_q", H * hd, p.n_embd).reshape({n, H, hd}), cos, sin).permute({1, 0, 2});
+    Tensor k = rope(linear(x, b + "attn_k", KV * hd, p.n_embd).reshape({n, KV, hd}), cos, sin).permute({1, 0, 2});
+    Tensor v = linear(x, b + "attn_v", KV * hd, p.n_embd).reshape({n, KV, hd}).permute({1, 0, 2});
+    // Query head h reads kv head h / group.
+    auto share = [&](const Tensor& t) { return t.reshape({KV, 1, n, hd}).expand({KV, group, n, hd}).reshape({H, n, hd}); };
+    Tensor scores = q.matmul(share(k).transpose()) * (1.0 / std::sqrt(double(hd)));  // [H, n, n]
+    scores = Tensor::where(causal, scores, scores.scalar(-std::numeric_limits<double>::infinity()));
+    Tensor out = scores.softmax(-1).matmul(share(v)).permute({1, 0, 2}).reshape({n, H * hd});
+    return linear(out, b + "attn_output", p.n_embd, H * hd);
+  }
+
+  Tensor ffn(const Tensor& x, int64_t layer) const {
+    const std::string b = "blk." + std::to_string(layer) + ".";
+    Tensor gate = linear(x, b + "ffn_gate", p.n_ff, p.n_embd), up = linear(x, b + "ffn_up", p.n_ff, p.n_embd);
+    return linear(gate * gate.sigmoid() * up, b + "ffn_down", p.n_embd, p.n_ff);
+  }
+};
+}  // namespace
+
+Tensor llama_forward(Graph& g, const GgufFile& f, const LlamaParams& p, const Tensor& tokens, int64_t positions) {
+  Builder b{g, f, p};
+  int64_t n = tokens.dim(0);
+  check(positions >= n, "llama_forward: tables shorter than the tokens");
+  auto [cos, sin] = b.rope_tables(positions);
+  // Causal mask from a position table cut to n: key j is visible to query i when j <= i.
+  Tensor pos = Tensor::arange(g, positions, DType::I32).shrink({{0, n}});
+  Tensor causal = pos.reshape({n, 1}).ge(pos.reshape({1, n}));
+  Tensor x = b.weight("token_embd.weight", {p.n_vocab, p.n_embd}).gather(tokens, 0);
+  for (int64_t l = 0; l < p.n_layer; ++l) {
+    const std::string blk = "blk." + std::to_string(l) + ".";
+    x = x + b.attention(b.rms_norm(x, blk + "attn_norm.weight"), l, cos, sin, causal);
+    x = x + b.ffn(b.rms_norm(x, blk + "ffn_norm.weight"), l);
+  }
+  x = b.rms_norm(x, "output_norm.weight");
+  std::string head = b.find("output.weight") ? "output.weight" : "token_embd.weight";  // tied to the embedding
+  return x.matmul(b.weight(head, {p.n_vocab, p.n_embd}).transpose());
+}
+
+}  // namespace tgc

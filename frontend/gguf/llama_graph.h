@@ -1,0 +1,33 @@
+// The decoder of the llama family (llama, Mistral-style llama files, qwen2) built from a GGUF
+// file with the Tensor API: token embedding, RMSNorm, RoPE, grouped-query attention with a
+// causal mask, SwiGLU, output norm and projection. No attention or matmul primitive: matmuls
+// are broadcast multiplies with a sum, softmax a composition, as for every ONNX model.
+#pragma once
+#include <string>
+
+#include "frontend/gguf/gguf_file.h"
+#include "ir/tensor.h"
+
+namespace tgc {
+
+// Hyperparameters from the `{arch}.*` metadata.
+struct LlamaParams {
+  std::string arch;         // "llama" or "qwen2"
+  int64_t n_vocab = 0, n_embd = 0, n_ff = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
+  int64_t n_ctx_train = 0;
+  double rms_eps = 1e-5;
+  int64_t n_rot = 0;        // rotated dims per head (rope.dimension_count)
+  double rope_base = 10000;
+  double rope_freq_scale = 1;  // linear rope scaling: positions times this
+  bool rope_neox = false;   // NeoX pairs (i, i + n_rot/2) instead of (2i, 2i+1)
+  std::vector<float> rope_freq_factors;  // llama3 scaling (rope_freqs.weight): theta_i / factor_i
+};
+
+// Reads the hyperparameters; an error names an architecture tgc does not build or a missing key.
+LlamaParams llama_params(const GgufFile& f);
+
+// logits [n, n_vocab] of the tokens [n] (i32) at positions 0..n-1. `positions` is the length of
+// the rope and mask tables (>= n; a run-time token count keeps them at its maximum).
+Tensor llama_forward(Graph& g, const GgufFile& f, const LlamaParams& p, const Tensor& tokens, int64_t positions);
+
+}  // namespace tgc

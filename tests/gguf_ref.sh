@@ -1,0 +1,8 @@
+# Sourced by the GGUF tests: $ref is the reference setup (tools/gguf-ref/setup.sh: llama.cpp's
+# tools and gguf-py), or the test exits 77 (skipped) saying how to get it.
+ref="${TGC_GGUF_REF:-$root/.gguf-ref}"
+if [ ! -x "$ref/llama_logits" ] || [ ! -d "$ref/llama.cpp/gguf-py" ]; then
+  echo "SKIP: no GGUF reference tools in $ref (run tools/scripts/install-deps.sh, or tools/gguf-ref/setup.sh $ref)"
+  exit 77
+fi
+export PYTHONPATH="$ref/llama.cpp/gguf-py${PYTHONPATH:+:$PYTHONPATH}"
