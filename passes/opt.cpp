@@ -1,8 +1,10 @@
 #include "passes/opt.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -237,7 +239,7 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
 
 namespace {
 // GPU kernels want every thread busy and few bytes per result:
-// - few outputs over a long reduce (global pools, the last FC layers, norms over a row): the
+// - few outputs over a long reduce (global pools, the last FC layers, a softmax's row sums): the
 //   reduce is split across a work-group (GROUP: neighbouring threads read neighbouring elements)
 //   so more than one thread per output works;
 // - many outputs over a reduce (convs, matmuls): each thread computes a register tile of copies
@@ -250,16 +252,39 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
   std::vector<const UOp*> axes = kernel_axes(k);
   int64_t outputs = 1;
   for (const UOp* r : globals) outputs *= r->src[0]->is_const() ? size_of(r) : 1 << 10;
-  int64_t group = 1;
-  int red = -1;  // the longest reduce axis
-  for (size_t a = globals.size(); a < axes.size(); ++a)
-    if (axes[a]->src[0]->is_const() && (red < 0 || size_of(axes[a]) > size_of(axes[size_t(red)]))) red = int(a);
+  // Up to 256 threads per output over the reduce axes, innermost (contiguous) first; an axis
+  // without a fitting divisor is padded where that wastes at most an eighth. Reduces over axes of
+  // their own (the real and imaginary sums of an STFT) share the threads: 16 each for two.
+  int64_t group = 1, reduce_total = 1;
+  for (size_t a = globals.size(); a < axes.size(); ++a) reduce_total *= axes[a]->src[0]->is_const() ? size_of(axes[a]) : 1;
   constexpr int64_t kFewOutputs = 4096, kManyOutputs = 1 << 16;
-  if (red >= 0 && outputs < kFewOutputs && size_of(axes[size_t(red)]) >= 256) {
-    group = pick_divisor(size_of(axes[size_t(red)]), {256, 128, 64, 32, 16}, std::min<int64_t>(t.max_local, size_of(axes[size_t(red)]) / 4));
-    int64_t slots_bytes = group * 8 * std::max(1, k.num_reduces);  // up to f64 slots
-    if (group && slots_bytes <= t.local_bytes) opts.push_back({OptOp::Group, red, group});
-    else group = 1;
+  int64_t want = std::min<int64_t>(256, t.max_local);
+  if (outputs < kFewOutputs && reduce_total >= 256 && want * 8 * std::max(1, k.num_reduces) <= t.local_bytes) {
+    std::vector<std::set<size_t>> chains;  // reduce axes of each KREDUCE, those sharing an axis merged
+    for (const UOp* u : toposort({k.ast})) {
+      if (u->op != Op::KReduce) continue;
+      std::set<size_t> mine;
+      for (size_t i = 1; i < u->src.size(); ++i)
+        if (auto it = std::find(axes.begin(), axes.end(), u->src[i]); it != axes.end()) mine.insert(size_t(it - axes.begin()));
+      auto shared = std::find_if(chains.begin(), chains.end(), [&](const std::set<size_t>& c) {
+        return std::any_of(mine.begin(), mine.end(), [&](size_t a) { return c.count(a); });
+      });
+      if (shared != chains.end()) shared->insert(mine.begin(), mine.end());
+      else if (!mine.empty()) chains.push_back(mine);
+    }
+    int64_t per_chain = want;
+    for (size_t c = 1; c < chains.size(); ++c) per_chain = std::max<int64_t>(2, int64_t(std::sqrt(double(per_chain))));
+    for (const std::set<size_t>& chain : chains) {
+      int64_t mine = 1;
+      for (auto a = chain.rbegin(); a != chain.rend() && mine < per_chain; ++a) {
+        if (!axes[*a]->src[0]->is_const()) continue;
+        int64_t n = size_of(axes[*a]), limit = std::min(per_chain / mine, want / group);
+        int64_t amount = pick_divisor(n, {256, 128, 64, 32, 16, 8, 4, 2}, std::min(limit, n));
+        for (int64_t c : {256, 128, 64, 32, 16})
+          if (!amount && c <= limit && c < n && (c - n % c) % c <= n / 8) opts.push_back({OptOp::Padto, int(*a), c}), amount = c;
+        if (amount) opts.push_back({OptOp::Group, int(*a), amount}), group *= amount, mine *= amount;
+      }
+    }
   }
   int local_axis = -1;
   if (!globals.empty() && globals.back()->src[0]->is_const()) {
