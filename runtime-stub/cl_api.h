@@ -46,6 +46,10 @@ typedef struct {
 #define CL_PROGRAM_BINARIES 0x1166
 #define CL_PROGRAM_BUILD_LOG 0x1183
 #define CL_BUFFER_CREATE_TYPE_REGION 0x1220
+#define CL_QUEUE_PROFILING_ENABLE (1 << 1)
+#define CL_PROFILING_COMMAND_START 0x1282
+#define CL_PROFILING_COMMAND_END 0x1283
+#define CL_KERNEL_WORK_GROUP_SIZE 0x11B0
 
 #define CL_FUNCS(X)                                                                                               \
   X(cl_int, clGetPlatformIDs, (cl_uint, cl_platform_id*, cl_uint*))                                               \
@@ -78,7 +82,10 @@ typedef struct {
   X(cl_int, clReleaseKernel, (cl_kernel))                                                                         \
   X(cl_int, clReleaseProgram, (cl_program))                                                                       \
   X(cl_int, clReleaseCommandQueue, (cl_command_queue))                                                            \
-  X(cl_int, clReleaseContext, (cl_context))
+  X(cl_int, clReleaseContext, (cl_context))                                                                       \
+  X(cl_int, clGetKernelWorkGroupInfo, (cl_kernel, cl_device_id, cl_uint, size_t, void*, size_t*))                 \
+  X(cl_int, clGetEventProfilingInfo, (cl_event, cl_uint, size_t, void*, size_t*))                                 \
+  X(cl_int, clReleaseEvent, (cl_event))
 
 typedef struct {
   void* lib;

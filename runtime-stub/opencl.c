@@ -38,6 +38,9 @@ typedef struct {
   int num_progs;
   cl_kernel* kernels; /* per launch, created at the first run */
   int built;
+  cl_event* events;   /* TGC_PROFILE: per launch, this run's */
+  double* profile_ms; /* TGC_PROFILE: per launch, summed over runs */
+  int64_t profile_runs;
 } tgc_cl;
 
 static int verbose(void) {
@@ -72,8 +75,10 @@ static void cl_free(tgc_cl* cl) {
   cl_api* a = &cl->api;
   if (cl->queue) a->clFinish(cl->queue);
   if (cl->kernels)
-    for (int32_t l = 0; l < cl->desc->num_launches; ++l)
+    for (int32_t l = 0; l < cl->desc->num_launches; ++l) {
       if (cl->kernels[l]) a->clReleaseKernel(cl->kernels[l]);
+      if (cl->events && cl->events[l]) a->clReleaseEvent(cl->events[l]); /* a run that failed half-way */
+    }
   if (cl->progs)
     for (int i = 0; i < cl->num_progs; ++i)
       if (cl->progs[i].program) a->clReleaseProgram(cl->progs[i].program);
@@ -90,11 +95,22 @@ static void cl_free(tgc_cl* cl) {
   free(cl->progs);
   free(cl->mem);
   free(cl->mem_owned);
+  free(cl->events);
+  free(cl->profile_ms);
   free(cl);
 }
 
 
-static void cl_destroy(void* be, tgc_model* m) { cl_free(be); }
+static void cl_destroy(void* be, tgc_model* m) {
+  tgc_cl* cl = be;
+  if (cl->profile_ms && cl->profile_runs > 0) {
+    char title[400];
+    snprintf(title, sizeof title, "%lld runs on '%s' (OpenCL event timestamps of each launch)", (long long)cl->profile_runs,
+             cl->device_name);
+    tgc_print_profile(cl->desc, cl->profile_ms, cl->profile_runs, title);
+  }
+  cl_free(cl);
+}
 
 static void* cl_create(tgc_model* model, int num_threads) {
   const tgc_model_desc* desc = model->desc;
@@ -122,7 +138,15 @@ static void* cl_create(tgc_model* model, int num_threads) {
     tgc_set_error("OpenCL backend: clCreateContext on '%s' failed: %s (%d)", cl->device_name, tgc_cl_err(e), e);
     goto fail;
   }
-  cl->queue = a->clCreateCommandQueue(cl->ctx, cl->device, 0, &e);
+  if (getenv("TGC_PROFILE")) {
+    cl->events = calloc((size_t)desc->num_launches + 1, sizeof(cl_event));
+    cl->profile_ms = calloc((size_t)desc->num_launches + 1, sizeof(double));
+    if (!cl->events || !cl->profile_ms) {
+      tgc_set_error("out of memory");
+      goto fail;
+    }
+  }
+  cl->queue = a->clCreateCommandQueue(cl->ctx, cl->device, cl->events ? CL_QUEUE_PROFILING_ENABLE : 0, &e);
   if (!cl->queue) {
     tgc_set_error("OpenCL backend: clCreateCommandQueue failed: %s (%d)", tgc_cl_err(e), e);
     goto fail;
@@ -356,6 +380,17 @@ static int build_all(tgc_cl* cl) {
       tgc_set_error("OpenCL backend: launch %d: clCreateKernel('%s') failed: %s (%d)", (int)l, L->name, tgc_cl_err(e), e);
       return -1;
     }
+    size_t max_group = 0;
+    if (L->local_size[0] > 0 &&
+        a->clGetKernelWorkGroupInfo(cl->kernels[l], cl->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_group, &max_group,
+                                    NULL) == CL_SUCCESS &&
+        (size_t)(L->local_size[0] * (L->local_size[1] > 0 ? L->local_size[1] : 1) *
+                 (L->local_size[2] > 0 ? L->local_size[2] : 1)) > max_group) {
+      tgc_set_error("OpenCL backend: launch %d '%s': work-groups of %lld threads, but '%s' runs this kernel in groups of "
+                    "at most %zu",
+                    (int)l, L->name, (long long)L->local_size[0], cl->device_name, max_group);
+      return -1;
+    }
     for (int32_t i = 0; i < L->num_buffers; ++i) {
       e = a->clSetKernelArg(cl->kernels[l], (cl_uint)i, sizeof(cl_mem), &cl->mem[L->buffers[i]]);
       if (e != CL_SUCCESS) {
@@ -389,6 +424,22 @@ static int cl_upload(void* be, tgc_model* m, const int32_t* bufs, int32_t n) {
   return 0;
 }
 
+/* TGC_PROFILE: each launch's time from its event's start and end timestamps (device clock, ns). */
+static void collect_profile(tgc_cl* cl) {
+  cl_api* a = &cl->api;
+  for (int32_t l = 0; l < cl->desc->num_launches; ++l) {
+    if (!cl->events[l]) continue;
+    cl_ulong start = 0, end = 0;
+    if (a->clGetEventProfilingInfo(cl->events[l], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) == CL_SUCCESS &&
+        a->clGetEventProfilingInfo(cl->events[l], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS &&
+        end >= start)
+      cl->profile_ms[l] += (double)(end - start) / 1e6;
+    a->clReleaseEvent(cl->events[l]);
+    cl->events[l] = NULL;
+  }
+  cl->profile_runs++;
+}
+
 static int64_t cl_run(void* be, tgc_model* m, int64_t sample) {
   tgc_cl* cl = be;
   cl_api* a = &cl->api;
@@ -406,7 +457,7 @@ static int64_t cl_run(void* be, tgc_model* m, int64_t sample) {
       if (L->global_size[k] > 1 || L->local_size[k] > 1) dims = (cl_uint)k + 1;
     }
     e = a->clEnqueueNDRangeKernel(cl->queue, cl->kernels[l], dims, NULL, global, L->local_size[0] > 0 ? local : NULL,
-                                  0, NULL, NULL);
+                                  0, NULL, cl->events ? &cl->events[l] : NULL);
     if (e != CL_SUCCESS) {
       tgc_set_error("OpenCL backend: launch %d '%s' (global %zux%zux%zu, local %lldx%lldx%lld) failed: %s (%d)",
                     (int)l, L->name, global[0], global[1], global[2], (long long)L->local_size[0],
@@ -430,6 +481,7 @@ static int64_t cl_run(void* be, tgc_model* m, int64_t sample) {
     tgc_set_error("OpenCL backend: running '%s' failed: %s (%d)", d->name ? d->name : "?", tgc_cl_err(e), e);
     return -1;
   }
+  if (cl->events) collect_profile(cl);
   return 1;
 fail:
   a->clFinish(cl->queue); /* the inputs' copies may still read host buffers */
