@@ -47,7 +47,7 @@ GpuKernel opencl_kernel(const Graph& g, const LoopProgram& p, const TargetProfil
 }
 
 std::string glsl_source(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
-  return render_glsl(g, p, {.index_bits = profile.index_bits});
+  return render_glsl(g, p, {.index_bits = profile.index_bits, .subgroups = profile.subgroup_reduce});
 }
 
 // The launch counts threads in dimension 0 and names the work-group size, which the runtime

@@ -17,6 +17,7 @@ struct TargetProfile {
   int64_t local_bytes = 0;     // GPU: shared memory per work-group
   int max_expand = 256;        // CPU: most copies one kernel body may be expanded into
   int index_bits = 64;         // width of index arithmetic in kernels (GPUs may want 32)
+  bool subgroup_reduce = false;  // GPU: group reduces through subgroup arithmetic
 };
 
 // Reads the vector width from the CPU's features (LLVM names: avx512f, avx2...).
