@@ -10,6 +10,7 @@
 #include "codegen/opencl/render_opencl.h"
 #include "codegen/vulkan/glsl_to_spirv.h"
 #include "codegen/vulkan/render_glsl.h"
+#include "codegen/vulkan/vulkan_candidate.h"
 #include "ir/error.h"
 
 namespace tgc {
@@ -66,7 +67,11 @@ const DialectOps& dialect_ops(Dialect d) {
                                    return opencl_candidate(g, p, {.index_bits = t.profile.index_bits});
                                  },
                                  "time-cl"};
-  static const DialectOps glsl{"glsl", {.inner_loop = false}, glsl_kernel, glsl_source, nullptr, nullptr};
+  static const DialectOps glsl{"glsl", {.inner_loop = false}, glsl_kernel, glsl_source,
+                               [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
+                                 return vulkan_candidate(g, p, glsl_kernel(g, p, t.profile));
+                               },
+                               "time-vk"};
   switch (d) {
     case Dialect::LlvmCpu: return llvm_cpu;
     case Dialect::OpenCL: return opencl;
