@@ -213,6 +213,32 @@ std::vector<Opt> group_reduce_opts(Graph& g, const Kernel& k, const TargetProfil
 TEST_P(CompiledOps, QcomOnPoclGroupReduce) { check("qcom", "x86_64-linux-gnu", group_reduce_opts); }
 TEST_P(CompiledOps, VulkanGroupReduce) { check("vulkan", "", group_reduce_opts); }
 
+// The GROUP range innermost (after the heuristic's opts): GLSL reduces it with subgroup
+// arithmetic where the subgroup size (8 on lavapipe) divides it -- 16: subgroups, then a
+// shared-memory fold of 2; 8: one subgroup; 4: the shared-memory path chosen at run time.
+std::function<std::vector<Opt>(Graph&, const Kernel&, const TargetProfile&)> innermost_group(int64_t n) {
+  return [n](Graph& g, const Kernel& k, const TargetProfile& t) {
+    std::vector<Opt> opts = heuristic_opts(g, k, t);
+    if (!opts.empty() && (opts[0].op == OptOp::Group || opts[0].op == OptOp::GroupTop)) opts.clear();
+    Kernel cur = apply_opts(g, k, opts, t);
+    std::vector<const UOp*> axes = kernel_axes(cur);
+    for (size_t a = cur.global_ranges.size(); a < axes.size(); ++a)
+      if (axes[a]->src[0]->ival() % n == 0) {
+        opts.push_back({OptOp::Group, int(a), n});
+        try {
+          apply_opts(g, k, opts, t);
+        } catch (const Error&) {
+          opts.pop_back();
+        }
+        break;
+      }
+    return opts;
+  };
+}
+TEST_P(CompiledOps, VulkanSubgroup16) { check("vulkan", "", innermost_group(16)); }
+TEST_P(CompiledOps, VulkanSubgroup8) { check("vulkan", "", innermost_group(8)); }
+TEST_P(CompiledOps, VulkanSubgroup4) { check("vulkan", "", innermost_group(4)); }
+
 // Padded axes (tests/padded_opts.h) in the real renderers: gated stores (all at once or one by
 // one on CPU), gated loads and reduces that skip the padding.
 TEST_P(CompiledOps, CpuPadded) { check("cpu", "", test::padded_split_opts); }
