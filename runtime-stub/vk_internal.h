@@ -46,6 +46,7 @@ typedef struct {
   VkDescriptorSetLayout* set_layouts;
   VkPipelineLayout* layouts;
   VkPipeline* pipelines; /* per launch */
+  char* borrowed;        /* per launch: its module, layouts and pipeline are an earlier launch's */
   VkDescriptorPool pool;
   VkDescriptorSet* sets; /* per launch */
   int prepared;

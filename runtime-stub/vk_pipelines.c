@@ -268,6 +268,21 @@ static int make_sets(tgc_vk* vk) {
   return 0;
 }
 
+/* An earlier launch with the same SPIR-V, work-group size and buffer count, whose pipeline this
+ * one can use (its own descriptor set names its own buffers), or -1. Repeated blocks of a model
+ * repeat kernels; the tuning agent launches one kernel several times. */
+static int32_t same_pipeline(const tgc_vk* vk, int32_t l) {
+  const tgc_launch* L = &vk->desc->launches[l];
+  for (int32_t j = 0; j < l; ++j) {
+    const tgc_launch* J = &vk->desc->launches[j];
+    if (J->global_size[0] > 0 && !vk->borrowed[j] && J->blob_size == L->blob_size &&
+        J->local_size[0] == L->local_size[0] && J->num_buffers == L->num_buffers &&
+        (J->blob == L->blob || memcmp(J->blob, L->blob, (size_t)L->blob_size) == 0))
+      return j;
+  }
+  return -1;
+}
+
 int tgc_vk_prepare(tgc_vk* vk) {
   const tgc_model_desc* d = vk->desc;
   uint32_t max_push = vk->props.limits.maxPushConstantsSize;
@@ -277,8 +292,21 @@ int tgc_vk_prepare(tgc_vk* vk) {
     return -1;
   }
   load_cache(vk);
-  for (int32_t l = 0; l < d->num_launches; ++l)
-    if (d->launches[l].global_size[0] > 0 && make_pipeline(vk, l) != 0) return -1;
+  int made = 0, reused = 0;
+  for (int32_t l = 0; l < d->num_launches; ++l) {
+    if (d->launches[l].global_size[0] <= 0) continue;
+    int32_t j = same_pipeline(vk, l);
+    if (j < 0) {
+      if (make_pipeline(vk, l) != 0) return -1;
+      made++;
+      continue;
+    }
+    reused++;
+    vk->borrowed[l] = 1;
+    vk->modules[l] = vk->modules[j], vk->set_layouts[l] = vk->set_layouts[j];
+    vk->layouts[l] = vk->layouts[j], vk->pipelines[l] = vk->pipelines[j];
+  }
+  if (tgc_vk_verbose()) fprintf(stderr, "tgc: vulkan: %d pipelines made, %d launches reuse one\n", made, reused);
   save_cache(vk);
   if (make_sets(vk) != 0) return -1;
   vk->prepared = 1;
@@ -287,6 +315,7 @@ int tgc_vk_prepare(tgc_vk* vk) {
 
 void tgc_vk_free_pipelines(tgc_vk* vk) {
   for (int32_t l = 0; l < vk->desc->num_launches; ++l) {
+    if (vk->borrowed && vk->borrowed[l]) continue; /* its owner frees them */
     if (vk->pipelines && vk->pipelines[l]) vkDestroyPipeline(vk->device, vk->pipelines[l], NULL);
     if (vk->layouts && vk->layouts[l]) vkDestroyPipelineLayout(vk->device, vk->layouts[l], NULL);
     if (vk->set_layouts && vk->set_layouts[l]) vkDestroyDescriptorSetLayout(vk->device, vk->set_layouts[l], NULL);

@@ -281,6 +281,7 @@ static void vk_free(tgc_vk* vk) {
   free(vk->layouts);
   free(vk->pipelines);
   free(vk->sets);
+  free(vk->borrowed);
   free(vk->pushed);
   free(vk->profile_ms);
   free(vk);
@@ -338,9 +339,10 @@ static void* vk_create(tgc_model* model, int num_threads) {
   vk->layouts = calloc(nl, sizeof *vk->layouts);
   vk->pipelines = calloc(nl, sizeof *vk->pipelines);
   vk->sets = calloc(nl, sizeof *vk->sets);
+  vk->borrowed = calloc(nl, sizeof *vk->borrowed);
   vk->pushed = calloc((size_t)d->num_vars + 1, sizeof *vk->pushed);
   if (!vk->own || !vk->bound || !vk->offset || !vk->host || !vk->staging_at || !vk->modules || !vk->set_layouts ||
-      !vk->layouts || !vk->pipelines || !vk->sets || !vk->pushed) {
+      !vk->layouts || !vk->pipelines || !vk->sets || !vk->borrowed || !vk->pushed) {
     tgc_set_error("out of memory");
     goto fail;
   }

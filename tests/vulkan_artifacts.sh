@@ -98,6 +98,27 @@ done
 TGC_VERBOSE=1 "$work/digits" 2>"$work/err" >/dev/null || fail=1
 grep "recorded .* dispatches" "$work/err" | sed 's/^/     digits: /'
 
+echo "== launches with the same SPIR-V share one pipeline"
+/usr/bin/python3 - "$work" <<'PY'
+import sys, numpy as np, onnx, os
+from onnx import helper, TensorProto as T
+d = sys.argv[1]
+v = lambda n: helper.make_tensor_value_info(n, T.FLOAT, [1000])
+nodes = [helper.make_node("Sqrt", ["x"], ["a"]), helper.make_node("Sqrt", ["y"], ["b"])]
+onnx.save(helper.make_model(helper.make_graph(nodes, "twin", [v("x"), v("y")], [v("a"), v("b")]),
+                            opset_imports=[helper.make_opsetid("", 13)]), f"{d}/twin.onnx")
+r = np.random.default_rng(3)
+x, y = r.random(1000, dtype=np.float32), r.random(1000, dtype=np.float32)
+np.save(f"{d}/twin_x.npy", x); np.save(f"{d}/twin_y.npy", y)
+os.makedirs(f"{d}/twin_want", exist_ok=True)
+np.save(f"{d}/twin_want/a.npy", np.sqrt(x)); np.save(f"{d}/twin_want/b.npy", np.sqrt(y))
+PY
+"$tgc" compile "$work/twin.onnx" --target=vulkan -o "$work/twin" 2>/dev/null
+TGC_VERBOSE=1 "$work/twin" -i x="$work/twin_x.npy" -i y="$work/twin_y.npy" -o "$work/twin_got" 2>"$work/err" >/dev/null || fail=1
+$cmp "$work/twin_got" "$work/twin_want" --rtol 1e-6 --atol 1e-7 || fail=1
+grep -q "1 pipelines made, 1 launches reuse one" "$work/err" || { echo "FAIL twin: want one pipeline for both launches"; cat "$work/err"; fail=1; }
+grep -q "recorded 2 dispatches with 0 barriers" "$work/err" || { echo "FAIL twin: want no barrier between independent dispatches"; cat "$work/err"; fail=1; }
+
 echo "== group reduces through subgroup arithmetic (lavapipe: subgroups of 8)"
 /usr/bin/python3 - "$work" <<'PY'
 import sys, numpy as np, onnx, os
