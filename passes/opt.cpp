@@ -238,28 +238,6 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
 std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t) {
   std::vector<Opt> opts;
   if (t.gpu) {
-    // Few outputs with a long reduce (row sums, norms, softmax, GEMV) leave most of a GPU idle
-    // with a thread per output: a work-group per output instead, its threads splitting the
-    // reduce (GROUP: neighbouring threads read neighbouring data), combined through subgroup
-    // arithmetic. Only where the profile has subgroup reduces (the vulkan ones).
-    if (t.subgroup_reduce && k.num_reduces > 0) {
-      std::vector<const UOp*> axes = kernel_axes(k);
-      int64_t outputs = 1;
-      for (const UOp* r : k.global_ranges) outputs *= range_extent(r);
-      size_t first = k.global_ranges.size();
-      if (outputs <= 2048 && first < axes.size() && axes[first]->src[0]->is_const() && size_of(axes[first]) >= 128) {
-        int64_t n = pick_divisor(size_of(axes[first]), {256, 128, 64, 32, 16}, t.max_local);
-        std::vector<Opt> group{{OptOp::Group, int(first), n}};
-        try {
-          if (n) {
-            apply_opts(g, k, group, t);  // throws where its reduces need too much shared memory
-            return group;
-          }
-        } catch (const Error&) {
-          // then a thread per output, as below
-        }
-      }
-    }
     // Work-groups along the innermost output axis: neighbouring threads read neighbouring data.
     if (!k.global_ranges.empty() && k.global_ranges.back()->src[0]->is_const()) {
       int axis = int(k.global_ranges.size()) - 1;

@@ -239,6 +239,28 @@ TEST_P(CompiledOps, VulkanSubgroup16) { check("vulkan", "", innermost_group(16))
 TEST_P(CompiledOps, VulkanSubgroup8) { check("vulkan", "", innermost_group(8)); }
 TEST_P(CompiledOps, VulkanSubgroup4) { check("vulkan", "", innermost_group(4)); }
 
+// A device without subgroup arithmetic (TGC_VK_HIDE pretends so): a one-line error naming the
+// feature, not a driver crash. layer_norm's reduces take the subgroup path.
+TEST(CompiledOpsErrors, VulkanDeviceWithoutSubgroupArithmetic) {
+  const OpCase* c = nullptr;
+  for (const OpCase& o : op_cases())
+    if (std::string(o.name) == "layer_norm") c = &o;
+  ASSERT_NE(c, nullptr);
+  Builder b;
+  b.m.outputs.push_back({"out", c->build(b)});
+  setenv("TGC_VK_HIDE", "subgroup-arithmetic", 1);
+  std::string why;
+  try {
+    run_artifact(b, "vulkan", "", innermost_group(16));
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  unsetenv("TGC_VK_HIDE");
+  if (why.find("no Vulkan device") != std::string::npos) GTEST_SKIP() << why;
+  EXPECT_NE(why.find("needs subgroup arithmetic in compute shaders, which"), std::string::npos) << why;
+  EXPECT_EQ(why.find('\n'), std::string::npos) << "one line: " << why;
+}
+
 // Padded axes (tests/padded_opts.h) in the real renderers: gated stores (all at once or one by
 // one on CPU), gated loads and reduces that skip the padding.
 TEST_P(CompiledOps, CpuPadded) { check("cpu", "", test::padded_split_opts); }

@@ -5,9 +5,10 @@
 # through spirv-val, a launch of more work-groups than one dispatch dimension takes; memory used
 # directly and through staging copies (TGC_VK_STAGING=1, the discrete-GPU path); barriers only
 # between dependent dispatches; the pipeline cache (saved, loaded, and every kind of bad file
-# ignored); TGC_PROFILE's per-dispatch timestamps; one-line errors (no driver, no such device, a
-# device without subgroup arithmetic), and the adreno target's artifact (aarch64, SPIR-V
-# inside; run under qemu where arm64 lavapipe is installed: digits and the OCR classifier).
+# ignored); TGC_PROFILE's per-dispatch timestamps; launches sharing a pipeline; one-line errors
+# (no driver, no such device), and the adreno target's artifact (aarch64, SPIR-V inside; run
+# under qemu where arm64 lavapipe is installed: digits and the OCR classifier). Subgroup
+# reduces and the missing-feature error: tgc_compiled_tests (VulkanSubgroup*).
 # Batches and run-time dims: tests/dynamic_dims.sh; real models: tests/real_models_vs_ort.sh ...
 # vulkan; --beam: tests/beam_cache_vulkan.sh.
 # Skips (77) without a Vulkan device.
@@ -119,29 +120,6 @@ $cmp "$work/twin_got" "$work/twin_want" --rtol 1e-6 --atol 1e-7 || fail=1
 grep -q "1 pipelines made, 1 launches reuse one" "$work/err" || { echo "FAIL twin: want one pipeline for both launches"; cat "$work/err"; fail=1; }
 grep -q "recorded 2 dispatches with 0 barriers" "$work/err" || { echo "FAIL twin: want no barrier between independent dispatches"; cat "$work/err"; fail=1; }
 
-echo "== group reduces through subgroup arithmetic (lavapipe: subgroups of 8)"
-/usr/bin/python3 - "$work" <<'PY'
-import sys, numpy as np, onnx, os
-from onnx import helper, TensorProto as T
-d = sys.argv[1]
-x = helper.make_tensor_value_info("x", T.FLOAT, [16, 4096])
-nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["s"], keepdims=0), helper.make_node("ReduceMax", ["x"], ["m"], axes=[1], keepdims=0)]
-outs = [helper.make_tensor_value_info("s", T.FLOAT, [16]), helper.make_tensor_value_info("m", T.FLOAT, [16])]
-axes = helper.make_tensor("axes", T.INT64, [1], [1])
-onnx.save(helper.make_model(helper.make_graph(nodes, "sg", [x], outs, [axes]), opset_imports=[helper.make_opsetid("", 13)]), f"{d}/sg.onnx")
-v = np.random.default_rng(2).standard_normal((16, 4096)).astype(np.float32)
-np.save(f"{d}/sg_x.npy", v)
-os.makedirs(f"{d}/sg_want", exist_ok=True)
-np.save(f"{d}/sg_want/s.npy", v.sum(1)); np.save(f"{d}/sg_want/m.npy", v.max(1))
-PY
-"$tgc" compile "$work/sg.onnx" --target=vulkan -o "$work/sg" 2>/dev/null
-"$tgc" inspect "$work/sg.onnx" --target=vulkan --stage=source > "$work/sg.glsl" 2>/dev/null
-grep -q "subgroupAdd(" "$work/sg.glsl" && grep -q "subgroupMax(" "$work/sg.glsl" || { echo "FAIL the sg model's reduces do not use subgroup arithmetic"; fail=1; }
-for staging in 0 1; do
-  TGC_VK_STAGING=$staging "$work/sg" -i x="$work/sg_x.npy" -o "$work/sg_got" >/dev/null || fail=1
-  $cmp "$work/sg_got" "$work/sg_want" --rtol 1e-4 --atol 1e-4 || fail=1
-done
-
 echo "== pipeline cache (TGC_VK_CACHE; default \$XDG_CACHE_HOME/tgc)"
 cache_run() {  # expected verbose text, then the label; runs digits on sample 3 and checks it
   TGC_VK_CACHE="$work/vkcache" TGC_VERBOSE=1 "$work/digits" -i image="$samples/image_3.npy" -o "$work/cached" 2>"$work/err" >/dev/null || { echo "FAIL digits with the pipeline cache $2"; cat "$work/err"; fail=1; }
@@ -203,8 +181,6 @@ TGC_VERBOSE=1 TGC_VK_VALIDATION=1 VK_DRIVER_FILES=/nonexistent.json VK_ICD_FILEN
 grep -q "^tgc: vulkan loader: " "$work/err" || { echo "FAIL no loader message reached the messenger"; cat "$work/err"; fail=1; }
 expect_error "TGC_VK_DEVICE matches nothing" "TGC_VK_DEVICE=no-such-gpu matches no Vulkan 1.1 compute device" \
   env TGC_VK_DEVICE=no-such-gpu "$work/digits"
-expect_error "a device without subgroup arithmetic" "needs subgroup arithmetic in compute shaders, which" \
-  env TGC_VK_HIDE=subgroup-arithmetic "$work/sg"
 
 echo "== adreno: aarch64 executable with SPIR-V kernels"
 "$tgc" compile "$model" --target=adreno -o "$work/digits_adreno"
