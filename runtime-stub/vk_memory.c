@@ -160,6 +160,13 @@ static int make_buffers(tgc_vk* vk) {
   if (d->arena_size > 0 && make_buffer(vk, (VkDeviceSize)d->arena_size, &vk->arena) != 0) return -1;
   for (int32_t i = 0; i < d->num_buffers; ++i) {
     const tgc_buffer* b = &d->buffers[i];
+    /* A kernel sees a buffer through one storage-buffer descriptor (lavapipe: 128 MiB at most). */
+    if ((uint64_t)b->nbytes > vk->props.limits.maxStorageBufferRange) {
+      tgc_set_error("Vulkan backend: buffer '%s' has %lld bytes; '%s' lets a kernel address at most %u "
+                    "(maxStorageBufferRange)", b->name ? b->name : "?", (long long)b->nbytes, vk->props.deviceName,
+                    vk->props.limits.maxStorageBufferRange);
+      return -1;
+    }
     int in_arena = b->storage == TGC_STORAGE_ARENA && b->nbytes > 0 && (VkDeviceSize)b->offset % align == 0;
     if (b->storage == TGC_STORAGE_ARENA && !in_arena && b->nbytes > 0 && tgc_arena_overlaps(d, i)) {
       tgc_set_error("Vulkan backend: arena buffer '%s' at offset %lld shares memory with another buffer but is not "

@@ -182,6 +182,21 @@ grep -q "^tgc: vulkan loader: " "$work/err" || { echo "FAIL no loader message re
 expect_error "TGC_VK_DEVICE matches nothing" "TGC_VK_DEVICE=no-such-gpu matches no Vulkan 1.1 compute device" \
   env TGC_VK_DEVICE=no-such-gpu "$work/digits"
 
+/usr/bin/python3 - "$work" <<'PY'
+import sys, onnx
+from onnx import helper, TensorProto as T
+v = lambda n: helper.make_tensor_value_info(n, T.FLOAT, [40 << 20])  # 160 MiB: past lavapipe's 128 MiB
+onnx.save(helper.make_model(helper.make_graph([helper.make_node("Sqrt", ["x"], ["y"])], "huge", [v("x")], [v("y")]),
+                            opset_imports=[helper.make_opsetid("", 13)]), f"{sys.argv[1]}/huge.onnx")
+PY
+"$tgc" compile "$work/huge.onnx" --target=vulkan -o "$work/huge" 2>/dev/null
+TGC_VERBOSE=1 "$work/digits" 2>"$work/err" >/dev/null || fail=1
+if grep -q "device 'llvmpipe" "$work/err"; then  # lavapipe: 128 MiB
+  expect_error "a buffer past maxStorageBufferRange" "lets a kernel address at most 134217728 (maxStorageBufferRange)" "$work/huge"
+else
+  echo "note: not lavapipe; the maxStorageBufferRange error is checked there"
+fi
+
 echo "== adreno: aarch64 executable with SPIR-V kernels"
 "$tgc" compile "$model" --target=adreno -o "$work/digits_adreno"
 file "$work/digits_adreno" | grep -q aarch64 || { echo "FAIL adreno artifact is not aarch64"; fail=1; }
