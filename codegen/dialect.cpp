@@ -11,6 +11,7 @@
 #include "codegen/opencl/render_opencl.h"
 #include "codegen/vulkan/glsl_to_spirv.h"
 #include "codegen/vulkan/render_glsl.h"
+#include "codegen/vulkan/vulkan_candidate.h"
 #include "ir/error.h"
 
 namespace tgc {
@@ -48,7 +49,7 @@ GpuKernel opencl_kernel(const Graph& g, const LoopProgram& p, const TargetProfil
 }
 
 std::string glsl_source(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
-  return render_glsl(g, p, {.index_bits = profile.index_bits});
+  return render_glsl(g, p, {.index_bits = profile.index_bits, .subgroups = profile.subgroup_reduce});
 }
 
 // The launch counts threads in dimension 0 and names the work-group size, which the runtime
@@ -75,7 +76,11 @@ const DialectOps& dialect_ops(Dialect d) {
                                    return opencl_candidate(g, p, {.index_bits = t.profile.index_bits});
                                  },
                                  "time-cl"};
-  static const DialectOps glsl{"glsl", {.inner_loop = false}, glsl_kernel, glsl_source, nullptr, nullptr};
+  static const DialectOps glsl{"glsl", {.inner_loop = false}, glsl_kernel, glsl_source,
+                               [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
+                                 return vulkan_candidate(g, p, glsl_kernel(g, p, t.profile));
+                               },
+                               "time-vk"};
   static const DialectOps ptx{"ptx", {.inner_loop = false}, ptx_kernel, ptx_source, nullptr, nullptr};
   switch (d) {
     case Dialect::LlvmCpu: return llvm_cpu;

@@ -29,7 +29,7 @@ struct DialectOps {
   // A tuning candidate for tgc-agent (docs/tuning.md) and the agent request that times it;
   // NULL where --beam does not support the dialect yet.
   std::function<std::string(const Graph&, const LoopProgram&, const ResolvedTarget&, const std::string& workdir)> candidate;
-  const char* agent_request;  // "time" (a one-kernel shared object) or "time-cl" (OpenCL C)
+  const char* agent_request;  // "time" (a one-kernel shared object), "time-cl" (OpenCL C), "time-vk" (SPIR-V)
 };
 
 const DialectOps& dialect_ops(Dialect d);

@@ -35,6 +35,9 @@ TargetProfile vulkan_profile() {
   t.max_local = 256;
   t.local_bytes = 16 << 10;
   t.index_bits = 32;
+  // Subgroup arithmetic in compute shaders: every desktop GPU and Adreno 6xx+ have it; the
+  // runtime names the feature when a device does not.
+  t.subgroup_reduce = true;
   return t;
 }
 

@@ -18,6 +18,7 @@ struct TargetProfile {
   int max_expand = 256;        // CPU: most copies one kernel body may be expanded into
   int index_bits = 64;         // width of index arithmetic in kernels (GPUs may want 32)
   std::string gpu_arch;        // the GPU architecture kernels are written for ("sm_90"), if the target names one
+  bool subgroup_reduce = false;  // GPU: group reduces through subgroup arithmetic
 };
 
 // Reads the vector width from the CPU's features (LLVM names: avx512f, avx2...).

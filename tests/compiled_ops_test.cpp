@@ -241,6 +241,54 @@ TEST_P(CompiledOps, QcomOnPoclGroupReduce) { check("qcom", "x86_64-linux-gnu", g
 TEST_P(CompiledOps, VulkanGroupReduce) { check("vulkan", "", group_reduce_opts); }
 TEST_P(CompiledOps, CudaGroupReduce) { check("cuda", "", group_reduce_opts); }
 
+// The GROUP range innermost (after the heuristic's opts): GLSL reduces it with subgroup
+// arithmetic where the subgroup size (8 on lavapipe) divides it -- 16: subgroups, then a
+// shared-memory fold of 2; 8: one subgroup; 4: the shared-memory path chosen at run time.
+std::function<std::vector<Opt>(Graph&, const Kernel&, const TargetProfile&)> innermost_group(int64_t n) {
+  return [n](Graph& g, const Kernel& k, const TargetProfile& t) {
+    std::vector<Opt> opts = heuristic_opts(g, k, t);
+    if (!opts.empty() && (opts[0].op == OptOp::Group || opts[0].op == OptOp::GroupTop)) opts.clear();
+    Kernel cur = apply_opts(g, k, opts, t);
+    std::vector<const UOp*> axes = kernel_axes(cur);
+    for (size_t a = cur.global_ranges.size(); a < axes.size(); ++a)
+      if (axes[a]->src[0]->ival() % n == 0) {
+        opts.push_back({OptOp::Group, int(a), n});
+        try {
+          apply_opts(g, k, opts, t);
+        } catch (const Error&) {
+          opts.pop_back();
+        }
+        break;
+      }
+    return opts;
+  };
+}
+TEST_P(CompiledOps, VulkanSubgroup16) { check("vulkan", "", innermost_group(16)); }
+TEST_P(CompiledOps, VulkanSubgroup8) { check("vulkan", "", innermost_group(8)); }
+TEST_P(CompiledOps, VulkanSubgroup4) { check("vulkan", "", innermost_group(4)); }
+
+// A device without subgroup arithmetic (TGC_VK_HIDE pretends so): a one-line error naming the
+// feature, not a driver crash. layer_norm's reduces take the subgroup path.
+TEST(CompiledOpsErrors, VulkanDeviceWithoutSubgroupArithmetic) {
+  const OpCase* c = nullptr;
+  for (const OpCase& o : op_cases())
+    if (std::string(o.name) == "layer_norm") c = &o;
+  ASSERT_NE(c, nullptr);
+  Builder b;
+  b.m.outputs.push_back({"out", c->build(b)});
+  setenv("TGC_VK_HIDE", "subgroup-arithmetic", 1);
+  std::string why;
+  try {
+    run_artifact(b, "vulkan", "", innermost_group(16));
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  unsetenv("TGC_VK_HIDE");
+  if (why.find("no Vulkan device") != std::string::npos) GTEST_SKIP() << why;
+  EXPECT_NE(why.find("needs subgroup arithmetic in compute shaders, which"), std::string::npos) << why;
+  EXPECT_EQ(why.find('\n'), std::string::npos) << "one line: " << why;
+}
+
 // Padded axes (tests/padded_opts.h) in the real renderers: gated stores (all at once or one by
 // one on CPU), gated loads and reduces that skip the padding.
 TEST_P(CompiledOps, CpuPadded) { check("cpu", "", test::padded_split_opts); }

@@ -138,17 +138,36 @@ expect_error "--dynamic of an unknown dim" "--dynamic sq: no input has a symboli
 "$tgc" compile "$work/attn.onnx" --dynamic seq=16 --target=qcom --triple=x86_64-linux-gnu -o "$work/attn_cl" 2>/dev/null || fail=1
 "$work/attn_cl" -i x="$work/seq5.npy" -o "$work/attn_cl5" >/dev/null || fail=1
 compare "$work/attn_cl5" "$work/attn_ref5" --max-rel 1e-5
-# --target=vulkan where a Vulkan device exists (lavapipe in CI), validation layer on: a batch
-# replays the command buffer per sample, the kernels read the length from the vars buffer.
+# --target=vulkan where a Vulkan device exists (lavapipe in CI), validation layer on, with the
+# kernels' memory used directly and through staging copies (TGC_VK_STAGING=1, the discrete-GPU
+# path): a batch replays the command buffer per sample; run-time dims are push constants (no
+# kernel needs 64-bit integers), and one model run at lengths 5, 16, 1, 5 re-records it per change.
 if "$root/tests/vulkan_device.sh" "$tgc" "$root" >/dev/null; then
   "$tgc" compile "$work/dyn.onnx" --target=vulkan -o "$work/dynvk" 2>/dev/null || fail=1
-  TGC_VK_VALIDATION=1 "$work/dynvk" -i x="$work/x3.npy" -i y="$work/y3.npy" -o "$work/vk3" >/dev/null || fail=1
-  compare "$work/vk3" "$work/ref3" --max-rel 1e-6
   "$tgc" compile "$work/attn.onnx" --dynamic seq=16 --target=vulkan -o "$work/attn_vk" 2>/dev/null || fail=1
-  for t in 5 16; do
-    TGC_VK_VALIDATION=1 "$work/attn_vk" -i x="$work/seq$t.npy" -o "$work/attn_vk$t" >/dev/null || fail=1
-    compare "$work/attn_vk$t" "$work/attn_ref$t" --max-rel 1e-5
+  "$tgc" compile "$work/attn.onnx" --dynamic seq=16 --target=vulkan --shared -o "$work/libattn.so" 2>/dev/null || fail=1
+  cc -O1 -I"$work" "$root/tests/c_api/run_lengths.c" -L"$work" -lattn -lm -Wl,-rpath,"$work" -o "$work/run_lengths" || fail=1
+  for staging in 0 1; do
+    echo "== vulkan, TGC_VK_STAGING=$staging"
+    export TGC_VK_STAGING=$staging TGC_VK_VALIDATION=1
+    "$work/dynvk" -i x="$work/x3.npy" -i y="$work/y3.npy" -o "$work/vk3" >/dev/null || fail=1
+    compare "$work/vk3" "$work/ref3" --max-rel 1e-6
+    for t in 5 16; do
+      "$work/attn_vk" -i x="$work/seq$t.npy" -o "$work/attn_vk$t" >/dev/null || fail=1
+      compare "$work/attn_vk$t" "$work/attn_ref$t" --max-rel 1e-5
+    done
+    "$work/run_lengths" "$work/seq5.npy" "$work/attn_ref5" "$work/seq16.npy" "$work/attn_ref16" \
+      "$work/seq1.npy" "$work/attn_ref1" "$work/seq5.npy" "$work/attn_ref5" || fail=1
+    unset TGC_VK_STAGING TGC_VK_VALIDATION
   done
+  "$tgc" inspect "$work/attn.onnx" --dynamic seq=16 --target=vulkan --stage=blob -o "$work/attn_spv" >/dev/null || fail=1
+  pushed=0
+  for f in "$work"/attn_spv/*.bin; do
+    spirv-dis "$f" >"$work/dis"
+    if grep -q "OpCapability Int64" "$work/dis"; then echo "FAIL $(basename "$f") needs Int64 (run-time dims should be push constants)"; fail=1; fi
+    grep -q "PushConstant" "$work/dis" && pushed=$((pushed + 1))
+  done
+  [ "$pushed" -gt 0 ] || { echo "FAIL no kernel of the attention block reads a push constant"; fail=1; }
 else
   echo "note: no Vulkan device here, the vulkan cases are skipped"
 fi

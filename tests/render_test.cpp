@@ -273,6 +273,50 @@ TEST(GlslDialect, HalfStorageFloatMath) {
   EXPECT_TRUE(has(spirv_capabilities(glsl_to_spirv(f64, "f64")), 10)) << "Float64";
 }
 
+// Run-time dims are push constants: the vars buffer (i64) is not declared, so the kernel needs
+// no Int64 even though the VAR's slot is 64-bit in the vars buffer.
+TEST(GlslDialect, RunTimeDimsArePushConstants) {
+  Graph g;
+  const UOp* n = g.declare_var("n", 1, 64);
+  g.declare_var("m", 1, 8);
+  Tensor y = Tensor::input(g, "x", DType::F32, {64, 16}).relu();
+  g.set_var_axis(y.uop(), 0, n);
+  LoopProgram p = gpu_program(g, y, {{OptOp::Local, 1, 16}});
+  std::string glsl = render_glsl(g, p, {.index_bits = 32});
+  EXPECT_NE(glsl.find("layout(push_constant) uniform TgcVars { int v0; int v1; } tgc_vars;\n"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find(">= int(tgc_vars.v0)) return;"), std::string::npos) << glsl;
+  EXPECT_EQ(glsl.find("int64_t b"), std::string::npos) << "the vars buffer is not declared: " << glsl;
+  std::vector<uint32_t> caps = spirv_capabilities(glsl_to_spirv(glsl, p.name));
+  EXPECT_FALSE(has(caps, 11)) << "Int64";
+  // OpenCL C still reads the vars buffer.
+  EXPECT_EQ(render_opencl(g, p, {.index_bits = 32}).find("tgc_vars"), std::string::npos);
+}
+
+// A group reduce whose GROUP range is the innermost local range: subgroup arithmetic where the
+// subgroup size divides the 16 threads folded together, shared memory otherwise; without the
+// option (or in OpenCL C) only shared memory.
+TEST(GlslDialect, GroupReducesUseSubgroupArithmetic) {
+  Graph g;
+  LoopProgram p = gpu_program(g, matmul(g, 8, 64, 96), {{OptOp::Group, 2, 16}});
+  std::string glsl = render_glsl(g, p, {.index_bits = 32, .subgroups = true});
+  EXPECT_NE(glsl.find("#extension GL_KHR_shader_subgroup_arithmetic : require\n"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("if (16u % gl_SubgroupSize == 0u) {"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find(" = subgroupAdd("), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("if (gl_SubgroupInvocationID == 0u) sm_"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("} else\n"), std::string::npos) << "the shared-memory fold stays: " << glsl;
+  std::vector<uint32_t> caps = spirv_capabilities(glsl_to_spirv(glsl, p.name));
+  EXPECT_TRUE(has(caps, 63)) << "GroupNonUniformArithmetic";
+  std::string plain = render_glsl(g, p, {.index_bits = 32});
+  EXPECT_EQ(plain.find("subgroup"), std::string::npos) << plain;
+  EXPECT_FALSE(has(spirv_capabilities(glsl_to_spirv(plain, p.name)), 63));
+  EXPECT_EQ(render_opencl(g, p).find("subgroup"), std::string::npos);
+  // 64-bit values stay in shared memory (subgroup reduces of them need more device features).
+  Graph g64;
+  Tensor a = Tensor::input(g64, "a", DType::I64, {8, 64});
+  std::string wide = render_glsl(g64, gpu_program(g64, a.sum({1}), {{OptOp::Group, 1, 16}}), {.index_bits = 32, .subgroups = true});
+  EXPECT_EQ(wide.find("subgroupAdd"), std::string::npos) << wide;
+}
+
 TEST(GlslDialect, CompileErrorsNameTheKernel) {
   try {
     glsl_to_spirv("#version 450\nvoid main() { undeclared_thing = 1; }\n", "k7");

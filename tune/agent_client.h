@@ -17,17 +17,22 @@ struct AgentTiming {
 };
 
 // What an agent's greeting says (docs/tuning.md): version 1 is one line, "tgc-agent 1 <device>";
-// version 2 adds a line "opencl <CL device>, driver <version>" or "no-opencl <why>".
+// version 2 adds a line "opencl <CL device>, driver <version>" or "no-opencl <why>"; version 3 a
+// third, "vulkan <device>" or "no-vulkan <why>".
 struct AgentGreeting {
   int version = 0;
   std::string device;         // the CPU: "x86_64 AMD EPYC 7B13"
   std::string opencl_device;  // empty when the agent cannot run OpenCL candidates ...
   std::string no_opencl_why;  // ... and then why not
+  std::string vulkan_device;  // empty when the agent cannot run Vulkan candidates ...
+  std::string no_vulkan_why;  // ... and then why not
 };
 // Parse the first line into g; returns how many more lines the greeting has. Throws tgc::Error.
 int parse_agent_greeting(const std::string& line, AgentGreeting& g);
-// Parses version 2's OpenCL line into g. Throws tgc::Error.
+// Parses version 2's OpenCL line (the second) into g. Throws tgc::Error.
 void parse_agent_opencl_line(const std::string& line, AgentGreeting& g);
+// Parses version 3's Vulkan line (the third) into g. Throws tgc::Error.
+void parse_agent_vulkan_line(const std::string& line, AgentGreeting& g);
 
 class AgentClient {
  public:
@@ -44,7 +49,7 @@ class AgentClient {
 
   // Times the shared object `so`. nullopt with `why` set when the agent reports an error, crashes
   // or does not answer within the timeout (then it is restarted).
-  // `verb` is the request a dialect's candidates take ("time", "time-cl": codegen/dialect.h).
+  // `verb` is the request a dialect's candidates take ("time", "time-cl", "time-vk": codegen/dialect.h).
   std::optional<AgentTiming> measure(const char* verb, const std::string& payload, int max_iters, double budget_ms,
                                      std::string& why) {
     return request(verb, payload, max_iters, budget_ms, why);

@@ -146,7 +146,7 @@ std::string summary_line(const TuneReport& r) {
 }
 
 std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>& kernels, const ResolvedTarget& t) {
-  // Before the agent starts: SPIR-V candidates have no agent request yet.
+  // Before the agent starts: a dialect without tuning candidates.
   if (!dialect_ops(t.desc->dialect).candidate)
     throw Error("--beam is not supported for --target=" + t.desc->name + " yet");
   auto t0 = std::chrono::steady_clock::now();
@@ -174,6 +174,13 @@ std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>&
       target = "opencl " + t.desc->name;
       break;
     case Dialect::Glsl:
+      if (agent.greeting().vulkan_device.empty())
+        throw Error("--beam: tgc-agent on " + agent.device() + " has no Vulkan device (" + agent.greeting().no_vulkan_why +
+                    "): --beam for " + t.desc->name + " needs one (use --tune-via to reach a machine with it)");
+      report_.device = agent.greeting().vulkan_device;
+      // SPIR-V is the same for any device; the timings are the device's.
+      target = "vulkan " + t.desc->name + " " + report_.device;
+      break;
     case Dialect::Ptx: break;  // refused above
   }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/dtype.h"
+#include "ir/uop.h"
 
 namespace tgc {
 
@@ -15,6 +16,7 @@ struct CBuffer {
   std::string name;  // as the renderer indexes it: name[i]
   DType dtype;
   bool written;  // the kernel's output (the first buffer); the others are only read
+  bool vars;     // the vars buffer (i64 run-time dims), unused where var_value() passes them
 };
 
 struct CKernelHead {
@@ -22,6 +24,7 @@ struct CKernelHead {
   std::vector<CBuffer> buffers;  // in kernel-argument order
   int64_t local_size;            // threads per work-group
   int64_t global_size;           // threads in all (dimension 0)
+  int64_t num_vars;              // run-time dims of the model (VARs), in vars-buffer slot order
 };
 
 // Math the renderer spells as calls.
@@ -48,6 +51,17 @@ class CDialect {
   virtual std::string shared_array(const std::string& type, const std::string& name, int64_t count) const = 0;
   virtual bool shared_at_file_scope() const { return false; }
   virtual std::string barrier() const = 0;  // a statement without the ';'
+  // The value of run-time dim `slot` where the language passes VARs other than through the
+  // vars buffer (GLSL: 32-bit push constants, so no 64-bit integers are needed); "" to read it
+  // from the vars buffer.
+  virtual std::string var_value(int64_t slot) const { return ""; }
+  // Subgroup reduces ("" where the language or target has none): the function reducing a 32-bit
+  // value of register type `t` with `op` (Add, Mul, Max) over the whole subgroup, and the
+  // subgroup's size and this thread's lane in it (unsigned). Subgroups are taken to be runs of
+  // consecutive local ids, as they are for one-dimensional work-groups on every driver.
+  virtual std::string subgroup_reduce(Op op, DType t) const { return ""; }
+  virtual std::string subgroup_size() const { return ""; }
+  virtual std::string subgroup_lane() const { return ""; }
 
   // Values.
   virtual std::string cast(const std::string& type, const std::string& x) const = 0;

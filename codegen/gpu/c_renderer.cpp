@@ -16,9 +16,9 @@ class CRenderer {
       : g_(g), k_(k), p_(*k.program), d_(d), index_(k.index_bits == 32 ? DType::I32 : DType::I64) {}
 
   std::string run() {
-    CKernelHead head{p_.name, {}, k_.local_size, k_.global_size};
+    CKernelHead head{p_.name, {}, k_.local_size, k_.global_size, int64_t(g_.vars().size())};
     for (size_t i = 0; i < p_.args.size(); ++i) {
-      head.buffers.push_back({"b" + std::to_string(i), g_.buffer(p_.args[i]).dtype, i == 0});
+      head.buffers.push_back({"b" + std::to_string(i), g_.buffer(p_.args[i]).dtype, i == 0, p_.args[i] == g_.vars_buffer()});
       arg_[p_.args[i]] = i;
     }
     std::string idx = reg(DType::Index);
@@ -85,6 +85,9 @@ class CRenderer {
 
   // Partials meet in shared memory between two barriers (the second lets the memory be reused);
   // every thread folds the slots of its own GROUP siblings, so all of them end with the total.
+  // Where the dialect has subgroup reduces and the siblings are runs of consecutive local ids
+  // (this reduce's GROUP ranges are the innermost local ranges), a subgroup reduce comes first
+  // when the subgroup size divides the run, and shared memory only folds the subgroups' results.
   void group_reduce(const UOp* u, const std::string& pad) {
     GroupReduceSlots slots = group_reduce_slots(k_, u);
     std::string a = name(u), sm = "sm_" + a, mine = "0", base = "0", open;
@@ -100,10 +103,42 @@ class CRenderer {
       }
     }
     shared_.push_back(d_.shared_array(reg(u->dtype), sm, slots.count));
-    o_ << pad << "{ " << sm << "[" << mine << "] = " << a << "; " << d_.barrier() << ";\n"
-       << pad << "  " << a << " = " << identity(u) << ";\n"
-       << pad << "  " << open << combine(u, a, sm + "[" + base + "]") << "\n"
-       << pad << "  " << d_.barrier() << "; }\n";
+    std::string fold = pad + "{ " + sm + "[" + mine + "] = " + a + "; " + d_.barrier() + ";\n" + pad + "  " + a + " = " +
+                       identity(u) + ";\n" + pad + "  " + open + combine(u, a, sm + "[" + base + "]") + "\n" + pad + "  " +
+                       d_.barrier() + "; }\n";
+    std::string sub = d_.subgroup_reduce(u->reduce().op, dialect_type(u->dtype));
+    int64_t run = subgroup_run(slots);
+    if (sub.empty() || run <= 1) {
+      o_ << fold;
+      return;
+    }
+    // The condition is the same in every thread of the work-group, so the barriers stay uniform.
+    std::string sg = d_.subgroup_size(), runs = std::to_string(run) + "u", lid = "uint(" + d_.local_id() + ")";
+    o_ << pad << "if (" << runs << " % " << sg << " == 0u) {\n"
+       << pad << "  " << a << " = " << sub << "(" << a << ");\n"
+       << pad << "  if (" << runs << " != " << sg << ") {\n"
+       << pad << "    if (" << d_.subgroup_lane() << " == 0u) " << sm << "[" << lid << " / " << sg << "] = " << a << "; "
+       << d_.barrier() << ";\n"
+       << pad << "    " << a << " = " << identity(u) << ";\n"
+       << pad << "    for (uint j = 0u; j < " << runs << " / " << sg << "; ++j) "
+       << combine(u, a, sm + "[" + lid + " / " + runs + " * (" + runs + " / " + sg + ") + j]") << "\n"
+       << pad << "    " << d_.barrier() << ";\n"
+       << pad << "  }\n"
+       << pad << "} else\n"
+       << fold;
+  }
+
+  // The threads whose partials one thread folds, when they are consecutive local ids: the
+  // reduce's GROUP ranges are the innermost local ranges (slot = local id). 0 otherwise.
+  static int64_t subgroup_run(const GroupReduceSlots& slots) {
+    int64_t run = 1;
+    bool outside = false;
+    for (const SlotTerm& t : slots.terms) {
+      if (t.folded && outside) return 0;
+      if (t.folded) run *= t.extent;
+      else outside = true;
+    }
+    return run;
   }
 
   // A gated store (a PADTO axis) skips the padding; with GROUP ranges only the first thread stores.
@@ -156,7 +191,9 @@ class CRenderer {
       if (u->dtype == DType::Bool) return u->ival() ? "true" : "false";
       return d_.cast(reg(u->dtype), std::to_string(u->ival()) + d_.int_suffix(dialect_type(u->dtype)));
     }
-    if (u->op == Op::Var) {  // a run-time dim: its value in the vars buffer
+    if (u->op == Op::Var) {  // a run-time dim: its value as the dialect passes it, or in the vars buffer
+      std::string passed = d_.var_value(g_.var_slot(u));
+      if (!passed.empty()) return d_.cast(reg(DType::Index), passed);
       int64_t vars = g_.vars_buffer();
       std::string v = buffer(vars) + "[" + std::to_string(g_.var_slot(u)) + "]";
       return g_.buffer(vars).dtype == dialect_type(DType::Index) ? v : d_.cast(reg(DType::Index), v);

@@ -15,6 +15,9 @@ struct GpuOptions {
   // 32 or 64. Adreno prefers 32-bit indices and Vulkan devices may lack 64-bit integers; a
   // 32-bit lowering refuses kernels whose buffers or launch it cannot address.
   int index_bits = 64;
+  // Group reduces may use subgroup arithmetic (dialects that have it; with a shared-memory path
+  // where the device's subgroup size does not divide the threads folded together).
+  bool subgroups = false;
 };
 
 // Threads in all (dimension 0), and threads per work-group (1 without local ranges).

@@ -11,8 +11,10 @@ namespace {
 class GlslDialect : public CDialect {
  public:
   // A 32-bit kernel computes its ids in uint, so only kernels with 64-bit data need Int64.
-  explicit GlslDialect(int index_bits)
-      : index_(index_bits == 32 ? "int" : "int64_t"), thread_(index_bits == 32 ? "tgc_thread()" : "tgc_thread64()") {}
+  GlslDialect(int index_bits, bool subgroups)
+      : index_(index_bits == 32 ? "int" : "int64_t"),
+        thread_(index_bits == 32 ? "tgc_thread()" : "tgc_thread64()"),
+        subgroups_(subgroups) {}
 
   std::string reg_type(DType t) const override {
     switch (t) {
@@ -42,13 +44,21 @@ class GlslDialect : public CDialect {
         "#version 450\n"
         "#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
         "#extension GL_EXT_shader_16bit_storage : require\n"
-        "#extension GL_EXT_shader_8bit_storage : require\n"
+        "#extension GL_EXT_shader_8bit_storage : require\n" +
+        std::string(subgroups_ ? "#extension GL_KHR_shader_subgroup_arithmetic : require\n" : "") +
         "// " + k.name + "\n"
         "layout(local_size_x_id = 0) in;\n";
     for (size_t i = 0; i < k.buffers.size(); ++i) {
       const CBuffer& b = k.buffers[i];
+      if (b.vars) continue;  // VARs come as push constants; the binding stays unused
       s += "layout(std430, set = 0, binding = " + std::to_string(i) + ") restrict " + (b.written ? "" : "readonly ") +
            "buffer B" + std::to_string(i) + " { " + mem_type(b.dtype) + " " + b.name + "[]; };\n";
+    }
+    // Run-time dims: one 32-bit int each, in slot order (the runtime pushes 4 * num_vars bytes).
+    if (k.num_vars > 0) {
+      s += "layout(push_constant) uniform TgcVars {";
+      for (int64_t v = 0; v < k.num_vars; ++v) s += " int v" + std::to_string(v) + ";";
+      s += " } tgc_vars;\n";
     }
     // C's fmod (GLSL's mod floors), and exp2/log2/sin of doubles, which GLSL lacks: computed in
     // float. glslang drops functions nothing calls, so the double ones cost no Float64.
@@ -84,6 +94,15 @@ class GlslDialect : public CDialect {
   }
   bool shared_at_file_scope() const override { return true; }
   std::string barrier() const override { return "memoryBarrierShared(); barrier()"; }
+  std::string var_value(int64_t slot) const override { return "tgc_vars.v" + std::to_string(slot); }
+  // 32-bit values only: narrower and 64-bit ones would need shaderSubgroupExtendedTypes / Int64.
+  std::string subgroup_reduce(Op op, DType t) const override {
+    bool fits = t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::I32 || t == DType::U32;
+    if (!subgroups_ || !fits) return "";
+    return op == Op::Add ? "subgroupAdd" : op == Op::Mul ? "subgroupMul" : op == Op::Max ? "subgroupMax" : "";
+  }
+  std::string subgroup_size() const override { return "gl_SubgroupSize"; }
+  std::string subgroup_lane() const override { return "gl_SubgroupInvocationID"; }
 
   std::string cast(const std::string& type, const std::string& x) const override { return type + "(" + x + ")"; }
   std::string zero(const std::string& type) const override { return type + "(0)"; }
@@ -144,11 +163,12 @@ class GlslDialect : public CDialect {
  private:
   std::string index_;   // the integer type of the kernel's index width
   std::string thread_;  // the flattened thread id, unsigned, in that width
+  bool subgroups_;      // group reduces may use subgroup arithmetic
 };
 }  // namespace
 
 std::string render_glsl(const Graph& g, const LoopProgram& p, const GpuOptions& o) {
-  return render_c(g, lower_gpu(g, p, o), GlslDialect(o.index_bits));
+  return render_c(g, lower_gpu(g, p, o), GlslDialect(o.index_bits, o.subgroups));
 }
 
 }  // namespace tgc

@@ -238,13 +238,22 @@ TEST(AgentGreeting, ParsesBothVersionsAndRejectsOthers) {
 
   for (const char* bad : {"tgc-agent", "tgc-agent 2", "tgc-agent 2 ", "tgc-agent x86_64", "hello", "tgc-agent 1x foo"})
     EXPECT_THROW(parse_agent_greeting(bad, g), Error) << bad;
+  EXPECT_NE(g.no_vulkan_why.find("older tgc-agent"), std::string::npos) << g.no_vulkan_why;
+
+  EXPECT_EQ(parse_agent_greeting("tgc-agent 3 x86_64 AMD EPYC", g), 2) << "OpenCL and Vulkan lines follow";
+  parse_agent_vulkan_line("vulkan NVIDIA H200", g);
+  EXPECT_EQ(g.vulkan_device, "NVIDIA H200");
+  parse_agent_vulkan_line("no-vulkan cannot load libvulkan.so.1", g);
+  EXPECT_EQ(g.vulkan_device, "");
+  EXPECT_EQ(g.no_vulkan_why, "cannot load libvulkan.so.1");
   try {
-    parse_agent_greeting("tgc-agent 3 x86_64 AMD EPYC", g);
+    parse_agent_greeting("tgc-agent 4 x86_64 AMD EPYC", g);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("version 3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("version 4"), std::string::npos) << e.what();
   }
   for (const char* bad : {"opencl", "opencl ", "no-opencl", "ok 1 2 3", ""}) EXPECT_THROW(parse_agent_opencl_line(bad, g), Error) << bad;
+  for (const char* bad : {"vulkan", "vulkan ", "no-vulkan", "opencl x", ""}) EXPECT_THROW(parse_agent_vulkan_line(bad, g), Error) << bad;
 }
 
 LoopProgram opencl_program(Graph& g, const Kernel& k, const std::vector<Opt>& opts) {

@@ -2,14 +2,16 @@
  *
  * It speaks a line protocol on stdin/stdout, so tgc can drive it through any command: locally,
  * under qemu, or on a board (`ssh board tgc-agent`, `adb shell /data/local/tmp/tgc-agent`).
- *   agent -> tgc   tgc-agent 2 <device description>                 (once, at start)
+ *   agent -> tgc   tgc-agent 3 <device description>                 (once, at start)
  *   agent -> tgc   opencl <CL device>, driver <version>  |  no-opencl <why>
+ *   agent -> tgc   vulkan <Vulkan device>  |  no-vulkan <why>
  *   tgc -> agent   time <so_bytes> <max_iters> <budget_ms>\n<so_bytes bytes of a shared object>
  *   tgc -> agent   time-cl <bytes> <max_iters> <budget_ms>\n<bytes of an OpenCL candidate>
+ *   tgc -> agent   time-vk <bytes> <max_iters> <budget_ms>\n<bytes of a Vulkan (SPIR-V) candidate>
  *   agent -> tgc   ok <min_us> <median_us> <iters> <out_sum> <out_abs_sum>  |  err <message>
  *   tgc -> agent   quit
  * The shared object follows tools/tgc-agent/tgc_candidate.h, the OpenCL candidate
- * tools/tgc-agent/cl_candidate.h (agent_cl.c runs it). The agent fills the buffers with
+ * tools/tgc-agent/cl_candidate.h (agent_cl.c runs it; agent_vk.c runs the Vulkan one). The agent fills the buffers with
  * the same pseudo-random data every time (so candidates of one kernel can be compared by the
  * checksum of their output), runs it once to warm up, then takes up to max_iters samples until
  * budget_ms have passed (at least 3), on one thread; a sample repeats a kernel faster than
@@ -263,10 +265,11 @@ int main(int argc, char** argv) {
    * from here. */
   if (!dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL)) dlopen("libm.so", RTLD_NOW | RTLD_GLOBAL);
   struct utsname u;
-  char model[256], cl[512];
+  char model[256], cl[512], vk[512];
   cpu_model(model, sizeof model);
   agent_cl_describe(cl, sizeof cl);
-  fprintf(agent_out, "tgc-agent 2 %s %s\n%s\n", uname(&u) == 0 ? u.machine : "unknown-arch", model, cl);
+  agent_vk_describe(vk, sizeof vk);
+  fprintf(agent_out, "tgc-agent 3 %s %s\n%s\n%s\n", uname(&u) == 0 ? u.machine : "unknown-arch", model, cl, vk);
   fflush(agent_out);
 
   const char* tmp = getenv("TMPDIR");
@@ -277,16 +280,17 @@ int main(int argc, char** argv) {
     long long nbytes = 0, iters = 0;
     double budget_ms = 0;
     if (!strcmp(line, "quit")) break;
-    int cl_request = !strncmp(line, "time-cl ", 8);
-    if (sscanf(line + (cl_request ? 8 : 0), cl_request ? "%lld %lld %lf" : "time %lld %lld %lf", &nbytes, &iters, &budget_ms) != 3 ||
+    int cl_request = !strncmp(line, "time-cl ", 8), vk_request = !strncmp(line, "time-vk ", 8);
+    int gpu = cl_request || vk_request;
+    if (sscanf(line + (gpu ? 8 : 0), gpu ? "%lld %lld %lf" : "time %lld %lld %lf", &nbytes, &iters, &budget_ms) != 3 ||
         nbytes <= 0 || nbytes > (1ll << 30) || iters < 1 || iters > MAX_ITERS) {
       agent_reply_err("bad request", line);
       continue;
     }
     char* payload = read_payload(nbytes);
     if (!payload) return 1; /* the driver went away mid-request */
-    if (cl_request) {
-      agent_time_cl(payload, (size_t)nbytes, iters, budget_ms);
+    if (gpu) {
+      (cl_request ? agent_time_cl : agent_time_vk)(payload, (size_t)nbytes, iters, budget_ms);
       free(payload);
       continue;
     }

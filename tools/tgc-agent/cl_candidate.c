@@ -38,17 +38,20 @@ static int is_identifier(const char* s) {
   return 1;
 }
 
-int tgc_cl_candidate_parse(const char* payload, size_t n, tgc_cl_candidate* c, char* err, size_t err_cap) {
+/* OpenCL and Vulkan candidates differ only in their first line and the line before the code. */
+static int parse(const char* payload, size_t n, const char* first, const char* code, const char* kind, int vulkan,
+                 tgc_cl_candidate* c, char* err, size_t err_cap) {
   const char *p = payload, *end = payload + n;
   char line[512];
   memset(c, 0, sizeof *c);
   c->global_size = -1, c->local_size = -1;
 #define FAIL(...) return snprintf(err, err_cap, __VA_ARGS__), -1
-  if (!next_line(&p, end, line, sizeof line) || strcmp(line, "tgc-cl 1") != 0)
-    FAIL("not an OpenCL candidate of version %d (first line '%.60s')", TGC_CL_CANDIDATE_VERSION, line);
+  line[0] = 0;
+  if (!next_line(&p, end, line, sizeof line) || strcmp(line, first) != 0)
+    FAIL("not an %s candidate of version %d (first line '%.60s')", kind, TGC_CL_CANDIDATE_VERSION, line);
   for (;;) {
-    if (!next_line(&p, end, line, sizeof line)) FAIL("the candidate ends before its 'source' line");
-    if (!strcmp(line, "source")) break;
+    if (!next_line(&p, end, line, sizeof line)) FAIL("the candidate ends before its '%s' line", code);
+    if (!strcmp(line, code)) break;
     char* value = strchr(line, ' ');
     if (!value) FAIL("bad candidate line '%.60s'", line);
     *value++ = 0;
@@ -75,11 +78,20 @@ int tgc_cl_candidate_parse(const char* payload, size_t n, tgc_cl_candidate* c, c
   if (!c->kernel[0]) FAIL("the candidate names no kernel");
   if (c->global_size < 1) FAIL("the candidate has no global size");
   if (c->local_size < 0) FAIL("the candidate has no local size");
-  if (c->local_size > 0 && c->global_size % c->local_size != 0)
+  if (vulkan && c->local_size < 1) FAIL("a Vulkan candidate needs a work-group size");
+  if (!vulkan && c->local_size > 0 && c->global_size % c->local_size != 0)
     FAIL("global size %lld is not a multiple of local size %lld", (long long)c->global_size, (long long)c->local_size);
   if (c->num_buffers < 1) FAIL("the candidate has no buffers");
-  if (p >= end) FAIL("the candidate has no source");
+  if (p >= end) FAIL("the candidate has no %s", code);
   c->source = p, c->source_len = (size_t)(end - p);
   return 0;
 #undef FAIL
+}
+
+int tgc_cl_candidate_parse(const char* payload, size_t n, tgc_cl_candidate* c, char* err, size_t err_cap) {
+  return parse(payload, n, "tgc-cl 1", "source", "OpenCL", 0, c, err, err_cap);
+}
+
+int tgc_vk_candidate_parse(const char* payload, size_t n, tgc_cl_candidate* c, char* err, size_t err_cap) {
+  return parse(payload, n, "tgc-vk 1", "spirv", "Vulkan", 1, c, err, err_cap);
 }

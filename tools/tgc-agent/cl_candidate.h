@@ -32,6 +32,11 @@ typedef struct {
 
 /* Parses `payload` (n bytes) into *c. Returns 0, or -1 with a one-line reason in err. */
 int tgc_cl_candidate_parse(const char* payload, size_t n, tgc_cl_candidate* c, char* err, size_t err_cap);
+/* The Vulkan candidate (`time-vk`, codegen/dialect.cpp) has the same lines, but starts with
+ * "tgc-vk 1", its local size is the work-group size (specialization constant 0; never 0) and the
+ * global size need not be a multiple of it, and "spirv" precedes the SPIR-V binary; c->source
+ * points at the binary. */
+int tgc_vk_candidate_parse(const char* payload, size_t n, tgc_cl_candidate* c, char* err, size_t err_cap);
 
 #ifdef __cplusplus
 }
