@@ -32,7 +32,9 @@ if [ -z "$build" ] && [ -z "$run" ]; then
   tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
   build="$tmp"; run="$tmp"
 fi
-cases="det rec cls melspectrogram embedding hello_deepa silero_v5 silero_legacy add copy"
+# shellcheck source=tests/real_models_lib.sh
+. "$root/tests/real_models_lib.sh"  # the cases and shapes of tests/real_models_vs_ort.sh
+cases="$(real_model_cases | cut -d'|' -f1)"
 fail=0
 
 if [ -n "$build" ]; then
@@ -52,14 +54,8 @@ PY
     "$tgc" compile "$model" --target=vulkan $beam "$@" -o "$build/$name" 2> "$build/$name.log" ||
       { echo "vulkan_gpu.sh: compiling $name failed: $(tail -1 "$build/$name.log")" >&2; fail=1; }
   }
-  compile det "$models/ch_PP-OCRv4_det_infer.onnx" --input-shape x=1,3,320,320
-  compile rec "$models/ch_PP-OCRv4_rec_infer.onnx" --input-shape x=1,3,48,320
-  compile cls "$models/ch_ppocr_mobile_v2.0_cls_infer.onnx" --input-shape x=1,3,48,192
-  compile melspectrogram "$models/melspectrogram.onnx" --input-shape input=1,1280
-  compile embedding "$models/embedding_model.onnx" --input-shape input_1=1,76,32,1
-  compile hello_deepa "$models/hello_deepa.onnx"
-  compile silero_v5 "$models/silero_vad_v5.onnx" --input-shape input=1,512 --input-shape state=2,1,128 --input-value sr=16000
-  compile silero_legacy "$models/silero_vad_legacy.onnx" --input-shape input=1,512 --input-shape h=2,1,64 --input-shape c=2,1,64
+  # shellcheck disable=SC2086
+  while IFS='|' read -r name model cargs _; do compile "$name" "$models/$model" $cargs; done < <(real_model_cases)
   compile add "$build/add.onnx"
   compile copy "$build/copy.onnx"
   echo "vulkan_gpu.sh: artifacts in $build" >&2
@@ -79,7 +75,6 @@ device="$(TGC_VERBOSE=1 "$run/hello_deepa" 2>&1 >/dev/null | first "^tgc: vulkan
   echo "|---|---|---|---|---|---|"
 } > "$out"
 for name in $cases; do
-  [ "$name" != add ] && [ "$name" != copy ] || continue
   [ -z "$filter" ] || [[ "$name" =~ $filter ]] || continue
   [ -x "$run/$name" ] || { echo "| $name | not compiled |" >> "$out"; fail=1; continue; }
   if ! bench="$("$run/$name" --bench "$iters" 2>"$run/$name.err" | tail -1)"; then
