@@ -44,6 +44,7 @@ echo "== qcom (OpenCL) executable for the host, on pocl"
 "$tgc" compile "$model" --target=qcom --triple=x86_64-linux-gnu -o "$work/digits_cl"
 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0"; expect_probs "$work/cl0" 0
 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0b"; expect_probs "$work/cl0b" 0   # cached binaries
+TGC_CL_SUBBUFFERS=1 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0c"; expect_probs "$work/cl0c" 0   # one arena
 # TGC_PROFILE: event timestamps per launch, every one of the 9 kernels listed with TGC_PROFILE=all.
 TGC_PROFILE=all "$work/digits_cl" --bench 3 2>"$work/profile" >/dev/null
 grep -q "^tgc profile: 6 runs on .*OpenCL event timestamps" "$work/profile" && [ "$(grep -c ' ms .*%  k[0-9]' "$work/profile")" -eq 9 ] ||

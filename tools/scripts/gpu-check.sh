@@ -5,7 +5,7 @@
 #   tools/scripts/gpu-check.sh prepare DIR [TARGET...]   here: compile every real model (and the
 #       bundled digits CNN) for each TARGET (default: cuda qcom), with seeded inputs and
 #       onnxruntime-node's outputs; and every Tensor API op for cuda, with the interpreter's
-#       outputs. Needs build/ (tools/scripts/test.sh builds it).
+#       outputs. Needs build/ (tools/scripts/test.sh builds it; TGC=path overrides build/tgc).
 #   tools/scripts/gpu-check.sh run DIR [BENCH_RUNS]      on the GPU machine (bash, python3 + numpy):
 #       runs each artifact, compares its outputs (models: max|tgc-ort| <= 1e-4 max|ort|; ops:
 #       |tgc-interp| <= 1e-5 + 1e-5|interp|), times each model artifact (--bench, median), checks
@@ -19,7 +19,7 @@ prepare() {
   local dir="$1"; shift
   local targets=("$@")
   [ $# -gt 0 ] || targets=(cuda qcom)
-  local tgc="$root/build/tgc"
+  local tgc="${TGC:-$root/build/tgc}"
   real="${TGC_REAL_MODELS:-$root/../shared/models/real}"
   # shellcheck source=tests/real_models_lib.sh
   . "$root/tests/real_models_lib.sh"
