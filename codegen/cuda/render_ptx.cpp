@@ -133,16 +133,7 @@ class PtxRenderer : LlvmExprHooks {
           break;
         case LStmt::AccUpdate: {
           llvm::AllocaInst* a = acc_.at(s.u);
-          Value* cur = b_.CreateLoad(a->getAllocatedType(), a);
-          Value* v = nullptr;
-          if (s.u->reduce().op == Op::Add && is_float(s.u->dtype) && s.value->op == Op::Mul) {
-            Value* x = value(s.value->src[0]);
-            Value* y = value(s.value->src[1]);
-            v = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {x->getType()}, {x, y, cur});
-          } else {
-            v = e_.binary(s.u->reduce().op, s.u->dtype, cur, value(s.value));
-          }
-          b_.CreateStore(v, a);
+          b_.CreateStore(e_.accumulate(s.u, b_.CreateLoad(a->getAllocatedType(), a), s.value), a);
           break;
         }
         case LStmt::GroupReduce: group_reduce(s.u); break;

@@ -170,15 +170,7 @@ class CpuRenderer : LlvmExprHooks {
         case LStmt::AccUpdate: {
           llvm::AllocaInst* a = acc_.at(s.u);
           Value* cur = b_.CreateLoad(a->getAllocatedType(), a);
-          Value* v = nullptr;
-          // acc += x*y as one fused multiply-add where the target has one.
-          if (s.u->reduce().op == Op::Add && is_float(s.u->dtype) && s.value->op == Op::Mul) {
-            Value* x = value(s.value->src[0]);
-            Value* y = value(s.value->src[1]);
-            v = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {x->getType()}, {x, y, cur});
-          } else {
-            v = e_.binary(s.u->reduce().op, s.u->dtype, cur, value(s.value));
-          }
+          Value* v = e_.accumulate(s.u, cur, s.value);
           // Reassociation lets LLVM vectorize float sums; the result stays within f32 rounding.
           if (auto* inst = llvm::dyn_cast<llvm::Instruction>(v); inst && llvm::isa<llvm::FPMathOperator>(inst)) {
             inst->setHasAllowReassoc(true);

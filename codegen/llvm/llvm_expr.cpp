@@ -73,6 +73,14 @@ Value* LlvmExprEmitter::intrinsic_math(Op op, DType t, Value* x) {
   }
 }
 
+Value* LlvmExprEmitter::accumulate(const UOp* reduce, Value* acc, const UOp* v) {
+  if (reduce->reduce().op == Op::Add && is_float(reduce->dtype) && v->op == Op::Mul) {
+    Value* x = value(v->src[0]);
+    return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {x->getType()}, {x, value(v->src[1]), acc});
+  }
+  return binary(reduce->reduce().op, reduce->dtype, acc, value(v));
+}
+
 Value* LlvmExprEmitter::binary(Op op, DType t, Value* x, Value* y) {
   bool f = is_float(t), u = is_unsigned(t);
   switch (op) {

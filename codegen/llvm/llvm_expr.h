@@ -39,6 +39,10 @@ class LlvmExprEmitter {
   // Emits u from its sources' values (which must exist) and returns it; the caller set()s it.
   llvm::Value* compute(const UOp* u);
 
+  // acc (op) value for the KREDUCE `reduce`: acc + x*y as one fused multiply-add where the
+  // target has one. `value` must have been computed.
+  llvm::Value* accumulate(const UOp* reduce, llvm::Value* acc, const UOp* value);
+
   llvm::Value* constant(const UOp* u);
   llvm::Value* identity(Op op, DType t);  // of a reduce: 0, 1, or the lowest value
   llvm::Value* binary(Op op, DType t, llvm::Value* x, llvm::Value* y);
