@@ -29,6 +29,9 @@ int parse_agent_greeting(const std::string& line, AgentGreeting& g);
 // Parses version 2's OpenCL line into g. Throws tgc::Error.
 void parse_agent_opencl_line(const std::string& line, AgentGreeting& g);
 
+// Parses a timing reply "ok MIN MEDIAN ITERS SUM ABS_SUM" into t; false when it is not one.
+bool parse_agent_reply(const std::string& line, AgentTiming& t);
+
 class AgentClient {
  public:
   // Starts `command` with /bin/sh -c and reads its greeting; throws tgc::Error if it fails.
