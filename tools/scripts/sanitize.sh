@@ -5,7 +5,8 @@
 #                                    runtime allocation faults) and a slice of the integration
 #                                    tests (bad_input, the runtime's CPU tests).
 #   tools/scripts/sanitize.sh tsan   TSan build of the runtime stub alone in build-tsan: its thread
-#                                    pool tests (the CPU runtime tests and allocation faults).
+#                                    pool tests (the CPU runtime tests, allocation faults, and
+#                                    8 application threads with a model each).
 #   tools/scripts/sanitize.sh smoke  asan, then a fuzz smoke of every harness (FUZZ_SECONDS, 20).
 #   tools/scripts/sanitize.sh ci     asan, tsan, then the fuzz smoke (what tools/scripts/test.sh runs).
 # The asan build also carries libFuzzer's coverage instrumentation (TGC_FUZZ), so that one build
@@ -49,9 +50,13 @@ run_tsan() {
     "$root/tests/faults/alloc_fail.c" "$root/runtime-stub/tests/model.c" "$b/runtime/$(uname -m)-linux-gnu/libtgc_runtime.a" \
     -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc -Wl,--wrap=posix_memalign -lpthread -ldl -lm \
     -o "$b/rt_alloc_fail"
+  clang-19 -std=c11 -O1 -g -fsanitize=thread -I"$root/runtime-stub" -I"$root/runtime-stub/tests" \
+    "$root/tests/faults/concurrent_models.c" "$root/runtime-stub/tests/model.c" \
+    "$b/runtime/$(uname -m)-linux-gnu/libtgc_runtime.a" -lpthread -ldl -lm -o "$b/rt_concurrent_models"
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
   (cd "$b" && ctest --output-on-failure -j "$jobs" -R '^(runtime_api|runtime_cli_cpu|runtime_weights_so)$')
   for t in 1 2 4; do "$b/rt_alloc_fail" "$t"; done
+  "$b/rt_concurrent_models" 8
 }
 
 case "$mode" in
