@@ -69,6 +69,10 @@ for m in overflow_product dim_max; do
   expect_error "$m: inspect" "2^40 elements" timeout 60 "$tgc" inspect "$work/m/$m.onnx" --stage=kernels
 done
 
+echo "== a deep graph (30k chained nodes) schedules, no stack overflow"
+check "chain_30k: inspect --stage=kernels within 120 s" \
+  timeout 120 bash -c '"$1" inspect "$2" --stage=kernels >/dev/null' _ "$tgc" "$work/m/chain_30k.onnx"
+
 echo "== external data stays in the model's folder"
 /usr/bin/python3 -c "import numpy as np; np.save('$work/x4.npy', np.arange(4, dtype=np.float32))"
 check "external data inside the folder is read" "$tgc" eval "$work/m/ext_inside.onnx" -i x="$work/x4.npy" -o "$work/ext_out"

@@ -33,3 +33,10 @@ external('ext_inside', 'weights.bin')
 external('ext_absolute', os.path.abspath(f'{out}/weights.bin'))
 external('ext_dotdot', '../' + os.path.basename(out) + '/weights.bin')
 external('ext_sub_dotdot', 'sub/../../weights.bin')
+
+# A chain of 30k nodes: the passes recurse along it (8 MiB of stack held about 20k).
+n = 30000
+nodes = [helper.make_node('Relu' if i % 2 == 0 else 'Neg', [f't{i}'], [f't{i + 1}']) for i in range(n)]
+g = helper.make_graph(nodes, 'chain', [helper.make_tensor_value_info('t0', TensorProto.FLOAT, [4])],
+                      [helper.make_tensor_value_info(f't{n}', TensorProto.FLOAT, [4])])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)]), f'{out}/chain_30k.onnx')
