@@ -128,7 +128,9 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   });
 
   fs::path out = fs::absolute(opt.output);
-  if (!out.parent_path().empty()) fs::create_directories(out.parent_path());
+  std::error_code ec;
+  if (!out.parent_path().empty() && !fs::create_directories(out.parent_path(), ec) && ec)
+    throw Error(opt.output + ": cannot create its folder " + out.parent_path().string() + " (" + ec.message() + ")");
   // External weights go straight to their own partial file; embedded ones into an object.
   std::string weights_path = opt.external_weights ? out.string() + ".weights.partial" : (work.path / "weights.o").string();
   std::string tmp_out = out.string() + ".partial";
@@ -148,14 +150,23 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   auto t3 = Clock::now();
   link_with_runtime(objects, rep.triple, opt.runtime_dir, opt.shared, tmp_out);
   // Only now touch the real output paths, so a failure never leaves half an artifact.
-  if (opt.shared) {
+  auto rename = [](const std::string& from, const fs::path& to) {
+    std::error_code ec;
+    fs::rename(from, to, ec);
+    if (ec) throw Error(to.string() + ": cannot rename into place (" + ec.message() + ")");
+  };
+  if (opt.shared) {  // the header too goes through a partial file
     fs::path header = out.parent_path() / (mo.name + ".h");
-    std::ofstream h(header);
-    h << header_text(mo.name, m);
-    if (!h.flush()) throw Error(header.string() + ": write failed");
+    partials.paths.push_back(header.string() + ".partial");
+    {
+      std::ofstream h(partials.paths.back());
+      h << header_text(mo.name, m);
+      if (!h.flush()) throw Error(header.string() + ": write failed");
+    }
+    rename(partials.paths.back(), header);
   }
-  if (opt.external_weights) fs::rename(weights_path, out.string() + ".weights");
-  fs::rename(tmp_out, out);
+  if (opt.external_weights) rename(weights_path, out.string() + ".weights");
+  rename(tmp_out, out);
   rep.link_s = since(t3);
   return rep;
 }

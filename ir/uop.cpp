@@ -204,7 +204,9 @@ bool is_compute(Op op) { return is_elementwise(op) || op == Op::Reduce || op == 
 
 int64_t numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  // A product past int64 is a hostile or broken model, never a shape to compute with.
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n)) throw Error("shape " + shape_str(s) + " has more elements than int64 holds");
   return n;
 }
 

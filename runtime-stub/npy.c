@@ -132,6 +132,14 @@ int tgc_npy_read(const char* path, tgc_npy* out) {
     goto fail;
   }
   out->nbytes = (size_t)(numel * esize);
+  /* checked against what a (seekable) file holds before allocating: a lying header costs no memory */
+  long here = ftell(f), end = -1;
+  if (here >= 0 && fseek(f, 0, SEEK_END) == 0) end = ftell(f);
+  if (here >= 0 && end >= 0 && fseek(f, here, SEEK_SET) != 0) end = -1, here = -1;
+  if (here >= 0 && end >= here && (uint64_t)(end - here) < (uint64_t)out->nbytes) {
+    tgc_set_error("%s: truncated data (expected %zu bytes)", path, out->nbytes);
+    goto fail;
+  }
   out->data = malloc(out->nbytes ? out->nbytes : 1);
   if (!out->data) {
     tgc_set_error("%s: out of memory (%zu bytes)", path, out->nbytes);

@@ -54,6 +54,24 @@ void parse_agent_vulkan_line(const std::string& line, AgentGreeting& g) {
   else throw Error("expected the greeting's 'vulkan <device>' or 'no-vulkan <why>' line, got '" + line.substr(0, 200) + "'");
 }
 
+bool parse_agent_reply(const std::string& line, AgentTiming& t) {
+  if (line.rfind("ok ", 0) != 0) return false;
+  // strtod rather than a stream: the checksums may be "nan" or "-inf".
+  double* fields[] = {&t.min_us, &t.median_us, nullptr, &t.out_sum, &t.out_abs_sum};
+  const char* p = line.c_str() + 3;
+  for (double* f : fields) {
+    char* end = nullptr;
+    double v = std::strtod(p, &end);
+    if (end == p) return false;
+    p = end;
+    if (f) *f = v;
+    // The count is cast only when it fits: a nan or 1e300 there is a malformed reply, not UB.
+    else if (v >= 0 && v < 9e18) t.iters = static_cast<long long>(v);
+    else return false;
+  }
+  return true;
+}
+
 AgentClient::AgentClient(std::string command, double timeout_s) : command_(std::move(command)), timeout_s_(timeout_s) { start(); }
 
 AgentClient::~AgentClient() { stop(false); }
@@ -179,20 +197,8 @@ std::optional<AgentTiming> AgentClient::request(const char* verb, const std::str
   std::string line;
   if (sent && read_line(line, timeout_s_)) {
     if (line.rfind("ok ", 0) == 0) {
-      // strtod rather than a stream: the checksums may be "nan" or "-inf".
       AgentTiming t;
-      double* fields[] = {&t.min_us, &t.median_us, nullptr, &t.out_sum, &t.out_abs_sum};
-      const char* p = line.c_str() + 3;
-      bool ok = true;
-      for (double* f : fields) {
-        char* end = nullptr;
-        double v = std::strtod(p, &end);
-        ok = ok && end != p;
-        p = end;
-        if (f) *f = v;
-        else t.iters = static_cast<long long>(v);
-      }
-      if (ok) return t;
+      if (parse_agent_reply(line, t)) return t;
       why = "malformed reply '" + line.substr(0, 200) + "'";
       return std::nullopt;
     }

@@ -34,6 +34,9 @@ void parse_agent_opencl_line(const std::string& line, AgentGreeting& g);
 // Parses version 3's Vulkan line (the third) into g. Throws tgc::Error.
 void parse_agent_vulkan_line(const std::string& line, AgentGreeting& g);
 
+// Parses a timing reply "ok MIN MEDIAN ITERS SUM ABS_SUM" into t; false when it is not one.
+bool parse_agent_reply(const std::string& line, AgentTiming& t);
+
 class AgentClient {
  public:
   // Starts `command` with /bin/sh -c and reads its greeting; throws tgc::Error if it fails.

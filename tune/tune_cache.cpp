@@ -33,11 +33,16 @@ TuneCache::TuneCache(const std::string& path) : path_(path) {
     throw Error("tuning cache " + path + ": " + why);
   }
   sqlite3_busy_timeout(db_, 10000);  // several compiles may share one cache
-  exec("CREATE TABLE IF NOT EXISTS tune ("
-       " target TEXT NOT NULL, device TEXT NOT NULL, kernel_key TEXT NOT NULL,"
-       " opts TEXT NOT NULL, time_us REAL NOT NULL, heuristic_us REAL NOT NULL,"
-       " kernel_name TEXT NOT NULL, searched_at INTEGER NOT NULL,"
-       " PRIMARY KEY (target, device, kernel_key))");
+  try {
+    exec("CREATE TABLE IF NOT EXISTS tune ("
+         " target TEXT NOT NULL, device TEXT NOT NULL, kernel_key TEXT NOT NULL,"
+         " opts TEXT NOT NULL, time_us REAL NOT NULL, heuristic_us REAL NOT NULL,"
+         " kernel_name TEXT NOT NULL, searched_at INTEGER NOT NULL,"
+         " PRIMARY KEY (target, device, kernel_key))");
+  } catch (const Error&) {
+    sqlite3_close(db_);  // a corrupt file: no destructor runs for a constructor that throws
+    throw;
+  }
 }
 
 TuneCache::~TuneCache() { sqlite3_close(db_); }

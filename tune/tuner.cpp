@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -153,7 +155,17 @@ std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>&
   report_ = TuneReport{};
   report_.kernels = kernels.size();
   report_.cache_path = o_.cache_path.empty() ? TuneCache::default_path() : o_.cache_path;
-  TuneCache cache(report_.cache_path);
+  // A corrupt, locked or unwritable cache costs the reuse, not the compile: warn and go without it.
+  std::unique_ptr<TuneCache> cache;
+  auto drop_cache = [&](const Error& e) {
+    std::cerr << "tgc: warning: " << e.what() << "; tuning without the cache\n";
+    cache.reset();
+  };
+  try {
+    cache = std::make_unique<TuneCache>(report_.cache_path);
+  } catch (const Error& e) {
+    drop_cache(e);
+  }
   AgentClient agent(o_.agent_command, o_.timeout_s);
   // The device that times the candidates, and the cache's target key. GPU kernel code is the same
   // for any host: there the device is what matters.
@@ -219,7 +231,13 @@ std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>&
             ": reads run-time dims, keeping the heuristic's opts");
         continue;
       }
-      if (std::optional<TuneEntry> hit = cache.find(target, report_.device, hkey)) {
+      std::optional<TuneEntry> hit;
+      try {
+        if (cache) hit = cache->find(target, report_.device, hkey);
+      } catch (const Error& e) {
+        drop_cache(e);
+      }
+      if (hit) {
         try {
           std::vector<Opt> opts = parse_opts(hit->opts);
           apply_opts(g, k, opts, t.profile);  // still legal for this compiler?
@@ -243,7 +261,11 @@ std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>&
         continue;
       }
       chosen[key[order[n]]] = {r.opts, r.us, r.heuristic_us};
-      cache.store(target, report_.device, hkey, {opts_str(r.opts), r.us, r.heuristic_us}, k.name);
+      try {
+        if (cache) cache->store(target, report_.device, hkey, {opts_str(r.opts), r.us, r.heuristic_us}, k.name);
+      } catch (const Error& e) {
+        drop_cache(e);
+      }
       log(prefix + std::to_string(r.tried) + " candidates, best " + ms(r.us) + " (heuristic " +
           (r.heuristic_us < 0 ? std::string("dropped") : ms(r.heuristic_us)) + ")" + (r.opts.empty() ? "" : ": " + opts_str(r.opts)));
     }

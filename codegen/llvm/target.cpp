@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 
 #include "ir/error.h"
 
@@ -141,7 +142,14 @@ void link_with_runtime(const std::vector<std::string>& objects, const std::strin
   std::string log;
   if (run_command(cmd, log) != 0) {
     fs::remove(output);
-    throw Error("link failed: " + log.substr(0, 2000));
+    // One line: the linker's first complaint (the driver's "linker command failed" follows it),
+    // or that it crashed (LLVM's stack dump, e.g. on a write past RLIMIT_FSIZE).
+    std::string why, line;
+    std::istringstream lines(log);
+    while (why.empty() && std::getline(lines, line))
+      if (line.find("error:") != std::string::npos) why = line;
+    if (why.empty()) why = log.find("Stack dump") != std::string::npos ? "the linker crashed" : log.substr(0, log.find('\n'));
+    throw Error("link failed: " + (why.empty() ? std::string("clang-19 exited with an error") : why.substr(0, 2000)));
   }
 }
 

@@ -59,7 +59,12 @@ std::shared_ptr<const Bytes> external_data(const onnx::TensorProto& p, const std
   }
   if (length >= 0 && size_t(length) != nbytes) throw Error("external data length does not match the tensor shape");
   if (offset < 0) throw Error("external data offset " + std::to_string(offset) + " is negative");
-  std::string file = (std::filesystem::path(model_dir) / location).string();
+  // As ONNX's checker: a relative path that stays in the model's folder (no "/etc/...", no "../").
+  // Checked lexically, so a symlinked model folder (a download cache) still works.
+  std::filesystem::path rel = std::filesystem::path(location).lexically_normal();
+  if (location.empty() || rel.is_absolute() || rel.has_root_name() || *rel.begin() == "..")
+    throw Error("external data location '" + location + "' is outside the model's folder");
+  std::string file = (std::filesystem::path(model_dir) / rel).string();
   return Bytes::map(file, uint64_t(offset), nbytes);
 }
 

@@ -18,6 +18,8 @@
 
 namespace tgc {
 
+int64_t checked_numel(const Shape& dims);  // onnx_context.cpp: refused past 2^40 elements
+
 namespace {
 // Reads the whole file; protobuf-lite parses from memory.
 std::string read_file(const std::string& path) {
@@ -88,6 +90,11 @@ Shape known_input_shape(const onnx::ValueInfoProto& v, const ImportOptions& opt,
   std::vector<std::string> messages;
   Shape s = input_shape(v, opt, path, unknown, messages);
   if (!messages.empty()) throw Error(path + kDynamicDims + messages[0]);
+  try {
+    checked_numel(s);
+  } catch (const Error& e) {
+    throw Error(path + ": input '" + v.name() + "': " + e.what());
+  }
   return s;
 }
 

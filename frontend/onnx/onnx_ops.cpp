@@ -96,8 +96,14 @@ Tensor gemm(Ctx& c) {
   return r;
 }
 
+// A conv weight is [out, in/group, k...]: its rank is checked before its spatial dims are taken.
+void check_conv_weight(Ctx& c, const Tensor& w) {
+  if (w.ndim() < 3) c.fail("weight " + shape_str(w.shape()) + " has rank " + std::to_string(w.ndim()) + ", a conv needs 3 or more");
+}
+
 Tensor conv(Ctx& c) {
   const Tensor &x = c.in(0), &w = c.in(1);
+  check_conv_weight(c, w);
   std::vector<int64_t> k = c.attr_ints("kernel_shape", Shape(w.shape().begin() + 2, w.shape().end()));
   Window win = window(c, x, k);
   std::optional<Tensor> bias;

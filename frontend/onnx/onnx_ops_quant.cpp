@@ -90,6 +90,7 @@ Tensor qlinear_matmul(Ctx& c) {
 }
 
 Tensor conv_int(Ctx& c, const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias) {
+  if (w.ndim() < 3) c.fail("weight " + shape_str(w.shape()) + " has rank " + std::to_string(w.ndim()) + ", a conv needs 3 or more");
   std::vector<int64_t> k = c.attr_ints("kernel_shape", Shape(w.shape().begin() + 2, w.shape().end()));
   Window win = window(c, x, k);
   return x.conv(w, bias, win.strides, win.pads, win.dilations, c.attr_int("group", 1));

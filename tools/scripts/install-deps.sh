@@ -7,6 +7,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 packages=(
   build-essential cmake ninja-build pkg-config git ccache file
   llvm-19-dev clang-19 lld-19 liblld-19-dev libzstd-dev zlib1g-dev
+  # clang-19's sanitizer and libFuzzer runtimes (tools/scripts/sanitize.sh, fuzz.sh)
+  libclang-rt-19-dev
   protobuf-compiler libprotobuf-dev libonnx-dev libonnx-testdata python3-onnx python3-numpy python3-sklearn
   libgtest-dev libgmock-dev googletest
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo

@@ -28,6 +28,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -380,7 +381,7 @@ int cmd_eval(const Args& a) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_tgc(int argc, char** argv) {
   try {
     if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" || std::string(argv[1]) == "help")) {
       std::cout << usage();
@@ -399,4 +400,27 @@ int main(int argc, char** argv) {
     std::cerr << "tgc: internal error (" << (argc >= 2 ? argv[1] : "tgc") << "): " << e.what() << "\n";
     return 1;
   }
+}
+
+// The passes recurse along the graph, so a model's depth becomes stack depth: a chain of 30k ONNX
+// nodes overflowed the main thread's 8 MiB. tgc runs on a thread with 1 GiB of (lazily committed)
+// stack; 100k nodes then import and schedule (tests/faults/compile_faults.sh).
+int main(int argc, char** argv) {
+  struct Call {
+    int argc;
+    char** argv;
+    int rc;
+  } call{argc, argv, 1};
+  pthread_attr_t attr;
+  pthread_t t;
+  bool started = pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, size_t(1) << 30) == 0 &&
+                 pthread_create(&t, &attr, [](void* p) -> void* {
+                   auto* c = static_cast<Call*>(p);
+                   c->rc = run_tgc(c->argc, c->argv);
+                   return nullptr;
+                 }, &call) == 0;
+  pthread_attr_destroy(&attr);
+  if (!started) return run_tgc(argc, argv);  // no room for the big stack: run as before
+  pthread_join(t, nullptr);
+  return call.rc;
 }
