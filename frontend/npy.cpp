@@ -1,5 +1,6 @@
 #include "frontend/npy.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -94,8 +95,9 @@ HostTensor read_npy(const std::string& path) {
   // The data size, without overflow, must fit in what the file holds after the header.
   int64_t nbytes = dtype_size(t.dtype);
   const int64_t left = file_size - f.tellg();
+  if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end()) nbytes = 0;  // an empty tensor has no data
   for (int64_t d : t.shape) {
-    if (d != 0 && nbytes > left / d) throw Error(path + ": truncated data (the shape needs more bytes than the file has)");
+    if (nbytes != 0 && nbytes > left / d) throw Error(path + ": truncated data (the shape needs more bytes than the file has)");
     nbytes *= d;
   }
   if (nbytes > left) throw Error(path + ": truncated data (expected " + std::to_string(nbytes) + " bytes)");
