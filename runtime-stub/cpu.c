@@ -175,7 +175,7 @@ static void print_profile(const cpu_state* c, const tgc_model* m) {
   char title[200];
   snprintf(title, sizeof title, "%lld runs; %d of %d launches split across %d threads (a split costs %.1f us)",
            (long long)c->profile_runs, (int)split, (int)d->num_launches, m->num_threads, (double)c->split_ns / 1e3);
-  tgc_print_profile(d, c->profile_ms, c->profile_runs, title);
+  tgc_print_profile(d, c->profile_ms, c->profile_runs, title, "");
 }
 
 static void cpu_destroy(void* be, tgc_model* m) {

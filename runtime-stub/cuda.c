@@ -262,7 +262,7 @@ static void cuda_destroy(void* be, tgc_model* m) {
     char title[400];
     snprintf(title, sizeof title, "%lld runs on '%s' (CUDA events around each launch, no graph)", (long long)c->profile_runs,
              c->device_name);
-    tgc_print_profile(c->desc, c->profile_ms, c->profile_runs, title);
+    tgc_print_profile(c->desc, c->profile_ms, c->profile_runs, title, "");
   }
   for (int32_t l = 0; l < c->desc->num_launches; ++l) free(c->param_ptrs[l]);
   cuda_free(c);

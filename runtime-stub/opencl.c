@@ -107,7 +107,7 @@ static void cl_destroy(void* be, tgc_model* m) {
     char title[400];
     snprintf(title, sizeof title, "%lld runs on '%s' (OpenCL event timestamps of each launch)", (long long)cl->profile_runs,
              cl->device_name);
-    tgc_print_profile(cl->desc, cl->profile_ms, cl->profile_runs, title);
+    tgc_print_profile(cl->desc, cl->profile_ms, cl->profile_runs, title, "");
   }
   cl_free(cl);
 }

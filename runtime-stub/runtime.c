@@ -413,11 +413,12 @@ fail:
   return NULL;
 }
 
-void tgc_print_profile(const tgc_model_desc* d, const double* total_ms, int64_t runs, const char* title) {
+void tgc_print_profile(const tgc_model_desc* d, const double* total_ms, int64_t runs, const char* title,
+                       const char* suffix) {
   int32_t n = d->num_launches;
   double total = 0;
   for (int32_t l = 0; l < n; ++l) total += total_ms[l];
-  fprintf(stderr, "tgc profile: %s, %.4f ms per run\n", title, total / (double)(runs > 0 ? runs : 1));
+  fprintf(stderr, "tgc profile: %s, %.4f ms per run%s\n", title, total / (double)(runs > 0 ? runs : 1), suffix);
   const char* env = getenv("TGC_PROFILE");
   int32_t shown = env && strcmp(env, "all") == 0 ? n : 25;
   char* done = calloc((size_t)n + 1, 1);

@@ -136,9 +136,11 @@ int tgc_bind_vars(tgc_model* m, const int64_t* values);
 void tgc_dims_before_run(tgc_model* m); /* dense inputs into the kernels' layout */
 void tgc_dims_after_run(tgc_model* m);  /* the kernels' outputs into dense storage */
 
-/* TGC_PROFILE: one launch per line, slowest first (TGC_PROFILE=all: every launch, else the 25
- * slowest), with its mean time over `runs` and share of the total, after a title line. */
-void tgc_print_profile(const tgc_model_desc* d, const double* total_ms, int64_t runs, const char* title);
+/* TGC_PROFILE: "tgc profile: TITLE, X ms per runSUFFIX", then one launch per line, slowest first
+ * (TGC_PROFILE=all: every launch, else the 25 slowest), with its mean time over `runs` and share
+ * of the total. */
+void tgc_print_profile(const tgc_model_desc* d, const double* total_ms, int64_t runs, const char* title,
+                       const char* suffix);
 
 /* Monotonic clock in milliseconds (run timing and TGC_PROFILE). */
 double tgc_now_ms(void);

@@ -61,7 +61,6 @@ typedef struct {
   VkQueryPool queries; /* TGC_PROFILE: a timestamp before the first dispatch and after each */
   double* profile_ms; /* per launch, summed over runs */
   int64_t profile_runs;
-  int profile_all;
 } tgc_vk;
 
 int tgc_vk_verbose(void);

@@ -57,7 +57,6 @@ static int dispatch_size(tgc_vk* vk, const tgc_launch* L, int64_t items, uint32_
 
 static int make_queries(tgc_vk* vk) {
   const tgc_model_desc* d = vk->desc;
-  vk->profile_all = strcmp(getenv("TGC_PROFILE"), "all") == 0;
   if (vk->timestamp_bits == 0) {
     fprintf(stderr, "tgc profile: '%s' has no timestamps on its compute queue; no kernel times\n", vk->props.deviceName);
     return 0;
@@ -202,24 +201,12 @@ void tgc_vk_collect_profile(tgc_vk* vk) {
   free(t);
 }
 
-/* As the CPU backend prints it: the mean per launch over all runs, slowest first. */
+/* As the other backends print it: the mean per launch over all runs, slowest first. */
 void tgc_vk_print_profile(const tgc_vk* vk) {
   if (!vk->profile_ms || vk->profile_runs == 0) return;
-  const tgc_model_desc* d = vk->desc;
-  int32_t n = d->num_launches;
-  double total = 0;
-  for (int32_t l = 0; l < n; ++l) total += vk->profile_ms[l];
-  fprintf(stderr, "tgc profile: %lld runs, %.4f ms per run of GPU time (timestamps; one barrier per dispatch while profiling) on '%s'\n",
-          (long long)vk->profile_runs, total / (double)vk->profile_runs, vk->props.deviceName);
-  int32_t shown = vk->profile_all ? n : 25;
-  char* done = calloc((size_t)n + 1, 1);
-  for (int32_t k = 0; k < n && k < shown && done; ++k) {
-    int32_t best = -1;
-    for (int32_t l = 0; l < n; ++l)
-      if (!done[l] && (best < 0 || vk->profile_ms[l] > vk->profile_ms[best])) best = l;
-    done[best] = 1;
-    fprintf(stderr, "  %8.4f ms %5.1f%%  %s\n", vk->profile_ms[best] / (double)vk->profile_runs,
-            100.0 * vk->profile_ms[best] / (total > 0 ? total : 1), d->launches[best].name);
-  }
-  free(done);
+  char title[64], suffix[400];
+  snprintf(title, sizeof title, "%lld runs", (long long)vk->profile_runs);
+  snprintf(suffix, sizeof suffix, " of GPU time (timestamps; one barrier per dispatch while profiling) on '%s'",
+           vk->props.deviceName);
+  tgc_print_profile(vk->desc, vk->profile_ms, vk->profile_runs, title, suffix);
 }
