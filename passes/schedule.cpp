@@ -11,6 +11,7 @@
 #include "ir/print.h"
 #include "ir/symbolic.h"
 #include "ir/tensor.h"
+#include "passes/half_math.h"
 
 namespace tgc {
 
@@ -63,7 +64,7 @@ class KernelBuilder {
     globals_ = k.global_ranges;
     const UOp* value = render(root, idx, nullptr, /*is_root=*/true);
     const UOp* out = g_.make(Op::Buffer, root->dtype, {}, out_buf);
-    k.ast = g_.make(Op::Store, root->dtype, {out, rw_.rewrite(linear(root->shape, idx)), value});
+    k.ast = promote_half_math(g_, g_.make(Op::Store, root->dtype, {out, rw_.rewrite(linear(root->shape, idx)), value}));
     k.output = out_buf;
     k.inputs = inputs_;
     for (const UOp* x : toposort({k.ast}))

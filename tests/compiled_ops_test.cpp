@@ -56,6 +56,9 @@ class Builder {
 struct OpCase {
   const char* name;
   std::function<Tensor(Builder&)> build;
+  // f16 cases: the interpreter rounds to f16 after every op, the kernels only when they store
+  // (passes/half_math.h), so they agree to a few f16 ulps (2^-10 each).
+  test::Tol tol = {1e-5, 1e-5};
 };
 
 void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name; }
@@ -125,6 +128,16 @@ const std::vector<OpCase>& op_cases() {
          return b.input({2, 4, 5, 5}).batch_norm(b.weight({4}), b.weight({4}), b.weight({4}), b.weight({4}, 0.5f, 2), 1e-5);
        }},
       {"contiguous_chain", [](Builder& b) { return (b.input({64, 64}).contiguous() * 2.0).exp().sum({0}); }},
+      // f16 storage, f32 math: a padded copy (the inner loop split at the pad's edges), leaky
+      // relu's compare and a max pool (f16 widened exactly), a conv summing in f32.
+      {"f16_pad_leaky_pool", [](Builder& b) {
+         Tensor x = b.input({1, 2, 9, 20}, -1, 1, DType::F16).pad({{0, 0}, {0, 0}, {1, 1}, {2, 2}}, 0.0).contiguous();
+         return x.leaky_relu(0.1).contiguous().max_pool({3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false).cast(DType::F32);
+       }, {4e-3, 1e-2}},
+      {"f16_conv", [](Builder& b) {
+         Tensor w = b.weight({8, 3, 3, 3}).cast(DType::F16);
+         return b.input({1, 3, 8, 32}, -1, 1, DType::F16).conv(w, std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).relu().cast(DType::F32);
+       }, {4e-3, 1e-1}},
   };
   return c;
 }
@@ -207,7 +220,7 @@ class CompiledOps : public ::testing::TestWithParam<OpCase> {
     }
     ASSERT_EQ(got.shape, want.shape);
     ASSERT_EQ(got.dtype, want.dtype);
-    EXPECT_TRUE(test::all_close(test::values(got), test::values(want), {1e-5, 1e-5})) << target;
+    EXPECT_TRUE(test::all_close(test::values(got), test::values(want), GetParam().tol)) << target;
   }
 };
 

@@ -5,6 +5,7 @@
 #include <llvm/IR/MDBuilder.h>
 
 #include <unordered_map>
+#include <unordered_set>
 
 #include "codegen/llvm/llvm_expr.h"
 #include "ir/error.h"
@@ -20,7 +21,8 @@ using llvm::Value;
 class CpuRenderer : LlvmExprHooks {
  public:
   CpuRenderer(llvm::Module& m, const Graph& g, const LoopProgram& p)
-      : m_(m), g_(g), p_(p), c_(m.getContext()), b_(c_), e_(b_, *this, p.name) {}
+      : m_(m), g_(g), p_(p), c_(m.getContext()), b_(c_), e_(b_, *this, p.name),
+        widen_exactly_(!p.lanes_expanded && !has_sum(p.body)) {}
 
   llvm::Function* run(const CpuWorkSplit& split) {
     auto* i64 = b_.getInt64Ty();
@@ -149,12 +151,15 @@ class CpuRenderer : LlvmExprHooks {
         continue;
       }
       switch (s.kind) {
-        case LStmt::Let: e_.set(s.u, e_.compute(s.u)); break;
+        case LStmt::Let:
+          if (!known_true_.count(s.u)) e_.set(s.u, e_.compute(s.u));
+          break;
         case LStmt::Loop: {
-          bool inner = s.u == p_.inner;
-          Value* lo = inner ? lo_ : b_.getInt64(0);
-          Value* hi = inner ? hi_ : value(s.u->src[0]);  // a constant, or a run-time dim's VAR
-          loop(lo, hi, [&](Value* i) {
+          if (s.u == p_.inner) {
+            inner_loop(s);
+            break;
+          }
+          loop(b_.getInt64(0), value(s.u->src[0]), [&](Value* i) {  // to a constant or a run-time dim's VAR
             e_.set(s.u, i);
             stmts(s.body);
           });
@@ -185,6 +190,132 @@ class CpuRenderer : LlvmExprHooks {
     }
   }
 
+  // The innermost dim's loop over this work item's chunk [lo_, hi_). Where its body has gates
+  // that bound the dim to an interval [a, b) (the edges of a pad, a concat's parts), it runs as
+  // three loops: before a, the interval with those gates known true, and from b on. The middle
+  // one has no branches or masked loads; masked loads of 16-bit types are scalarized on x86,
+  // which left an f16 pad kernel scalar and 20x slower than its f32 twin.
+  void inner_loop(const LStmt& s) {
+    std::vector<const UOp*> roots;
+    collect_roots(s.body, roots);
+    int64_t a = 0, b = range_extent(s.u);
+    std::vector<const UOp*> bounds, invariant;  // conjuncts: bounds on the dim, set before the loop
+    for (const UOp* u : evaluated_in(roots)) {
+      // Gates: of a gated load, a WHERE, a gated store; each conjunct of one may bound the dim.
+      const UOp* gate = u->op == Op::Load && u->src.size() > 2 ? u->src[2]
+                        : u->op == Op::Where                    ? u->src[0]
+                        : u->op == Op::Store && u->src.size() > 3 ? u->src[3]
+                                                                  : nullptr;
+      std::vector<const UOp*> work = {gate};
+      while (!work.empty()) {
+        const UOp* c = work.back();
+        work.pop_back();
+        if (!c) continue;
+        if (c->op == Op::And && c->dtype == DType::Bool) work.insert(work.end(), c->src.begin(), c->src.end());
+        else if (interval_bound(c, s.u, a, b)) bounds.push_back(c);
+        else if (invariant_in(c, s)) invariant.push_back(c);
+      }
+    }
+    auto run = [&](Value* lo, Value* hi, const std::vector<const UOp*>& hold) {
+      auto saved = e_.values();
+      for (const UOp* g : hold) e_.set(g, b_.getTrue()), known_true_.insert(g);
+      loop(lo, hi, [&](Value* i) {
+        e_.set(s.u, i);
+        stmts(s.body);
+      });
+      e_.values() = std::move(saved);
+      known_true_.clear();
+    };
+    if (bounds.empty()) return run(lo_, hi_, {});
+    auto smin = [&](Value* x, Value* y) { return b_.CreateSelect(b_.CreateICmpSLT(x, y), x, y); };
+    auto smax = [&](Value* x, Value* y) { return b_.CreateSelect(b_.CreateICmpSLT(x, y), y, x); };
+    Value* m1 = smin(smax(lo_, b_.getInt64(uint64_t(a))), hi_);
+    Value* m2 = smax(smin(hi_, b_.getInt64(uint64_t(b))), m1);
+    run(lo_, m1, {});
+    if (invariant.empty()) {
+      run(m1, m2, bounds);
+    } else {
+      // Conjuncts that do not change along the dim (a pad's rows, seen from its columns) decide
+      // once, before the loop, which copy runs: where they hold, the loop has no gates left.
+      Value* all = nullptr;
+      for (const UOp* g : invariant) all = all ? b_.CreateAnd(all, value(g)) : value(g);
+      auto* then = llvm::BasicBlock::Create(c_, "gates_hold", fn_);
+      auto* other = llvm::BasicBlock::Create(c_, "gates_vary", fn_);
+      auto* merge = llvm::BasicBlock::Create(c_, "gates_done", fn_);
+      b_.CreateCondBr(all, then, other);
+      b_.SetInsertPoint(then);
+      std::vector<const UOp*> hold = bounds;
+      hold.insert(hold.end(), invariant.begin(), invariant.end());
+      run(m1, m2, hold);
+      b_.CreateBr(merge);
+      b_.SetInsertPoint(other);
+      run(m1, m2, bounds);
+      b_.CreateBr(merge);
+      b_.SetInsertPoint(merge);
+    }
+    run(m2, hi_, {});
+  }
+
+  // Whether `c` is computed before loop `s`: it reads no range of the loop or of the loops
+  // inside it, no accumulator and no memory (the lowering hoists such expressions above it).
+  static bool invariant_in(const UOp* c, const LStmt& s) {
+    std::unordered_set<const UOp*> inside = {s.u};
+    std::vector<const std::vector<LStmt>*> work = {&s.body};
+    while (!work.empty()) {
+      const std::vector<LStmt>* body = work.back();
+      work.pop_back();
+      for (const LStmt& t : *body)
+        if (t.kind == LStmt::Loop) inside.insert(t.u), work.push_back(&t.body);
+    }
+    for (const UOp* u : toposort({c}))
+      if (inside.count(u) || u->op == Op::KReduce || u->op == Op::Load) return false;
+    return !c->is_const();
+  }
+
+  // The expressions the statements evaluate: not the insides of a KREDUCE, whose value is an
+  // accumulator filled in a loop of its own (perhaps a sibling of this one).
+  static std::vector<const UOp*> evaluated_in(const std::vector<const UOp*>& roots) {
+    std::vector<const UOp*> out, work(roots.begin(), roots.end());
+    std::unordered_set<const UOp*> seen;
+    while (!work.empty()) {
+      const UOp* u = work.back();
+      work.pop_back();
+      if (!u || !seen.insert(u).second) continue;
+      out.push_back(u);
+      if (u->op != Op::KReduce) work.insert(work.end(), u->src.begin(), u->src.end());
+    }
+    return out;
+  }
+
+  static bool has_sum(const std::vector<LStmt>& body) {
+    for (const LStmt& s : body)
+      if ((s.kind == LStmt::AccInit && s.u->reduce().op == Op::Add) || has_sum(s.body)) return true;
+    return false;
+  }
+
+  static void collect_roots(const std::vector<LStmt>& body, std::vector<const UOp*>& roots) {
+    for (const LStmt& s : body) {
+      roots.push_back(s.u);
+      if (s.value) roots.push_back(s.value);
+      collect_roots(s.body, roots);
+    }
+  }
+
+  // Whether `u` is `r + k < c` or its negation `r + k >= c`; if so narrows [a, b) to where it holds.
+  static bool interval_bound(const UOp* u, const UOp* r, int64_t& a, int64_t& b) {
+    bool negated = u->op == Op::Xor && u->src[1]->is_const(1);
+    const UOp* cmp = negated ? u->src[0] : u;
+    if (cmp->op != Op::CmpLt || cmp->src[0]->dtype != DType::Index || !cmp->src[1]->is_const()) return false;
+    const UOp* x = cmp->src[0];
+    int64_t k = 0;
+    if (x->op == Op::Add && x->src[1]->is_const()) k = x->src[1]->ival(), x = x->src[0];
+    if (x != r) return false;
+    int64_t c = cmp->src[1]->ival() - k;
+    if (negated) a = std::max(a, c);
+    else b = std::min(b, c);
+    return true;
+  }
+
   // The stores of one scope. Gated ones (the padding of a PADTO axis) are first tried all at
   // once: where every gate holds, as in all but the last tile, they stay straight-line code that
   // the SLP vectorizer bundles. Otherwise each is a branch (masked stores for the loop vectorizer).
@@ -192,21 +323,66 @@ class CpuRenderer : LlvmExprHooks {
     Value* all = nullptr;
     for (const LStmt* s = first; s != last; ++s)
       if (s->u->src.size() > 3) all = all ? b_.CreateAnd(all, value(s->u->src[3])) : value(s->u->src[3]);
-    if (!all || last - first == 1) {
-      for (const LStmt* s = first; s != last; ++s) store(s->u, true);
-      return;
-    }
+    if (!all) return ungated_stores(first, last);
+    if (last - first == 1) return store(first->u, true);
     auto* fast = llvm::BasicBlock::Create(c_, "all_stores", fn_);
     auto* slow = llvm::BasicBlock::Create(c_, "gated_stores", fn_);
     auto* merge = llvm::BasicBlock::Create(c_, "stored", fn_);
     b_.CreateCondBr(all, fast, slow);
     b_.SetInsertPoint(fast);
-    for (const LStmt* s = first; s != last; ++s) store(s->u, false);
+    ungated_stores(first, last);
     b_.CreateBr(merge);
     b_.SetInsertPoint(slow);
     for (const LStmt* s = first; s != last; ++s) store(s->u, true);
     b_.CreateBr(merge);
     b_.SetInsertPoint(merge);
+  }
+
+  // Stores that need no gate. A run of UPCAST copies narrowing f32 results to f16 at
+  // consecutive addresses becomes one vector conversion and store: the SLP vectorizer leaves
+  // such runs scalar when their values come from loop accumulators, and then the whole register
+  // tile stays scalar (an f16 conv ran 10x slower than its f32 twin).
+  void ungated_stores(const LStmt* first, const LStmt* last) {
+    for (const LStmt* s = first; s != last;) {
+      size_t n = p_.lanes_expanded ? narrowing_run(s, last) : 1;
+      if (n < 4) {
+        store(s->u, false);
+        ++s;
+        continue;
+      }
+      n = size_t(1) << llvm::Log2_64(n);  // a power of two: legal vector widths
+      auto* vt = llvm::FixedVectorType::get(b_.getFloatTy(), unsigned(n));
+      Value* vec = llvm::PoisonValue::get(vt);
+      for (size_t j = 0; j < n; ++j) vec = b_.CreateInsertElement(vec, value(s[j].u->src[2]->src[0]), uint64_t(j));
+      Value* half = b_.CreateFPTrunc(vec, llvm::FixedVectorType::get(b_.getHalfTy(), unsigned(n)));
+      const UOp* st = s->u;
+      Value* p = b_.CreateGEP(b_.getHalfTy(), args_.at(st->src[0]->ival()), value(st->src[1]));
+      tag_buffer_access(b_.CreateAlignedStore(half, p, llvm::Align(2)), st->src[0]->ival());
+      s += n;
+    }
+  }
+
+  // How many stores from `s` on write CAST(f16, f32 value) to consecutive elements of one buffer.
+  size_t narrowing_run(const LStmt* s, const LStmt* last) {
+    auto narrows = [](const UOp* st) {
+      const UOp* v = st->src[2];
+      return st->src.size() == 3 && v->op == Op::Cast && v->dtype == DType::F16 && v->src[0]->dtype == DType::F32;
+    };
+    if (!narrows(s->u)) return 1;
+    auto [base, off] = base_offset(value(s->u->src[1]));
+    size_t n = 1;
+    for (const LStmt* t = s + 1; t != last && narrows(t->u) && t->u->src[0] == s->u->src[0]; ++t, ++n) {
+      auto [b, o] = base_offset(value(t->u->src[1]));
+      if (b != base || o != off + int64_t(n)) break;
+    }
+    return n;
+  }
+
+  // An index value as base + constant (the form the copies' indices take after constant folding).
+  static std::pair<Value*, int64_t> base_offset(Value* idx) {
+    if (auto* add = llvm::dyn_cast<llvm::BinaryOperator>(idx); add && add->getOpcode() == llvm::Instruction::Add)
+      if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(add->getOperand(1))) return {add->getOperand(0), c->getSExtValue()};
+    return {idx, 0};
   }
 
   void store(const UOp* st, bool gated) {
@@ -250,6 +426,28 @@ class CpuRenderer : LlvmExprHooks {
 
   Value* math(Op op, DType t, Value* x) override { return e_.intrinsic_math(op, t, x); }
 
+  // In elementwise and max/min-reduce loops left to the loop vectorizer, 16-bit floats widen
+  // with integer arithmetic (exact, vectorizable) instead of fpext: InstCombine turns a compare,
+  // max or min of fpext'ed values into the same op on f16, which x86 without AVX512-FP16 runs
+  // one element at a time (an f16 LeakyRelu's compare became a data-dependent branch per
+  // element, 50x slower than f32). Sums of products (convs, matmuls) and register-tiled (SLP)
+  // kernels keep fpext: one vcvtph2ps per vector, and nothing there to narrow.
+  Value* widen_half(Value* x, DType from) override {
+    if (!widen_exactly_) return nullptr;
+    auto* i32 = b_.getInt32Ty();
+    Value* u = b_.CreateZExt(b_.CreateBitCast(x, b_.getInt16Ty()), i32);
+    if (from == DType::BF16) return b_.CreateBitCast(b_.CreateShl(u, 16), b_.getFloatTy());
+    // f16: exponent and mantissa shifted into f32 position, rebiased by 2^112 (exact for
+    // normals and subnormals); infinities and NaNs keep an all-ones exponent; then the sign.
+    Value* em = b_.CreateAnd(u, 0x7fff);
+    Value* shifted = b_.CreateShl(em, 13);
+    Value* scaled = b_.CreateFMul(b_.CreateBitCast(shifted, b_.getFloatTy()), llvm::ConstantFP::get(b_.getFloatTy(), 0x1p112));
+    Value* special = b_.CreateOr(shifted, 0x7f800000);
+    Value* bits = b_.CreateSelect(b_.CreateICmpUGE(em, b_.getInt32(0x7c00)), special, b_.CreateBitCast(scaled, i32));
+    Value* sign = b_.CreateShl(b_.CreateAnd(u, 0x8000), 16);
+    return b_.CreateBitCast(b_.CreateOr(bits, sign), b_.getFloatTy());
+  }
+
   // buf[idx] of a LOAD, in register form (bools are bytes in memory).
   Value* load_buffer(const UOp* u, Value* idx) {
     llvm::Type* mem = llvm_type(c_, u->dtype, true);
@@ -261,6 +459,7 @@ class CpuRenderer : LlvmExprHooks {
   Value* conditional_load(const UOp* u) {
     Value* idx = value(u->src[1]);
     Value* gate = value(u->src[2]);
+    if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(gate); c && c->isOne()) return load_buffer(u, idx);
     llvm::BasicBlock* before = b_.GetInsertBlock();
     auto* then = llvm::BasicBlock::Create(c_, "gated", fn_);
     auto* merge = llvm::BasicBlock::Create(c_, "merged", fn_);
@@ -285,6 +484,8 @@ class CpuRenderer : LlvmExprHooks {
   LlvmExprEmitter e_;
   llvm::Function* fn_ = nullptr;
   Value *lo_ = nullptr, *hi_ = nullptr;
+  bool widen_exactly_;  // 16-bit floats widen by integer arithmetic (widen_half)
+  std::unordered_set<const UOp*> known_true_;  // gates that hold in the inner loop being emitted
   std::unordered_map<int64_t, Value*> args_;
   std::unordered_map<int64_t, llvm::MDNode*> scope_, noalias_;  // per buffer: its scope, the others
   std::unordered_map<const UOp*, llvm::AllocaInst*> acc_;

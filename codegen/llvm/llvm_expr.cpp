@@ -112,6 +112,8 @@ Value* LlvmExprEmitter::binary(Op op, DType t, Value* x, Value* y) {
 Value* LlvmExprEmitter::cast(Value* x, DType from, DType to) {
   llvm::Type* t = llvm_type(b_.getContext(), to, false);
   bool fu = is_unsigned(from);
+  if ((from == DType::F16 || from == DType::BF16) && to == DType::F32)
+    if (Value* w = hooks_.widen_half(x, from)) return w;
   if (is_float(from) && is_float(to)) return b_.CreateFPCast(x, t);
   if (!is_float(from) && is_float(to)) return fu ? b_.CreateUIToFP(x, t) : b_.CreateSIToFP(x, t);
   if (is_float(from)) return is_unsigned(to) ? b_.CreateFPToUI(x, t) : b_.CreateFPToSI(x, t);

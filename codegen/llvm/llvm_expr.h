@@ -25,6 +25,8 @@ class LlvmExprHooks {
   virtual llvm::Value* accumulator(const UOp* reduce) = 0;  // a KREDUCE's current value
   // EXP2, LOG2, SIN or SQRT of `x` (of dtype t); nullptr where the target cannot emit it.
   virtual llvm::Value* math(Op op, DType t, llvm::Value* x) = 0;
+  // A 16-bit float (F16 or BF16) widened to f32; nullptr for a plain fpext.
+  virtual llvm::Value* widen_half(llvm::Value*, DType) { return nullptr; }
 };
 
 class LlvmExprEmitter {
@@ -34,6 +36,8 @@ class LlvmExprEmitter {
       : b_(b), hooks_(hooks), kernel_(std::move(kernel)) {}
 
   void set(const UOp* u, llvm::Value* v) { values_[u] = v; }
+  // What has been computed, to save and restore around a scope emitted more than once.
+  std::unordered_map<const UOp*, llvm::Value*>& values() { return values_; }
   // u's value: set or computed before, a constant, or an accumulator's; throws otherwise.
   llvm::Value* value(const UOp* u);
   // Emits u from its sources' values (which must exist) and returns it; the caller set()s it.

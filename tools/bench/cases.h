@@ -32,6 +32,7 @@ struct Case {
   int64_t sgemm_n = 0;          // a matmul microbenchmark is held against sgemm of this size
   std::vector<InputSpec> inputs;
   std::string error;            // why no input set can be made (the case is then reported, not run)
+  double tol = 0;               // output agreement for this case when above --tol (fp16 twins)
 
   std::string shape_summary() const;                      // "x=1x3x48x320"
   std::vector<std::string> input_shape_args() const;       // tgc compile --input-shape/--input-value ...

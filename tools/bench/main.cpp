@@ -39,6 +39,7 @@ struct Options {
   double tol = 1e-3;
   int beam = 0;  // also time an artifact compiled with --beam=N (tuning cache in the work dir)
   int batch = 0; // models at this batch size, their batch dim left dynamic in tgc
+  bool fp16 = false;  // also the fp16 twins of kFp16Models
 };
 
 const char* kUsage =
@@ -53,6 +54,8 @@ const char* kUsage =
     "                     (tuning cache: <work>/tune.sqlite, so a rerun searches nothing)\n"
     "  --batch N          the models at batch size N, compiled with the batch dim left to run time\n"
     "                     (models whose nodes mix samples are reported, not run); implies --models-only\n"
+    "  --fp16             also fp16 twins of cls, det and embedding_model (weights and activations\n"
+    "                     in f16, written by tools/bench/fp16_models.py), checked to 1e-2 x max|ort|\n"
     "  --models-only      only the models; --micro-only: only the microbenchmarks\n"
     "  --models-dir DIR   a model directory (repeatable; default: models/ and ../shared/models/real/)\n"
     "  --markdown FILE    write the results section of FILE (docs/performance.md) with the command line\n"
@@ -118,6 +121,8 @@ Options parse(int argc, char** argv) {
       o.micro = false;
     } else if (a == "--filter") {
       o.filter = value();
+    } else if (a == "--fp16") {
+      o.fp16 = true;
     } else if (a == "--models-only") {
       o.micro = false;
     } else if (a == "--micro-only") {
@@ -302,7 +307,7 @@ Row bench_case(const Case& c, const Prepared& p, int threads, const Options& o) 
   if (sides.back().ok) {
     for (size_t i = 0; i + 1 < sides.size(); ++i) {
       if (!sides[i].ok) continue;
-      Agreement ag = compare_outputs(sides[i].out, sides.back().out, o.tol);
+      Agreement ag = compare_outputs(sides[i].out, sides.back().out, std::max(o.tol, c.tol));
       (i == 0 ? row.agreement : row.beam_agreement) = ag;
       if (!ag.ok) row.tgc_failed = true;
     }
@@ -344,6 +349,8 @@ Row bench_case(const Case& c, const Prepared& p, int threads, const Options& o) 
   return row;
 }
 
+const char* const kFp16Models[] = {"ch_ppocr_mobile_v2.0_cls_infer", "ch_PP-OCRv4_det_infer", "embedding_model"};
+
 std::vector<Case> collect_cases(const Options& o, const std::string& root) {
   std::vector<Case> cases;
   InputTable table = read_input_table(root + "/tools/bench/inputs.txt");
@@ -363,6 +370,22 @@ std::vector<Case> collect_cases(const Options& o, const std::string& root) {
         cases.push_back(load_case(file, it == table.end() ? std::vector<std::string>{} : it->second, false));
         if (o.batch) cases.back() = with_batch(cases.back(), o.batch);
       }
+    }
+  }
+  if (o.models && o.fp16) {
+    // fp16 conversions as converters write them; held to the 1e-2 of max|ref| since
+    // onnxruntime rounds to f16 after every op and tgc only where it stores.
+    std::string dir = o.work + "/fp16";
+    std::vector<std::string> cmd = {"/usr/bin/python3", root + "/tools/bench/fp16_models.py", dir};
+    for (const char* m : kFp16Models) cmd.push_back(root + "/../shared/models/real/" + m + ".onnx");
+    ProcessResult r = run_process(cmd, o.work, o.timeout_s);
+    if (r.exit_code != 0) die("fp16_models.py failed: " + r.first_error_line());
+    for (const char* m : kFp16Models) {
+      std::string file = dir + "/" + m + "_fp16.onnx";
+      if (!wanted(fs::path(file).stem().string())) continue;
+      auto it = table.find(fs::path(file).filename().string());
+      cases.push_back(load_case(file, it == table.end() ? std::vector<std::string>{} : it->second, false));
+      cases.back().tol = 1e-2;
     }
   }
   if (o.micro) {

@@ -8,7 +8,7 @@ const path = require('path');
 const ort = require('onnxruntime-node');
 
 const DTYPES = {
-  '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array], '<i8': ['int64', BigInt64Array],
+  '<f2': ['float16', Uint16Array], '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array], '<i8': ['int64', BigInt64Array],
   '<i4': ['int32', Int32Array], '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array], '|b1': ['bool', Uint8Array],
 };
 const fileSafe = (s) => s.replace(/[^A-Za-z0-9._-]/g, '_');
@@ -31,7 +31,7 @@ function readNpy(file) {
 }
 
 function writeNpy(file, t) {
-  const codes = { float32: '<f4', float64: '<f8', int64: '<i8', int32: '<i4', uint8: '|u1', int8: '|i1', bool: '|b1' };
+  const codes = { float16: '<f2', float32: '<f4', float64: '<f8', int64: '<i8', int32: '<i4', uint8: '|u1', int8: '|i1', bool: '|b1' };
   const shape = t.dims.length === 1 ? `${t.dims[0]},` : t.dims.join(', ');
   let h = `{'descr': '${codes[t.type]}', 'fortran_order': False, 'shape': (${shape}), }`;
   h += ' '.repeat(64 - ((10 + h.length + 1) % 64)) + '\n';
