@@ -30,6 +30,15 @@ def model(name, nodes, inputs, outputs, initializers=(), metric="flops", sgemm_n
     return name, m
 
 
+def one_kernel():
+    # One tiny elementwise kernel: its time is the artifact's per-call overhead (input and output
+    # copies, the launch, waking or not waking the thread pool).
+    one = numpy_helper.from_array(np.array(1, np.float32), "one")
+    return model("one_kernel_add16", [helper.make_node("Add", ["x", "one"], ["y"])],
+                 [helper.make_tensor_value_info("x", F32, [16])],
+                 [helper.make_tensor_value_info("y", F32, [16])], [one], metric="bytes")
+
+
 def matmul(n):
     # Both operands are inputs: the same problem as the sgemm ceiling, no weight pre-packing.
     return model(f"matmul_{n}", [helper.make_node("MatMul", ["a", "b"], ["y"])],
@@ -94,7 +103,7 @@ def main():
     rng = np.random.default_rng(0)
     # The small softmax/layernorm/eltwise sizes stay in cache; the large ones (>= 32 MiB each
     # way) stream from DRAM, where the memcpy ceiling applies.
-    models = [matmul(n) for n in (256, 512, 1024, 2048)] + [
+    models = [one_kernel()] + [matmul(n) for n in (256, 512, 1024, 2048)] + [
         conv3x3(rng), softmax(256, 1024), softmax(8192, 1024), layernorm(256, 1024, rng), layernorm(8192, 1024, rng),
         eltwise_chain(1 << 20), eltwise_chain(16 << 20)]
     for name, m in models:
