@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every real model in ../shared/models/real compiled for cpu (or TARGET), its artifact run on seeded inputs,
 # and each output compared with onnxruntime-node on the same inputs: max|tgc - ort| must be at
-# most 1e-4 of max|ort| (fp32). Cases and inputs: tests/real_models_lib.sh.
+# most 1e-4 of max|ort| (fp32); on cpu also bit-identical at 1, 2 and 8 threads. Cases and inputs:
+# tests/real_models_lib.sh.
 # usage: real_models_vs_ort.sh TGC_BINARY REPO_ROOT [TARGET]   (TGC_REAL_MODELS overrides the model dir)
 set -euo pipefail
 tgc="$1"; root="$2"; target="${3:-cpu}"
@@ -23,6 +24,15 @@ while IFS='|' read -r name model cargs ins ort_only; do
   # shellcheck disable=SC2086
   if ! "$tgc" compile --target="$target" "$real/$model" $cargs -o "$work/$name"; then fail=1; continue; fi
   "$work/$name" "${a[@]}" -o "$work/$name.tgc" || { echo "FAIL $name: artifact failed"; fail=1; continue; }
+  # CPU results do not depend on the thread count: a split never changes an order of summation.
+  if [ "$target" = cpu ]; then
+    for t in 1 2 8; do
+      "$work/$name" "${a[@]}" --threads "$t" -o "$work/$name.t$t" || { echo "FAIL $name: artifact failed at $t threads"; fail=1; continue; }
+      for f in "$work/$name.tgc"/*.npy; do
+        cmp -s "$f" "$work/$name.t$t/$(basename "$f")" || { echo "FAIL $name: $(basename "$f") at $t threads differs from the default run"; fail=1; }
+      done
+    done
+  fi
   node "$ort" "$real/$model" "${o[@]}" -o "$work/$name.ort"
   /usr/bin/python3 "$root/tests/compare_npy.py" "$work/$name.tgc" "$work/$name.ort" --max-rel 1e-4 || fail=1
 done < <(real_model_cases)
