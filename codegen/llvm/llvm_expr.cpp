@@ -51,10 +51,12 @@ Value* LlvmExprEmitter::exp2_f32(Value* x) {
   Value* xc = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, c(127.0)), c(-126.0));
   Value* i = intrinsic(llvm::Intrinsic::floor, b_.CreateFAdd(xc, c(0.5)));
   Value* f = b_.CreateFSub(xc, i);  // in [-0.5, 0.5]
+  // Horner steps as fused multiply-adds where the target has them (one instruction each).
+  auto fma = [&](Value* a, Value* b, Value* d) { return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {f32}, {a, b, d}); };
   Value* p = c(1.535336188319500e-4);
   for (double k : {1.339887440266574e-3, 9.618437357674640e-3, 5.550332471162809e-2, 2.402264791363012e-1, 6.931472028550421e-1})
-    p = b_.CreateFAdd(b_.CreateFMul(p, f), c(k));
-  Value* r = b_.CreateFAdd(b_.CreateFMul(p, f), c(1.0));
+    p = fma(p, f, c(k));
+  Value* r = fma(p, f, c(1.0));
   // 2^i from the exponent bits (i is in [-126, 127] after the clamp).
   Value* bits = b_.CreateShl(b_.CreateAdd(b_.CreateFPToSI(i, b_.getInt32Ty()), b_.getInt32(127)), 23);
   r = b_.CreateFMul(r, b_.CreateBitCast(bits, f32));
