@@ -201,6 +201,7 @@ class CompiledOps : public ::testing::TestWithParam<OpCase> {
       fs::path dir = fs::path(bundle) / "ops" / name;
       std::string args = compile_case(b, target, triple, choose, dir);
       std::ofstream(dir / "args") << args << "\n";
+      std::ofstream(dir / "tol") << GetParam().tol.rel << " " << GetParam().tol.abs << "\n";
       write_npy((dir / "want.npy").string(), want);
       GTEST_SKIP() << "exported to " << dir.string();
     }

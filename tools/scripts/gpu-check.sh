@@ -8,7 +8,7 @@
 #       outputs. Needs build/ (tools/scripts/test.sh builds it; TGC=path overrides build/tgc).
 #   tools/scripts/gpu-check.sh run DIR [BENCH_RUNS]      on the GPU machine (bash, python3 + numpy):
 #       runs each artifact, compares its outputs (models: max|tgc-ort| <= 1e-4 max|ort|; ops:
-#       |tgc-interp| <= 1e-5 + 1e-5|interp|), times each model artifact (--bench, median), checks
+#       |tgc-interp| <= atol + rtol|interp|, the case's tolerance), times each model artifact (--bench, median), checks
 #       every PTX kernel with ptxas when it is there, and prints a table. Exit 1 on any failure.
 #
 # TARGET qcom is built for the host triple (an x86-64 machine with an OpenCL GPU driver).
@@ -75,7 +75,8 @@ run() {
       n=$((n + 1))
       mkdir -p "$c/want"; cp "$c/want.npy" "$c/want/out.npy"
       # shellcheck disable=SC2046
-      if ! (cd "$c" && ./model $(cat args) -o out >log 2>&1) || ! $cmp "$c/out" "$c/want" --rtol 1e-5 --atol 1e-5 >"$c/cmp" 2>&1; then
+      # `tol` (rtol atol): the case's tolerance, written by the test (f16 cases are looser).
+      if ! (cd "$c" && ./model $(cat args) -o out >log 2>&1) || ! $cmp "$c/out" "$c/want" $(read -r r a < "$c/tol"; echo --rtol "$r" --atol "$a") >"$c/cmp" 2>&1; then
         bad=$((bad + 1)); echo "op FAIL $(basename "$c"): $(head -c 300 "$c/log") $(tail -2 "$c/cmp")"
       fi
     done
