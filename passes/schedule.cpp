@@ -157,6 +157,14 @@ class KernelBuilder {
     return r;
   }
 
+  // Whether `mask` depends on every range of the reduce being rendered.
+  bool window_is_whole_reduce(const UOp* mask) const {
+    if (!reduce_ranges_) return false;
+    std::unordered_set<const UOp*> in_mask;
+    for (const UOp* x : toposort({mask})) in_mask.insert(x);
+    return std::all_of(reduce_ranges_->begin(), reduce_ranges_->end(), [&](const UOp* r) { return in_mask.count(r) > 0; });
+  }
+
   static bool depends_on_reduce(const UOp* u) {
     for (const UOp* x : toposort({u}))
       if (x->op == Op::Range && x->range().kind == RangeKind::Reduce) return true;
@@ -206,7 +214,11 @@ class KernelBuilder {
           src.push_back(sidx[size_t(a)]);
           range_context_[sidx[size_t(a)]] = context;
         }
+        const std::vector<const UOp*>* outer = reduce_ranges_;
+        std::vector<const UOp*> mine(src.begin() + 1, src.end());
+        reduce_ranges_ = &mine;
         src[0] = render(u->src[0], sidx, gate);
+        reduce_ranges_ = outer;
         return g_.make(Op::KReduce, u->dtype, src, ReduceArg{u->reduce().op, {}});
       }
       case Op::Reshape: {
@@ -273,7 +285,11 @@ class KernelBuilder {
         valid = rw_.rewrite(valid);
         // Padding read inside a reduce (a conv's window) is stored once instead: the reduce
         // then reads without masks, so its loads stay contiguous and vectorize.
-        if (depends_on_reduce(valid) && !is_root) throw RealizeNeeded{u};
+        // On GPUs a window that is the whole reduce (a depthwise conv, a pool) reads the padding
+        // through its masks: a kernel more would cost a launch and a round trip through memory.
+        // Where the reduce also runs over channels the masks would gate every channel's loads:
+        // H200 cuda, all pads inline: det 0.77 -> 0.85 ms; window-only: det 0.73, cls 0.19 -> 0.17.
+        if (depends_on_reduce(valid) && !is_root && !(parallel_ && window_is_whole_reduce(valid))) throw RealizeNeeded{u};
         const UOp* v = render(u->src[0], sidx, sym_.and_(gate, valid));
         if (valid->is_const(1)) return v;
         return g_.make(Op::Where, u->dtype, {valid, v, g_.constant(0, u->dtype)});
@@ -295,6 +311,7 @@ class KernelBuilder {
   std::vector<std::string> fused_;
   int64_t next_range_ = 0;
   int num_reduces_ = 0;
+  const std::vector<const UOp*>* reduce_ranges_ = nullptr;  // of the reduce being rendered
   bool parallel_;
   std::vector<const UOp*> globals_;  // the kernel's output ranges
 };
