@@ -148,5 +148,15 @@ save("same_tensor_twice", [h.make_node("Add", ["x", "x"], ["s"]), h.make_node("I
                            h.make_node("Identity", ["s"], ["b"])],
      {"x": f32(3, 4)}, [("a", F), ("b", F)], 13)
 
+# Nodes out of topological order, as fp16 converters write them (the Cast of the input appended at
+# the end) and an If whose branches read a value produced after it: imported in sorted order.
+then_g = h.make_graph([h.make_node("Identity", ["mf"], ["t"])], "then", [], [h.make_tensor_value_info("t", F, None)])
+else_g = h.make_graph([h.make_node("Neg", ["mf"], ["e"])], "else", [], [h.make_tensor_value_info("e", F, None)])
+save("unsorted_nodes", [h.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g),
+                        h.make_node("Mul", ["xr", "xr"], ["mf"]),
+                        h.make_node("Cast", ["xh"], ["xr"], to=F),
+                        h.make_node("Cast", ["x"], ["xh"], to=T.FLOAT16)],
+     {"x": f32(3, 4)}, [("y", F)], 13, [("cond", np.array(False))])
+
 with open(os.path.join(out_dir, "manifest.txt"), "w") as f:
     f.write("\n".join(manifest) + "\n")
