@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 
+#include "ir/error.h"
 #include "ir/scalar.h"
 
 namespace tgc {
@@ -309,6 +310,19 @@ std::optional<int64_t> constant_difference(Graph& g, const UOp* a, const UOp* b)
 std::optional<int64_t> stride_along(Graph& g, const UOp* idx, const UOp* r) {
   Sym s{g};
   return constant_difference(g, substitute(g, idx, {{r, s.add(r, 1)}}), idx);
+}
+
+int64_t eval_index(const UOp* u, const std::map<const UOp*, int64_t>& vars) {
+  if (u->op == Op::Const && is_int(u->dtype)) return u->ival();
+  if (u->op == Op::Var) {
+    auto it = vars.find(u);
+    if (it == vars.end()) throw Error("eval_index: VAR '" + u->var().name + "' has no value");
+    return it->second;
+  }
+  if (!is_elementwise(u->op) || u->src.size() > 3) throw Error("eval_index: " + std::string(op_name(u->op)) + " is not index arithmetic");
+  Num args[3];
+  for (size_t i = 0; i < u->src.size(); ++i) args[i] = Num{0, eval_index(u->src[i], vars)};
+  return eval_elementwise(u->op, u->dtype, u->src[0]->dtype, args).i;
 }
 
 }  // namespace tgc

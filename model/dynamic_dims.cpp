@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "ir/error.h"
+#include "ir/print.h"
 #include "passes/dim_axes.h"
 
 namespace tgc {
@@ -39,24 +40,31 @@ Model import_with_vars(const ModelSource& src) {
   for (const UOp* var : g.vars()) {
     const std::string& name = var->var().name;
     int64_t max = var->var().max;
-    std::unordered_map<const UOp*, uint64_t> mask;
+    VarExtents ext;
     try {
       Model b = traced(src, at_max, name, max - 1);
-      mask = var_axes(g, roots_m, max, *b.graph, roots(b.outputs), max - 1);
+      ext = var_extents(g, roots_m, var, *b.graph, roots(b.outputs), max - 1);
     } catch (const Error& e) {
       throw Error(path + ": dim '" + name + "' cannot be bound at run time: " + e.what() + "; give it a size with --input-shape");
     }
-    // Loops over the dim (kernel outputs, reduces) stop at its run-time value.
-    for (const auto& [u, bits] : mask)
-      for (int64_t ax = 0; ax < 64; ++ax)
-        if (bits >> ax & 1) g.set_var_axis(u, ax, var);
+    // Loops over the dim's axes (kernel outputs, reduces) stop at their run-time size, and pads
+    // over them mask with it.
+    for (const auto& [u, extents] : ext.extent)
+      for (size_t ax = 0; ax < extents.size(); ++ax)
+        if (extents[ax] && extents[ax] != ext.broadcast) g.set_var_axis(u, int64_t(ax), extents[ax]);
+    // The runtime binds inputs' and outputs' dims to the VAR itself.
     auto mark = [&](const std::vector<NamedTensor>& ts, std::vector<std::vector<int32_t>>& slots) {
       for (size_t i = 0; i < ts.size(); ++i)
-        for (size_t k = 0; k < slots[i].size(); ++k)
-          if (mask.at(ts[i].tensor.uop()) >> k & 1) {
-            if (slots[i][k] >= 0) throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
-            slots[i][k] = int32_t(g.var_slot(var));
-          }
+        for (size_t k = 0; k < slots[i].size(); ++k) {
+          const UOp* e = ext.extent.at(ts[i].tensor.uop())[k];
+          if (!e) continue;
+          if (e != var)
+            throw Error(path + ": dim '" + name + "' cannot be bound at run time: '" + ts[i].name + "' dim " + std::to_string(k) +
+                        " has run-time size " + (e == ext.broadcast ? std::string("of a broadcast") : print_expr(g, e)) +
+                        ", not the dim itself (not supported yet); give it a size with --input-shape");
+          if (slots[i][k] >= 0) throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
+          slots[i][k] = int32_t(g.var_slot(var));
+        }
     };
     mark(m.inputs, m.input_dim_vars);
     mark(m.outputs, m.output_dim_vars);

@@ -34,6 +34,7 @@ class LlvmExprEmitter {
       : b_(b), hooks_(hooks), kernel_(std::move(kernel)) {}
 
   void set(const UOp* u, llvm::Value* v) { values_[u] = v; }
+  bool has(const UOp* u) const { return values_.count(u) > 0; }
   // u's value: set or computed before, a constant, or an accumulator's; throws otherwise.
   llvm::Value* value(const UOp* u);
   // Emits u from its sources' values (which must exist) and returns it; the caller set()s it.
