@@ -1,9 +1,11 @@
 #include "model/dynamic_dims.h"
 
+#include <tuple>
 #include <unordered_map>
 
 #include "ir/error.h"
 #include "ir/print.h"
+#include "ir/rewrite.h"
 #include "passes/dim_axes.h"
 
 namespace tgc {
@@ -37,13 +39,18 @@ Model import_with_vars(const ModelSource& src) {
   std::vector<const UOp*> roots_m = roots(m.outputs);
   for (const NamedTensor& t : m.inputs) m.input_dim_vars.push_back(std::vector<int32_t>(t.tensor.shape().size(), -1));
   for (const NamedTensor& t : m.outputs) m.output_dim_vars.push_back(std::vector<int32_t>(t.tensor.shape().size(), -1));
+  std::vector<std::tuple<const UOp*, int64_t, const UOp*>> axes;  // (node, axis, run-time size)
+  std::unordered_map<const UOp*, const UOp*> sized;                 // constant -> its run-time value
   for (const UOp* var : g.vars()) {
     const std::string& name = var->var().name;
     int64_t max = var->var().max;
     VarExtents ext;
     try {
-      Model b = traced(src, at_max, name, max - 1);
-      ext = var_extents(g, roots_m, var, *b.graph, roots(b.outputs), max - 1);
+      // The second trace about halfway: sizes derived through strided windows and means over
+      // them differ from the bound's there (at max - 1 a stride-2 size often does not).
+      int64_t other = max / 2 + 1 < max ? max / 2 + 1 : max - 1;
+      Model b = traced(src, at_max, name, other);
+      ext = var_extents(g, roots_m, var, *b.graph, roots(b.outputs), other);
     } catch (const Error& e) {
       throw Error(path + ": dim '" + name + "' cannot be bound at run time: " + e.what() + "; give it a size with --input-shape");
     }
@@ -51,7 +58,10 @@ Model import_with_vars(const ModelSource& src) {
     // over them mask with it.
     for (const auto& [u, extents] : ext.extent)
       for (size_t ax = 0; ax < extents.size(); ++ax)
-        if (extents[ax] && extents[ax] != ext.broadcast) g.set_var_axis(u, int64_t(ax), extents[ax]);
+        if (extents[ax] && extents[ax] != ext.broadcast) axes.emplace_back(u, int64_t(ax), extents[ax]);
+    // A mean's 1 / count becomes 1 / the count computed from the VAR.
+    for (const auto& [c, count] : ext.reciprocal_of)
+      sized[c] = g.make(Op::Recip, c->dtype, {g.make(Op::Cast, c->dtype, {count})});
     // The runtime binds inputs' and outputs' dims to the VAR itself.
     auto mark = [&](const std::vector<NamedTensor>& ts, std::vector<std::vector<int32_t>>& slots) {
       for (size_t i = 0; i < ts.size(); ++i)
@@ -69,6 +79,20 @@ Model import_with_vars(const ModelSource& src) {
     mark(m.inputs, m.input_dim_vars);
     mark(m.outputs, m.output_dim_vars);
   }
+  // The graph with those constants replaced: every node that reads one is rebuilt.
+  std::unordered_map<const UOp*, const UOp*> now(sized);
+  if (!sized.empty()) {
+    for (const UOp* u : toposort(roots_m)) {
+      if (now.count(u)) continue;
+      std::vector<const UOp*> s;
+      for (const UOp* x : u->src) s.push_back(now.at(x));
+      const UOp* r = with_src(g, u, std::move(s));
+      if (const std::string* o = g.origin(u); o && r != u) g.set_origin(r, *o);
+      now[u] = r;
+    }
+    for (NamedTensor& o : m.outputs) o.tensor = Tensor(g, now.at(o.tensor.uop()));
+  }
+  for (const auto& [u, ax, extent] : axes) g.set_var_axis(now.count(u) ? now.at(u) : u, ax, extent);
   return m;
 }
 

@@ -1,5 +1,6 @@
 #include "passes/dim_axes.h"
 
+#include <cmath>
 #include <unordered_map>
 
 #include "ir/error.h"
@@ -44,8 +45,9 @@ struct Traces {
     return order;
   }
 
-  // `whole_cuts`: a weight in trace a may pair with a slice of it in trace b (a table cut to the
-  // dim's size, which at the table's own size is the table itself).
+  // `whole_cuts` (run-time dims): a weight in trace a may pair with a slice of it in trace b (a
+  // table cut to the dim's size, which at the table's own size is the table itself), and window
+  // views pair as one op.
   void pair_up(const std::vector<const UOp*>& roots_a, const std::vector<const UOp*>& roots_b, bool whole_cuts = false) {
     std::vector<std::pair<const UOp*, const UOp*>> work;
     for (size_t i = 0; i < roots_a.size(); ++i) work.push_back({roots_a[i], roots_b[i]});
@@ -59,6 +61,15 @@ struct Traces {
       if (whole_cuts && a->op == Op::Buffer && b->op == Op::Shrink && b->src[0]->op == Op::Buffer) continue;
       if (a->op != b->op || a->dtype != b->dtype || a->src.size() != b->src.size())
         fail(a, "is built differently at sizes " + sizes() + " (" + std::string(op_name(b->op)) + " at " + std::to_string(size_b) + ")");
+      // A window view pairs with the same view of the twin input: the movement ops inside may
+      // differ with the size (a slice that is a no-op at one size).
+      if (const Graph::Window* wa = whole_cuts ? ga.window(a) : nullptr) {
+        const Graph::Window* wb = gb.window(b);
+        if (!wb || wa->k != wb->k || wa->stride != wb->stride || wa->dilation != wb->dilation)
+          fail(a, "is built differently at sizes " + sizes() + " (not the same window view)");
+        work.push_back({wa->of, wb->of});
+        continue;
+      }
       for (size_t i = 0; i < a->src.size(); ++i) work.push_back({a->src[i], b->src[i]});
     }
   }
@@ -376,14 +387,41 @@ VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const 
   VarExtents r;
   r.broadcast = ga.cint(-1);  // never an extent
   VarRules rules{t, ga, var, r.broadcast, {}};
+  std::vector<const UOp*> sized_consts;  // float constants that differ between the traces
+  std::vector<const UOp*> counts;        // per reduce over the dim: how many elements it takes
   for (const UOp* a : rules.order(roots_a)) {
     const UOp* b = t.twin.at(a);
-    // Arguments must agree, but for shapes (checked below) and the slices and buffers the rules take.
+    // Arguments must agree, but for shapes (checked below) and the slices and buffers the rules
+    // take; a float constant may be 1 / a reduce's count (a mean), resolved below.
     bool own_arg = a->op == Op::Buffer || a->op == Op::Shrink || a->op == Op::Reshape || a->op == Op::Expand;
-    if (!own_arg && a->arg != b->arg) t.fail(a, "takes a value computed from the dynamic dim's size");
+    if (!own_arg && a->arg != b->arg) {
+      if (a->op == Op::Const && is_float(a->dtype) && a->shape.empty()) sized_consts.push_back(a);
+      else t.fail(a, "takes a value computed from the dynamic dim's size");
+    }
     std::vector<const UOp*> e = rules.rule(a, b);
     rules.check(a, b, e);
+    if (a->op == Op::Reduce) {
+      const UOp* n = nullptr;
+      int64_t fixed = 1;
+      for (int64_t ax : a->reduce().axes) {
+        const UOp* x = rules.ext.at(a->src[0])[size_t(ax)];
+        if (rules.dyn(x)) n = n ? rules.sym.mul(n, x) : x;
+        else fixed *= a->src[0]->shape[size_t(ax)];
+      }
+      if (n) counts.push_back(rules.simp(rules.sym.mul(n, fixed)));
+    }
     rules.ext[a] = std::move(e);
+  }
+  // A mean over the dim multiplies by 1 / count: at run time that is 1 / the count's value.
+  for (const UOp* c : sized_consts) {
+    double va = c->fval(), vb = t.twin.at(c)->fval();
+    auto near = [](double v, double want) { return std::abs(v - want) <= 1e-6 * std::abs(want); };
+    const UOp* found = nullptr;
+    for (const UOp* n : counts)
+      if (!found && near(va, 1.0 / double(eval_index(n, {{var, size_a}}))) && near(vb, 1.0 / double(eval_index(n, {{var, size_b}}))))
+        found = n;
+    if (!found) t.fail(c, "takes a value computed from the dynamic dim's size");
+    r.reciprocal_of[c] = found;
   }
   for (const UOp* root : roots_a) rules.ext[root] = rules.fixed_bcast_of(root);  // outputs: fixed or the dim
   r.extent = std::move(rules.ext);

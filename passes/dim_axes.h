@@ -33,9 +33,13 @@ std::vector<int> batch_axes(const Graph& ga, const std::vector<const UOp*>& root
 // (Tensor::pool) indexes the same way at every size, a slice has a fixed start and an end at a
 // fixed distance from the dim's end, or cuts a weight to the dim (a position table), and nothing
 // reverses it. Every extent is checked against trace b's shapes (at size_b).
+// A float constant of trace a that is 1 / the element count of a reduce over the dim (a mean's
+// scale) at both sizes is in `reciprocal_of`, with that count as an index expression: the model
+// must compute it at run time (replace_sized_constants).
 struct VarExtents {
   std::unordered_map<const UOp*, std::vector<const UOp*>> extent;
   const UOp* broadcast = nullptr;
+  std::unordered_map<const UOp*, const UOp*> reciprocal_of;
 };
 VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const UOp* var, const Graph& gb,
                        const std::vector<const UOp*>& roots_b, int64_t size_b);

@@ -192,6 +192,7 @@ class KernelBuilder {
     }
     switch (u->op) {
       case Op::Const: return u;
+      case Op::Var: return u;  // a run-time size in a value (a mean's count over a run-time dim)
       case Op::Contiguous: return render(u->src[0], idx, gate);
       case Op::Reduce: {
         // A reduce inside another reduce's loop (conv feeding a pool) is stored first: fused,

@@ -174,9 +174,22 @@ TEST(VarAxes, PadsAndWindowsGiveSizesOverTheDim) {
   }
 }
 
+TEST(VarAxes, AMeanScalesByTheRunTimeCount) {
+  // mean over t of [t, 4] after a stride-2 pool: 1 / ((t - 2) / 2 + 1) at run time.
+  Graph ga, gb;
+  auto build = [](Graph& g, int64_t t) { return input(g, {1, 4, t}).max_pool({2}, {2}, {0, 0}, {1}, false).mean({2}).uop(); };
+  const UOp* ra = build(ga, 16);
+  const UOp* rb = build(gb, 9);
+  const UOp* var = ga.var("t", 1, 16);
+  VarExtents ext = var_extents(ga, {ra}, var, gb, {rb}, 9);
+  ASSERT_EQ(ext.reciprocal_of.size(), 1u);
+  const UOp* count = ext.reciprocal_of.begin()->second;
+  for (int64_t t = 2; t <= 16; ++t) EXPECT_EQ(eval_index(count, {{var, t}}), t / 2) << "t=" << t;
+}
+
 TEST(VarAxes, NamesWhatTheLayoutCannotFollow) {
-  auto mean = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {t, 4}).mean({0})}; };  // divides by t
-  EXPECT_NE(var_error(mean).find("takes a value computed from the dynamic dim's size"), std::string::npos) << var_error(mean);
+  auto scaled = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {t, 4}) * double(t)}; };  // not 1 / a count
+  EXPECT_NE(var_error(scaled).find("takes a value computed from the dynamic dim's size"), std::string::npos) << var_error(scaled);
   auto flip = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {t, 4}).flip({0})}; };
   EXPECT_NE(var_error(flip).find("reverses the dynamic dim"), std::string::npos) << var_error(flip);
   auto merge = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {4, t}).reshape({4 * t}).reshape({4, t})}; };
