@@ -1,11 +1,13 @@
 #include "model/dynamic_dims.h"
 
+#include <algorithm>
 #include <tuple>
 #include <unordered_map>
 
 #include "ir/error.h"
 #include "ir/print.h"
 #include "ir/rewrite.h"
+#include "ir/symbolic.h"
 #include "passes/dim_axes.h"
 
 namespace tgc {
@@ -39,6 +41,7 @@ Model import_with_vars(const ModelSource& src) {
   std::vector<const UOp*> roots_m = roots(m.outputs);
   for (const NamedTensor& t : m.inputs) m.input_dim_vars.push_back(std::vector<int32_t>(t.tensor.shape().size(), -1));
   for (const NamedTensor& t : m.outputs) m.output_dim_vars.push_back(std::vector<int32_t>(t.tensor.shape().size(), -1));
+  m.output_dim_sizes.resize(m.outputs.size());
   std::vector<std::tuple<const UOp*, int64_t, const UOp*>> axes;  // (node, axis, run-time size)
   std::unordered_map<const UOp*, const UOp*> sized;                 // constant -> its run-time value
   for (const UOp* var : g.vars()) {
@@ -58,26 +61,35 @@ Model import_with_vars(const ModelSource& src) {
     // over them mask with it.
     for (const auto& [u, extents] : ext.extent)
       for (size_t ax = 0; ax < extents.size(); ++ax)
-        if (extents[ax] && extents[ax] != ext.broadcast) axes.emplace_back(u, int64_t(ax), extents[ax]);
+        if (extents[ax] && !extents[ax]->is_const()) axes.emplace_back(u, int64_t(ax), extents[ax]);  // not a marker
     // A mean's 1 / count becomes 1 / the count computed from the VAR.
     for (const auto& [c, count] : ext.reciprocal_of)
       sized[c] = g.make(Op::Recip, c->dtype, {g.make(Op::Cast, c->dtype, {count})});
-    // The runtime binds inputs' and outputs' dims to the VAR itself.
-    auto mark = [&](const std::vector<NamedTensor>& ts, std::vector<std::vector<int32_t>>& slots) {
+    // The runtime binds inputs' dims to the VAR itself; an output's dim is the VAR or a size
+    // derived from it, which the artifact looks up in a table of its values (1..max).
+    auto mark = [&](const std::vector<NamedTensor>& ts, std::vector<std::vector<int32_t>>& slots, bool outputs) {
       for (size_t i = 0; i < ts.size(); ++i)
         for (size_t k = 0; k < slots[i].size(); ++k) {
           const UOp* e = ext.extent.at(ts[i].tensor.uop())[k];
           if (!e) continue;
+          if (outputs && e != var && e != ext.broadcast && !e->is_const()) {
+            if (slots[i][k] != -1) throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
+            std::vector<int64_t>& table = m.output_dim_sizes[i];
+            slots[i][k] = -2 - int32_t(table.size());
+            table.push_back(g.var_slot(var));
+            for (int64_t v = 1; v <= max; ++v) table.push_back(std::max<int64_t>(0, eval_index(e, {{var, v}})));
+            continue;
+          }
           if (e != var)
             throw Error(path + ": dim '" + name + "' cannot be bound at run time: '" + ts[i].name + "' dim " + std::to_string(k) +
                         " has run-time size " + (e == ext.broadcast ? std::string("of a broadcast") : print_expr(g, e)) +
                         ", not the dim itself (not supported yet); give it a size with --input-shape");
-          if (slots[i][k] >= 0) throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
+          if (slots[i][k] != -1) throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
           slots[i][k] = int32_t(g.var_slot(var));
         }
     };
-    mark(m.inputs, m.input_dim_vars);
-    mark(m.outputs, m.output_dim_vars);
+    mark(m.inputs, m.input_dim_vars, false);
+    mark(m.outputs, m.output_dim_vars, true);
   }
   // The graph with those constants replaced: every node that reads one is rebuilt.
   std::unordered_map<const UOp*, const UOp*> now(sized);

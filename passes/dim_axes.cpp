@@ -1,5 +1,6 @@
 #include "passes/dim_axes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_map>
 
@@ -15,6 +16,13 @@ namespace {
 int64_t dims_before(const Shape& sh, int k) {
   int64_t n = 1;
   for (int i = 0; i < k; ++i) n *= sh[size_t(i)];
+  return n;
+}
+
+// The product of the dims after axis k: the axis's stride in a row-major layout.
+int64_t dims_after(const Shape& sh, int k) {
+  int64_t n = 1;
+  for (size_t i = size_t(k) + 1; i < sh.size(); ++i) n *= sh[i];
   return n;
 }
 
@@ -190,7 +198,24 @@ struct VarRules {
   std::unordered_map<const UOp*, std::vector<const UOp*>> ext;
   Sym sym{g};
 
-  bool dyn(const UOp* e) const { return e && e != broadcast; }
+  // An axis that a reshape merged the dim into, with others (softmax's [heads * T, T] rows):
+  // along it the positions whose part from the dim is below the run-time size E hold values,
+  // the others garbage that nothing may reduce, pad or output. It has the layout's full extent.
+  // `stride` is the dim's stride inside the merged axis, `size` its size at the bound.
+  struct Mixed {
+    const UOp* extent;
+    int64_t size, stride;
+  };
+  std::unordered_map<const UOp*, Mixed> mixed_info;  // marker (a negative constant) -> what it merges
+  const UOp* mixed_marker(const Mixed& m) {
+    for (const auto& [k, v] : mixed_info)
+      if (v.extent == m.extent && v.size == m.size && v.stride == m.stride) return k;
+    const UOp* k = g.cint(-2 - int64_t(mixed_info.size()));
+    mixed_info[k] = m;
+    return k;
+  }
+  bool mixed(const UOp* e) const { return e && mixed_info.count(e); }
+  bool dyn(const UOp* e) const { return e && e != broadcast && !mixed(e); }
   std::string extent_str(const UOp* e) const { return !e ? "fixed" : e == broadcast ? "a broadcast" : print_expr(g, e); }
   const UOp* simp(const UOp* e) { return simplify(g, e); }
 
@@ -243,6 +268,7 @@ struct VarRules {
       for (size_t i = 0; i < nk; ++i) {
         // Windows over a broadcast (an average pool's count of ones) are all the same.
         const UOp* e = in[lead + i];
+        want(!mixed(e), "takes windows over an axis that merges the dynamic dim with others");
         int64_t span = w->dilation[i] * (w->k[i] - 1);
         out[lead + i] = dyn(e) ? simp(sym.idiv(sym.add(e, w->stride[i] - 1 - span), w->stride[i])) : e;
       }
@@ -253,6 +279,14 @@ struct VarRules {
     bool sizes_matter = a->op == Op::Reduce || a->op == Op::Pad || a->op == Op::Shrink || a->op == Op::Flip;
     if (!a->src.empty()) in_fixed = sizes_matter ? fixed_bcast_of(a->src[0]) : ext.at(a->src[0]);
     const std::vector<const UOp*>* in = a->src.empty() ? nullptr : &in_fixed;
+    if (sizes_matter)
+      for (size_t i = 0; i < in_fixed.size(); ++i) {
+        bool touched = a->op == Op::Reduce ? std::count(a->reduce().axes.begin(), a->reduce().axes.end(), int64_t(i)) > 0
+                       : a->op == Op::Pad  ? a->ints()[2 * i] != 0 || a->ints()[2 * i + 1] != 0
+                       : a->op == Op::Flip ? a->ints()[i] != 0
+                                           : a->ints()[2 * i] != 0 || a->ints()[2 * i + 1] != a->src[0]->shape[i];
+        want(!mixed(in_fixed[i]) || !touched, "reduces, pads, slices or reverses an axis that merges the dynamic dim with others");
+      }
     if (is_elementwise(a->op) || a->op == Op::Contiguous || a->op == Op::Assign) {
       // Operands agree on every axis (a broadcast agrees with anything).
       for (size_t i = 0; i < n; ++i) {
@@ -321,13 +355,26 @@ struct VarRules {
         for (size_t i = 0; i < n; ++i) out[i] = (*in)[size_t(a->ints()[i])];
         return out;
       case Op::Reshape: {
-        // An axis that follows the dim stays whole, with the same dims before it.
+        // The dim's part of each input axis (the axis itself, or its part of a merged axis) at
+        // its stride in the row-major order, which a reshape keeps: an output axis of that size
+        // and stride is the dim again; one that holds it with other dims is a merged axis.
         const Shape& sh = a->src[0]->shape;
         for (size_t i = 0; i < sh.size(); ++i) {
-          if (!(*in)[i]) continue;
+          const UOp* e = (*in)[i];
+          if (!e) continue;
+          Mixed part{e, sh[i], dims_after(sh, int(i))};
+          if (mixed(e)) part = Mixed{mixed_info.at(e).extent, mixed_info.at(e).size, mixed_info.at(e).stride * dims_after(sh, int(i))};
           bool found = false;
-          for (size_t j = 0; j < n && !found; ++j)
-            if (a->shape[j] == sh[i] && dims_before(sh, int(i)) == dims_before(a->shape, int(j))) out[j] = (*in)[i], found = true;
+          for (size_t j = 0; j < n && !found; ++j) {
+            int64_t st = dims_after(a->shape, int(j));
+            if (a->shape[j] == part.size && st == part.stride) {
+              want(!out[j], "reshapes two dynamic axes into one");
+              out[j] = part.extent, found = true;
+            } else if (e != broadcast && part.stride % st == 0 && (st * a->shape[j]) % (part.stride * part.size) == 0) {
+              want(!out[j], "reshapes two dynamic axes into one");
+              out[j] = mixed_marker(Mixed{part.extent, part.size, part.stride / st}), found = true;
+            }
+          }
           want(found, "reshapes across the dynamic dim (" + shape_str(sh) + " to " + shape_str(a->shape) + ")");
         }
         return out;
@@ -366,7 +413,7 @@ struct VarRules {
     for (size_t i = 0; i < e.size(); ++i) {
       bool ok;
       if (!e[i]) ok = a->shape[i] == b->shape[i];
-      else if (e[i] == broadcast) ok = true;
+      else if (e[i] == broadcast || mixed(e[i])) ok = true;
       else ok = e[i]->vmax == a->shape[i] && eval_index(e[i], {{var, t.size_a}}) == a->shape[i] && eval_index(e[i], {{var, t.size_b}}) == b->shape[i];
       if (!ok)
         t.fail(a, "has shape " + shape_str(a->shape) + " at size " + std::to_string(t.size_a) + " and " + shape_str(b->shape) + " at " +
@@ -423,7 +470,11 @@ VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const 
     if (!found) t.fail(c, "takes a value computed from the dynamic dim's size");
     r.reciprocal_of[c] = found;
   }
-  for (const UOp* root : roots_a) rules.ext[root] = rules.fixed_bcast_of(root);  // outputs: fixed or the dim
+  for (const UOp* root : roots_a) {  // outputs: fixed or the dim
+    rules.ext[root] = rules.fixed_bcast_of(root);
+    for (const UOp* e : rules.ext[root])
+      if (rules.mixed(e)) t.fail(root, "is an output with the dynamic dim merged into another axis");
+  }
   r.extent = std::move(rules.ext);
   return r;
 }

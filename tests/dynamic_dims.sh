@@ -98,6 +98,8 @@ np.save(f"{d}/cls2.npy", r.standard_normal((2, 3, 48, 192)).astype(np.float32))
 np.save(f"{d}/rec2.npy", r.standard_normal((2, 3, 48, 320)).astype(np.float32))
 for w in (40, 77, 192):
     np.save(f"{d}/clsw{w}.npy", r.standard_normal((1, 3, 48, w)).astype(np.float32))
+for w in (80, 100, 160, 320):
+    np.save(f"{d}/recw{w}.npy", r.standard_normal((1, 3, 48, w)).astype(np.float32))
 PY
 
 echo "== a small model: artifacts (cpu, qcom) vs tgc eval at batch 1 and 3"
@@ -235,6 +237,15 @@ if [ -d "$real" ] && [ -d "$root/tools/ort/node_modules/onnxruntime-node" ]; the
     "$work/cls_w" -i x="$work/clsw$w.npy" -o "$work/cls_w$w" >/dev/null || { echo "FAIL cls at width $w"; fail=1; }
     node "$ort" "$real/ch_ppocr_mobile_v2.0_cls_infer.onnx" -i x="$work/clsw$w.npy" -o "$work/cls_w$w.ort" >/dev/null
     echo "width $w:"; compare "$work/cls_w$w" "$work/cls_w$w.ort" --max-rel 1e-4
+  done
+  echo "== the OCR recogniser (convs, pools, attention, output length W/8) with a run-time width up to 320 vs onnxruntime"
+  "$tgc" compile "$real/ch_PP-OCRv4_rec_infer.onnx" --input-shape x=1,3,48,? --dynamic p2o.DynamicDimension.1=320 \
+    -o "$work/rec_w" 2>/dev/null || { echo "FAIL compile rec with a run-time width"; fail=1; }
+  "$work/rec_w" --info | grep -qF "softmax_11.tmp_0: f32[1,?,6625]" || { echo "FAIL --info does not show the derived output length as ?"; fail=1; }
+  for w in 80 100 160 320; do
+    "$work/rec_w" -i x="$work/recw$w.npy" -o "$work/rec_w$w" >/dev/null || { echo "FAIL rec at width $w"; fail=1; }
+    node "$ort" "$real/ch_PP-OCRv4_rec_infer.onnx" -i x="$work/recw$w.npy" -o "$work/rec_w$w.ort" >/dev/null
+    echo "width $w:"; compare "$work/rec_w$w" "$work/rec_w$w.ort" --max-rel 1e-4
   done
   expect_error "melspectrogram normalises by the batch's max" "node 'ReduceMax ReduceMax_24' (REDUCE) reduces over the batch dim" \
     "$tgc" compile "$real/melspectrogram.onnx" --input-shape input=?,1280 -o "$work/mel"
