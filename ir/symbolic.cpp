@@ -265,7 +265,8 @@ const std::vector<Rule>& symbolic_rules() {
 const UOp* simplify(Graph& g, const UOp* u) { return graph_rewrite(g, u, symbolic_rules()); }
 
 namespace {
-// Tightens `bounds` by the conjuncts of `c` of the forms x < k and (x < k) ^ 1 on ranges/VARs.
+// Tightens `bounds` by the conjuncts of `c` of the forms x + d < k and (x + d < k) ^ 1 on
+// ranges/VARs.
 void bounds_from(const UOp* c, std::map<const UOp*, std::pair<int64_t, int64_t>>& bounds) {
   if (c->op == Op::And) {
     bounds_from(c->src[0], bounds);
@@ -274,11 +275,16 @@ void bounds_from(const UOp* c, std::map<const UOp*, std::pair<int64_t, int64_t>>
   }
   bool negated = c->op == Op::Xor && c->src[1]->is_const(1);
   const UOp* lt = negated ? c->src[0] : c;
-  if (lt->op != Op::CmpLt || !is_cint(lt->src[1])) return;
+  if (lt->op != Op::CmpLt || !is_index(lt->src[1])) return;
+  // x + d < k; k may be an expression over VARs (a run-time size): x + d < k <= k.vmax (and
+  // x + d >= k >= k.vmin when negated).
   const UOp* x = lt->src[0];
+  int64_t offset = 0;
+  if (x->op == Op::Add && is_cint(x->src[1])) offset = x->src[1]->ival(), x = x->src[0];
   if (x->op != Op::Range && x->op != Op::Var) return;
   auto [it, _] = bounds.try_emplace(x, x->vmin, x->vmax);
-  int64_t k = lt->src[1]->ival();
+  const UOp* rhs = lt->src[1];
+  int64_t k = (is_cint(rhs) ? rhs->ival() : negated ? rhs->vmin : rhs->vmax) - offset;
   if (negated) it->second.first = std::max(it->second.first, k);
   else it->second.second = std::min(it->second.second, k - 1);
 }
