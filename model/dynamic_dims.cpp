@@ -50,8 +50,11 @@ Model import_with_vars(const ModelSource& src) {
     VarExtents ext;
     try {
       // The second trace about halfway: sizes derived through strided windows and means over
-      // them differ from the bound's there (at max - 1 a stride-2 size often does not).
-      int64_t other = max / 2 + 1 < max ? max / 2 + 1 : max - 1;
+      // them differ from the bound's there (at max - 1 a stride-2 size often does not). A bound
+      // with a power-of-two factor p >= 8 (320 = 5 * 64: an image size a detector wants in
+      // multiples of 32) is traced at a multiple of p, which such models need.
+      int64_t p = max & -max, other = max / 2 + 1 < max ? max / 2 + 1 : max - 1;
+      if (p >= 8 && (max / 2 + 1) / p * p >= p) other = (max / 2 + 1) / p * p;
       Model b = traced(src, at_max, name, other);
       ext = var_extents(g, roots_m, var, *b.graph, roots(b.outputs), other);
     } catch (const Error& e) {

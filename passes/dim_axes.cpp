@@ -277,7 +277,8 @@ struct VarRules {
     // To reduces, pads, slices and flips, a broadcast of the same size in both traces is fixed.
     std::vector<const UOp*> in_fixed;
     bool sizes_matter = a->op == Op::Reduce || a->op == Op::Pad || a->op == Op::Shrink || a->op == Op::Flip;
-    if (!a->src.empty()) in_fixed = sizes_matter ? fixed_bcast_of(a->src[0]) : ext.at(a->src[0]);
+    // (So to reshapes: a broadcast of a fixed size merges with other axes like any fixed axis.)
+    if (!a->src.empty()) in_fixed = sizes_matter || a->op == Op::Reshape ? fixed_bcast_of(a->src[0]) : ext.at(a->src[0]);
     const std::vector<const UOp*>* in = a->src.empty() ? nullptr : &in_fixed;
     if (sizes_matter)
       for (size_t i = 0; i < in_fixed.size(); ++i) {
@@ -370,6 +371,11 @@ struct VarRules {
             if (a->shape[j] == part.size && st == part.stride) {
               want(!out[j], "reshapes two dynamic axes into one");
               out[j] = part.extent, found = true;
+            } else if (dyn(e) && part.stride % st == 0 && st * a->shape[j] == part.stride * part.size) {
+              // The dim is the outermost part of the merged axis (a nearest upsample's [H, 8] ->
+              // [8H]): its positions below E * inner are a prefix, the run-time size.
+              want(!out[j], "reshapes two dynamic axes into one");
+              out[j] = simp(sym.mul(part.extent, part.stride / st)), found = true;
             } else if (e != broadcast && part.stride % st == 0 && (st * a->shape[j]) % (part.stride * part.size) == 0) {
               want(!out[j], "reshapes two dynamic axes into one");
               out[j] = mixed_marker(Mixed{part.extent, part.size, part.stride / st}), found = true;

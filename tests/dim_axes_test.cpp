@@ -174,6 +174,17 @@ TEST(VarAxes, PadsAndWindowsGiveSizesOverTheDim) {
   }
 }
 
+TEST(VarAxes, AnUpsampleMergesTheDimAsTheOuterPart) {
+  // [t, 1] -> [t, 2] -> [2t]: a nearest upsample; its run-time size is 2t, then a pad of 1.
+  auto up = [](Graph& g, int64_t t) {
+    return std::vector<Tensor>{input(g, {3, t}).reshape({3, t, 1}).expand({3, t, 2}).reshape({3, 2 * t}).pad({{0, 0}, {1, 0}})};
+  };
+  std::vector<std::vector<int64_t>> sizes;
+  EXPECT_EQ(var_masks(up, nullptr, &sizes), (std::vector<uint64_t>{0b10}));
+  ASSERT_EQ(sizes.size(), 1u);
+  for (int64_t t = 1; t <= 16; ++t) EXPECT_EQ(sizes[0][size_t(t - 1)], 2 * t + 1) << "t=" << t;
+}
+
 TEST(VarAxes, AMeanScalesByTheRunTimeCount) {
   // mean over t of [t, 4] after a stride-2 pool: 1 / ((t - 2) / 2 + 1) at run time.
   Graph ga, gb;

@@ -94,6 +94,11 @@ onnx.save(helper.make_model(helper.make_graph(conv, "conv_t", [vi("x", [1, 4, No
                             opset_imports=[helper.make_opsetid("", 13)]), f"{d}/conv_t.onnx")
 for t in (4, 9, 13, 32):
     np.save(f"{d}/t{t}.npy", r.standard_normal((1, 4, t)).astype(np.float32))
+# A nearest upsample (Resize x2) over the length, then a conv: the output's length is 2T.
+up = [n("Resize", ["x", "", "sc"], ["u"], mode="nearest"), n("Conv", ["u", "k1"], ["y"], pads=[1, 1])]
+onnx.save(helper.make_model(helper.make_graph(up, "up_t", [vi("x", [1, 4, None])], [vi("y", [1, C, None])],
+                                              [conv_inits[0], nh.from_array(np.array([1, 1, 2], np.float32), "sc")]),
+                            opset_imports=[helper.make_opsetid("", 13)]), f"{d}/up_t.onnx")
 np.save(f"{d}/cls2.npy", r.standard_normal((2, 3, 48, 192)).astype(np.float32))
 np.save(f"{d}/rec2.npy", r.standard_normal((2, 3, 48, 320)).astype(np.float32))
 for w in (40, 77, 192):
@@ -174,6 +179,13 @@ done
 cc -O1 -I"$work" "$root/tests/c_api/conv_lengths.c" -L"$work" -lconv_t -lm -Wl,-rpath,"$work" -o "$work/conv_lengths" || fail=1
 "$work/conv_lengths" "$work/t32.npy" "$work/conv_t32.ort" "$work/t9.npy" "$work/conv_t9.ort" "$work/t4.npy" "$work/conv_t4.ort" \
   "$work/t13.npy" "$work/conv_t13.ort" || fail=1
+"$tgc" compile "$work/up_t.onnx" --dynamic x:2=32 -o "$work/up_t" 2>/dev/null || { echo "FAIL compile up_t"; fail=1; }
+"$work/up_t" --info | grep -qF "y: f32[1,6,?]" || { echo "FAIL --info does not show the upsampled length as ?"; fail=1; }
+for t in 9 32; do
+  "$work/up_t" -i x="$work/t$t.npy" -o "$work/up_t$t" >/dev/null || { echo "FAIL up_t at $t"; fail=1; }
+  node "$ort" "$work/up_t.onnx" -i x="$work/t$t.npy" -o "$work/up_t$t.ort" >/dev/null
+  echo "upsampled, length $t:"; compare "$work/up_t$t" "$work/up_t$t.ort" --max-rel 1e-5
+done
 "$tgc" compile "$work/conv_t.onnx" --dynamic x:2=32 --target=qcom --triple=x86_64-linux-gnu -o "$work/conv_t_cl" 2>/dev/null || fail=1
 "$work/conv_t_cl" -i x="$work/t9.npy" -o "$work/conv_t_cl9" >/dev/null || fail=1
 echo "qcom, length 9:"; compare "$work/conv_t_cl9" "$work/conv_t9.ort" --max-rel 1e-5
