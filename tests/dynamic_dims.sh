@@ -215,6 +215,10 @@ if "$root/tests/vulkan_device.sh" "$tgc" "$root" >/dev/null; then
       "$work/seq1.npy" "$work/attn_ref1" "$work/seq5.npy" "$work/attn_ref5" || fail=1
     unset TGC_VK_STAGING TGC_VK_VALIDATION
   done
+  # Sizes through pads, windows and means (GLSL computes the loop ends from push constants).
+  "$tgc" compile "$work/conv_t.onnx" --dynamic x:2=32 --target=vulkan -o "$work/conv_vk" 2>/dev/null || fail=1
+  TGC_VK_VALIDATION=1 "$work/conv_vk" -i x="$work/t9.npy" -o "$work/conv_vk9" >/dev/null || fail=1
+  echo "vulkan, length 9:"; compare "$work/conv_vk9" "$work/conv_t9.ort" --max-rel 1e-5
   "$tgc" inspect "$work/attn.onnx" --dynamic seq=16 --target=vulkan --stage=blob -o "$work/attn_spv" >/dev/null || fail=1
   pushed=0
   for f in "$work"/attn_spv/*.bin; do
