@@ -28,7 +28,7 @@ Shape declared_shape(const NamedTensor& t, bool batched, const std::vector<int32
   Shape s = t.tensor.shape();
   if (batched) s[0] = -1;
   for (size_t i = 0; i < dim_vars.size(); ++i)
-    if (dim_vars[i] >= 0) s[i] = -1;
+    if (dim_vars[i] != -1) s[i] = -1;  // a run-time dim, or one derived from it
   return s;
 }
 

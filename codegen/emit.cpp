@@ -83,6 +83,9 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
     if (!m.input_dim_vars[i].empty()) dim_vars[m.inputs[i].tensor.uop()->ival()] = m.input_dim_vars[i];
   for (size_t i = 0; i < m.output_dim_vars.size(); ++i)
     if (!m.output_dim_vars[i].empty()) dim_vars[s.outputs[i]] = m.output_dim_vars[i];
+  std::map<int64_t, std::vector<int64_t>> dim_sizes;  // output buffer -> tables of derived dims
+  for (size_t i = 0; i < m.output_dim_sizes.size(); ++i)
+    if (!m.output_dim_sizes[i].empty()) dim_sizes[s.outputs[i]] = m.output_dim_sizes[i];
   std::vector<llvm::Constant*> buffers;
   for (int64_t b : table.ids) {
     const BufferInfo& info = g.buffer(b);
@@ -96,7 +99,8 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
     buffers.push_back(llvm::ConstantStruct::get(
         d.buffer_t(), {d.str(bname), d.I32(int64_t(info.dtype)), d.I32(int64_t(info.shape.size())),
                        d.i64s(info.shape, "shape"), d.I32(storage), d.I64(offset), d.I64(numel(info.shape) * dtype_size(info.dtype)),
-                       d.I32(batched.count(b)), dim_vars.count(b) ? d.i32s(dim_vars.at(b), "dim_vars") : d.null()}));
+                       d.I32(batched.count(b)), dim_vars.count(b) ? d.i32s(dim_vars.at(b), "dim_vars") : d.null(),
+                       dim_sizes.count(b) ? d.i64s(dim_sizes.at(b), "dim_sizes") : d.null()}));
   }
   std::vector<int32_t> ins, outs;
   for (const auto& in : m.inputs) ins.push_back(table.index.at(in.tensor.uop()->ival()));

@@ -37,10 +37,11 @@ constexpr bool same_layout(const std::array<Field, N>& fields, const std::array<
   return (at + align - 1) / align * align == c_size;
 }
 using enum Field;
-constexpr std::array kBuffer{Ptr, I32, I32, Ptr, I32, I64, I64, I32, Ptr};
+constexpr std::array kBuffer{Ptr, I32, I32, Ptr, I32, I64, I64, I32, Ptr, Ptr};
 static_assert(same_layout(kBuffer, {offsetof(tgc_buffer, name), offsetof(tgc_buffer, dtype), offsetof(tgc_buffer, rank),
                                     offsetof(tgc_buffer, shape), offsetof(tgc_buffer, storage), offsetof(tgc_buffer, offset),
-                                    offsetof(tgc_buffer, nbytes), offsetof(tgc_buffer, batched), offsetof(tgc_buffer, dim_vars)},
+                                    offsetof(tgc_buffer, nbytes), offsetof(tgc_buffer, batched), offsetof(tgc_buffer, dim_vars),
+                                    offsetof(tgc_buffer, dim_sizes)},
                           sizeof(tgc_buffer)), "codegen/model_desc.h: tgc_buffer mirror out of step with tgc_model.h");
 constexpr std::array kLaunch{Ptr, Ptr, Ptr, I64, I32, Ptr, I64x3, I64x3, I32};
 static_assert(same_layout(kLaunch, {offsetof(tgc_launch, name), offsetof(tgc_launch, cpu_fn), offsetof(tgc_launch, blob),

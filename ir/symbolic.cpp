@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 
+#include "ir/error.h"
 #include "ir/scalar.h"
 
 namespace tgc {
@@ -264,7 +265,8 @@ const std::vector<Rule>& symbolic_rules() {
 const UOp* simplify(Graph& g, const UOp* u) { return graph_rewrite(g, u, symbolic_rules()); }
 
 namespace {
-// Tightens `bounds` by the conjuncts of `c` of the forms x < k and (x < k) ^ 1 on ranges/VARs.
+// Tightens `bounds` by the conjuncts of `c` of the forms x + d < k and (x + d < k) ^ 1 on
+// ranges/VARs.
 void bounds_from(const UOp* c, std::map<const UOp*, std::pair<int64_t, int64_t>>& bounds) {
   if (c->op == Op::And) {
     bounds_from(c->src[0], bounds);
@@ -273,11 +275,16 @@ void bounds_from(const UOp* c, std::map<const UOp*, std::pair<int64_t, int64_t>>
   }
   bool negated = c->op == Op::Xor && c->src[1]->is_const(1);
   const UOp* lt = negated ? c->src[0] : c;
-  if (lt->op != Op::CmpLt || !is_cint(lt->src[1])) return;
+  if (lt->op != Op::CmpLt || !is_index(lt->src[1])) return;
+  // x + d < k; k may be an expression over VARs (a run-time size): x + d < k <= k.vmax (and
+  // x + d >= k >= k.vmin when negated).
   const UOp* x = lt->src[0];
+  int64_t offset = 0;
+  if (x->op == Op::Add && is_cint(x->src[1])) offset = x->src[1]->ival(), x = x->src[0];
   if (x->op != Op::Range && x->op != Op::Var) return;
   auto [it, _] = bounds.try_emplace(x, x->vmin, x->vmax);
-  int64_t k = lt->src[1]->ival();
+  const UOp* rhs = lt->src[1];
+  int64_t k = (is_cint(rhs) ? rhs->ival() : negated ? rhs->vmin : rhs->vmax) - offset;
   if (negated) it->second.first = std::max(it->second.first, k);
   else it->second.second = std::min(it->second.second, k - 1);
 }
@@ -309,6 +316,19 @@ std::optional<int64_t> constant_difference(Graph& g, const UOp* a, const UOp* b)
 std::optional<int64_t> stride_along(Graph& g, const UOp* idx, const UOp* r) {
   Sym s{g};
   return constant_difference(g, substitute(g, idx, {{r, s.add(r, 1)}}), idx);
+}
+
+int64_t eval_index(const UOp* u, const std::map<const UOp*, int64_t>& vars) {
+  if (u->op == Op::Const && is_int(u->dtype)) return u->ival();
+  if (u->op == Op::Var) {
+    auto it = vars.find(u);
+    if (it == vars.end()) throw Error("eval_index: VAR '" + u->var().name + "' has no value");
+    return it->second;
+  }
+  if (!is_elementwise(u->op) || u->src.size() > 3) throw Error("eval_index: " + std::string(op_name(u->op)) + " is not index arithmetic");
+  Num args[3];
+  for (size_t i = 0; i < u->src.size(); ++i) args[i] = Num{0, eval_index(u->src[i], vars)};
+  return eval_elementwise(u->op, u->dtype, u->src[0]->dtype, args).i;
 }
 
 }  // namespace tgc

@@ -1,6 +1,7 @@
 // Symbolic integer arithmetic over constants, loop ranges and VARs, and the rule table that
 // simplifies it (constant folding, linear-form normalisation, div/mod with range bounds, masks).
 #pragma once
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -33,6 +34,10 @@ const UOp* simplify(Graph& g, const UOp* u);
 // `u` simplified where `condition` holds: the bounds that the condition's conjuncts `x < c` and
 // `x >= c` put on ranges and VARs are used (a gated load's index under its gate).
 const UOp* simplify_given(Graph& g, const UOp* u, const UOp* condition);
+
+// The value of an index expression over constants and VARs, the VARs at `vars` (a run-time
+// dim's extent at a size; the runtime computes the same in kernels). Throws for other nodes.
+int64_t eval_index(const UOp* u, const std::map<const UOp*, int64_t>& vars);
 
 // a - b when it simplifies to a constant.
 std::optional<int64_t> constant_difference(Graph& g, const UOp* a, const UOp* b);

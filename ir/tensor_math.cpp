@@ -50,13 +50,14 @@ Tensor Tensor::ceil() const {
 
 Tensor Tensor::round() const {
   if (!is_float(dtype())) return *this;
-  Tensor f = (*this + 0.5).floor();
-  // Ties go to the even neighbour.
-  Tensor tie = (*this + 0.5).eq(f);
+  // x - floor(x) is exact, so the comparison with 0.5 is too; x + 0.5 is not (for x = 0.5 + 2^-24
+  // it rounds to 1.0 in f32, which looked like a tie). Large floats are integers (fraction 0);
+  // inf and NaN stay as they are (their fraction is NaN).
+  Tensor f = floor();
+  Tensor frac = *this - f;
   Tensor odd = f.fmod(f.full_like(2)).ne(f.full_like(0));
-  // From 2^23 (f32) every float is an integer, and x + 0.5 would round.
-  double big = dtype() == DType::F64 ? 4503599627370496.0 : 8388608.0;
-  return where(abs().lt(full_like(big)), where(tie.logical_and(odd), f - 1.0, f), *this);
+  Tensor up = frac.gt(full_like(0.5)).logical_or(frac.eq(full_like(0.5)).logical_and(odd));
+  return where(up, f + 1.0, f);
 }
 
 Tensor Tensor::pow(const Tensor& e) const {

@@ -43,6 +43,11 @@ Tensor Tensor::matmul(const Tensor& w) const {
 
 Tensor Tensor::pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s,
                     const std::vector<int64_t>& d) const {
+  // The view is one op to whoever needs its meaning rather than its index arithmetic.
+  auto mark_window = [&](Tensor v, const std::vector<int64_t>& k_, const std::vector<int64_t>& s_, const std::vector<int64_t>& d_) {
+    g_->set_window(v.uop(), Graph::Window{uop(), k_, s_, d_});
+    return v;
+  };
   // tinygrad's sliding-window view: repeat the input so that every window becomes a regular
   // strided slice, then reshape and shrink; the simplifier turns the indices back into x[o*s+k*d].
   size_t nk = k.size(), lead = size_t(ndim()) - nk;
@@ -77,7 +82,7 @@ Tensor Tensor::pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s
     std::vector<int64_t> order = iota_from(0, int64_t(lead));
     for (size_t i = 0; i < nk; ++i) order.push_back(int64_t(lead + 2 * i));
     for (size_t i = 0; i < nk; ++i) order.push_back(int64_t(lead + 2 * i + 1));
-    return x.permute(order);
+    return mark_window(x.permute(order), k, s, d);
   }
   std::vector<int64_t> reps(lead, 1);
   for (size_t i = 0; i < nk; ++i) reps.push_back(ceil_div(k[i] * (in[i] + d[i]), in[i]));
@@ -95,7 +100,7 @@ Tensor Tensor::pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s
   std::vector<int64_t> order = iota_from(0, int64_t(lead));
   for (size_t i = 0; i < nk; ++i) order.push_back(int64_t(lead + 2 * i + 1));
   for (size_t i = 0; i < nk; ++i) order.push_back(int64_t(lead + 2 * i));
-  return x.permute(order);
+  return mark_window(x.permute(order), k, s, d);
 }
 
 Tensor Tensor::conv(const Tensor& w, const std::optional<Tensor>& bias, const std::vector<int64_t>& strides,

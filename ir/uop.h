@@ -132,12 +132,27 @@ class Graph {
   const std::vector<const UOp*>& vars() const { return vars_; }
   int64_t vars_buffer() const { return vars_buffer_; }  // -1 without VARs
   int64_t var_slot(const UOp* var) const;
-  // Axis `axis` of tensor node `u` is the run-time dim `var`, laid out at the VAR's maximum:
-  // loops over it (kernel outputs, reduces) stop at the VAR's value.
-  void set_var_axis(const UOp* u, int64_t axis, const UOp* var) { var_axes_[{u, axis}] = var; }
+  // Axis `axis` of tensor node `u` follows a run-time dim, laid out at the VAR's maximum: its
+  // size at run time is `extent`, an index expression over VARs (the VAR itself, or what a pad or
+  // window made of it: (W + 2p - k) / s + 1). Loops over it (kernel outputs, reduces) stop there
+  // and a pad's mask uses it (model/dynamic_dims.h).
+  void set_var_axis(const UOp* u, int64_t axis, const UOp* extent) { var_axes_[{u, axis}] = extent; }
   const UOp* var_axis(const UOp* u, int64_t axis) const {
     auto it = var_axes_.find({u, axis});
     return it == var_axes_.end() ? nullptr : it->second;
+  }
+
+  // A sliding-window view (Tensor::pool): `u`'s last 2n axes are n window positions and n taps
+  // of `of`'s last n axes, element (o, j) being of[o * stride + j * dilation]. The movement ops
+  // that build it are internal; run-time dims see the view as one op (passes/dim_axes).
+  struct Window {
+    const UOp* of;
+    std::vector<int64_t> k, stride, dilation;
+  };
+  void set_window(const UOp* u, Window w) { windows_.try_emplace(u, std::move(w)); }
+  const Window* window(const UOp* u) const {
+    auto it = windows_.find(u);
+    return it == windows_.end() ? nullptr : &it->second;
   }
 
   // Which model node a tensor node came from ("Conv conv1"), for listings like `inspect`.
@@ -157,6 +172,7 @@ class Graph {
   std::vector<const UOp*> vars_;
   int64_t vars_buffer_ = -1;
   std::map<std::pair<const UOp*, int64_t>, const UOp*> var_axes_;
+  std::unordered_map<const UOp*, Window> windows_;
 };
 
 // How many positions a loop RANGE covers in memory: its size, or, for a range over a run-time dim

@@ -1,8 +1,13 @@
 #include "model/dynamic_dims.h"
 
+#include <algorithm>
+#include <tuple>
 #include <unordered_map>
 
 #include "ir/error.h"
+#include "ir/print.h"
+#include "ir/rewrite.h"
+#include "ir/symbolic.h"
 #include "passes/dim_axes.h"
 
 namespace tgc {
@@ -36,31 +41,73 @@ Model import_with_vars(const ModelSource& src) {
   std::vector<const UOp*> roots_m = roots(m.outputs);
   for (const NamedTensor& t : m.inputs) m.input_dim_vars.push_back(std::vector<int32_t>(t.tensor.shape().size(), -1));
   for (const NamedTensor& t : m.outputs) m.output_dim_vars.push_back(std::vector<int32_t>(t.tensor.shape().size(), -1));
+  m.output_dim_sizes.resize(m.outputs.size());
+  std::vector<std::tuple<const UOp*, int64_t, const UOp*>> axes;  // (node, axis, run-time size)
+  std::unordered_map<const UOp*, const UOp*> sized;                 // constant -> its run-time value
   for (const UOp* var : g.vars()) {
     const std::string& name = var->var().name;
     int64_t max = var->var().max;
-    std::unordered_map<const UOp*, uint64_t> mask;
+    VarExtents ext;
     try {
-      Model b = traced(src, at_max, name, max - 1);
-      mask = var_axes(g, roots_m, max, *b.graph, roots(b.outputs), max - 1);
+      // The second trace about halfway: sizes derived through strided windows and means over
+      // them differ from the bound's there (at max - 1 a stride-2 size often does not). A bound
+      // with a power-of-two factor p >= 8 (320 = 5 * 64: an image size a detector wants in
+      // multiples of 32) is traced at a multiple of p, which such models need.
+      int64_t p = max & -max, other = max / 2 + 1 < max ? max / 2 + 1 : max - 1;
+      if (p >= 8 && (max / 2 + 1) / p * p >= p) other = (max / 2 + 1) / p * p;
+      Model b = traced(src, at_max, name, other);
+      ext = var_extents(g, roots_m, var, *b.graph, roots(b.outputs), other);
     } catch (const Error& e) {
       throw Error(path + ": dim '" + name + "' cannot be bound at run time: " + e.what() + "; give it a size with --input-shape");
     }
-    // Loops over the dim (kernel outputs, reduces) stop at its run-time value.
-    for (const auto& [u, bits] : mask)
-      for (int64_t ax = 0; ax < 64; ++ax)
-        if (bits >> ax & 1) g.set_var_axis(u, ax, var);
-    auto mark = [&](const std::vector<NamedTensor>& ts, std::vector<std::vector<int32_t>>& slots) {
+    // Loops over the dim's axes (kernel outputs, reduces) stop at their run-time size, and pads
+    // over them mask with it.
+    for (const auto& [u, extents] : ext.extent)
+      for (size_t ax = 0; ax < extents.size(); ++ax)
+        if (extents[ax] && !extents[ax]->is_const()) axes.emplace_back(u, int64_t(ax), extents[ax]);  // not a marker
+    // A mean's 1 / count becomes 1 / the count computed from the VAR.
+    for (const auto& [c, count] : ext.reciprocal_of)
+      sized[c] = g.make(Op::Recip, c->dtype, {g.make(Op::Cast, c->dtype, {count})});
+    // The runtime binds inputs' dims to the VAR itself; an output's dim is the VAR or a size
+    // derived from it, which the artifact looks up in a table of its values (1..max).
+    auto mark = [&](const std::vector<NamedTensor>& ts, std::vector<std::vector<int32_t>>& slots, bool outputs) {
       for (size_t i = 0; i < ts.size(); ++i)
-        for (size_t k = 0; k < slots[i].size(); ++k)
-          if (mask.at(ts[i].tensor.uop()) >> k & 1) {
-            if (slots[i][k] >= 0) throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
-            slots[i][k] = int32_t(g.var_slot(var));
+        for (size_t k = 0; k < slots[i].size(); ++k) {
+          const UOp* e = ext.extent.at(ts[i].tensor.uop())[k];
+          if (!e) continue;
+          if (outputs && e != var && e != ext.broadcast && !e->is_const()) {
+            if (slots[i][k] != -1) throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
+            std::vector<int64_t>& table = m.output_dim_sizes[i];
+            slots[i][k] = -2 - int32_t(table.size());
+            table.push_back(g.var_slot(var));
+            for (int64_t v = 1; v <= max; ++v) table.push_back(std::max<int64_t>(0, eval_index(e, {{var, v}})));
+            continue;
           }
+          if (e != var)
+            throw Error(path + ": dim '" + name + "' cannot be bound at run time: '" + ts[i].name + "' dim " + std::to_string(k) +
+                        " has run-time size " + (e == ext.broadcast ? std::string("of a broadcast") : print_expr(g, e)) +
+                        ", not the dim itself (not supported yet); give it a size with --input-shape");
+          if (slots[i][k] != -1) throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
+          slots[i][k] = int32_t(g.var_slot(var));
+        }
     };
-    mark(m.inputs, m.input_dim_vars);
-    mark(m.outputs, m.output_dim_vars);
+    mark(m.inputs, m.input_dim_vars, false);
+    mark(m.outputs, m.output_dim_vars, true);
   }
+  // The graph with those constants replaced: every node that reads one is rebuilt.
+  std::unordered_map<const UOp*, const UOp*> now(sized);
+  if (!sized.empty()) {
+    for (const UOp* u : toposort(roots_m)) {
+      if (now.count(u)) continue;
+      std::vector<const UOp*> s;
+      for (const UOp* x : u->src) s.push_back(now.at(x));
+      const UOp* r = with_src(g, u, std::move(s));
+      if (const std::string* o = g.origin(u); o && r != u) g.set_origin(r, *o);
+      now[u] = r;
+    }
+    for (NamedTensor& o : m.outputs) o.tensor = Tensor(g, now.at(o.tensor.uop()));
+  }
+  for (const auto& [u, ax, extent] : axes) g.set_var_axis(now.count(u) ? now.at(u) : u, ax, extent);
   return m;
 }
 

@@ -3,8 +3,8 @@
 //   and no node mixes the samples of a batch, the model is compiled as the program of one sample;
 //   the runtime binds the batch size from the input shapes and runs that program once per sample.
 // - Run-time dims (--dynamic NAME=MAX, e.g. a sequence length): the model is compiled at the upper
-//   bound MAX with a VAR for the dim; tensors keep the upper bound's layout, reduces over the dim
-//   stop at the VAR's value, and the runtime copies inputs and outputs between that layout and
+//   bound MAX with a VAR for the dim (second trace at MAX/2+1); tensors keep the upper bound's
+//   layout, loops over the dim and what pads and windows make of it stop at its run-time size, and the runtime copies inputs and outputs between that layout and
 //   dense tensors of the bound size.
 // Any frontend can provide the traces: it gives a ModelSource.
 #pragma once

@@ -35,6 +35,9 @@ struct Model {
   // Run-time dims (VARs, declared in graph->vars()): per input and output, per dim, the slot of
   // the VAR it is or -1; empty for a tensor without one. The graph is traced at their maxima.
   std::vector<std::vector<int32_t>> input_dim_vars, output_dim_vars;
+  // Per output: the tables of its dims that follow a run-time dim through pads or windows
+  // (output_dim_vars -2 - j: the table at j is the VAR's slot, then the size at each value 1..max).
+  std::vector<std::vector<int64_t>> output_dim_sizes;
 
   std::vector<const UOp*> output_roots() const {
     std::vector<const UOp*> r;

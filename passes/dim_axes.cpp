@@ -1,8 +1,12 @@
 #include "passes/dim_axes.h"
 
+#include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "ir/error.h"
+#include "ir/print.h"
+#include "ir/symbolic.h"
 
 namespace tgc {
 namespace {
@@ -12,6 +16,13 @@ namespace {
 int64_t dims_before(const Shape& sh, int k) {
   int64_t n = 1;
   for (int i = 0; i < k; ++i) n *= sh[size_t(i)];
+  return n;
+}
+
+// The product of the dims after axis k: the axis's stride in a row-major layout.
+int64_t dims_after(const Shape& sh, int k) {
+  int64_t n = 1;
+  for (size_t i = size_t(k) + 1; i < sh.size(); ++i) n *= sh[i];
   return n;
 }
 
@@ -42,8 +53,9 @@ struct Traces {
     return order;
   }
 
-  // `whole_cuts`: a weight in trace a may pair with a slice of it in trace b (a table cut to the
-  // dim's size, which at the table's own size is the table itself).
+  // `whole_cuts` (run-time dims): a weight in trace a may pair with a slice of it in trace b (a
+  // table cut to the dim's size, which at the table's own size is the table itself), and window
+  // views pair as one op.
   void pair_up(const std::vector<const UOp*>& roots_a, const std::vector<const UOp*>& roots_b, bool whole_cuts = false) {
     std::vector<std::pair<const UOp*, const UOp*>> work;
     for (size_t i = 0; i < roots_a.size(); ++i) work.push_back({roots_a[i], roots_b[i]});
@@ -57,6 +69,15 @@ struct Traces {
       if (whole_cuts && a->op == Op::Buffer && b->op == Op::Shrink && b->src[0]->op == Op::Buffer) continue;
       if (a->op != b->op || a->dtype != b->dtype || a->src.size() != b->src.size())
         fail(a, "is built differently at sizes " + sizes() + " (" + std::string(op_name(b->op)) + " at " + std::to_string(size_b) + ")");
+      // A window view pairs with the same view of the twin input: the movement ops inside may
+      // differ with the size (a slice that is a no-op at one size).
+      if (const Graph::Window* wa = whole_cuts ? ga.window(a) : nullptr) {
+        const Graph::Window* wb = gb.window(b);
+        if (!wb || wa->k != wb->k || wa->stride != wb->stride || wa->dilation != wb->dilation)
+          fail(a, "is built differently at sizes " + sizes() + " (not the same window view)");
+        work.push_back({wa->of, wb->of});
+        continue;
+      }
       for (size_t i = 0; i < a->src.size(); ++i) work.push_back({a->src[i], b->src[i]});
     }
   }
@@ -168,120 +189,300 @@ std::vector<int> batch_axes(const Graph& ga, const std::vector<const UOp*>& root
 
 namespace {
 
-// The run-time dim's rules (see var_axes in the header), on the pairing that batch_axes uses.
+// The run-time dim's rules (see var_extents in the header), on the pairing that batch_axes uses.
 struct VarRules {
   Traces& t;
-  std::unordered_map<const UOp*, uint64_t> mask;
+  Graph& g;
+  const UOp* var;
+  const UOp* broadcast;
+  std::unordered_map<const UOp*, std::vector<const UOp*>> ext;
+  Sym sym{g};
 
-  // Axes where the shapes differ exactly as the sizes do.
-  uint64_t shape_mask(const UOp* a, const UOp* b) const {
-    uint64_t m = 0;
-    bool ok = a->shape.size() == b->shape.size() && a->shape.size() <= 64;
-    for (size_t i = 0; ok && i < a->shape.size(); ++i) {
-      if (a->shape[i] == b->shape[i]) continue;
-      ok = a->shape[i] == t.size_a && b->shape[i] == t.size_b;
-      m |= uint64_t(1) << i;
+  // An axis that a reshape merged the dim into, with others (softmax's [heads * T, T] rows):
+  // along it the positions whose part from the dim is below the run-time size E hold values,
+  // the others garbage that nothing may reduce, pad or output. It has the layout's full extent.
+  // `stride` is the dim's stride inside the merged axis, `size` its size at the bound.
+  struct Mixed {
+    const UOp* extent;
+    int64_t size, stride;
+  };
+  std::unordered_map<const UOp*, Mixed> mixed_info;  // marker (a negative constant) -> what it merges
+  const UOp* mixed_marker(const Mixed& m) {
+    for (const auto& [k, v] : mixed_info)
+      if (v.extent == m.extent && v.size == m.size && v.stride == m.stride) return k;
+    const UOp* k = g.cint(-2 - int64_t(mixed_info.size()));
+    mixed_info[k] = m;
+    return k;
+  }
+  bool mixed(const UOp* e) const { return e && mixed_info.count(e); }
+  bool dyn(const UOp* e) const { return e && e != broadcast && !mixed(e); }
+  std::string extent_str(const UOp* e) const { return !e ? "fixed" : e == broadcast ? "a broadcast" : print_expr(g, e); }
+  const UOp* simp(const UOp* e) { return simplify(g, e); }
+
+  // Trace a's nodes, sources first; a window view is one op over the tensor it views (the
+  // movement ops that build it do index arithmetic valid at every size, see Tensor::pool).
+  std::vector<const UOp*> order(const std::vector<const UOp*>& roots) const {
+    std::vector<const UOp*> out;
+    std::unordered_map<const UOp*, bool> done;
+    std::vector<std::pair<const UOp*, bool>> stack;
+    for (auto it = roots.rbegin(); it != roots.rend(); ++it) stack.push_back({*it, false});
+    while (!stack.empty()) {
+      auto [u, expanded] = stack.back();
+      stack.pop_back();
+      if (expanded) {
+        if (!done[u]) out.push_back(u), done[u] = true;
+        continue;
+      }
+      if (done.count(u)) continue;
+      stack.push_back({u, true});
+      if (const Graph::Window* w = t.ga.window(u)) {
+        stack.push_back({w->of, false});
+        continue;
+      }
+      for (auto it = u->src.rbegin(); it != u->src.rend(); ++it) stack.push_back({*it, false});
     }
-    if (!ok)
-      t.fail(a, "has shape " + shape_str(a->shape) + " at size " + std::to_string(t.size_a) + " and " + shape_str(b->shape) +
-                    " at " + std::to_string(t.size_b) + ": its dims follow the dynamic dim in a way its upper bound's layout cannot");
-    return m;
+    return out;
   }
 
-  static std::vector<int> axes_of(uint64_t m) {
-    std::vector<int> v;
-    for (int i = 0; i < 64; ++i)
-      if (m >> i & 1) v.push_back(i);
-    return v;
+  // `x`'s extents, a broadcast whose size is the same in both traces as a fixed axis.
+  std::vector<const UOp*> fixed_bcast_of(const UOp* x) const {
+    std::vector<const UOp*> r = ext.at(x);
+    const UOp* xb = t.twin.at(x);
+    for (size_t i = 0; i < r.size(); ++i)
+      if (r[i] == broadcast && x->shape[i] == xb->shape[i]) r[i] = nullptr;
+    return r;
   }
 
-  void check(const UOp* a, const UOp* b, uint64_t m) const {
-    uint64_t s = a->src.empty() ? 0 : mask.at(a->src[0]);
+  std::vector<const UOp*> rule(const UOp* a, const UOp* b) {
+    size_t n = a->shape.size();
+    std::vector<const UOp*> out(n, nullptr);
     auto want = [&](bool ok, const std::string& why) {
       if (!ok) t.fail(a, why);
     };
+    if (const Graph::Window* w = t.ga.window(a)) {
+      // [lead..., positions..., taps...] over [lead..., spatial...]: a position's window starts
+      // at o * stride, so there are ceil((E - dilation * (k - 1)) / stride) of them.
+      const std::vector<const UOp*> in = fixed_bcast_of(w->of);
+      size_t nk = w->k.size(), lead = in.size() - nk;
+      for (size_t i = 0; i < lead; ++i) out[i] = in[i];
+      for (size_t i = 0; i < nk; ++i) {
+        // Windows over a broadcast (an average pool's count of ones) are all the same.
+        const UOp* e = in[lead + i];
+        want(!mixed(e), "takes windows over an axis that merges the dynamic dim with others");
+        int64_t span = w->dilation[i] * (w->k[i] - 1);
+        out[lead + i] = dyn(e) ? simp(sym.idiv(sym.add(e, w->stride[i] - 1 - span), w->stride[i])) : e;
+      }
+      return out;
+    }
+    // To reduces, pads, slices and flips, a broadcast of the same size in both traces is fixed.
+    std::vector<const UOp*> in_fixed;
+    bool sizes_matter = a->op == Op::Reduce || a->op == Op::Pad || a->op == Op::Shrink || a->op == Op::Flip;
+    // (So to reshapes: a broadcast of a fixed size merges with other axes like any fixed axis.)
+    if (!a->src.empty()) in_fixed = sizes_matter || a->op == Op::Reshape ? fixed_bcast_of(a->src[0]) : ext.at(a->src[0]);
+    const std::vector<const UOp*>* in = a->src.empty() ? nullptr : &in_fixed;
+    if (sizes_matter)
+      for (size_t i = 0; i < in_fixed.size(); ++i) {
+        bool touched = a->op == Op::Reduce ? std::count(a->reduce().axes.begin(), a->reduce().axes.end(), int64_t(i)) > 0
+                       : a->op == Op::Pad  ? a->ints()[2 * i] != 0 || a->ints()[2 * i + 1] != 0
+                       : a->op == Op::Flip ? a->ints()[i] != 0
+                                           : a->ints()[2 * i] != 0 || a->ints()[2 * i + 1] != a->src[0]->shape[i];
+        want(!mixed(in_fixed[i]) || !touched, "reduces, pads, slices or reverses an axis that merges the dynamic dim with others");
+      }
     if (is_elementwise(a->op) || a->op == Op::Contiguous || a->op == Op::Assign) {
-      for (const UOp* x : a->src) want(mask.at(x) == m, "combines tensors whose dynamic axes differ");
-      return;
+      // Operands agree on every axis (a broadcast agrees with anything).
+      for (size_t i = 0; i < n; ++i) {
+        bool first = true;
+        for (const UOp* x : a->src) {
+          const UOp* e = ext.at(x)[i];
+          if (e == broadcast) {
+            if (first) out[i] = e;
+            continue;
+          }
+          if (!(first || out[i] == broadcast || out[i] == e))
+            t.fail(a, "combines tensors whose run-time sizes differ along axis " + std::to_string(i) + " (" + extent_str(out[i]) + " and " + extent_str(e) + ")");
+          out[i] = e, first = false;
+        }
+      }
+      return out;
     }
     switch (a->op) {
-      case Op::Const: return;
+      case Op::Const: return out;
       case Op::Buffer: {
-        // A whole table in trace a, cut to the dim's size in trace b: the table cut to the dim.
+        // An input's dynamic axes are the VAR; a whole table in trace a, cut to the dim's size
+        // in trace b, is the table cut to the dim.
         bool cut = b->op == Op::Shrink;
         const UOp* bb = cut ? b->src[0] : b;
         const BufferInfo &ia = t.ga.buffer(a->ival()), &ib = t.gb.buffer(bb->ival());
         want(ia.kind == ib.kind, "is built differently at the two sizes");
-        for (size_t i = 0; cut && i < a->shape.size(); ++i)
-          want(b->ints()[2 * i] == 0 && b->ints()[2 * i + 1] == (m >> i & 1 ? t.size_b : a->shape[i]), "slices the dynamic dim");
+        bool differs = false;
+        for (size_t i = 0; i < n; ++i)
+          if (a->shape[i] != b->shape[i]) {
+            want(a->shape[i] == t.size_a && b->shape[i] == t.size_b, "has a dim that follows the dynamic dim other than as itself");
+            if (cut) want(b->ints()[2 * i] == 0, "slices the dynamic dim");
+            out[i] = var, differs = true;
+          }
         if (ia.kind == BufferKind::Weight)
-          want((m == 0 || cut) && ia.data && ib.data && *ia.data == *ib.data,
+          want((!differs || cut) && ia.data && ib.data && *ia.data == *ib.data,
                "uses a constant computed from the dynamic dim's size ('" + ia.name + "')");
-        return;
+        return out;
       }
       case Op::Reduce: {
-        uint64_t reduced = 0;
-        for (int64_t ax : a->reduce().axes) reduced |= uint64_t(1) << ax;
-        want(m == (s & ~reduced), "changes the dynamic axes");  // a reduce over the dim is fine
-        return;
+        out = *in;
+        for (int64_t ax : a->reduce().axes) {
+          want((*in)[size_t(ax)] != broadcast, "reduces over a broadcast of the dynamic dim");
+          out[size_t(ax)] = nullptr;  // a reduce over the dim stops at its run-time size
+        }
+        return out;
       }
-      case Op::Pad: want(m == s, "pads the dynamic dim"); return;
+      case Op::Pad: {
+        // The pad's mask compares with the run-time size, so the padding follows the data.
+        const auto& p = a->ints();
+        for (size_t i = 0; i < n; ++i) {
+          const UOp* e = (*in)[i];
+          want(e != broadcast || (p[2 * i] == 0 && p[2 * i + 1] == 0), "pads a broadcast of the dynamic dim");
+          out[i] = dyn(e) ? simp(sym.add(e, p[2 * i] + p[2 * i + 1])) : e;
+        }
+        return out;
+      }
       case Op::Flip:
-        want(m == s, "changes the dynamic axes");
-        for (int ax : axes_of(m)) want(a->ints()[size_t(ax)] == 0, "reverses the dynamic dim");
-        return;
-      case Op::Expand: want((m & s) == s, "moves the dynamic dim"); return;
-      case Op::Permute: {
-        uint64_t moved = 0;
-        for (size_t i = 0; i < a->ints().size(); ++i)
-          if (s >> a->ints()[i] & 1) moved |= uint64_t(1) << i;
-        want(m == moved, "moves the dynamic dim inconsistently");
-        return;
-      }
+        for (size_t i = 0; i < n; ++i) want(!dyn((*in)[i]) || a->ints()[i] == 0, "reverses the dynamic dim");
+        return *in;
+      case Op::Expand:
+        // Every expanded axis: its extent at run time is whatever its operands' is (a strided
+        // size can be equal in both traces, so the traces cannot tell).
+        for (size_t i = 0; i < n; ++i) out[i] = a->src[0]->shape[i] == 1 && a->shape[i] != 1 ? broadcast : (*in)[i];
+        return out;
+      case Op::Permute:
+        for (size_t i = 0; i < n; ++i) out[i] = (*in)[size_t(a->ints()[i])];
+        return out;
       case Op::Reshape: {
-        std::vector<int> in = axes_of(s), out = axes_of(m);
-        bool ok = in.size() == out.size();
-        for (size_t i = 0; ok && i < in.size(); ++i) ok = dims_before(a->src[0]->shape, in[i]) == dims_before(a->shape, out[i]);
-        want(ok, "reshapes across the dynamic dim (" + shape_str(a->src[0]->shape) + " to " + shape_str(a->shape) + ")");
-        return;
+        // The dim's part of each input axis (the axis itself, or its part of a merged axis) at
+        // its stride in the row-major order, which a reshape keeps: an output axis of that size
+        // and stride is the dim again; one that holds it with other dims is a merged axis.
+        const Shape& sh = a->src[0]->shape;
+        for (size_t i = 0; i < sh.size(); ++i) {
+          const UOp* e = (*in)[i];
+          if (!e) continue;
+          Mixed part{e, sh[i], dims_after(sh, int(i))};
+          if (mixed(e)) part = Mixed{mixed_info.at(e).extent, mixed_info.at(e).size, mixed_info.at(e).stride * dims_after(sh, int(i))};
+          bool found = false;
+          for (size_t j = 0; j < n && !found; ++j) {
+            int64_t st = dims_after(a->shape, int(j));
+            if (a->shape[j] == part.size && st == part.stride) {
+              want(!out[j], "reshapes two dynamic axes into one");
+              out[j] = part.extent, found = true;
+            } else if (dyn(e) && part.stride % st == 0 && st * a->shape[j] == part.stride * part.size) {
+              // The dim is the outermost part of the merged axis (a nearest upsample's [H, 8] ->
+              // [8H]): its positions below E * inner are a prefix, the run-time size.
+              want(!out[j], "reshapes two dynamic axes into one");
+              out[j] = simp(sym.mul(part.extent, part.stride / st)), found = true;
+            } else if (e != broadcast && part.stride % st == 0 && (st * a->shape[j]) % (part.stride * part.size) == 0) {
+              want(!out[j], "reshapes two dynamic axes into one");
+              out[j] = mixed_marker(Mixed{part.extent, part.size, part.stride / st}), found = true;
+            }
+          }
+          want(found, "reshapes across the dynamic dim (" + shape_str(sh) + " to " + shape_str(a->shape) + ")");
+        }
+        return out;
       }
       case Op::Shrink: {
-        // Per axis: the same bounds, or the dim's whole extent (0, size) of a dynamic axis, or a
-        // slice of the dim's size from a fixed axis (a table of positions cut to the length).
-        std::vector<int64_t> pa = a->ints(), pb = b->ints();
-        for (size_t i = 0; i < a->shape.size(); ++i) {
-          int64_t lo = pa[2 * i], hi_a = pa[2 * i + 1], hi_b = pb[2 * i + 1];
-          bool same = lo == pb[2 * i] && hi_a == hi_b && !(m >> i & 1);
-          bool whole = (m >> i & 1) && (s >> i & 1) && lo == 0 && pb[2 * i] == 0 && hi_a == t.size_a && hi_b == t.size_b;
-          bool cut = (m >> i & 1) && !(s >> i & 1) && lo == pb[2 * i] && hi_a - lo == t.size_a && hi_b - lo == t.size_b;
-          want(same || whole || cut, "slices the dynamic dim");
+        // Per axis: fixed bounds on a fixed axis; on a dim that follows the run-time size, a fixed
+        // start and an end at a fixed distance from its end; a fixed axis cut to the dim's size
+        // (a table of positions).
+        const std::vector<int64_t>&pa = a->ints(), &pb = b->ints();
+        const Shape &sa = a->src[0]->shape, &sb = b->src[0]->shape;
+        for (size_t i = 0; i < n; ++i) {
+          int64_t lo = pa[2 * i], hi = pa[2 * i + 1];
+          bool same_lo = lo == pb[2 * i];
+          const UOp* e = (*in)[i];
+          if (!e) {
+            if (same_lo && hi == pb[2 * i + 1]) continue;
+            want(same_lo && hi - lo == t.size_a && pb[2 * i + 1] - lo == t.size_b, "slices by the dynamic dim's size");
+            out[i] = var;
+          } else if (e == broadcast) {
+            want(lo == 0 && hi == sa[i] && pb[2 * i + 1] == sb[i], "slices a broadcast of the dynamic dim");
+            out[i] = e;
+          } else {
+            want(same_lo && sa[i] - hi == sb[i] - pb[2 * i + 1], "slices the dynamic dim other than at fixed distances from its ends");
+            out[i] = simp(sym.add(e, -(sa[i] - hi) - lo));
+          }
         }
-        return;
+        return out;
       }
       default: t.fail(a, "is not a tensor-level op");
+    }
+  }
+
+  // Each extent must give trace a's size at the bound (also as its upper bound: the layout the
+  // kernels index) and trace b's at the other size.
+  void check(const UOp* a, const UOp* b, const std::vector<const UOp*>& e) const {
+    for (size_t i = 0; i < e.size(); ++i) {
+      bool ok;
+      if (!e[i]) ok = a->shape[i] == b->shape[i];
+      else if (e[i] == broadcast || mixed(e[i])) ok = true;
+      else ok = e[i]->vmax == a->shape[i] && eval_index(e[i], {{var, t.size_a}}) == a->shape[i] && eval_index(e[i], {{var, t.size_b}}) == b->shape[i];
+      if (!ok)
+        t.fail(a, "has shape " + shape_str(a->shape) + " at size " + std::to_string(t.size_a) + " and " + shape_str(b->shape) + " at " +
+                      std::to_string(t.size_b) + ": its dim " + std::to_string(i) + " follows the dynamic dim in a way tgc does not derive");
     }
   }
 };
 
 }  // namespace
 
-std::unordered_map<const UOp*, uint64_t> var_axes(const Graph& ga, const std::vector<const UOp*>& roots_a, int64_t size_a,
-                                                 const Graph& gb, const std::vector<const UOp*>& roots_b, int64_t size_b) {
+VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const UOp* var, const Graph& gb,
+                       const std::vector<const UOp*>& roots_b, int64_t size_b) {
   if (roots_a.size() != roots_b.size()) throw Error("the graph has a different number of outputs at each size");
+  int64_t size_a = var->var().max;
   Traces t{ga, gb, size_a, size_b, {}, {}, {}};
-  std::vector<const UOp*> order = t.label(roots_a);
+  t.label(roots_a);
   t.pair_up(roots_a, roots_b, /*whole_cuts=*/true);
-  VarRules r{t, {}};
-  for (const UOp* a : order) {
+  VarExtents r;
+  r.broadcast = ga.cint(-1);  // never an extent
+  VarRules rules{t, ga, var, r.broadcast, {}};
+  std::vector<const UOp*> sized_consts;  // float constants that differ between the traces
+  std::vector<const UOp*> counts;        // per reduce over the dim: how many elements it takes
+  for (const UOp* a : rules.order(roots_a)) {
     const UOp* b = t.twin.at(a);
-    uint64_t m = r.shape_mask(a, b);
-    // Arguments must agree, but for shapes (checked above) and the slices and buffers check() takes.
+    // Arguments must agree, but for shapes (checked below) and the slices and buffers the rules
+    // take; a float constant may be 1 / a reduce's count (a mean), resolved below.
     bool own_arg = a->op == Op::Buffer || a->op == Op::Shrink || a->op == Op::Reshape || a->op == Op::Expand;
-    if (!own_arg && a->arg != b->arg) t.fail(a, "takes a value computed from the dynamic dim's size");
-    r.check(a, b, m);
-    r.mask[a] = m;
+    if (!own_arg && a->arg != b->arg) {
+      if (a->op == Op::Const && is_float(a->dtype) && a->shape.empty()) sized_consts.push_back(a);
+      else t.fail(a, "takes a value computed from the dynamic dim's size");
+    }
+    std::vector<const UOp*> e = rules.rule(a, b);
+    rules.check(a, b, e);
+    if (a->op == Op::Reduce) {
+      const UOp* n = nullptr;
+      int64_t fixed = 1;
+      for (int64_t ax : a->reduce().axes) {
+        const UOp* x = rules.ext.at(a->src[0])[size_t(ax)];
+        if (rules.dyn(x)) n = n ? rules.sym.mul(n, x) : x;
+        else fixed *= a->src[0]->shape[size_t(ax)];
+      }
+      if (n) counts.push_back(rules.simp(rules.sym.mul(n, fixed)));
+    }
+    rules.ext[a] = std::move(e);
   }
-  return r.mask;
+  // A mean over the dim multiplies by 1 / count: at run time that is 1 / the count's value.
+  for (const UOp* c : sized_consts) {
+    double va = c->fval(), vb = t.twin.at(c)->fval();
+    auto near = [](double v, double want) { return std::abs(v - want) <= 1e-6 * std::abs(want); };
+    const UOp* found = nullptr;
+    for (const UOp* n : counts)
+      if (!found && near(va, 1.0 / double(eval_index(n, {{var, size_a}}))) && near(vb, 1.0 / double(eval_index(n, {{var, size_b}}))))
+        found = n;
+    if (!found) t.fail(c, "takes a value computed from the dynamic dim's size");
+    r.reciprocal_of[c] = found;
+  }
+  for (const UOp* root : roots_a) {  // outputs: fixed or the dim
+    rules.ext[root] = rules.fixed_bcast_of(root);
+    for (const UOp* e : rules.ext[root])
+      if (rules.mixed(e)) t.fail(root, "is an output with the dynamic dim merged into another axis");
+  }
+  r.extent = std::move(rules.ext);
+  return r;
 }
 
 }  // namespace tgc

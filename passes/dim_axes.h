@@ -21,13 +21,27 @@ namespace tgc {
 std::vector<int> batch_axes(const Graph& ga, const std::vector<const UOp*>& roots_a, int64_t size_a,
                             const Graph& gb, const std::vector<const UOp*>& roots_b, int64_t size_b);
 
-// A run-time dim laid out at its upper bound size_a (trace a is the graph compiled): kernels keep
-// the upper bound's strides, and only a reduce over the dim stops at its run-time size. That is
-// exact when no value at a position below the run-time size reads one above it: elementwise
-// operands share the dim's axes, a reshape keeps them (and the dims before each), a permute or
-// expand moves or adds them, a slice may cut a weight to the dim (a position table), and no pad
-// or flip touches them. Returns, per node of graph a, the bit mask of its axes that are the dim.
-std::unordered_map<const UOp*, uint64_t> var_axes(const Graph& ga, const std::vector<const UOp*>& roots_a, int64_t size_a,
-                                                 const Graph& gb, const std::vector<const UOp*>& roots_b, int64_t size_b);
+// A run-time dim laid out at its upper bound (trace a, the graph compiled, is at the VAR's
+// maximum): kernels keep the upper bound's strides and only loops and pad masks change. Per node of
+// graph a, per axis, the axis's size at run time: nullptr for a fixed size, an index expression
+// over the VAR (the VAR, W + 2p through a pad, (W + 2p - k) / s + 1 through a window view, W - c
+// through a slice at a fixed distance from the end), or `broadcast` (expanded from size 1 to the
+// dim: every position holds the same value, any extent will do).
+// Exact when no value at a position below the run-time size reads one above it, unmasked:
+// elementwise operands agree, a reshape keeps the dim's axes whole (and the dims before each), a
+// permute or expand moves or adds them, pads mask with the run-time size, a window view
+// (Tensor::pool) indexes the same way at every size, a slice has a fixed start and an end at a
+// fixed distance from the dim's end, or cuts a weight to the dim (a position table), and nothing
+// reverses it. Every extent is checked against trace b's shapes (at size_b).
+// A float constant of trace a that is 1 / the element count of a reduce over the dim (a mean's
+// scale) at both sizes is in `reciprocal_of`, with that count as an index expression: the model
+// must compute it at run time (replace_sized_constants).
+struct VarExtents {
+  std::unordered_map<const UOp*, std::vector<const UOp*>> extent;
+  const UOp* broadcast = nullptr;
+  std::unordered_map<const UOp*, const UOp*> reciprocal_of;
+};
+VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const UOp* var, const Graph& gb,
+                       const std::vector<const UOp*>& roots_b, int64_t size_b);
 
 }  // namespace tgc

@@ -1,10 +1,12 @@
 #include "passes/kernel_eval.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <unordered_map>
 
 #include "ir/error.h"
+#include "ir/symbolic.h"
 
 namespace tgc {
 
@@ -226,7 +228,10 @@ class KernelEvaluator::ProgramRun {
 
   void loop(const LStmt& s) {
     int64_t id = s.u->range().id;
-    int64_t n = s.u->src[0]->op == Op::Var ? r_.var(s.u->src[0]) : s.u->src[0]->ival();
+    std::map<const UOp*, int64_t> vars;
+    for (const UOp* x : toposort({s.u->src[0]}))
+      if (x->op == Op::Var) vars[x] = r_.var(x);
+    int64_t n = eval_index(s.u->src[0], vars);
     for (int64_t v = 0; v < n; ++v) {
       std::vector<size_t> marks;
       for (Thread& t : threads_) t.ranges[id] = v, marks.push_back(t.defined.size());
@@ -249,6 +254,7 @@ class KernelEvaluator::ProgramRun {
   // work-item and thread ids), everything else once a statement in scope has computed it.
   Num value(const Thread& t, const UOp* u) {
     if (u->op == Op::Const) return is_float(u->dtype) ? Num{u->fval(), 0} : Num{0, u->ival()};
+    if (u->op == Op::Var) return Num{0, r_.var(u)};
     if (u->op == Op::Range) {
       if (auto it = t.ranges.find(u->range().id); it != t.ranges.end()) return Num{0, it->second};
       r_.problem("uses r" + std::to_string(u->range().id) + " outside its loop");

@@ -17,7 +17,8 @@ namespace tgc {
 namespace {
 constexpr const char* kNames[] = {"UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "PADTO"};
 
-int64_t size_of(const UOp* r) { return r->src[0]->ival(); }
+// A range's size in the layout: a run-time dim's upper bound where its loop ends at a VAR.
+int64_t size_of(const UOp* r) { return range_extent(r); }
 
 bool depends(const UOp* u, const UOp* r, std::unordered_map<const UOp*, bool>& memo) {
   if (u == r) return true;
@@ -66,9 +67,12 @@ int64_t next_range_id(const Kernel& k) {
 // a list of actions); the inner part is `kind`.
 Kernel split_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount, RangeKind kind, bool top = false) {
   int64_t id = next_range_id(k), rest = size_of(r) / amount;
-  const UOp* outer = g.make(Op::Range, DType::Index, {g.cint(rest)}, RangeArg{id, r->range().kind});
-  const UOp* inner = g.make(Op::Range, DType::Index, {g.cint(amount)}, RangeArg{id + 1, kind});
   Sym s{g};
+  // Over a run-time size E the outer loop runs to ceil(E / amount): up to amount - 1 positions
+  // past E, inside the layout (amount divides its size), are computed and never read.
+  const UOp* end = r->src[0]->is_const() ? g.cint(rest) : simplify(g, s.idiv(s.add(r->src[0], amount - 1), amount));
+  const UOp* outer = g.make(Op::Range, DType::Index, {end}, RangeArg{id, r->range().kind});
+  const UOp* inner = g.make(Op::Range, DType::Index, {g.cint(amount)}, RangeArg{id + 1, kind});
   const UOp* value = top ? s.add(s.mul(inner, rest), outer) : s.add(s.mul(outer, amount), inner);
   Kernel out = k;
   out.ast = simplify(g, split_substitute(g, k.ast, r, value, {outer, inner}));
@@ -189,7 +193,13 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
     if (o.axis < 0 || size_t(o.axis) >= axes.size()) fail("no axis " + std::to_string(o.axis));
     const UOp* r = axes[size_t(o.axis)];
     bool global = size_t(o.axis) < cur.global_ranges.size();
-    if (!r->src[0]->is_const()) fail("the axis is a run-time dim (its loop ends at a VAR)");
+    // A loop that ends at a run-time size may be split only along an output axis (positions past
+    // the size go to memory nothing reads) of a kernel that writes its own buffer.
+    if (!r->src[0]->is_const()) {
+      if (!global || o.op == OptOp::Padto) fail("the axis is a run-time dim (its loop ends at a VAR) and not an output axis");
+      BufferKind kind = g.buffer(cur.output).kind;
+      if (kind != BufferKind::Intermediate && kind != BufferKind::Output) fail("the axis is a run-time dim of a buffer the kernel updates");
+    }
     int64_t n = size_of(r);
     if (o.op == OptOp::Padto) {
       if (o.amount < 2 || n % o.amount == 0) fail("the axis size " + std::to_string(n) + " is already a multiple");
@@ -349,7 +359,7 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
   int vec_axis = -1;
   // Vector lanes: the innermost output axis along which the store and some load are contiguous.
   for (int a = int(globals.size()) - 1; a >= 0 && vec_axis < 0; --a) {
-    if (!globals[size_t(a)]->src[0]->is_const() || stride(g, store_idx, globals[size_t(a)]) != 1) continue;
+    if (stride(g, store_idx, globals[size_t(a)]) != 1) continue;
     bool contiguous_load = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return stride(g, l->src[1], globals[size_t(a)]) == 1; });
     if (!contiguous_load) break;
     int64_t lanes = t.vector_lanes, n = size_of(globals[size_t(a)]);
@@ -371,7 +381,6 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
   for (int a = int(globals.size()) - 1; a >= 0; --a) {
     if (a == vec_axis) continue;
     const UOp* r = globals[size_t(a)];
-    if (!r->src[0]->is_const()) continue;  // a run-time dim: its loop cannot be split
     bool reused = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return !depends(l->src[1], r); });
     bool varies = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends(l->src[1], r); });
     if (!reused || !varies) continue;

@@ -78,9 +78,11 @@ class KernelBuilder {
   }
 
  private:
-  // A range over a run-time dim (laid out at its upper bound `size`) stops at its VAR.
-  const UOp* new_range(int64_t size, RangeKind kind, const UOp* var = nullptr) {
-    return g_.make(Op::Range, DType::Index, {var ? var : sym_.c(size)}, RangeArg{next_range_++, kind});
+  // A range over a run-time dim (laid out at its upper bound `size`) stops at its run-time
+  // size, an expression over VARs whose upper bound is `size`.
+  const UOp* new_range(int64_t size, RangeKind kind, const UOp* end = nullptr) {
+    if (end && end->vmax != size) throw Error("schedule: a run-time size with upper bound " + std::to_string(end->vmax) + " on an axis of " + std::to_string(size));
+    return g_.make(Op::Range, DType::Index, {end ? end : sym_.c(size)}, RangeArg{next_range_++, kind});
   }
 
   const UOp* linear(const Shape& shape, const std::vector<const UOp*>& idx) {
@@ -199,6 +201,7 @@ class KernelBuilder {
     }
     switch (u->op) {
       case Op::Const: return u;
+      case Op::Var: return u;  // a run-time size in a value (a mean's count over a run-time dim)
       case Op::Contiguous: return render(u->src[0], idx, gate);
       case Op::Reduce: {
         // A reduce inside another reduce's loop (conv feeding a pool) is stored first: fused,
@@ -270,7 +273,9 @@ class KernelBuilder {
         for (size_t i = 0; i < in.size(); ++i) {
           sidx[i] = sym_.add(idx[i], -p[2 * i]);
           if (p[2 * i] > 0) valid = sym_.and_(valid, sym_.ge(sidx[i], 0));
-          if (p[2 * i + 1] > 0) valid = sym_.and_(valid, sym_.lt(sidx[i], in[i]));
+          // Over a run-time dim the data ends at its run-time size, not at the layout's.
+          const UOp* end = g_.var_axis(u->src[0], int64_t(i));
+          if (p[2 * i + 1] > 0) valid = sym_.and_(valid, end ? sym_.lt(sidx[i], end) : sym_.lt(sidx[i], in[i]));
         }
         // Under the mask the source index stays in [0, in): clamping it says so to the
         // simplifier, which can then cancel the divisions and modulos of reshapes below.
@@ -442,10 +447,13 @@ std::string describe(const Graph& g, const Schedule& s) {
   for (const Kernel& k : s.kernels) {
     const BufferInfo& out = g.buffer(k.output);
     o << k.name << ": " << out.name << " " << dtype_name(out.dtype) << shape_str(out.shape) << "  global=[";
-    // A range over a run-time dim ends at its VAR: shown as "seq<=64".
+    // A range over a run-time dim ends at its run-time size: shown as "seq<=64" or "((W+1)/2)<=160".
     for (size_t i = 0; i < k.global_ranges.size(); ++i) {
       const UOp* end = k.global_ranges[i]->src[0];
-      o << (i ? "," : "") << (end->op == Op::Var ? end->var().name + "<=" + std::to_string(end->var().max) : std::to_string(end->ival()));
+      o << (i ? "," : "");
+      if (end->op == Op::Var) o << end->var().name << "<=" << end->var().max;
+      else if (!end->is_const()) o << print_expr(g, end) << "<=" << end->vmax;
+      else o << end->ival();
     }
     o << "] reduces=" << k.num_reduces << "\n  fuses:";
     for (const std::string& f : k.fused) o << " " << f << ";";

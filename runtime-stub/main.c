@@ -56,7 +56,10 @@ static void type_str(char* out, size_t cap, int32_t dtype, int32_t rank, const i
 /* The names of b's run-time dims (batch, VARs), NULL for fixed dims; returns names. */
 static const char* const* dim_names(const tgc_model_desc* d, const tgc_buffer* b, const char* names[16]) {
   for (int32_t k = 0; k < b->rank && k < 16; ++k)
-    names[k] = k == 0 && b->batched ? d->batch_dim : b->dim_vars && b->dim_vars[k] >= 0 ? d->var_names[b->dim_vars[k]] : NULL;
+    names[k] = k == 0 && b->batched               ? d->batch_dim
+               : b->dim_vars && b->dim_vars[k] >= 0 ? d->var_names[b->dim_vars[k]]
+               : b->dim_vars && b->dim_vars[k] <= -2 ? "?"  /* follows a run-time dim through pads or windows */
+                                                     : NULL;
   return names;
 }
 

@@ -201,11 +201,18 @@ static int validate(const tgc_model_desc* d) {
       tgc_set_error("buffer %d '%s': batched, but not a batch-1 input or output of a model with a batch dim", (int)i, bn);
       return -1;
     }
-    for (int32_t k = 0; b->dim_vars && k < b->rank; ++k)
-      if (b->dim_vars[k] >= d->num_vars || (b->dim_vars[k] >= 0 && b->shape[k] != d->var_max[b->dim_vars[k]])) {
+    for (int32_t k = 0; b->dim_vars && k < b->rank; ++k) {
+      int32_t v = b->dim_vars[k];
+      const int64_t* t = v <= -2 && b->dim_sizes ? b->dim_sizes + (-2 - v) : NULL;
+      if (v <= -2 && (b->storage != TGC_STORAGE_OUTPUT || !t || t[0] < 0 || t[0] >= d->num_vars || t[d->var_max[t[0]]] != b->shape[k])) {
+        tgc_set_error("buffer %d '%s': dim %d is not a derived run-time size with its upper bound last", (int)i, bn, (int)k);
+        return -1;
+      }
+      if (v >= d->num_vars || (v >= 0 && b->shape[k] != d->var_max[v])) {
         tgc_set_error("buffer %d '%s': dim %d is not a run-time dim at its upper bound", (int)i, bn, (int)k);
         return -1;
       }
+    }
   }
   if (d->num_vars < 0 || (d->num_vars > 0 && (!d->var_names || !d->var_max || d->batch_dim)) ||
       d->vars_buffer >= d->num_buffers || (d->vars_buffer >= 0 && d->buffers[d->vars_buffer].nbytes < 8 * (int64_t)d->num_vars)) {

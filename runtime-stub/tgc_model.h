@@ -5,7 +5,7 @@
 #define TGC_MODEL_H
 #include <stdint.h>
 
-#define TGC_ABI_VERSION 3
+#define TGC_ABI_VERSION 4
 
 /* Same order as tgc::DType in the compiler. */
 enum tgc_dtype {
@@ -39,7 +39,10 @@ typedef struct {
                           * nbytes are one sample's); the runtime holds as many samples as bound */
   const int32_t* dim_vars; /* INPUT/OUTPUT: NULL, or per dim the run-time dim (index into var_names)
                           * it is, -1 for a fixed dim; shape holds the upper bounds, the layout the
-                          * kernels use; callers see the dense tensor of the bound sizes */
+                          * kernels use; callers see the dense tensor of the bound sizes. An OUTPUT
+                          * dim that a run-time dim went through pads or windows to is -2 - j: */
+  const int64_t* dim_sizes; /* its table at dim_sizes[j]: the run-time dim's index, then the dim's
+                          * size at each of its values 1..var_max */
 } tgc_buffer;
 
 /* A CPU kernel computes the work items [begin, end) of its launch; the runtime splits

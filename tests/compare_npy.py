@@ -38,7 +38,7 @@ def main():
             print(f"{fb.name}: shape {a.shape} != {b.shape}")
             ok = False
             continue
-        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        a64, b64 = np.atleast_1d(a.astype(np.float64)), np.atleast_1d(b.astype(np.float64))  # 0-d outputs too
         err = np.abs(a64 - b64)
         if args.max_rel is not None:
             err[np.isnan(a64) & np.isnan(b64)] = 0  # NaN where the reference has NaN is a match

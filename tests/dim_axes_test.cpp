@@ -8,6 +8,7 @@
 #include "ir/error.h"
 #include "ir/tensor.h"
 #include "passes/dim_axes.h"
+#include "ir/symbolic.h"
 
 namespace tgc {
 namespace {
@@ -95,22 +96,39 @@ TEST(BatchAxis, RejectsMergedBatchOutputs) {
   EXPECT_NE(error_of(f).find("is an output with the batch merged into another dim"), std::string::npos) << error_of(f);
 }
 
-// var_axes of the roots of `build` traced at 16 and 15, and of every REDUCE over the dim: the
-// masks of the roots, then 1 per such reduce.
-std::vector<uint64_t> var_masks(const Build& build, int* reduces_over_dim = nullptr) {
+// var_extents of the roots of `build` traced at 16 and 15: per root the mask of the axes that
+// follow the dim, and the number of REDUCE axes over it. `sizes` gets each root's run-time sizes
+// along those axes at t = 1..16 (eval_index of the extents).
+std::vector<uint64_t> var_masks(const Build& build, int* reduces_over_dim = nullptr,
+                                std::vector<std::vector<int64_t>>* sizes = nullptr) {
   Graph ga, gb;
   std::vector<const UOp*> ra, rb;
   for (const Tensor& t : build(ga, 16)) ra.push_back(t.uop());
   for (const Tensor& t : build(gb, 15)) rb.push_back(t.uop());
-  auto mask = var_axes(ga, ra, 16, gb, rb, 15);
+  const UOp* var = ga.var("t", 1, 16);
+  VarExtents ext = var_extents(ga, ra, var, gb, rb, 15);
+  auto mask_of = [&](const UOp* u) {
+    uint64_t m = 0;
+    const auto& e = ext.extent.at(u);
+    for (size_t i = 0; i < e.size(); ++i)
+      if (e[i] && e[i] != ext.broadcast) m |= uint64_t(1) << i;
+    return m;
+  };
   std::vector<uint64_t> out;
-  for (const UOp* r : ra) out.push_back(mask.at(r));
+  for (const UOp* r : ra) out.push_back(mask_of(r));
   if (reduces_over_dim) {
     *reduces_over_dim = 0;
-    for (const auto& [u, m] : mask)
+    for (const auto& [u, e] : ext.extent)
       if (u->op == Op::Reduce)
-        for (int64_t ax : u->reduce().axes) *reduces_over_dim += int(mask.at(u->src[0]) >> ax & 1);
+        for (int64_t ax : u->reduce().axes) *reduces_over_dim += int(mask_of(u->src[0]) >> ax & 1);
   }
+  if (sizes)
+    for (const UOp* r : ra)
+      for (const UOp* e : ext.extent.at(r)) {
+        if (!e || e == ext.broadcast) continue;
+        sizes->emplace_back();
+        for (int64_t t = 1; t <= 16; ++t) sizes->back().push_back(eval_index(e, {{var, t}}));
+      }
   return out;
 }
 
@@ -136,15 +154,68 @@ TEST(VarAxes, AttentionOverARunTimeLength) {
   EXPECT_GE(reduces, 3);  // softmax's max and sum and the second matmul run over the length
 }
 
+TEST(VarAxes, PadsAndWindowsGiveSizesOverTheDim) {
+  // A convolution (pad 1, kernel 3, stride 2) and a max pool (kernel 2, stride 2, no pad) over t;
+  // the sizes are those the Tensor API computes at each t.
+  auto conv = [](Graph& g, int64_t t) {
+    Tensor x = input(g, {1, 2, t});
+    Tensor w = Tensor::weight(g, "w", ones({3, 2, 3}));
+    Tensor y = x.conv(w, std::nullopt, {2}, {1, 1}, {1}, 1);
+    return std::vector<Tensor>{y, y.max_pool({2}, {2}, {0, 0}, {1}, false), x.pad({{0, 0}, {0, 0}, {2, 3}})};
+  };
+  std::vector<std::vector<int64_t>> sizes;
+  EXPECT_EQ(var_masks(conv, nullptr, &sizes), (std::vector<uint64_t>{0b100, 0b100, 0b100}));
+  ASSERT_EQ(sizes.size(), 3u);
+  for (int64_t t = 1; t <= 16; ++t) {
+    int64_t c = (t + 2 - 3) / 2 + 1;
+    EXPECT_EQ(sizes[0][size_t(t - 1)], c) << "conv at t=" << t;
+    if (c >= 2) EXPECT_EQ(sizes[1][size_t(t - 1)], (c - 2) / 2 + 1) << "pool at t=" << t;
+    EXPECT_EQ(sizes[2][size_t(t - 1)], t + 5) << "pad at t=" << t;
+  }
+}
+
+TEST(VarAxes, AnUpsampleMergesTheDimAsTheOuterPart) {
+  // [t, 1] -> [t, 2] -> [2t]: a nearest upsample; its run-time size is 2t, then a pad of 1.
+  auto up = [](Graph& g, int64_t t) {
+    return std::vector<Tensor>{input(g, {3, t}).reshape({3, t, 1}).expand({3, t, 2}).reshape({3, 2 * t}).pad({{0, 0}, {1, 0}})};
+  };
+  std::vector<std::vector<int64_t>> sizes;
+  EXPECT_EQ(var_masks(up, nullptr, &sizes), (std::vector<uint64_t>{0b10}));
+  ASSERT_EQ(sizes.size(), 1u);
+  for (int64_t t = 1; t <= 16; ++t) EXPECT_EQ(sizes[0][size_t(t - 1)], 2 * t + 1) << "t=" << t;
+}
+
+TEST(VarAxes, AMeanScalesByTheRunTimeCount) {
+  // mean over t of [t, 4] after a stride-2 pool: 1 / ((t - 2) / 2 + 1) at run time.
+  Graph ga, gb;
+  auto build = [](Graph& g, int64_t t) { return input(g, {1, 4, t}).max_pool({2}, {2}, {0, 0}, {1}, false).mean({2}).uop(); };
+  const UOp* ra = build(ga, 16);
+  const UOp* rb = build(gb, 9);
+  const UOp* var = ga.var("t", 1, 16);
+  VarExtents ext = var_extents(ga, {ra}, var, gb, {rb}, 9);
+  ASSERT_EQ(ext.reciprocal_of.size(), 1u);
+  const UOp* count = ext.reciprocal_of.begin()->second;
+  for (int64_t t = 2; t <= 16; ++t) EXPECT_EQ(eval_index(count, {{var, t}}), t / 2) << "t=" << t;
+}
+
 TEST(VarAxes, NamesWhatTheLayoutCannotFollow) {
-  auto mean = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {t, 4}).mean({0})}; };  // divides by t
-  EXPECT_NE(var_error(mean).find("takes a value computed from the dynamic dim's size"), std::string::npos) << var_error(mean);
-  auto pad = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {t, 4}).pad({{1, 1}, {0, 0}})}; };
-  EXPECT_NE(var_error(pad).find("its dims follow the dynamic dim in a way"), std::string::npos) << var_error(pad);
+  auto scaled = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {t, 4}) * double(t)}; };  // not 1 / a count
+  EXPECT_NE(var_error(scaled).find("takes a value computed from the dynamic dim's size"), std::string::npos) << var_error(scaled);
   auto flip = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {t, 4}).flip({0})}; };
   EXPECT_NE(var_error(flip).find("reverses the dynamic dim"), std::string::npos) << var_error(flip);
-  auto merge = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {4, t}).reshape({4 * t}).reshape({4, t})}; };
-  EXPECT_NE(var_error(merge).find("its dims follow the dynamic dim"), std::string::npos) << var_error(merge);
+  // Merged into another axis (softmax's rows), the dim may be split out again but not reduced or output.
+  auto round_trip = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {4, t}).reshape({4 * t}).exp().reshape({4, t})}; };
+  EXPECT_EQ(var_masks(round_trip), (std::vector<uint64_t>{0b10}));
+  auto merged_sum = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {4, t}).reshape({4 * t}).sum({0})}; };
+  EXPECT_NE(var_error(merged_sum).find("reduces, pads, slices or reverses an axis that merges the dynamic dim"), std::string::npos)
+      << var_error(merged_sum);
+  auto merged_out = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {4, t}).reshape({4 * t})}; };
+  EXPECT_NE(var_error(merged_out).find("is an output with the dynamic dim merged"), std::string::npos) << var_error(merged_out);
+  auto across = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {4, t}).reshape({t, 4})}; };
+  EXPECT_NE(var_error(across).find("reshapes across the dynamic dim"), std::string::npos) << var_error(across);
+  // A window whose count depends on the size other than through the view (ceil mode's extra pad).
+  auto ceil_pool = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {1, 1, t}).max_pool({2}, {2}, {0, 0}, {1}, true)}; };
+  EXPECT_NE(var_error(ceil_pool).find("is built differently at sizes 16 and 15"), std::string::npos) << var_error(ceil_pool);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 # size run at any batch size and match the reference interpreter (tgc eval at that size) and
 # onnxruntime; the artifact's CLI and C API bind it; models whose nodes mix samples get a clear
 # compile error. Run-time dims (--dynamic): an attention block compiled once for sequence lengths
-# up to 16 matches tgc eval at lengths 1, 5 and 16 (cpu; qcom at 5) and onnxruntime at 9.
+# up to 16 matches tgc eval at lengths 1, 5 and 16 (cpu; qcom at 5) and onnxruntime at 9; a
+# convolution model (pads, strided convs, a pool) over a length up to 32 matches onnxruntime at
+# 4, 9, 13 and 32, also run in turn by one model object (C API), and on qcom at 9.
 # usage: dynamic_dims.sh TGC_BINARY REPO_ROOT   (TGC_REAL_MODELS overrides the real model dir)
 set -uo pipefail
 tgc="$1"; root="$2"
@@ -75,8 +77,34 @@ x_nseq = vi("x", ["N", "seq", D])
 onnx.save(helper.make_model(helper.make_graph(attn, "attn_n", [x_nseq], [vi("y", ["N", "seq", D]), vi("a", ["N", "seq", "seq"])], attn_inits),
                             opset_imports=[helper.make_opsetid("", 17)]), f"{d}/attn_n.onnx")
 np.save(f"{d}/n3seq7.npy", r.standard_normal((3, 7, D)).astype(np.float32))
+# Convolutions, pads and pools over a run-time length T (unnamed dim: --dynamic x:2=32): a "same"
+# branch keeps T, a strided branch (conv stride 2, max pool 2) ends in a max over its length.
+C = 6
+conv_inits = [W("k1", C, 4, 3), W("k2", C, C, 3), W("k3", C, 4, 5), W("b1", C), i64("pads", [0, 0, 3, 0, 0, 1])]
+conv = [n("Conv", ["x", "k1", "b1"], ["c1"], pads=[1, 1], name="conv_same"), n("Relu", ["c1"], ["r1"]),
+        n("Conv", ["r1", "k2"], ["c2"], pads=[1, 1], strides=[2], name="conv_s2"), n("Relu", ["c2"], ["r2"]),
+        n("MaxPool", ["r2"], ["p2"], kernel_shape=[2], strides=[2], name="pool"),
+        n("ReduceMax", ["p2"], ["head"], axes=[2], keepdims=1, name="head"),
+        n("Pad", ["x", "pads"], ["xp"], name="pad"), n("Conv", ["xp", "k3"], ["c3"], pads=[0, 0], name="conv_valid"),
+        n("Add", ["c3", "c1"], ["y"]),
+        # Means over the length and over the strided branch's length: 1 / a run-time count.
+        n("GlobalAveragePool", ["r2"], ["gap"], name="gap"), n("ReduceMean", ["c1"], ["mean"], axes=[2], keepdims=0, name="mean")]
+onnx.save(helper.make_model(helper.make_graph(conv, "conv_t", [vi("x", [1, 4, None])],
+                                              [vi("y", [1, C, None]), vi("head", [1, C, 1]), vi("gap", [1, C, 1]), vi("mean", [1, C])], conv_inits),
+                            opset_imports=[helper.make_opsetid("", 13)]), f"{d}/conv_t.onnx")
+for t in (4, 9, 13, 32):
+    np.save(f"{d}/t{t}.npy", r.standard_normal((1, 4, t)).astype(np.float32))
+# A nearest upsample (Resize x2) over the length, then a conv: the output's length is 2T.
+up = [n("Resize", ["x", "", "sc"], ["u"], mode="nearest"), n("Conv", ["u", "k1"], ["y"], pads=[1, 1])]
+onnx.save(helper.make_model(helper.make_graph(up, "up_t", [vi("x", [1, 4, None])], [vi("y", [1, C, None])],
+                                              [conv_inits[0], nh.from_array(np.array([1, 1, 2], np.float32), "sc")]),
+                            opset_imports=[helper.make_opsetid("", 13)]), f"{d}/up_t.onnx")
 np.save(f"{d}/cls2.npy", r.standard_normal((2, 3, 48, 192)).astype(np.float32))
 np.save(f"{d}/rec2.npy", r.standard_normal((2, 3, 48, 320)).astype(np.float32))
+for w in (40, 77, 192):
+    np.save(f"{d}/clsw{w}.npy", r.standard_normal((1, 3, 48, w)).astype(np.float32))
+for w in (80, 100, 160, 320):
+    np.save(f"{d}/recw{w}.npy", r.standard_normal((1, 3, 48, w)).astype(np.float32))
 PY
 
 echo "== a small model: artifacts (cpu, qcom) vs tgc eval at batch 1 and 3"
@@ -130,10 +158,37 @@ compare "$work/attn_n37" "$work/attn_n37_ref" --max-rel 1e-5
 "$work/attn" --dim seq=3 | grep -qF "a: f32[1,3,3]" || { echo "FAIL --dim seq=3 does not give a: f32[1,3,3]"; fail=1; }
 expect_error "a length past the bound" "run-time dim 'seq' must be 1 to 16, got 17" "$work/attn" --dim seq=17
 expect_error "--dim against the files" "input 'x' has seq=5, but --dim gives 4" "$work/attn" -i x="$work/seq5.npy" --dim seq=4
-expect_error "a mean over the length" "dim 'seq' cannot be bound at run time: node 'ReduceMean seq_mean'" \
+# A mean over the length would multiply by 1 / the run-time length (conv_t's means do), but at
+# the bound 1/16 is also the LayerNorm's 1/16 (one node in the traced graph, two at length 9).
+expect_error "a mean over the length whose scale is another constant at the bound" "dim 'seq' cannot be bound at run time: node 'ReduceMean seq_mean'" \
   "$tgc" compile "$work/attn_mean.onnx" --dynamic seq=16 -o "$work/m"
 expect_error "--dynamic of an unknown dim" "--dynamic sq: no input has a symbolic dim of that name" \
   "$tgc" compile "$work/attn.onnx" --dynamic sq=16 -o "$work/m"
+echo "== run-time dims through convolutions, pads and pools: lengths 4 to 32 vs onnxruntime"
+"$tgc" inspect "$work/conv_t.onnx" --dynamic x:2=32 --stage=kernels >"$work/conv_kernels" 2>&1 || { echo "FAIL inspect conv_t"; cat "$work/conv_kernels"; fail=1; }
+grep -q "global=\[.*<=16" "$work/conv_kernels" || { echo "FAIL the strided conv's kernel does not loop to a run-time size <=16"; cat "$work/conv_kernels"; fail=1; }
+"$tgc" compile "$work/conv_t.onnx" --dynamic x:2=32 -o "$work/conv_t" 2>"$work/log" || { cat "$work/log"; fail=1; }
+for t in 4 9 13 32; do
+  "$work/conv_t" -i x="$work/t$t.npy" -o "$work/conv_t$t" >/dev/null || { echo "FAIL conv_t at $t"; fail=1; }
+  node "$ort" "$work/conv_t.onnx" -i x="$work/t$t.npy" -o "$work/conv_t$t.ort" >/dev/null
+  echo "length $t:"; compare "$work/conv_t$t" "$work/conv_t$t.ort" --max-rel 1e-5
+done
+# One model object at lengths 32, 9, 4, 13: the first run leaves values past the shorter lengths,
+# which a pad mask or reduce at the layout's size would read.
+"$tgc" compile "$work/conv_t.onnx" --dynamic x:2=32 --shared -o "$work/libconv_t.so" 2>/dev/null || fail=1
+cc -O1 -I"$work" "$root/tests/c_api/conv_lengths.c" -L"$work" -lconv_t -lm -Wl,-rpath,"$work" -o "$work/conv_lengths" || fail=1
+"$work/conv_lengths" "$work/t32.npy" "$work/conv_t32.ort" "$work/t9.npy" "$work/conv_t9.ort" "$work/t4.npy" "$work/conv_t4.ort" \
+  "$work/t13.npy" "$work/conv_t13.ort" || fail=1
+"$tgc" compile "$work/up_t.onnx" --dynamic x:2=32 -o "$work/up_t" 2>/dev/null || { echo "FAIL compile up_t"; fail=1; }
+"$work/up_t" --info | grep -qF "y: f32[1,6,?]" || { echo "FAIL --info does not show the upsampled length as ?"; fail=1; }
+for t in 9 32; do
+  "$work/up_t" -i x="$work/t$t.npy" -o "$work/up_t$t" >/dev/null || { echo "FAIL up_t at $t"; fail=1; }
+  node "$ort" "$work/up_t.onnx" -i x="$work/t$t.npy" -o "$work/up_t$t.ort" >/dev/null
+  echo "upsampled, length $t:"; compare "$work/up_t$t" "$work/up_t$t.ort" --max-rel 1e-5
+done
+"$tgc" compile "$work/conv_t.onnx" --dynamic x:2=32 --target=qcom --triple=x86_64-linux-gnu -o "$work/conv_t_cl" 2>/dev/null || fail=1
+"$work/conv_t_cl" -i x="$work/t9.npy" -o "$work/conv_t_cl9" >/dev/null || fail=1
+echo "qcom, length 9:"; compare "$work/conv_t_cl9" "$work/conv_t9.ort" --max-rel 1e-5
 # --target=qcom: OpenCL kernels read the length from the vars buffer too (pocl here).
 "$tgc" compile "$work/attn.onnx" --dynamic seq=16 --target=qcom --triple=x86_64-linux-gnu -o "$work/attn_cl" 2>/dev/null || fail=1
 "$work/attn_cl" -i x="$work/seq5.npy" -o "$work/attn_cl5" >/dev/null || fail=1
@@ -160,6 +215,10 @@ if "$root/tests/vulkan_device.sh" "$tgc" "$root" >/dev/null; then
       "$work/seq1.npy" "$work/attn_ref1" "$work/seq5.npy" "$work/attn_ref5" || fail=1
     unset TGC_VK_STAGING TGC_VK_VALIDATION
   done
+  # Sizes through pads, windows and means (GLSL computes the loop ends from push constants).
+  "$tgc" compile "$work/conv_t.onnx" --dynamic x:2=32 --target=vulkan -o "$work/conv_vk" 2>/dev/null || fail=1
+  TGC_VK_VALIDATION=1 "$work/conv_vk" -i x="$work/t9.npy" -o "$work/conv_vk9" >/dev/null || fail=1
+  echo "vulkan, length 9:"; compare "$work/conv_vk9" "$work/conv_t9.ort" --max-rel 1e-5
   "$tgc" inspect "$work/attn.onnx" --dynamic seq=16 --target=vulkan --stage=blob -o "$work/attn_spv" >/dev/null || fail=1
   pushed=0
   for f in "$work"/attn_spv/*.bin; do
@@ -187,6 +246,23 @@ if [ -d "$real" ] && [ -d "$root/tools/ort/node_modules/onnxruntime-node" ]; the
   real_case embedding embedding_model.onnx "" input_1 emb3.npy
   real_case cls ch_ppocr_mobile_v2.0_cls_infer.onnx "--input-shape x=?,3,48,192" x cls2.npy
   real_case rec ch_PP-OCRv4_rec_infer.onnx "--input-shape x=?,3,48,320" x rec2.npy
+  echo "== the OCR direction classifier (strided convs, SE means) with a run-time width up to 192 vs onnxruntime"
+  "$tgc" compile "$real/ch_ppocr_mobile_v2.0_cls_infer.onnx" --input-shape x=1,3,48,? --dynamic p2o.DynamicDimension.2=192 \
+    -o "$work/cls_w" 2>/dev/null || { echo "FAIL compile cls with a run-time width"; fail=1; }
+  for w in 40 77 192; do
+    "$work/cls_w" -i x="$work/clsw$w.npy" -o "$work/cls_w$w" >/dev/null || { echo "FAIL cls at width $w"; fail=1; }
+    node "$ort" "$real/ch_ppocr_mobile_v2.0_cls_infer.onnx" -i x="$work/clsw$w.npy" -o "$work/cls_w$w.ort" >/dev/null
+    echo "width $w:"; compare "$work/cls_w$w" "$work/cls_w$w.ort" --max-rel 1e-4
+  done
+  echo "== the OCR recogniser (convs, pools, attention, output length W/8) with a run-time width up to 320 vs onnxruntime"
+  "$tgc" compile "$real/ch_PP-OCRv4_rec_infer.onnx" --input-shape x=1,3,48,? --dynamic p2o.DynamicDimension.1=320 \
+    -o "$work/rec_w" 2>/dev/null || { echo "FAIL compile rec with a run-time width"; fail=1; }
+  "$work/rec_w" --info | grep -qF "softmax_11.tmp_0: f32[1,?,6625]" || { echo "FAIL --info does not show the derived output length as ?"; fail=1; }
+  for w in 80 100 160 320; do
+    "$work/rec_w" -i x="$work/recw$w.npy" -o "$work/rec_w$w" >/dev/null || { echo "FAIL rec at width $w"; fail=1; }
+    node "$ort" "$real/ch_PP-OCRv4_rec_infer.onnx" -i x="$work/recw$w.npy" -o "$work/rec_w$w.ort" >/dev/null
+    echo "width $w:"; compare "$work/rec_w$w" "$work/rec_w$w.ort" --max-rel 1e-4
+  done
   expect_error "melspectrogram normalises by the batch's max" "node 'ReduceMax ReduceMax_24' (REDUCE) reduces over the batch dim" \
     "$tgc" compile "$real/melspectrogram.onnx" --input-shape input=?,1280 -o "$work/mel"
 else

@@ -33,7 +33,9 @@ save("unknown_op", [helper.make_node("FancyOp", ["x"], ["y"], name="fancy")])
 save("missing_input", [helper.make_node("Add", ["x", "w"], ["y"], name="add_w")])
 save("cycle", [relu("r1", "z", "y"), relu("r2", "y", "z")])
 save("self_loop", [helper.make_node("Add", ["x", "z"], ["z"], name="acc"), relu("r", "z", "y")])
-save("unsorted", [relu("late_reader", "z", "y"), relu("early_writer", "x", "z")])
+save("unsorted", [relu("late_reader", "z", "y"), relu("early_writer", "x", "z")])  # valid: sorted on import
+# A reader of a cycle comes first in the file: the error names a node on the cycle.
+save("cycle_after_unsorted", [relu("reader", "a", "y"), relu("c0", "b", "a"), relu("c1", "b2", "b"), relu("c2", "b", "b2")])
 save("output_never_produced", [relu("r", "x", "t")])
 save("too_few_inputs", [helper.make_node("Add", ["x"], ["y"], name="add_one")])
 

@@ -148,5 +148,41 @@ save("same_tensor_twice", [h.make_node("Add", ["x", "x"], ["s"]), h.make_node("I
                            h.make_node("Identity", ["s"], ["b"])],
      {"x": f32(3, 4)}, [("a", F), ("b", F)], 13)
 
+# Nodes out of topological order, as fp16 converters write them (the Cast of the input appended at
+# the end) and an If whose branches read a value produced after it: imported in sorted order.
+then_g = h.make_graph([h.make_node("Identity", ["mf"], ["t"])], "then", [], [h.make_tensor_value_info("t", F, None)])
+else_g = h.make_graph([h.make_node("Neg", ["mf"], ["e"])], "else", [], [h.make_tensor_value_info("e", F, None)])
+save("unsorted_nodes", [h.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g),
+                        h.make_node("Mul", ["xr", "xr"], ["mf"]),
+                        h.make_node("Cast", ["xh"], ["xr"], to=F),
+                        h.make_node("Cast", ["x"], ["xh"], to=T.FLOAT16)],
+     {"x": f32(3, 4)}, [("y", F)], 13, [("cond", np.array(False))])
+
+# Quantization as onnxruntime computes it: q = x / scale in f32 (correctly rounded), round half
+# to even, saturate; integer outputs must be identical. Inputs sit on and next to the ties of
+# x / scale, around the saturation bounds, and at random.
+def around_ties(scale, n):
+    k = rng.integers(-300, 300, n).astype(np.float32) + np.float32(0.5)
+    t = (k * np.float32(scale)).astype(np.float32)
+    return np.concatenate([t, np.nextafter(t, np.float32(np.inf)), np.nextafter(t, np.float32(-np.inf)),
+                           f32(n, scale=100 * scale)]).astype(np.float32)
+scale_u8, scale_i8 = np.float32(0.0137), np.array([0.0213, 0.1, 0.00731], np.float32)
+save("quantize_linear_ties", [h.make_node("QuantizeLinear", ["x", "s", "z"], ["y"]),
+                              h.make_node("QuantizeLinear", ["w", "si", "zi"], ["yi"], axis=0)],
+     {"x": around_ties(scale_u8, 20000), "w": np.stack([around_ties(v, 4000) for v in scale_i8])},
+     [("y", T.UINT8), ("yi", T.INT8)], 13,
+     [("s", scale_u8), ("z", np.array(131, np.uint8)), ("si", scale_i8), ("zi", np.array([-3, 0, 7], np.int8))])
+# DynamicQuantizeLinear: scale = (max - min) / 255 in f32 (1 when all are 0), zero point
+# round(-min / scale); one input of each kind.
+dq = lambda i: h.make_node("DynamicQuantizeLinear", [i], ["y_" + i, "s_" + i, "z_" + i])
+save("dynamic_quantize_linear", [dq("a"), dq("b"), dq("c"), dq("d")],
+     {"a": f32(300, 257, scale=3), "b": np.abs(f32(50, 100)), "c": np.zeros((4, 5), np.float32),
+      "d": (f32(40, 100) * np.float32(0.37) - np.float32(0.8)).astype(np.float32)},
+     [(p + i, t) for i in "abcd" for p, t in (("y_", T.UINT8), ("s_", F), ("z_", T.UINT8))], 13)
+
+# Compared with --max-rel 0: every output bit for bit (float scales included).
+with open(os.path.join(out_dir, "exact.txt"), "w") as f:
+    f.write("quantize_linear_ties\ndynamic_quantize_linear\nqlinearconv_per_channel\n")
+
 with open(os.path.join(out_dir, "manifest.txt"), "w") as f:
     f.write("\n".join(manifest) + "\n")

@@ -119,7 +119,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(TensorTest, RoundingAtHalves) {
   std::vector<float> v = {-3.5f, -2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 3.5f, 4.5f, -0.0f, 0.0f, 1.2f, -1.7f, 2.51f,
-                          0.49999997f, -0.49999997f, -2.0f, 8388608.0f, 16777216.0f, 1e9f};
+                          0.49999997f, -0.49999997f, -2.0f, 8388608.0f, 16777216.0f, 1e9f,
+                          // Just above a half: x + 0.5 rounds in f32 (to 1.0 for 0.5 + 2^-24).
+                          0.50000006f, -0.50000006f, 0.7500001f, 2.5000002f, 4194304.5f, 4194305.5f};
   Tensor x = input_data({int64_t(v.size())}, v);
   auto ref = [&](double (*f)(double)) {
     std::vector<double> r;

@@ -30,7 +30,7 @@ class CRenderer {
       o_ << "  " << idx << " gid = " << d_.global_id() << ";\n";
     }
     decode(k_.global_decode, "gid");
-    for (const UOp* r : k_.bounded) o_ << "  if (" << name(r) << " >= " << ref(r->src[0]) << ") return;\n";
+    for (const UOp* r : k_.bounded) o_ << "  if (" << name(r) << " >= " << end_of(r) << ") return;\n";
     std::string top = o_.str();
     o_.str("");
     stmts(p_.body, 1);
@@ -70,7 +70,7 @@ class CRenderer {
         case LStmt::Let: o_ << pad << reg(s.u->dtype) << " " << name(s.u) << " = " << expr(s.u) << ";\n"; break;
         case LStmt::Loop: {
           std::string r = name(s.u);
-          o_ << pad << "for (" << reg(DType::Index) << " " << r << " = 0; " << r << " < " << ref(s.u->src[0]) << "; ++" << r << ") {\n";
+          o_ << pad << "for (" << reg(DType::Index) << " " << r << " = 0; " << r << " < " << end_of(s.u) << "; ++" << r << ") {\n";
           stmts(s.body, depth + 1);
           o_ << pad << "}\n";
           break;
@@ -185,7 +185,18 @@ class CRenderer {
     return s + d_.float_suffix(t);
   }
 
+  // Where range `r` ends: a constant, a VAR, or an expression of VARs (a run-time size through a
+  // pad or window), written out in place since no statement computes it.
+  std::string end_of(const UOp* r) {
+    inline_index_ = true;
+    std::string s = ref(r->src[0]);
+    inline_index_ = false;
+    return s;
+  }
+  bool inline_index_ = false;
+
   std::string ref(const UOp* u) {
+    if (inline_index_ && u->op != Op::Const && u->op != Op::Var && u->op != Op::Range) return "(" + expr(u) + ")";
     if (u->op == Op::Const) {
       if (is_float(u->dtype)) return float_lit(u->fval(), u->dtype);
       if (u->dtype == DType::Bool) return u->ival() ? "true" : "false";

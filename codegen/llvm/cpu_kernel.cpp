@@ -1,5 +1,7 @@
 #include "codegen/llvm/cpu_kernel.h"
 
+#include <functional>
+
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
@@ -40,6 +42,17 @@ class CpuRenderer : LlvmExprHooks {
     if (args_.count(g_.vars_buffer()))
       for (const UOp* v : g_.vars())
         e_.set(v, b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v))), v->var().name));
+    // A loop over an axis that follows a run-time dim ends at an expression of VARs ((W+1)/2
+    // after a strided window): computed once, here.
+    std::vector<const UOp*> ranges = p_.globals;
+    std::function<void(const std::vector<LStmt>&)> loops = [&](const std::vector<LStmt>& body) {
+      for (const LStmt& st : body)
+        if (st.kind == LStmt::Loop) ranges.push_back(st.u), loops(st.body);
+    };
+    loops(p_.body);
+    for (const UOp* r : ranges)
+      for (const UOp* x : toposort({r->src[0]}))
+        if (!x->is_const() && x->op != Op::Var && !e_.has(x)) e_.set(x, e_.compute(x));
     make_alias_scopes();
     // for item in [begin, end): decode outer indices and the chunk, then run the body.
     loop(fn_->getArg(1), fn_->getArg(2), [&](Value* item) {

@@ -38,6 +38,7 @@ class LlvmExprEmitter {
   void set(const UOp* u, llvm::Value* v) { values_[u] = v; }
   // What has been computed, to save and restore around a scope emitted more than once.
   std::unordered_map<const UOp*, llvm::Value*>& values() { return values_; }
+  bool has(const UOp* u) const { return values_.count(u) > 0; }
   // u's value: set or computed before, a constant, or an accumulator's; throws otherwise.
   llvm::Value* value(const UOp* u);
   // Emits u from its sources' values (which must exist) and returns it; the caller set()s it.

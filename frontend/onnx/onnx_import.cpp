@@ -137,7 +137,7 @@ struct Importer {
       }
     }
     const auto& ops = onnx_ops();
-    for (int n = 0; n < gp.node_size(); ++n) {
+    for (int n : topological_order(gp)) {
       const onnx::NodeProto& node = gp.node(n);
       std::string label = prefix + (node.name().empty() ? "#" + std::to_string(n) : node.name());
       std::string where = path + ": node '" + label + "' (" + node.op_type() + ", opset " + std::to_string(opset) + ")";

@@ -26,13 +26,22 @@ std::pair<double, double> int_range(DType t) {
   throw Error("quantization to " + std::string(dtype_name(t)) + " is not supported");
 }
 
-// round(q) + zero_point, saturated to t. q is computed in f64 and rounded to f32 first, so
-// that ties land where an f32 division (as in onnxruntime) puts them.
-Tensor requantize(const Tensor& q64, const std::optional<Tensor>& zp, DType t) {
+// a / b rounded once to f32, as onnxruntime's float division: the f64 quotient through a f64
+// reciprocal is within 2^-52 of a / b, and a quotient of two f32 values is either a f32 value
+// or at least 2^-49 (relative) away from every midpoint between two, so rounding it to f32 gives
+// the correctly rounded quotient. (tgc's float division is a multiply by a f32 reciprocal,
+// which is off by an ulp in a few percent of cases; a quantizer's ties move with it.)
+Tensor f32_div(const Tensor& a, const Tensor& b) {
+  return (a.cast(DType::F64) * b.cast(DType::F64).reciprocal()).cast(DType::F32);
+}
+
+// round(q) + zero_point (half to even), saturated to t: onnxruntime clamps q to the range
+// less the zero point and rounds, the same for integer bounds.
+Tensor requantize(const Tensor& q, const std::optional<Tensor>& zp, DType t) {
   auto [lo, hi] = int_range(t);
-  Tensor q = q64.cast(DType::F32).round();
-  if (zp) q = q + zp->cast(DType::F32);
-  return q.clip(lo, hi).cast(t);
+  Tensor r = q.cast(DType::F32).round();
+  if (zp) r = r + zp->cast(DType::F32);
+  return r.clip(lo, hi).cast(t);
 }
 
 Tensor quantize(Ctx& c) {
@@ -42,8 +51,7 @@ Tensor quantize(Ctx& c) {
   std::optional<Tensor> zp;
   DType t = DType::U8;
   if (c.has(2)) zp = along_axis(c, c.in(2), x, axis), t = c.in(2).dtype();
-  Tensor q = x.cast(DType::F64) * scale.cast(DType::F64).reciprocal();
-  return requantize(q, zp, t);
+  return requantize(f32_div(x.cast(DType::F32), scale.cast(DType::F32)), zp, t);
 }
 
 Tensor dequantize(Ctx& c) {
@@ -55,13 +63,15 @@ Tensor dequantize(Ctx& c) {
   return v * scale;
 }
 
+// onnxruntime's arithmetic (GetQuantizationParameter): the range includes 0, scale =
+// (max - min) / 255 in f32 (1 when max == min, i.e. all zeros), zero point round(0 - min / scale).
 Outs dynamic_quantize(Ctx& c) {
-  const Tensor& x = c.in(0);
+  Tensor x = c.in(0).cast(DType::F32);
   Tensor zero = x.scalar(0);
   Tensor hi = x.max().maximum(zero), lo = x.min().minimum(zero);
-  Tensor scale = (hi - lo) / 255.0;
-  Tensor zp = requantize((-lo).cast(DType::F64) * scale.cast(DType::F64).reciprocal(), std::nullopt, DType::U8);
-  Tensor y = requantize(x.cast(DType::F64) * scale.cast(DType::F64).reciprocal(), zp, DType::U8);
+  Tensor scale = Tensor::where(hi.eq(lo), x.scalar(1), f32_div(hi - lo, x.scalar(255)));
+  Tensor zp = requantize(f32_div(-lo, scale), std::nullopt, DType::U8);
+  Tensor y = requantize(f32_div(x, scale), zp, DType::U8);
   return {y, scale, zp};
 }
 
@@ -85,8 +95,9 @@ Tensor qlinear_matmul(Ctx& c) {
   Tensor a = c.in(0).cast(DType::I32) - c.in(2).cast(DType::I32).reshape(c.in(2).numel() == 1 ? Shape{} : Shape{c.in(2).numel(), 1});
   Tensor b = c.in(3).cast(DType::I32) - c.in(5).cast(DType::I32).reshape(c.in(5).numel() == 1 ? Shape{} : Shape{c.in(5).numel()});
   Tensor acc = a.matmul(b);
-  Tensor scale = c.in(1).cast(DType::F32) * c.in(4).cast(DType::F32).reshape(c.in(4).numel() == 1 ? Shape{} : Shape{c.in(4).numel()}) / c.in(6).cast(DType::F32);
-  return requantize(acc.cast(DType::F64) * scale.cast(DType::F64), c.in(7), c.in(7).dtype());
+  Tensor scale = f32_div(c.in(1).cast(DType::F32) * c.in(4).cast(DType::F32).reshape(c.in(4).numel() == 1 ? Shape{} : Shape{c.in(4).numel()}),
+                         c.in(6).cast(DType::F32));
+  return requantize(acc.cast(DType::F32) * scale, c.in(7), c.in(7).dtype());
 }
 
 Tensor conv_int(Ctx& c, const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias) {
@@ -115,8 +126,8 @@ Tensor qlinear_conv(Ctx& c) {
   } else {
     ws = ws.reshape({});
   }
-  Tensor scale = c.in(1).cast(DType::F32).reshape({}) * ws / c.in(6).cast(DType::F32).reshape({});
-  return requantize(acc.cast(DType::F64) * scale.cast(DType::F64), c.in(7).reshape({}), c.in(7).dtype());
+  Tensor scale = f32_div(c.in(1).cast(DType::F32).reshape({}) * ws, c.in(6).cast(DType::F32).reshape({}));
+  return requantize(acc.cast(DType::F32) * scale, c.in(7).reshape({}), c.in(7).dtype());
 }
 }  // namespace
 

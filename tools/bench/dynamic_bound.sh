@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# A run-time dim's cost at its bound (issue 19): each model compiled twice for cpu, once with the
+# dim fixed at the bound (--input-shape) and once as a run-time dim up to that bound (--dynamic),
+# then both run on the same input at the bound, alternately for ROUNDS rounds of `--bench ITERS`
+# each (so load from other processes hits both alike). Prints per model the medians of the
+# rounds' median latencies and their ratio, dynamic / static (the goal is <= 1.2).
+# usage: tools/bench/dynamic_bound.sh [--rounds N] [--iters N] [--threads N]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+tgc="$root/build/tgc"; models="$root/../shared/models/real"; rounds=5; iters=20; threads=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) rounds="$2"; shift 2 ;;
+    --iters) iters="$2"; shift 2 ;;
+    --threads) threads="$2"; shift 2 ;;
+    -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "dynamic_bound.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
+  esac
+done
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+# name|model|input|static shape|dynamic shape|--dynamic|input shape at the bound
+cases=(
+  "rec|ch_PP-OCRv4_rec_infer.onnx|x|1,3,48,320|1,3,48,?|p2o.DynamicDimension.1=320|1,3,48,320"
+  "cls|ch_ppocr_mobile_v2.0_cls_infer.onnx|x|1,3,48,192|1,3,48,?|p2o.DynamicDimension.2=192|1,3,48,192"
+)
+median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+printf "%-5s %12s %12s %8s\n" model "static ms" "dynamic ms" ratio
+for c in "${cases[@]}"; do
+  IFS='|' read -r name model input fixed dyn var shape <<<"$c"
+  /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.random.default_rng(0).standard_normal(tuple(int(d) for d in sys.argv[2].split(','))).astype(np.float32))" \
+    "$work/$name.npy" "$shape"
+  "$tgc" compile "$models/$model" --input-shape "$input=$fixed" -o "$work/$name.static" 2>/dev/null
+  "$tgc" compile "$models/$model" --input-shape "$input=$dyn" --dynamic "$var" -o "$work/$name.dynamic" 2>/dev/null
+  : >"$work/s"; : >"$work/d"
+  for _ in $(seq "$rounds"); do
+    for kind in static dynamic; do
+      "$work/$name.$kind" -i "$input=$work/$name.npy" --bench "$iters" --threads "$threads" | tail -1 |
+        sed 's/.*"median_ms": \([0-9.]*\).*/\1/' >>"$work/${kind:0:1}"
+    done
+  done
+  s=$(median <"$work/s"); d=$(median <"$work/d")
+  printf "%-5s %12.2f %12.2f %8.2f\n" "$name" "$s" "$d" "$(awk -v a="$d" -v b="$s" 'BEGIN {print a / b}')"
+done
