@@ -48,7 +48,7 @@ static_assert(same_layout(kLaunch, {offsetof(tgc_launch, name), offsetof(tgc_lau
                                     offsetof(tgc_launch, global_size), offsetof(tgc_launch, local_size),
                                     offsetof(tgc_launch, outer_var)},
                           sizeof(tgc_launch)), "codegen/model_desc.h: tgc_launch mirror out of step with tgc_model.h");
-constexpr std::array kDesc{I32, Ptr, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr, I64, Ptr, Ptr, I32, Ptr, Ptr, I32};
+constexpr std::array kDesc{I32, Ptr, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr, I64, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr};
 static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version), offsetof(tgc_model_desc, name),
                                   offsetof(tgc_model_desc, backend), offsetof(tgc_model_desc, num_buffers),
                                   offsetof(tgc_model_desc, buffers), offsetof(tgc_model_desc, num_launches),
@@ -58,7 +58,8 @@ static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version), offseto
                                   offsetof(tgc_model_desc, weights), offsetof(tgc_model_desc, weights_size),
                                   offsetof(tgc_model_desc, weights_file), offsetof(tgc_model_desc, batch_dim),
                                   offsetof(tgc_model_desc, num_vars), offsetof(tgc_model_desc, var_names),
-                                  offsetof(tgc_model_desc, var_max), offsetof(tgc_model_desc, vars_buffer)},
+                                  offsetof(tgc_model_desc, var_max), offsetof(tgc_model_desc, vars_buffer),
+                                  offsetof(tgc_model_desc, kv_position)},
                           sizeof(tgc_model_desc)), "codegen/model_desc.h: tgc_model_desc mirror out of step with tgc_model.h");
 static_assert(int(DType::Bool) == TGC_BOOL && int(DType::I8) == TGC_I8 && int(DType::I16) == TGC_I16 &&
               int(DType::I32) == TGC_I32 && int(DType::I64) == TGC_I64 && int(DType::U8) == TGC_U8 &&

@@ -35,6 +35,11 @@ struct Model {
   // Run-time dims (VARs, declared in graph->vars()): per input and output, per dim, the slot of
   // the VAR it is or -1; empty for a tensor without one. The graph is traced at their maxima.
   std::vector<std::vector<int32_t>> input_dim_vars, output_dim_vars;
+  // A KV cache: state that each run extends by its tokens. kv_length_var is the VAR of the
+  // state's length after a run (bound by the runtime: the length before plus dim 0 of input
+  // kv_count_input); empty without one.
+  std::string kv_length_var;
+  int kv_count_input = 0;
 
   std::vector<const UOp*> output_roots() const {
     std::vector<const UOp*> r;

@@ -119,12 +119,16 @@ struct BatchRules {
     auto want = [&](bool ok, const std::string& why) {
       if (!ok) t.fail(a, why);
     };
-    if (is_elementwise(a->op) || a->op == Op::Contiguous || a->op == Op::Assign) {
+    if (a->op == Op::Assign) {  // a state buffer is one per model, never per sample
+      want(ax < 0 && axis.at(a->src[1]) < 0, "writes a sample's values into a state buffer");
+      return;
+    }
+    if (is_elementwise(a->op) || a->op == Op::Contiguous) {
       for (const UOp* x : a->src) want(axis.at(x) == ax, "combines tensors whose batch axes differ");
       return;
     }
     switch (a->op) {
-      case Op::Buffer: case Op::Const: return;
+      case Op::Buffer: case Op::Const: case Op::Var: return;
       case Op::Reduce: want(s == ax, "reduces over the batch dim"); return;
       case Op::Pad: case Op::Shrink: want(s == ax, "pads or slices the batch dim"); return;
       case Op::Flip: want(s == ax && (s < 0 || a->ints()[size_t(s)] == 0), "reverses the batch dim"); return;
@@ -200,12 +204,18 @@ struct VarRules {
     auto want = [&](bool ok, const std::string& why) {
       if (!ok) t.fail(a, why);
     };
-    if (is_elementwise(a->op) || a->op == Op::Contiguous || a->op == Op::Assign) {
+    // An ASSIGN is its state buffer (run-time dims as the buffer's); the value written may have
+    // run-time dims of its own (the tokens of this run), and the offset is an index expression.
+    if (a->op == Op::Assign) {
+      want(m == mask.at(a->src[0]), "changes the dynamic axes of a state buffer");
+      return;
+    }
+    if (is_elementwise(a->op) || a->op == Op::Contiguous) {
       for (const UOp* x : a->src) want(mask.at(x) == m, "combines tensors whose dynamic axes differ");
       return;
     }
     switch (a->op) {
-      case Op::Const: return;
+      case Op::Const: case Op::Var: return;
       case Op::Buffer: {
         // A whole table in trace a, cut to the dim's size in trace b: the table cut to the dim.
         bool cut = b->op == Op::Shrink;

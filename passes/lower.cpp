@@ -104,7 +104,7 @@ class Lowerer {
   }
 
   void emit(const UOp* u) {
-    if (u->op == Op::Const || u->op == Op::Range || u->op == Op::Buffer || visible(u)) return;
+    if (u->op == Op::Const || u->op == Op::Range || u->op == Op::Var || u->op == Op::Buffer || visible(u)) return;
     if (u->op == Op::KReduce) {
       std::vector<const UOp*> group = siblings(u);
       for (const UOp* m : group) place(m, {LStmt::AccInit, m});

@@ -51,19 +51,25 @@ class KernelBuilder {
 
   Kernel build(const UOp* root, int64_t out_buf) {
     Kernel k;
+    // An ASSIGN stores its value's elements into the state buffer, shifted by the offset along
+    // its axis: the kernel's ranges are the value's.
+    const bool assign = root->op == Op::Assign;
+    const UOp* over = assign ? root->src[1] : root;
     std::vector<const UOp*> idx;
-    for (int64_t d : root->shape) {
+    for (int64_t d : over->shape) {
       if (d == 1) {
         idx.push_back(sym_.c(0));
       } else {
-        idx.push_back(new_range(d, RangeKind::Global, g_.var_axis(root, int64_t(idx.size()))));
+        idx.push_back(new_range(d, RangeKind::Global, g_.var_axis(over, int64_t(idx.size()))));
         k.global_ranges.push_back(idx.back());
       }
     }
     globals_ = k.global_ranges;
-    const UOp* value = render(root, idx, nullptr, /*is_root=*/true);
+    const UOp* value = assign ? render(over, idx, nullptr) : render(root, idx, nullptr, /*is_root=*/true);
+    std::vector<const UOp*> at = idx;
+    if (assign) at[size_t(root->ival())] = sym_.add(at[size_t(root->ival())], root->src[2]);
     const UOp* out = g_.make(Op::Buffer, root->dtype, {}, out_buf);
-    k.ast = g_.make(Op::Store, root->dtype, {out, rw_.rewrite(linear(root->shape, idx)), value});
+    k.ast = g_.make(Op::Store, root->dtype, {out, rw_.rewrite(linear(root->shape, at)), value});
     k.output = out_buf;
     k.inputs = inputs_;
     for (const UOp* x : toposort({k.ast}))
@@ -189,7 +195,7 @@ class KernelBuilder {
       return g_.make(u->op, u->dtype, src, u->arg);
     }
     switch (u->op) {
-      case Op::Const: return u;
+      case Op::Const: case Op::Var: return u;
       case Op::Contiguous: return render(u->src[0], idx, gate);
       case Op::Reduce: {
         // A reduce inside another reduce's loop (conv feeding a pool) is stored first: fused,
@@ -371,6 +377,17 @@ Schedule schedule(Graph& g, const std::vector<const UOp*>& requested, const Sche
   for (size_t i = 0; i < outputs.size(); ++i) realize(outputs[i], BufferKind::Output, "out" + std::to_string(i));
   for (const UOp* u : order)
     if (u->op == Op::Contiguous) realize(u, BufferKind::Intermediate, "t" + std::to_string(position[u]));
+  // An ASSIGN is stored into its state buffer, which its consumers then read. Nothing may read
+  // the state buffer around it: the kernels' order follows the graph's, not the buffer's.
+  std::set<int64_t> assigned;
+  for (const UOp* u : order)
+    if (u->op == Op::Assign) {
+      int64_t target = u->src[0]->ival();
+      check(!realized.count(u), "schedule: an ASSIGN is an output of its own; request its consumers instead");
+      check(assigned.insert(target).second, "schedule: state buffer '" + g.buffer(target).name + "' is assigned twice");
+      check(consumers[u->src[0]].size() == 1, "schedule: state buffer '" + g.buffer(target).name + "' is read around its ASSIGN");
+      realized[u] = target;
+    }
 
   // Build kernels consumers first. A builder stops as soon as inlining some node costs more than
   // realizing it; that node becomes a kernel of its own and every kernel that inlined it is

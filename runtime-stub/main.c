@@ -193,6 +193,8 @@ static void usage(const tgc_model_desc* d) {
          "                             (default 1; with -i the files give it)\n"
          "  --dim NAME=N               size of a run-time dim, for random inputs (default: its upper bound;\n"
          "                             with -i the files give it)\n"
+         "  --decode FILE.npy          models with a KV cache: after the run, one run per token of FILE (i32[n]),\n"
+         "                             each after the previous; outputs hold the run's rows then one per step\n"
          "  --info                     print the model's inputs, outputs and memory sizes\n"
          "  -h, --help                 this text\n\n"
          "Without -o, prints each output's name, dtype, shape and checksum (sum of its elements).\n"
@@ -222,7 +224,11 @@ static void print_info(const tgc_model_desc* d) {
     printf("batch dim: %s (bound at run time from the -i shapes or --batch; one sample's program runs per sample)\n",
            d->batch_dim);
   for (int32_t v = 0; v < d->num_vars; ++v)
-    printf("run-time dim: %s (1 to %lld; bound from the -i shapes or --dim)\n", d->var_names[v], (long long)d->var_max[v]);
+    if (d->kv_position && v == d->kv_position[0])
+      printf("kv cache: %lld positions; run-time dim %s = positions held after a run (each run appends its tokens)\n",
+             (long long)d->var_max[v], d->var_names[v]);
+    else
+      printf("run-time dim: %s (1 to %lld; bound from the -i shapes or --dim)\n", d->var_names[v], (long long)d->var_max[v]);
   printf("arena: %lld bytes\n", (long long)d->arena_size);
   if (d->weights_file && d->weights_file[0])
     printf("weights: %lld bytes, file '%s'\n", (long long)d->weights_size, d->weights_file);
@@ -265,6 +271,9 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   int info = 0, rc = 1;
   long long bench = 0, threads = 0, batch = 0;
   const char* out_dir = NULL;
+  const char* decode_path = NULL;
+  tgc_npy steps = {0};
+  tgc_npy* rows = NULL; /* --decode: each output's rows over the run and the steps */
   int32_t nin = desc->num_inputs, nout = desc->num_outputs;
   int n_given = 0;
   int32_t batch_from = -1; /* the first -i input holding the batch dim */
@@ -345,6 +354,9 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     } else if (takes_value(argc, argv, &i, &flag, &val, "-o", "--output")) {
       if (!val || !val[0]) { fail("%s needs a directory", flag); goto done; }
       out_dir = val;
+    } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--decode")) {
+      if (!val || !val[0]) { fail("--decode needs FILE.npy (i32 tokens, one per step)"); goto done; }
+      decode_path = val;
     } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--bench")) {
       if (!val || parse_int(val, 1, &bench) != 0) { fail("--bench needs a positive iteration count, got '%s'", val ? val : ""); goto done; }
     } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--batch")) {
@@ -432,19 +444,28 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     fail("%s", tgc_last_error());
     goto done;
   }
+  if (decode_path) {
+    if (bench > 0) { fail("--decode and --bench do not go together"); goto done; }
+    if (!(rows = calloc((size_t)nout + 1, sizeof *rows))) { fail("out of memory"); goto done; }
+    if (tgc_npy_read(decode_path, &steps) != 0 || tgc_decode_steps(m, &steps, rows) != 0) {
+      fail("%s", tgc_last_error());
+      goto done;
+    }
+  }
 
   if (out_dir) {
     if (tgc_mkdirs(out_dir) != 0) { fail("-o %s: cannot create directory (%s)", out_dir, strerror(errno)); goto done; }
     for (int32_t k = 0; k < nout; ++k) {
       const tgc_buffer* b = &desc->buffers[desc->outputs[k]];
       int64_t dims[16];
-      int rank = tgc_output_shape(m, k, dims);
+      int rank = rows ? rows[k].rank : tgc_output_shape(m, k, dims);
+      if (rows) memcpy(dims, rows[k].shape, sizeof dims);
       char* safe = file_safe(b->name ? b->name : "");
       size_t len = strlen(out_dir) + (safe ? strlen(safe) : 0) + 8;
       char* path = safe ? malloc(len) : NULL;
       if (!path) { free(safe); fail("out of memory"); goto done; }
       snprintf(path, len, "%s/%s.npy", out_dir, safe);
-      int r = tgc_npy_write(path, b->dtype, rank, dims, tgc_output_data(m, k),
+      int r = tgc_npy_write(path, b->dtype, rank, dims, rows ? rows[k].data : tgc_output_data(m, k),
                             (size_t)(numel(rank, dims) * tgc_dtype_size(b->dtype)));
       free(path);
       free(safe);
@@ -455,9 +476,11 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       const tgc_buffer* b = &desc->buffers[desc->outputs[k]];
       char t[512];
       int64_t dims[16];
-      int rank = tgc_output_shape(m, k, dims);
+      int rank = rows ? rows[k].rank : tgc_output_shape(m, k, dims);
+      if (rows) memcpy(dims, rows[k].shape, sizeof dims);
       type_str(t, sizeof t, b->dtype, rank, dims, NULL);
-      printf("%s: %s checksum %.9g\n", b->name ? b->name : "?", t, checksum(tgc_output_data(m, k), b, numel(rank, dims)));
+      printf("%s: %s checksum %.9g\n", b->name ? b->name : "?", t,
+             checksum(rows ? rows[k].data : tgc_output_data(m, k), b, numel(rank, dims)));
     }
   }
   if (bench > 0) {
@@ -489,5 +512,8 @@ done:
   for (int32_t k = 0; k < nin; ++k) free(feeds[k].data);
   free(feeds);
   free(times);
+  free(steps.data);
+  for (int32_t k = 0; rows && k < nout; ++k) free(rows[k].data);
+  free(rows);
   return rc;
 }

@@ -5,7 +5,7 @@
 #define TGC_MODEL_H
 #include <stdint.h>
 
-#define TGC_ABI_VERSION 3
+#define TGC_ABI_VERSION 4
 
 /* Same order as tgc::DType in the compiler. */
 enum tgc_dtype {
@@ -83,6 +83,11 @@ typedef struct {
   const char* const* var_names; /* from buffer vars_buffer (i64[num_vars]), which the runtime fills */
   const int64_t* var_max; /* upper bounds (the lower bound is 1) */
   int32_t vars_buffer;    /* -1 without run-time dims */
+  const int32_t* kv_position; /* NULL, or {length_var, count_input} for a model whose STATE grows
+                           * by each run's tokens (a KV cache): VAR length_var is the filled length
+                           * after a run, which the runtime binds itself to the length before the
+                           * run plus dim 0 of input count_input, and keeps across runs (0 at
+                           * create and after tgc_reset_state) */
 } tgc_model_desc;
 
 #endif
