@@ -82,8 +82,10 @@ Tensor Tensor::assign(const Tensor& value, int64_t axis, const UOp* offset) cons
   axis = norm_axis(axis);
   check(u_->op == Op::Buffer && g_->buffer(u_->ival()).kind == BufferKind::State, "assign: the target is not a state buffer");
   check(offset->dtype == DType::Index && offset->shape.empty(), "assign: the offset is not an index expression");
+  // Along the axis, offset + extent stays within the buffer at run time: whoever binds the VARs
+  // sees to that (the runtime, for a KV cache), since neither is known here.
   bool fits = value.ndim() == ndim() && value.dtype() == dtype();
-  for (int64_t i = 0; fits && i < ndim(); ++i) fits = i == axis ? value.dim(i) <= dim(i) : value.dim(i) == dim(i);
+  for (int64_t i = 0; fits && i < ndim(); ++i) fits = i == axis || value.dim(i) == dim(i);
   if (!fits) throw Error("assign: " + std::string(dtype_name(value.dtype())) + shape_str(value.shape()) + " does not fit into " +
                          std::string(dtype_name(dtype())) + shape_str(shape()) + " along axis " + std::to_string(axis));
   return make(Op::Assign, {u_, value.uop(), offset}, axis);

@@ -42,8 +42,9 @@ class Tensor {
   // rank-0 tensor of dtype t.
   static Tensor index_value(Graph& g, const UOp* expr, DType t);
   // This state buffer after `value` is written into it in place, at `offset` along `axis` (an
-  // index expression over VARs and constants, known at run time); value spans the buffer's
-  // other axes. One kernel writes it; its consumers read the buffer.
+  // index expression over VARs and constants, known at run time, which must keep the write
+  // within the buffer); value spans the buffer's other axes. One kernel writes it; its
+  // consumers read the buffer.
   Tensor assign(const Tensor& value, int64_t axis, const UOp* offset) const;
   Tensor full_like(double value) const { return full(*g_, shape(), value, dtype()); }
   Tensor scalar(double value) const { return full(*g_, {}, value, dtype()); }  // same dtype, rank 0

@@ -106,8 +106,7 @@ ModelSource gguf_model_source(const std::string& path, const ImportOptions& opti
                     ImportOptions t = o;
                     for (const auto& [key, n] : sizes) t.dim_sizes[key] = n;
                     return build_gguf(path, t, context);
-                  }};
-  src.internal = {kKvDim};
+                  }, {kKvDim}};
   return src;
 }
 
