@@ -5,7 +5,7 @@
 # - llama and qwen2, f32 and f16 weights (f16: exact against llama.cpp on the file's f32
 #   dequantized copy, llama.cpp's own f16 path reported ok/WARN as in gguf_vs_llamacpp.sh)
 # - the executable's --decode and the C API of a --shared build (tests/c_api/llm_steps.c:
-#   decode steps, set_kv_length, reset)
+#   decode steps, set_kv_length, reset); the vulkan and qcom targets where a device exists
 # - a run past the cache's rows is a one-line error
 # usage: gguf_decode.sh TGC_BINARY REPO_ROOT
 set -uo pipefail
@@ -74,6 +74,24 @@ if "$tgc" compile "$work/qwen2-f32.gguf" --dynamic n_tokens=64 --ctx 96 --shared
 else
   echo "FAIL C API build: $(cat "$work/err")"; fail=1
 fi
+
+# The GPU backends keep the caches on the device: vulkan (lavapipe here, validation layer on) and
+# qcom (OpenCL: pocl here), where a device exists.
+export POCL_KERNEL_CACHE=0 POCL_CACHE_DIR="$work/pocl" MESA_SHADER_CACHE_DIR="$work/mesa" TGC_VK_CACHE="$work/vkcache"
+for target in vulkan qcom; do
+  if [ $target = vulkan ] && ! "$root/tests/vulkan_device.sh" "$tgc" "$root" >"$work/err" 2>&1; then echo "SKIP vulkan: $(tail -1 "$work/err")"; continue; fi
+  if [ $target = qcom ] && [ "$(clinfo -l 2>/dev/null | grep -c Device)" = 0 ]; then
+    echo "SKIP qcom: no OpenCL device"; continue
+  fi
+  name=llama-f32; triple=""; [ $target = qcom ] && triple=--triple=x86_64-linux-gnu
+  if "$tgc" compile "$work/$name.gguf" --dynamic n_tokens=64 --ctx 96 --target=$target $triple -o "$work/$name.$target" >/dev/null 2>"$work/err" &&
+    TGC_VK_VALIDATION=1 "$work/$name.$target" -i tokens="$work/$name.prompt.npy" --decode "$work/$name.steps.npy" -o "$work/$name.$target.out" >/dev/null 2>"$work/err"; then
+    echo -n "$name --target=$target prefill + decode steps vs llama.cpp: "
+    $py "$root/tests/gguf_compare.py" "$work/$name.$target.out/logits.npy" "$work/$name.ref.npy" exact || fail=1
+  else
+    echo "FAIL $name --target=$target: $(cat "$work/err")"; fail=1
+  fi
+done
 
 # Past the cache's rows: one line naming the cache, exit 1, no output written.
 "$tgc" compile "$work/llama-f32.gguf" --dynamic n_tokens=16 --ctx 16 -o "$work/small" >/dev/null 2>&1 || { echo "FAIL compile --ctx 16"; fail=1; }
