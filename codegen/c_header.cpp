@@ -80,6 +80,12 @@ std::string header_text(const std::string& name, const Model& m) {
       h += "int " + n + "_set_kv_length(" + n + "_model* m, int64_t n);  /* forget positions n.. (n <= held). 0 or -1 */\n";
       h += "int " + n + "_reset(" + n + "_model* m);  /* an empty cache: a new sequence. 0 or -1 */\n";
     }
+  if (m.vocab) {
+    h += "\n/* The model's tokenizer (" + std::to_string(m.vocab->n_tokens()) + " tokens, SentencePiece-style, as llama.cpp tokenizes): the ids of\n"
+         " * text[0, len), BOS first when add_bos (the model's default: " + std::string(m.vocab->add_bos ? "1" : "0") + "); up to cap written to out.\n"
+         " * Returns how many the text has (more than cap: call again with more room), -1 on failure. */\n";
+    h += "int64_t " + n + "_tokenize(" + n + "_model* m, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap);\n";
+  }
   h += "\n#ifdef __cplusplus\n}\n#endif\n#endif\n";
   return h;
 }

@@ -3,10 +3,12 @@
 // build one, codegen and the tools read it.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/tensor.h"
+#include "model/vocab.h"
 
 namespace tgc {
 
@@ -40,6 +42,8 @@ struct Model {
   // kv_count_input); empty without one.
   std::string kv_length_var;
   int kv_count_input = 0;
+  // The tokenizer the artifact carries (GGUF files with a SentencePiece-style vocabulary).
+  std::optional<Vocab> vocab;
 
   std::vector<const UOp*> output_roots() const {
     std::vector<const UOp*> r;

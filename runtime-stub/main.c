@@ -193,6 +193,7 @@ static void usage(const tgc_model_desc* d) {
          "                             (default 1; with -i the files give it)\n"
          "  --dim NAME=N               size of a run-time dim, for random inputs (default: its upper bound;\n"
          "                             with -i the files give it)\n"
+         "  -p, --prompt TEXT          models with a tokenizer: the tokens of TEXT (BOS first where the model adds one)\n"
          "  --decode FILE.npy          models with a KV cache: after the run, one run per token of FILE (i32[n]),\n"
          "                             each after the previous; outputs hold the run's rows then one per step\n"
          "  --info                     print the model's inputs, outputs and memory sizes\n"
@@ -229,12 +230,32 @@ static void print_info(const tgc_model_desc* d) {
              (long long)d->var_max[v], d->var_names[v]);
     else
       printf("run-time dim: %s (1 to %lld; bound from the -i shapes or --dim)\n", d->var_names[v], (long long)d->var_max[v]);
+  if (d->vocab) printf("tokenizer: %d tokens, SentencePiece-style (-p TEXT)\n", (int)d->vocab->n_tokens);
   printf("arena: %lld bytes\n", (long long)d->arena_size);
   if (d->weights_file && d->weights_file[0])
     printf("weights: %lld bytes, file '%s'\n", (long long)d->weights_size, d->weights_file);
   else
     printf("weights: %lld bytes, embedded\n", (long long)d->weights_size);
   printf("launches: %d\n", (int)d->num_launches);
+}
+
+/* -p TEXT: the prompt's tokens (BOS first where the vocabulary adds one, as llama.cpp does) as
+ * the token input. Returns 0, or 1 after printing the error. */
+static int prompt_tokens(const tgc_model_desc* d, const char* text, tgc_npy* feeds) {
+  if (!d->vocab || !d->kv_position) return fail("-p: model '%s' carries no tokenizer", d->name ? d->name : "?");
+  int32_t k = d->kv_position[1];
+  if (feeds[k].data) return fail("-p and -i %s both give the tokens", d->buffers[d->inputs[k]].name);
+  tgc_tokenizer* t = tgc_tokenizer_create(d->vocab);
+  size_t len = strlen(text);
+  int32_t* ids = malloc((2 * len + 8) * sizeof *ids);
+  int64_t n = t && ids ? tgc_tokenize(t, text, len, d->vocab->add_bos, ids, (int64_t)(2 * len + 8)) : -1;
+  tgc_tokenizer_destroy(t);
+  if (n < 0 || n > (int64_t)(2 * len + 8)) { /* at most a token per byte, plus BOS and a space */
+    free(ids);
+    return fail("-p: the prompt cannot be tokenized (a byte without a <0xXX> token, or out of memory)");
+  }
+  feeds[k] = (tgc_npy){TGC_I32, 1, {n}, ids, (size_t)n * sizeof *ids};
+  return 0;
 }
 
 /* Run-time dims: --dim, else the -i files (which must agree), else their upper bounds. Returns 0,
@@ -272,6 +293,7 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   long long bench = 0, threads = 0, batch = 0;
   const char* out_dir = NULL;
   const char* decode_path = NULL;
+  const char* prompt = NULL;
   tgc_npy steps = {0};
   tgc_npy* rows = NULL; /* --decode: each output's rows over the run and the steps */
   int32_t nin = desc->num_inputs, nout = desc->num_outputs;
@@ -354,6 +376,9 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     } else if (takes_value(argc, argv, &i, &flag, &val, "-o", "--output")) {
       if (!val || !val[0]) { fail("%s needs a directory", flag); goto done; }
       out_dir = val;
+    } else if (takes_value(argc, argv, &i, &flag, &val, "-p", "--prompt")) {
+      if (!val) { fail("%s needs the prompt's text", flag); goto done; }
+      prompt = val;
     } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--decode")) {
       if (!val || !val[0]) { fail("--decode needs FILE.npy (i32 tokens, one per step)"); goto done; }
       decode_path = val;
@@ -387,6 +412,8 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       goto done;
     }
   }
+  if (prompt && prompt_tokens(desc, prompt, feeds) != 0) goto done;
+  if (prompt) ++n_given;
   if (info) {
     print_info(desc);
     rc = 0;

@@ -458,6 +458,7 @@ void tgc_destroy(tgc_model* m) {
   free(m->cur);
   free(m->uploads);
   free(m->states);
+  tgc_tokenizer_destroy(m->tokenizer);
   if (m->weights_map) munmap(m->weights_map, m->weights_map_size);
   free(m);
 }
@@ -493,6 +494,20 @@ int tgc_run(tgc_model* m) {
   tgc_dims_after_run(m);
   if (d->kv_position) m->kv_length = kv_after;
   return 0;
+}
+
+int64_t tgc_tokenize_text(tgc_model* m, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap) {
+  if (!m || !m->desc->vocab) {
+    tgc_set_error("tgc_tokenize_text: the model carries no tokenizer");
+    return -1;
+  }
+  if (!m->tokenizer && !(m->tokenizer = tgc_tokenizer_create(m->desc->vocab))) {
+    tgc_set_error("out of memory for the tokenizer");
+    return -1;
+  }
+  int64_t n = tgc_tokenize(m->tokenizer, text, len, add_bos, out, cap);
+  if (n < 0) tgc_set_error("tgc_tokenize_text: the text has a byte the vocabulary cannot spell (no <0xXX> token), or out of memory");
+  return n;
 }
 
 int64_t tgc_kv_length(const tgc_model* m) { return m && m->desc->kv_position ? m->kv_length : -1; }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "tgc_runtime.h"
+#include "tokenizer.h"
 
 #if defined(__GNUC__)
 #define TGC_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -106,6 +107,7 @@ struct tgc_model {
   size_t weights_map_size;
   int num_threads;        /* host threads running kernels (CPU backend), else 0 */
   int64_t kv_length;      /* desc->kv_position: positions the KV cache holds */
+  struct tgc_tokenizer* tokenizer; /* desc->vocab: made at the first tgc_tokenize_text */
 };
 
 /* 64-byte aligned, zeroed allocation of at least nbytes (64 when nbytes <= 0); free() it. */

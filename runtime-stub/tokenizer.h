@@ -17,7 +17,7 @@ enum tgc_token_type { TGC_TOKEN_NORMAL = 1, TGC_TOKEN_UNKNOWN = 2, TGC_TOKEN_CON
                       TGC_TOKEN_UNUSED = 5, TGC_TOKEN_BYTE = 6 };
 
 /* A vocabulary as the GGUF file holds it (tables owned by the caller, e.g. constants in an artifact). */
-typedef struct {
+typedef struct tgc_vocab {
   int32_t n_tokens;
   const char* text;         /* every token's text, concatenated */
   const int64_t* offsets;   /* n_tokens + 1: token i is text[offsets[i], offsets[i + 1]) */

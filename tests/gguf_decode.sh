@@ -6,6 +6,7 @@
 #   dequantized copy, llama.cpp's own f16 path reported ok/WARN as in gguf_vs_llamacpp.sh)
 # - the executable's --decode and the C API of a --shared build (tests/c_api/llm_steps.c:
 #   decode steps, set_kv_length, reset); the vulkan and qcom targets where a device exists
+# - the artifact's tokenizer: -p TEXT gives llama.cpp's tokens and logits
 # - a run past the cache's rows is a one-line error
 # usage: gguf_decode.sh TGC_BINARY REPO_ROOT
 set -uo pipefail
@@ -66,6 +67,15 @@ for m in llama-f16 qwen2-f16; do
     { echo "FAIL $m: references failed"; fail=1; continue; }
   check $m "$work/$m.gguf" "$work/$m.ref.npy" "$work/$m.own.npy"
 done
+
+# The tokenizer inside the artifact (llama's SentencePiece vocabulary): -p TEXT gives llama.cpp's
+# tokens (BOS first), hence its logits, row for row.
+if "$work/llama-f32" -p "$text" -o "$work/prompt.out" >/dev/null 2>"$work/err"; then
+  echo -n "llama-f32 -p TEXT (the artifact's tokenizer) vs llama.cpp --text TEXT: "
+  $py "$root/tests/gguf_compare.py" "$work/prompt.out/logits.npy" "$work/llama-f32.ref.npy" exact || fail=1
+else
+  echo "FAIL -p: $(cat "$work/err")"; fail=1
+fi
 
 # The C API: decode steps, set_kv_length and reset on a --shared build.
 if "$tgc" compile "$work/qwen2-f32.gguf" --dynamic n_tokens=64 --ctx 96 --shared -o "$work/libllm.so" >/dev/null 2>"$work/err" &&

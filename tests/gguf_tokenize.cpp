@@ -25,7 +25,7 @@ std::string slurp(const std::string& path) {
 int main(int argc, char** argv) {
   if (argc != 4) return std::fprintf(stderr, "usage: gguf_tokenize VOCAB.gguf INP OUT\n"), 2;
   try {
-    tgc::GgufVocab v = tgc::gguf_vocab(tgc::GgufFile::open(argv[1]));
+    tgc::Vocab v = tgc::gguf_vocab(tgc::GgufFile::open(argv[1]));
     tgc_vocab view = v.view();
     tgc_tokenizer* t = tgc_tokenizer_create(&view);
     if (!t) throw tgc::Error("out of memory");

@@ -4,15 +4,16 @@
 
 namespace tgc {
 
-tgc_vocab GgufVocab::view() const {
-  return {n_tokens(), text.data(), offsets.data(), scores.data(), types.data(), bos, eos, unk, add_bos, add_space_prefix};
+bool gguf_has_spm_vocab(const GgufFile& f) {
+  const GgufValue* m = f.find("tokenizer.ggml.model");
+  return m && m->type == GgufValueType::String && m->s == "llama";
 }
 
-GgufVocab gguf_vocab(const GgufFile& f) {
-  GgufVocab v;
-  v.model = f.get_string("tokenizer.ggml.model");
-  if (v.model != "llama")
-    throw Error(f.path() + ": tokenizer '" + v.model + "' is not supported (tgc tokenizes SentencePiece-style 'llama' vocabularies)");
+Vocab gguf_vocab(const GgufFile& f) {
+  Vocab v;
+  std::string model = f.get_string("tokenizer.ggml.model");
+  if (model != "llama")
+    throw Error(f.path() + ": tokenizer '" + model + "' is not supported (tgc tokenizes SentencePiece-style 'llama' vocabularies)");
   const GgufValue* tokens = f.find("tokenizer.ggml.tokens");
   if (!tokens || tokens->type != GgufValueType::Array || tokens->elem_type != GgufValueType::String || tokens->count == 0 ||
       tokens->count > (1u << 30))
