@@ -194,6 +194,9 @@ static void usage(const tgc_model_desc* d) {
          "  --dim NAME=N               size of a run-time dim, for random inputs (default: its upper bound;\n"
          "                             with -i the files give it)\n"
          "  -p, --prompt TEXT          models with a tokenizer: the tokens of TEXT (BOS first where the model adds one)\n"
+         "  -n, --n-predict N          models with a KV cache: after the run, N greedy tokens (argmax), each run as one step;\n"
+         "                             with a tokenizer their text streams to stdout (EOS stops); speeds go to stderr\n"
+         "  --tokens-out FILE.npy      the run's tokens and the generated ones, i32[n]\n"
          "  --decode FILE.npy          models with a KV cache: after the run, one run per token of FILE (i32[n]),\n"
          "                             each after the previous; outputs hold the run's rows then one per step\n"
          "  --info                     print the model's inputs, outputs and memory sizes\n"
@@ -294,6 +297,9 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   const char* out_dir = NULL;
   const char* decode_path = NULL;
   const char* prompt = NULL;
+  long long gen_n = 0;
+  const char* tokens_out = NULL;
+  tgc_npy gen_tokens = {0};
   tgc_npy steps = {0};
   tgc_npy* rows = NULL; /* --decode: each output's rows over the run and the steps */
   int32_t nin = desc->num_inputs, nout = desc->num_outputs;
@@ -379,6 +385,11 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     } else if (takes_value(argc, argv, &i, &flag, &val, "-p", "--prompt")) {
       if (!val) { fail("%s needs the prompt's text", flag); goto done; }
       prompt = val;
+    } else if (takes_value(argc, argv, &i, &flag, &val, "-n", "--n-predict")) {
+      if (!val || parse_int(val, 1, &gen_n) != 0) { fail("%s needs a positive token count, got '%s'", flag, val ? val : ""); goto done; }
+    } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--tokens-out")) {
+      if (!val || !val[0]) { fail("--tokens-out needs FILE.npy"); goto done; }
+      tokens_out = val;
     } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--decode")) {
       if (!val || !val[0]) { fail("--decode needs FILE.npy (i32 tokens, one per step)"); goto done; }
       decode_path = val;
@@ -470,9 +481,28 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       if (tgc_run(m) != 0) { fail("%s", tgc_last_error()); goto done; }
       times[it] = tgc_now_ms() - t0;
     }
-  } else if (tgc_run(m) != 0) {
-    fail("%s", tgc_last_error());
-    goto done;
+  } else {
+    double t0 = tgc_now_ms();
+    if (tgc_run(m) != 0) { fail("%s", tgc_last_error()); goto done; }
+    double prefill_ms = tgc_now_ms() - t0;
+    if (gen_n > 0 || tokens_out) {
+      if (decode_path) { fail("-n and --decode do not go together"); goto done; }
+      int32_t k = desc->kv_position ? desc->kv_position[1] : 0;
+      int64_t np = tgc_input_shape(m, k, gen_tokens.shape) == 1 ? gen_tokens.shape[0] : 0;
+      if (!desc->kv_position || np < 1) { fail("-n/--tokens-out: model '%s' keeps no KV cache", desc->name ? desc->name : "?"); goto done; }
+      gen_tokens = (tgc_npy){TGC_I32, 1, {np}, malloc((size_t)np * sizeof(int32_t)), (size_t)np * sizeof(int32_t)};
+      if (!gen_tokens.data) { fail("out of memory"); goto done; }
+      memcpy(gen_tokens.data, tgc_input_data(m, k), gen_tokens.nbytes);
+      double decode_ms = 0;
+      int64_t steps = gen_n > 0 ? tgc_generate(m, gen_n, &gen_tokens, &decode_ms) : 0;
+      if (steps < 0) { fail("%s", tgc_last_error()); goto done; }
+      if (tokens_out && tgc_npy_write(tokens_out, TGC_I32, 1, gen_tokens.shape, gen_tokens.data, gen_tokens.nbytes) != 0) {
+        fail("%s", tgc_last_error());
+        goto done;
+      }
+      fprintf(stderr, "prefill: %lld tokens in %.2f ms (%.2f tok/s); decode: %lld steps in %.2f ms (%.2f tok/s)\n", (long long)np,
+              prefill_ms, 1000.0 * (double)np / prefill_ms, (long long)steps, decode_ms, steps ? 1000.0 * (double)steps / decode_ms : 0.0);
+    }
   }
   if (decode_path) {
     if (bench > 0) { fail("--decode and --bench do not go together"); goto done; }
@@ -501,7 +531,7 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       free(safe);
       if (r != 0) { fail("%s", tgc_last_error()); goto done; }
     }
-  } else {
+  } else if (gen_n == 0) { /* generated text owns stdout */
     for (int32_t k = 0; k < nout; ++k) {
       const tgc_buffer* b = &desc->buffers[desc->outputs[k]];
       char t[512];
@@ -543,6 +573,7 @@ done:
   free(feeds);
   free(times);
   free(steps.data);
+  free(gen_tokens.data);
   for (int32_t k = 0; rows && k < nout; ++k) free(rows[k].data);
   free(rows);
   return rc;

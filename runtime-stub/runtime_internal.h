@@ -170,4 +170,11 @@ const char* tgc_npy_descr(int32_t dtype); /* "<f4", ...; NULL if not representab
  * frees data). 0, or -1 with the error set. */
 int tgc_decode_steps(tgc_model* m, const tgc_npy* steps, tgc_npy* acc);
 
+/* ---- greedy generation (generate.c) ---- */
+/* After the prompt's run: n_new tokens, each the argmax of the last logits row, appended to
+ * tokens (i32 [n], the prompt's ids on entry); all but the last run as one-token steps (timed
+ * into *decode_ms). With a tokenizer, their text streams to stdout and EOS stops. Returns the
+ * steps run, or -1 with the error set. */
+int64_t tgc_generate(tgc_model* m, int64_t n_new, tgc_npy* tokens, double* decode_ms);
+
 #endif

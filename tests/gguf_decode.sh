@@ -7,6 +7,7 @@
 # - the executable's --decode and the C API of a --shared build (tests/c_api/llm_steps.c:
 #   decode steps, set_kv_length, reset); the vulkan and qcom targets where a device exists
 # - the artifact's tokenizer: -p TEXT gives llama.cpp's tokens and logits
+# - greedy generation (-n 32) gives llama.cpp's greedy tokens (f16 models)
 # - a run past the cache's rows is a one-line error
 # usage: gguf_decode.sh TGC_BINARY REPO_ROOT
 set -uo pipefail
@@ -76,6 +77,29 @@ if "$work/llama-f32" -p "$text" -o "$work/prompt.out" >/dev/null 2>"$work/err"; 
 else
   echo "FAIL -p: $(cat "$work/err")"; fail=1
 fi
+
+# Greedy generation (-n) on the f16 models: the same 32 tokens as llama.cpp's greedy decode
+# (llama_bench, its default f16 cache) after its synthetic 16-token prompt.
+for m in llama-f16 qwen2-f16; do
+  "$ref/llama_bench" "$work/$m.gguf" "$ref/bins" --prompt-tokens 16 --gen 32 --threads 2 --reps 1 >"$work/$m.bench.json" 2>/dev/null ||
+    { echo "FAIL $m: llama_bench failed"; fail=1; continue; }
+  # llama_bench's prompt: token i is 1 + (i * 7919) % (n_vocab - 1)
+  $py -c "import sys,numpy as np; v=np.load(sys.argv[1]).shape[1]; np.save(sys.argv[2], np.array([1 + (i * 7919) % (v - 1) for i in range(16)], np.int32))" \
+    "$work/$m.ref.npy" "$work/$m.p16.npy"
+  if "$work/$m" -i tokens="$work/$m.p16.npy" -n 32 --tokens-out "$work/$m.gen.npy" >/dev/null 2>"$work/err"; then
+    $py - "$work/$m.gen.npy" "$work/$m.bench.json" "$m" <<'PY' || fail=1
+import json, sys, numpy as np
+got = [int(t) for t in np.load(sys.argv[1])[16:]]
+want = json.load(open(sys.argv[2]))['greedy_tokens']
+same = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), len(want))
+ok = got == want
+print(f'{"ok  " if ok else "FAIL"} {sys.argv[3]} greedy -n 32: {same} of {len(want)} tokens equal llama.cpp\'s greedy decode')
+sys.exit(0 if ok else 1)
+PY
+  else
+    echo "FAIL $m -n 32: $(cat "$work/err")"; fail=1
+  fi
+done
 
 # The C API: decode steps, set_kv_length and reset on a --shared build.
 if "$tgc" compile "$work/qwen2-f32.gguf" --dynamic n_tokens=64 --ctx 96 --shared -o "$work/libllm.so" >/dev/null 2>"$work/err" &&
