@@ -42,7 +42,7 @@ const char* kUsage = R"(tgc - ahead-of-time model compiler
 usage:
   tgc compile MODEL.onnx -o PATH [--target=NAME] [--triple=T] [--cpu=NAME] [--shared]
               [--weights=embedded|external] [--input-shape NAME=d0,d1,...] [--input-value NAME=v0,...]
-              [--dynamic NAME=MAX] [--no-opt] [--jobs=N]
+              [--dynamic NAME=MAX] [--ctx N] [--no-opt] [--jobs=N]
       Compile to a standalone executable (default) or, with --shared, PATH=libNAME.so plus
       NAME.h beside it. --triple: x86_64-linux-gnu or aarch64-linux-gnu (default: host).
       --cpu: LLVM CPU name (default: the host CPU for host triples, generic otherwise).
