@@ -51,8 +51,9 @@ std::string header_text(const std::string& name, const Model& m) {
   if (!m.batch_dim.empty())
     h += " * -1 is the batch size '" + m.batch_dim + "', bound at run time by " + n + "_set_input_shape (default 1).\n";
   for (const UOp* v : m.graph->vars())
-    h += " * -1 is a run-time dim: '" + v->var().name + "' (1 to " + std::to_string(v->var().max) + ", default " +
-         std::to_string(v->var().max) + "), bound by " + n + "_set_input_shape.\n";
+    if (v->var().name != m.kv_length_var)
+      h += " * -1 is a run-time dim: '" + v->var().name + "' (1 to " + std::to_string(v->var().max) + ", default " +
+           std::to_string(v->var().max) + "), bound by " + n + "_set_input_shape.\n";
   h += " */\nenum { " + n + "_NUM_INPUTS = " + std::to_string(m.inputs.size()) + ", " + n + "_NUM_OUTPUTS = " + std::to_string(m.outputs.size()) + " };\n\n";
   h += "/* num_threads <= 0: one per physical core. NULL on failure: see " + n + "_last_error(). */\n";
   h += n + "_model* " + n + "_create(int num_threads);\n";
@@ -71,6 +72,20 @@ std::string header_text(const std::string& name, const Model& m) {
   h += "const char* " + n + "_input_name(int index);\n";
   h += "const char* " + n + "_output_name(int index);\n";
   h += "const char* " + n + "_last_error(void);\n";
+  for (const UOp* v : m.graph->vars())
+    if (v->var().name == m.kv_length_var) {
+      h += "\n/* KV cache of " + std::to_string(v->var().max) + " positions, kept between runs: each run appends its tokens after\n"
+           " * the ones held (a prefill of n tokens, then decode steps of one), until it is full. */\n";
+      h += "int64_t " + n + "_kv_length(const " + n + "_model* m);  /* positions held: where the next run's tokens go */\n";
+      h += "int " + n + "_set_kv_length(" + n + "_model* m, int64_t n);  /* forget positions n.. (n <= held). 0 or -1 */\n";
+      h += "int " + n + "_reset(" + n + "_model* m);  /* an empty cache: a new sequence. 0 or -1 */\n";
+    }
+  if (m.vocab) {
+    h += "\n/* The model's tokenizer (" + std::to_string(m.vocab->n_tokens()) + " tokens, SentencePiece-style, as llama.cpp tokenizes): the ids of\n"
+         " * text[0, len), BOS first when add_bos (the model's default: " + std::string(m.vocab->add_bos ? "1" : "0") + "); up to cap written to out.\n"
+         " * Returns how many the text has (more than cap: call again with more room), -1 on failure. */\n";
+    h += "int64_t " + n + "_tokenize(" + n + "_model* m, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap);\n";
+  }
   h += "\n#ifdef __cplusplus\n}\n#endif\n#endif\n";
   return h;
 }

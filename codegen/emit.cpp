@@ -94,6 +94,7 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
     if (info.kind == BufferKind::Weight) storage = TGC_STORAGE_WEIGHT, offset = weights_layout.offset.at(b);
     else if (info.kind == BufferKind::Input) storage = TGC_STORAGE_INPUT;
     else if (info.kind == BufferKind::Output) storage = TGC_STORAGE_OUTPUT;
+    else if (info.kind == BufferKind::State) storage = TGC_STORAGE_STATE;
     else offset = mo.plan.arena_offset.at(b);
     std::string bname = io_name.count(b) ? io_name.at(b) : info.name;
     buffers.push_back(llvm::ConstantStruct::get(
@@ -108,6 +109,18 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
   std::vector<llvm::Constant*> var_names;
   std::vector<int64_t> var_max;
   for (const UOp* v : g.vars()) var_names.push_back(d.str(v->var().name)), var_max.push_back(v->var().max);
+  std::vector<int32_t> kv_position;  // {length VAR, count input}
+  for (const UOp* v : g.vars())
+    if (v->var().name == m.kv_length_var) kv_position = {int32_t(g.var_slot(v)), int32_t(m.kv_count_input)};
+  if (!m.kv_length_var.empty() && kv_position.empty()) throw Error("internal error: KV length dim '" + m.kv_length_var + "' is not a VAR");
+  llvm::Constant* vocab = d.null();
+  if (m.vocab) {
+    const Vocab& v = *m.vocab;
+    vocab = d.global(llvm::ConstantStruct::get(d.vocab_t(), {d.I32(v.n_tokens()), d.bytes(v.text, "vocab.text"), d.i64s(v.offsets, "vocab.offsets"),
+                                                             d.f32s(v.scores, "vocab.scores"), d.i32s(v.types, "vocab.types"), d.I32(v.bos),
+                                                             d.I32(v.eos), d.I32(v.unk), d.I32(v.add_bos), d.I32(v.add_space_prefix)}),
+                     "vocab");
+  }
   llvm::Constant* weights = d.null();
   if (mo.weights_file.empty() && weights_layout.bytes > 0) {  // defined by the weights object
     auto* gv = new llvm::GlobalVariable(*mod, llvm::ArrayType::get(llvm::Type::getInt8Ty(ctx), 0), true,
@@ -122,7 +135,8 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
                    weights, d.I64(weights_layout.bytes), mo.weights_file.empty() ? d.null() : d.str(mo.weights_file),
                    m.batch_dim.empty() ? d.null() : d.str(m.batch_dim), d.I32(int64_t(var_names.size())),
                    var_names.empty() ? d.null() : d.global(llvm::ConstantArray::get(llvm::ArrayType::get(d.ptr_, var_names.size()), var_names), "var_names"),
-                   d.i64s(var_max, "var_max"), d.I32(table.index.count(g.vars_buffer()) ? table.index.at(g.vars_buffer()) : -1)});
+                   d.i64s(var_max, "var_max"), d.I32(table.index.count(g.vars_buffer()) ? table.index.at(g.vars_buffer()) : -1),
+                   kv_position.empty() ? d.null() : d.i32s(kv_position, "kv_position"), vocab});
   llvm::Constant* desc = d.global(desc_init, "desc");
 
   // Entry points: main() for executables; NAME_* wrappers for shared libraries.
@@ -154,6 +168,21 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
     b.CreateRet(b.CreateCall(declare("tgc_output_data", ptr, {ptr, i32}), {f->getArg(0), f->getArg(1)}));
     f = define(name + "_last_error", ptr, {});
     b.CreateRet(b.CreateCall(declare("tgc_last_error", ptr, {}), {}));
+    if (!kv_position.empty()) {
+      auto* i64 = b.getInt64Ty();
+      f = define(name + "_kv_length", i64, {ptr});
+      b.CreateRet(b.CreateCall(declare("tgc_kv_length", i64, {ptr}), {f->getArg(0)}));
+      f = define(name + "_set_kv_length", i32, {ptr, i64});
+      b.CreateRet(b.CreateCall(declare("tgc_set_kv_length", i32, {ptr, i64}), {f->getArg(0), f->getArg(1)}));
+      f = define(name + "_reset", i32, {ptr});
+      b.CreateRet(b.CreateCall(declare("tgc_reset_state", i32, {ptr}), {f->getArg(0)}));
+    }
+    if (m.vocab) {
+      auto* i64 = b.getInt64Ty();
+      f = define(name + "_tokenize", i64, {ptr, ptr, i64, i32, ptr, i64});
+      b.CreateRet(b.CreateCall(declare("tgc_tokenize_text", i64, {ptr, ptr, i64, i32, ptr, i64}),
+                               {f->getArg(0), f->getArg(1), f->getArg(2), f->getArg(3), f->getArg(4), f->getArg(5)}));
+    }
     // Shapes and names come from per-model tables.
     f = define(name + "_set_input_shape", i32, {ptr, i32, i32, ptr});
     b.CreateRet(b.CreateCall(declare("tgc_set_input_shape", i32, {ptr, i32, i32, ptr}),

@@ -15,6 +15,7 @@
 
 #include "ir/dtype.h"
 #include "runtime-stub/tgc_model.h"
+#include "runtime-stub/tokenizer.h"
 
 namespace tgc {
 
@@ -49,7 +50,7 @@ static_assert(same_layout(kLaunch, {offsetof(tgc_launch, name), offsetof(tgc_lau
                                     offsetof(tgc_launch, global_size), offsetof(tgc_launch, local_size),
                                     offsetof(tgc_launch, outer_var)},
                           sizeof(tgc_launch)), "codegen/model_desc.h: tgc_launch mirror out of step with tgc_model.h");
-constexpr std::array kDesc{I32, Ptr, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr, I64, Ptr, Ptr, I32, Ptr, Ptr, I32};
+constexpr std::array kDesc{I32, Ptr, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr, I64, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr};
 static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version), offsetof(tgc_model_desc, name),
                                   offsetof(tgc_model_desc, backend), offsetof(tgc_model_desc, num_buffers),
                                   offsetof(tgc_model_desc, buffers), offsetof(tgc_model_desc, num_launches),
@@ -59,8 +60,15 @@ static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version), offseto
                                   offsetof(tgc_model_desc, weights), offsetof(tgc_model_desc, weights_size),
                                   offsetof(tgc_model_desc, weights_file), offsetof(tgc_model_desc, batch_dim),
                                   offsetof(tgc_model_desc, num_vars), offsetof(tgc_model_desc, var_names),
-                                  offsetof(tgc_model_desc, var_max), offsetof(tgc_model_desc, vars_buffer)},
+                                  offsetof(tgc_model_desc, var_max), offsetof(tgc_model_desc, vars_buffer),
+                                  offsetof(tgc_model_desc, kv_position), offsetof(tgc_model_desc, vocab)},
                           sizeof(tgc_model_desc)), "codegen/model_desc.h: tgc_model_desc mirror out of step with tgc_model.h");
+constexpr std::array kVocab{I32, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32};
+static_assert(same_layout(kVocab, {offsetof(tgc_vocab, n_tokens), offsetof(tgc_vocab, text), offsetof(tgc_vocab, offsets),
+                                   offsetof(tgc_vocab, scores), offsetof(tgc_vocab, types), offsetof(tgc_vocab, bos),
+                                   offsetof(tgc_vocab, eos), offsetof(tgc_vocab, unk), offsetof(tgc_vocab, add_bos),
+                                   offsetof(tgc_vocab, add_space_prefix)},
+                          sizeof(tgc_vocab)), "codegen/model_desc.h: tgc_vocab mirror out of step with tokenizer.h");
 static_assert(int(DType::Bool) == TGC_BOOL && int(DType::I8) == TGC_I8 && int(DType::I16) == TGC_I16 &&
               int(DType::I32) == TGC_I32 && int(DType::I64) == TGC_I64 && int(DType::U8) == TGC_U8 &&
               int(DType::U16) == TGC_U16 && int(DType::U32) == TGC_U32 && int(DType::U64) == TGC_U64 &&
@@ -103,12 +111,17 @@ class DescBuilder {
     std::vector<uint32_t> u(v.begin(), v.end());
     return global(llvm::ConstantDataArray::get(c_, u), name);
   }
+  llvm::Constant* f32s(const std::vector<float>& v, const std::string& name) {
+    if (v.empty()) return llvm::ConstantPointerNull::get(ptr_);
+    return global(llvm::ConstantDataArray::get(c_, v), name);
+  }
   llvm::Constant* I32(int64_t v) { return llvm::ConstantInt::get(i32_, uint64_t(v)); }
   llvm::Constant* I64(int64_t v) { return llvm::ConstantInt::get(i64_, uint64_t(v)); }
   llvm::Constant* null() { return llvm::ConstantPointerNull::get(ptr_); }
   llvm::StructType* buffer_t() { return type(abi::kBuffer); }
   llvm::StructType* launch_t() { return type(abi::kLaunch); }
   llvm::StructType* desc_t() { return type(abi::kDesc); }
+  llvm::StructType* vocab_t() { return type(abi::kVocab); }
   llvm::Constant* array(llvm::StructType* t, const std::vector<llvm::Constant*>& v, const std::string& name) {
     if (v.empty()) return null();
     return global(llvm::ConstantArray::get(llvm::ArrayType::get(t, v.size()), v), name);

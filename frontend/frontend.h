@@ -25,6 +25,9 @@ struct ImportOptions {
   // --dynamic NAME=MAX: symbolic dims kept as run-time dims up to MAX (model/dynamic_dims.h).
   // The frontend declares their VARs in the graph (traced at the sizes dim_sizes gives).
   std::map<std::string, int64_t> dynamic;
+  // GGUF: rows of the KV cache (--ctx N), the positions a sequence can reach; 0: the model's
+  // context length, at most kDefaultContext (frontend/gguf/gguf_import.h).
+  int64_t context = 0;
 };
 
 // Whether the file starts with GGUF's magic (ONNX files are protobuf, which has none).

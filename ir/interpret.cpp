@@ -83,11 +83,11 @@ class Interpreter {
                     ", got " + std::string(dtype_name(it->second.dtype)) + shape_str(it->second.shape));
       return it->second;
     }
-    if (!b.data) throw Error("interpret: no data for buffer '" + b.name + "'");
+    if (!b.data && b.kind != BufferKind::State) throw Error("interpret: no data for buffer '" + b.name + "'");
     auto [it, _] = weights_.try_emplace(id);
     if (it->second.bytes.empty()) {
       it->second = HostTensor(b.dtype, b.shape);
-      it->second.bytes = b.data->to_vector();
+      if (b.data) it->second.bytes = b.data->to_vector();  // a state buffer starts at zero
     }
     return it->second;
   }
@@ -113,7 +113,19 @@ class Interpreter {
       }
       case Op::Const: return is_float(u->dtype) ? Num{u->fval(), 0} : Num{0, u->ival()};
       case Op::Contiguous: return at(u->src[0], idx);
-      case Op::Assign: return at(u->src[1], idx);
+      case Op::Var: {  // its value from the vars buffer, given as an input
+        auto it = inputs_.find(g_.vars_buffer());
+        if (it == inputs_.end()) throw Error("interpret: no value for run-time dim '" + u->var().name + "'");
+        return load_num(DType::I64, &it->second.bytes[size_t(g_.var_slot(u) * 8)]);
+      }
+      case Op::Assign: {  // the state buffer with the value written at the offset along the axis
+        const UOp* v = u->src[1];
+        int64_t axis = u->ival(), off = at(u->src[2], idx).i;
+        std::copy(idx, idx + out.size(), sidx);
+        sidx[axis] -= off;
+        if (sidx[axis] >= 0 && sidx[axis] < v->shape[size_t(axis)]) return at(v, sidx);
+        return at(u->src[0], idx);
+      }
       case Op::Reduce: {
         const UOp* s = u->src[0];
         const auto& ax = u->reduce().axes;

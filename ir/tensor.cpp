@@ -66,6 +66,31 @@ Tensor Tensor::arange(Graph& g, int64_t n, DType t) {
   return weight(g, "arange_" + std::to_string(n), std::move(h));
 }
 
+Tensor Tensor::state(Graph& g, const std::string& name, DType t, const Shape& shape) {
+  int64_t id = g.add_buffer({name, t, shape, BufferKind::State, nullptr});
+  return Tensor(g, g.make(Op::Buffer, t, {}, id));
+}
+
+Tensor Tensor::index_value(Graph& g, const UOp* expr, DType t) {
+  check(expr->dtype == DType::Index && expr->shape.empty(), "index_value: not an index expression");
+  for (const UOp* u : toposort({expr}))
+    if (u->op == Op::Var) g.var_slot(u);  // declared, so kernels can read it
+  return Tensor(g, g.make(Op::Cast, t, {expr}));
+}
+
+Tensor Tensor::assign(const Tensor& value, int64_t axis, const UOp* offset) const {
+  axis = norm_axis(axis);
+  check(u_->op == Op::Buffer && g_->buffer(u_->ival()).kind == BufferKind::State, "assign: the target is not a state buffer");
+  check(offset->dtype == DType::Index && offset->shape.empty(), "assign: the offset is not an index expression");
+  // Along the axis, offset + extent stays within the buffer at run time: whoever binds the VARs
+  // sees to that (the runtime, for a KV cache), since neither is known here.
+  bool fits = value.ndim() == ndim() && value.dtype() == dtype();
+  for (int64_t i = 0; fits && i < ndim(); ++i) fits = i == axis || value.dim(i) == dim(i);
+  if (!fits) throw Error("assign: " + std::string(dtype_name(value.dtype())) + shape_str(value.shape()) + " does not fit into " +
+                         std::string(dtype_name(dtype())) + shape_str(shape()) + " along axis " + std::to_string(axis));
+  return make(Op::Assign, {u_, value.uop(), offset}, axis);
+}
+
 Tensor Tensor::make(Op op, std::vector<const UOp*> src, Arg arg, std::optional<DType> t) const {
   return Tensor(*g_, g_->make(op, t.value_or(dtype()), std::move(src), std::move(arg)));
 }

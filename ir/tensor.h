@@ -35,6 +35,17 @@ class Tensor {
   static Tensor weight(Graph& g, const std::string& name, DType t, const Shape& shape, std::shared_ptr<const Bytes> bytes);
   static Tensor full(Graph& g, const Shape& shape, double value, DType t);
   static Tensor arange(Graph& g, int64_t n, DType t = DType::I64);  // [0, 1, ..., n-1]
+  // A buffer that persists across runs of the compiled model (a KV cache), zero at first. Read
+  // it through the result of assign() only, so that its readers run after the write.
+  static Tensor state(Graph& g, const std::string& name, DType t, const Shape& shape);
+  // The value of an index expression over declared run-time dims (VARs) and constants, as a
+  // rank-0 tensor of dtype t.
+  static Tensor index_value(Graph& g, const UOp* expr, DType t);
+  // This state buffer after `value` is written into it in place, at `offset` along `axis` (an
+  // index expression over VARs and constants, known at run time, which must keep the write
+  // within the buffer); value spans the buffer's other axes. One kernel writes it; its
+  // consumers read the buffer.
+  Tensor assign(const Tensor& value, int64_t axis, const UOp* offset) const;
   Tensor full_like(double value) const { return full(*g_, shape(), value, dtype()); }
   Tensor scalar(double value) const { return full(*g_, {}, value, dtype()); }  // same dtype, rank 0
 

@@ -91,8 +91,9 @@ struct UOp {
   bool is_const(double v) const { return op == Op::Const && fval() == v; }
 };
 
-// Where a buffer's contents come from.
-enum class BufferKind : uint8_t { Input, Weight, Intermediate, Output };
+// Where a buffer's contents come from. State buffers persist across runs of the compiled model
+// (KV caches): zero at first, written in place by ASSIGN kernels, never in the arena.
+enum class BufferKind : uint8_t { Input, Weight, Intermediate, Output, State };
 
 struct BufferInfo {
   std::string name;

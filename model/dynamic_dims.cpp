@@ -30,7 +30,7 @@ Model import_with_vars(const ModelSource& src) {
   const std::vector<UnknownDim>& unknown = src.unknown;
   std::map<std::string, int64_t> at_max;
   for (const auto& [name, max] : src.dynamic) {
-    bool found = false;
+    bool found = std::find(src.internal.begin(), src.internal.end(), name) != src.internal.end();
     for (const UnknownDim& d : unknown) found = found || d.key == name;
     if (!found) throw Error(path + ": --dynamic " + name + ": no input has a symbolic dim of that name without a size");
     if (max < 2) throw Error(path + ": --dynamic " + name + "=" + std::to_string(max) + ": the upper bound must be at least 2");

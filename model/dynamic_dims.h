@@ -29,6 +29,9 @@ struct ModelSource {
   // user's options, with the `dynamic` dims' VARs declared in the graph. Throws tgc::Error,
   // listing the dims still without a size.
   std::function<Model(const std::map<std::string, int64_t>& dim_sizes)> build;
+  // Those of `dynamic` that no input carries: bound by the runtime itself (a KV cache's length
+  // after a run, which it tracks across runs).
+  std::vector<std::string> internal;
 };
 
 // The model for compiling. With src.dynamic: those dims become VARs (the model's

@@ -3,10 +3,12 @@
 // build one, codegen and the tools read it.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/tensor.h"
+#include "model/vocab.h"
 
 namespace tgc {
 
@@ -38,6 +40,13 @@ struct Model {
   // Per output: the tables of its dims that follow a run-time dim through pads or windows
   // (output_dim_vars -2 - j: the table at j is the VAR's slot, then the size at each value 1..max).
   std::vector<std::vector<int64_t>> output_dim_sizes;
+  // A KV cache: state that each run extends by its tokens. kv_length_var is the VAR of the
+  // state's length after a run (bound by the runtime: the length before plus dim 0 of input
+  // kv_count_input); empty without one.
+  std::string kv_length_var;
+  int kv_count_input = 0;
+  // The tokenizer the artifact carries (GGUF files with a SentencePiece-style vocabulary).
+  std::optional<Vocab> vocab;
 
   std::vector<const UOp*> output_roots() const {
     std::vector<const UOp*> r;

@@ -140,12 +140,16 @@ struct BatchRules {
     auto want = [&](bool ok, const std::string& why) {
       if (!ok) t.fail(a, why);
     };
-    if (is_elementwise(a->op) || a->op == Op::Contiguous || a->op == Op::Assign) {
+    if (a->op == Op::Assign) {  // a state buffer is one per model, never per sample
+      want(ax < 0 && axis.at(a->src[1]) < 0, "writes a sample's values into a state buffer");
+      return;
+    }
+    if (is_elementwise(a->op) || a->op == Op::Contiguous) {
       for (const UOp* x : a->src) want(axis.at(x) == ax, "combines tensors whose batch axes differ");
       return;
     }
     switch (a->op) {
-      case Op::Buffer: case Op::Const: return;
+      case Op::Buffer: case Op::Const: case Op::Var: return;
       case Op::Reduce: want(s == ax, "reduces over the batch dim"); return;
       case Op::Pad: case Op::Shrink: want(s == ax, "pads or slices the batch dim"); return;
       case Op::Flip: want(s == ax && (s < 0 || a->ints()[size_t(s)] == 0), "reverses the batch dim"); return;
@@ -288,7 +292,10 @@ struct VarRules {
                                            : a->ints()[2 * i] != 0 || a->ints()[2 * i + 1] != a->src[0]->shape[i];
         want(!mixed(in_fixed[i]) || !touched, "reduces, pads, slices or reverses an axis that merges the dynamic dim with others");
       }
-    if (is_elementwise(a->op) || a->op == Op::Contiguous || a->op == Op::Assign) {
+    // An ASSIGN is its state buffer (run-time sizes as the buffer's); the value written may have
+    // run-time sizes of its own (the tokens of this run), and the offset is an index expression.
+    if (a->op == Op::Assign) return ext.at(a->src[0]);
+    if (is_elementwise(a->op) || a->op == Op::Contiguous) {
       // Operands agree on every axis (a broadcast agrees with anything).
       for (size_t i = 0; i < n; ++i) {
         bool first = true;
@@ -306,7 +313,7 @@ struct VarRules {
       return out;
     }
     switch (a->op) {
-      case Op::Const: return out;
+      case Op::Const: case Op::Var: return out;
       case Op::Buffer: {
         // An input's dynamic axes are the VAR; a whole table in trace a, cut to the dim's size
         // in trace b, is the table cut to the dim.

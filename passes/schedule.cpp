@@ -1,6 +1,7 @@
 #include "passes/schedule.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 #include <sstream>
@@ -52,19 +53,25 @@ class KernelBuilder {
 
   Kernel build(const UOp* root, int64_t out_buf) {
     Kernel k;
+    // An ASSIGN stores its value's elements into the state buffer, shifted by the offset along
+    // its axis: the kernel's ranges are the value's.
+    const bool assign = root->op == Op::Assign;
+    const UOp* over = assign ? root->src[1] : root;
     std::vector<const UOp*> idx;
-    for (int64_t d : root->shape) {
+    for (int64_t d : over->shape) {
       if (d == 1) {
         idx.push_back(sym_.c(0));
       } else {
-        idx.push_back(new_range(d, RangeKind::Global, g_.var_axis(root, int64_t(idx.size()))));
+        idx.push_back(new_range(d, RangeKind::Global, g_.var_axis(over, int64_t(idx.size()))));
         k.global_ranges.push_back(idx.back());
       }
     }
     globals_ = k.global_ranges;
-    const UOp* value = render(root, idx, nullptr, /*is_root=*/true);
+    const UOp* value = assign ? render(over, idx, nullptr) : render(root, idx, nullptr, /*is_root=*/true);
+    std::vector<const UOp*> at = idx;
+    if (assign) at[size_t(root->ival())] = sym_.add(at[size_t(root->ival())], root->src[2]);
     const UOp* out = g_.make(Op::Buffer, root->dtype, {}, out_buf);
-    k.ast = promote_half_math(g_, g_.make(Op::Store, root->dtype, {out, rw_.rewrite(linear(root->shape, idx)), value}));
+    k.ast = promote_half_math(g_, g_.make(Op::Store, root->dtype, {out, rw_.rewrite(linear(root->shape, at)), value}));
     k.output = out_buf;
     k.inputs = inputs_;
     for (const UOp* x : toposort({k.ast}))
@@ -204,6 +211,7 @@ class KernelBuilder {
       case Op::Var: return u;  // a run-time size in a value (a mean's count over a run-time dim)
       case Op::Contiguous: return render(u->src[0], idx, gate);
       case Op::Reduce: {
+        if (const UOp* picked = one_hot_gather(u, idx, gate)) return picked;
         // A reduce inside another reduce's loop (conv feeding a pool) is stored first: fused,
         // its outputs would be produced one at a time in the outer reduce's serial order.
         for (const UOp* i : idx)
@@ -303,9 +311,81 @@ class KernelBuilder {
     }
   }
 
+  // Whether `u`, reached through movement ops, is the constant v everywhere.
+  static bool is_constant(const UOp* u, double v) {
+    while (u->op == Op::Expand || u->op == Op::Reshape) u = u->src[0];
+    return u->is_const(v);
+  }
+
+  // Whether buffer b is a weight holding 0, 1, ..., n-1 (Tensor::arange).
+  bool is_iota(int64_t b) {
+    if (auto it = iota_memo_.find(b); it != iota_memo_.end()) return it->second;
+    const BufferInfo& info = g_.buffer(b);
+    bool ok = info.kind == BufferKind::Weight && info.data && info.shape.size() == 1 && (info.dtype == DType::I64 || info.dtype == DType::I32);
+    for (int64_t i = 0; ok && i < info.shape[0]; ++i) {
+      int64_t v = 0;
+      if (info.dtype == DType::I64) std::memcpy(&v, info.data->data() + i * 8, 8);
+      else { int32_t w; std::memcpy(&w, info.data->data() + i * 4, 4); v = w; }
+      ok = v == i;
+    }
+    return iota_memo_[b] = ok;
+  }
+
+  // A gather written as a one-hot reduce, sum_a where(index == a, x[.., a, ..], 0) (Tensor::gather
+  // and its kin), becomes a load of x at the index: one row read instead of the whole table
+  // (the one-hot over a vocabulary was half of an LLM's decode step). Out-of-range indices read
+  // nothing and give 0, as the one-hot did. Null when `u` is not that pattern.
+  const UOp* one_hot_gather(const UOp* u, const std::vector<const UOp*>& idx, const UOp* gate) {
+    if (u->reduce().op != Op::Add || u->reduce().axes.size() != 1) return nullptr;
+    int64_t a = u->reduce().axes[0];
+    const UOp* s = u->src[0];
+    if (s->op != Op::Where || !is_constant(s->src[2], 0) || g_.var_axis(s, a)) return nullptr;
+    const UOp* eq = s->src[0];
+    while (eq->op == Op::Expand || eq->op == Op::Reshape) eq = eq->src[0];
+    if (eq->op != Op::Xor || !is_constant(eq->src[1], 1) || eq->src[0]->op != Op::CmpNe) return nullptr;
+    // The condition at a range of its own along the axis (not a loop inside the reduce, so its
+    // work is counted once per position of the one-hot, which it is where the pattern holds).
+    int64_t n = s->shape[size_t(a)];
+    std::vector<const UOp*> sidx = idx;
+    const UOp* r = new_range(n, RangeKind::Reduce);
+    sidx[size_t(a)] = r;
+    size_t known = inputs_.size();
+    const UOp* c = render(s->src[0], sidx, gate);
+    if (c->op != Op::Xor || !c->src[1]->is_const(1) || c->src[0]->op != Op::CmpNe) return nullptr;
+    for (int side = 0; side < 2; ++side) {
+      // One operand is the positions 0..n-1 along the axis (arange's load at the range), the
+      // other the index, the same all along the axis.
+      const UOp* p = c->src[0]->src[size_t(side)];
+      const UOp* at = c->src[0]->src[size_t(1 - side)];
+      if (p->op != Op::Load || p->src.size() != 2 || p->src[1] != r || !is_iota(p->src[0]->ival())) continue;
+      std::set<const UOp*> deps;
+      std::unordered_set<const UOp*> seen;
+      ranges_of(at, deps, seen);
+      if (deps.count(r) || at->dtype == DType::Bool || is_float(at->dtype)) return nullptr;
+      // Only the index is read: not the positions, nor the one-hot.
+      std::vector<int64_t> used;
+      for (const UOp* x : toposort({at}))
+        if (x->op == Op::Load && std::find(used.begin(), used.end(), x->src[0]->ival()) == used.end()) used.push_back(x->src[0]->ival());
+      std::vector<int64_t> keep(inputs_.begin(), inputs_.begin() + long(known));
+      for (int64_t b : used)
+        if (std::find(keep.begin(), keep.end(), b) == keep.end()) keep.push_back(b);
+      inputs_ = keep;
+      const UOp* i = g_.make(Op::Cast, DType::Index, {at});
+      const UOp* valid = rw_.rewrite(sym_.and_(sym_.ge(i, 0), sym_.lt(i, n)));
+      // Clamped as pads clamp: exact where valid, and bounds the simplifier can use.
+      const UOp* clamped = g_.make(Op::Max, DType::Index, {i, sym_.c(0)});
+      clamped = g_.make(Op::Neg, DType::Index, {g_.make(Op::Max, DType::Index, {g_.make(Op::Neg, DType::Index, {clamped}), sym_.c(1 - n)})});
+      sidx[size_t(a)] = clamped;
+      const UOp* v = render(s->src[1], sidx, sym_.and_(gate, valid));
+      return g_.make(Op::Where, u->dtype, {valid, v, g_.constant(0, u->dtype)});
+    }
+    return nullptr;
+  }
+
   Graph& g_;
   Sym sym_;
   Rewriter rw_;
+  std::unordered_map<int64_t, bool> iota_memo_;
   const std::unordered_map<const UOp*, int64_t>& realized_;
   const std::unordered_map<const UOp*, double>& others_;
   std::unordered_map<const UOp*, double> evals_, cost_memo_;
@@ -394,6 +474,17 @@ Schedule schedule(Graph& g, const std::vector<const UOp*>& requested, const Sche
   for (size_t i = 0; i < outputs.size(); ++i) realize(outputs[i], BufferKind::Output, "out" + std::to_string(i));
   for (const UOp* u : order)
     if (u->op == Op::Contiguous) realize(u, BufferKind::Intermediate, "t" + std::to_string(position[u]));
+  // An ASSIGN is stored into its state buffer, which its consumers then read. Nothing may read
+  // the state buffer around it: the kernels' order follows the graph's, not the buffer's.
+  std::set<int64_t> assigned;
+  for (const UOp* u : order)
+    if (u->op == Op::Assign) {
+      int64_t target = u->src[0]->ival();
+      check(!realized.count(u), "schedule: an ASSIGN is an output of its own; request its consumers instead");
+      check(assigned.insert(target).second, "schedule: state buffer '" + g.buffer(target).name + "' is assigned twice");
+      check(consumers[u->src[0]].size() == 1, "schedule: state buffer '" + g.buffer(target).name + "' is read around its ASSIGN");
+      realized[u] = target;
+    }
 
   // Build kernels consumers first. A builder stops as soon as inlining some node costs more than
   // realizing it; that node becomes a kernel of its own and every kernel that inlined it is

@@ -189,13 +189,19 @@ static void usage(const tgc_model_desc* d) {
          "                             [A-Za-z0-9._-] replaced by '_') from a .npy file; dtype and shape must\n"
          "                             match the model. Give all inputs, or none for deterministic random ones.\n"
          "  -o, --output DIR           write DIR/<file-safe output name>.npy for each output\n"
-         "  --bench N                  time N runs after %d warm-up runs; the last line printed is JSON\n"
+         "  --bench N                  time N runs after %d warm-up runs (a KV cache: each from empty); the last line is JSON\n"
          "                             {\"median_ms\", \"min_ms\", \"mean_ms\", \"max_ms\", \"iters\", \"threads\", ...}\n"
          "  --threads N                CPU threads (default: one per physical core)\n"
          "  --batch N                  batch size of a model with a run-time batch dim, for random inputs\n"
          "                             (default 1; with -i the files give it)\n"
          "  --dim NAME=N               size of a run-time dim, for random inputs (default: its upper bound;\n"
          "                             with -i the files give it)\n"
+         "  -p, --prompt TEXT          models with a tokenizer: the tokens of TEXT (BOS first where the model adds one)\n"
+         "  -n, --n-predict N          models with a KV cache: after the run, N greedy tokens (argmax), each run as one step;\n"
+         "                             with a tokenizer their text streams to stdout (EOS stops); speeds go to stderr\n"
+         "  --tokens-out FILE.npy      the run's tokens and the generated ones, i32[n]\n"
+         "  --decode FILE.npy          models with a KV cache: after the run, one run per token of FILE (i32[n]),\n"
+         "                             each after the previous; outputs hold the run's rows then one per step\n"
          "  --info                     print the model's inputs, outputs and memory sizes\n"
          "  -h, --help                 this text\n\n"
          "Without -o, prints each output's name, dtype, shape and checksum (sum of its elements).\n"
@@ -225,13 +231,37 @@ static void print_info(const tgc_model_desc* d) {
     printf("batch dim: %s (bound at run time from the -i shapes or --batch; one sample's program runs per sample)\n",
            d->batch_dim);
   for (int32_t v = 0; v < d->num_vars; ++v)
-    printf("run-time dim: %s (1 to %lld; bound from the -i shapes or --dim)\n", d->var_names[v], (long long)d->var_max[v]);
+    if (d->kv_position && v == d->kv_position[0])
+      printf("kv cache: %lld positions; run-time dim %s = positions held after a run (each run appends its tokens)\n",
+             (long long)d->var_max[v], d->var_names[v]);
+    else
+      printf("run-time dim: %s (1 to %lld; bound from the -i shapes or --dim)\n", d->var_names[v], (long long)d->var_max[v]);
+  if (d->vocab) printf("tokenizer: %d tokens, SentencePiece-style (-p TEXT)\n", (int)d->vocab->n_tokens);
   printf("arena: %lld bytes\n", (long long)d->arena_size);
   if (d->weights_file && d->weights_file[0])
     printf("weights: %lld bytes, file '%s'\n", (long long)d->weights_size, d->weights_file);
   else
     printf("weights: %lld bytes, embedded\n", (long long)d->weights_size);
   printf("launches: %d\n", (int)d->num_launches);
+}
+
+/* -p TEXT: the prompt's tokens (BOS first where the vocabulary adds one, as llama.cpp does) as
+ * the token input. Returns 0, or 1 after printing the error. */
+static int prompt_tokens(const tgc_model_desc* d, const char* text, tgc_npy* feeds) {
+  if (!d->vocab || !d->kv_position) return fail("-p: model '%s' carries no tokenizer", d->name ? d->name : "?");
+  int32_t k = d->kv_position[1];
+  if (feeds[k].data) return fail("-p and -i %s both give the tokens", d->buffers[d->inputs[k]].name);
+  tgc_tokenizer* t = tgc_tokenizer_create(d->vocab);
+  size_t len = strlen(text);
+  int32_t* ids = malloc((2 * len + 8) * sizeof *ids);
+  int64_t n = t && ids ? tgc_tokenize(t, text, len, d->vocab->add_bos, ids, (int64_t)(2 * len + 8)) : -1;
+  tgc_tokenizer_destroy(t);
+  if (n < 0 || n > (int64_t)(2 * len + 8)) { /* at most a token per byte, plus BOS and a space */
+    free(ids);
+    return fail("-p: the prompt cannot be tokenized (a byte without a <0xXX> token, or out of memory)");
+  }
+  feeds[k] = (tgc_npy){TGC_I32, 1, {n}, ids, (size_t)n * sizeof *ids};
+  return 0;
 }
 
 /* Run-time dims: --dim, else the -i files (which must agree), else their upper bounds. Returns 0,
@@ -268,6 +298,13 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   int info = 0, rc = 1;
   long long bench = 0, threads = 0, batch = 0;
   const char* out_dir = NULL;
+  const char* decode_path = NULL;
+  const char* prompt = NULL;
+  long long gen_n = 0;
+  const char* tokens_out = NULL;
+  tgc_npy gen_tokens = {0};
+  tgc_npy steps = {0};
+  tgc_npy* rows = NULL; /* --decode: each output's rows over the run and the steps */
   int32_t nin = desc->num_inputs, nout = desc->num_outputs;
   int n_given = 0;
   int32_t batch_from = -1; /* the first -i input holding the batch dim */
@@ -348,6 +385,17 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     } else if (takes_value(argc, argv, &i, &flag, &val, "-o", "--output")) {
       if (!val || !val[0]) { fail("%s needs a directory", flag); goto done; }
       out_dir = val;
+    } else if (takes_value(argc, argv, &i, &flag, &val, "-p", "--prompt")) {
+      if (!val) { fail("%s needs the prompt's text", flag); goto done; }
+      prompt = val;
+    } else if (takes_value(argc, argv, &i, &flag, &val, "-n", "--n-predict")) {
+      if (!val || parse_int(val, 1, &gen_n) != 0) { fail("%s needs a positive token count, got '%s'", flag, val ? val : ""); goto done; }
+    } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--tokens-out")) {
+      if (!val || !val[0]) { fail("--tokens-out needs FILE.npy"); goto done; }
+      tokens_out = val;
+    } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--decode")) {
+      if (!val || !val[0]) { fail("--decode needs FILE.npy (i32 tokens, one per step)"); goto done; }
+      decode_path = val;
     } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--bench")) {
       if (!val || parse_int(val, 1, &bench) != 0) { fail("--bench needs a positive iteration count, got '%s'", val ? val : ""); goto done; }
     } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--batch")) {
@@ -378,6 +426,8 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       goto done;
     }
   }
+  if (prompt && prompt_tokens(desc, prompt, feeds) != 0) goto done;
+  if (prompt) ++n_given;
   if (info) {
     print_info(desc);
     rc = 0;
@@ -424,16 +474,46 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   }
   if (bench > 0) {
     if (!(times = malloc((size_t)bench * sizeof *times))) { fail("out of memory"); goto done; }
+    /* A model with a KV cache runs every iteration at the same position (the first run's), so
+     * that each does the same work and the cache never fills. */
     for (int w = 0; w < WARMUP_RUNS; ++w)
-      if (tgc_run(m) != 0) { fail("%s", tgc_last_error()); goto done; }
+      if ((desc->kv_position && tgc_set_kv_length(m, 0) != 0) || tgc_run(m) != 0) { fail("%s", tgc_last_error()); goto done; }
     for (long long it = 0; it < bench; ++it) {
+      if (desc->kv_position && tgc_set_kv_length(m, 0) != 0) { fail("%s", tgc_last_error()); goto done; }
       double t0 = tgc_now_ms();
       if (tgc_run(m) != 0) { fail("%s", tgc_last_error()); goto done; }
       times[it] = tgc_now_ms() - t0;
     }
-  } else if (tgc_run(m) != 0) {
-    fail("%s", tgc_last_error());
-    goto done;
+  } else {
+    double t0 = tgc_now_ms();
+    if (tgc_run(m) != 0) { fail("%s", tgc_last_error()); goto done; }
+    double prefill_ms = tgc_now_ms() - t0;
+    if (gen_n > 0 || tokens_out) {
+      if (decode_path) { fail("-n and --decode do not go together"); goto done; }
+      int32_t k = desc->kv_position ? desc->kv_position[1] : 0;
+      int64_t np = tgc_input_shape(m, k, gen_tokens.shape) == 1 ? gen_tokens.shape[0] : 0;
+      if (!desc->kv_position || np < 1) { fail("-n/--tokens-out: model '%s' keeps no KV cache", desc->name ? desc->name : "?"); goto done; }
+      gen_tokens = (tgc_npy){TGC_I32, 1, {np}, malloc((size_t)np * sizeof(int32_t)), (size_t)np * sizeof(int32_t)};
+      if (!gen_tokens.data) { fail("out of memory"); goto done; }
+      memcpy(gen_tokens.data, tgc_input_data(m, k), gen_tokens.nbytes);
+      double decode_ms = 0;
+      int64_t steps = gen_n > 0 ? tgc_generate(m, gen_n, &gen_tokens, &decode_ms) : 0;
+      if (steps < 0) { fail("%s", tgc_last_error()); goto done; }
+      if (tokens_out && tgc_npy_write(tokens_out, TGC_I32, 1, gen_tokens.shape, gen_tokens.data, gen_tokens.nbytes) != 0) {
+        fail("%s", tgc_last_error());
+        goto done;
+      }
+      fprintf(stderr, "prefill: %lld tokens in %.2f ms (%.2f tok/s); decode: %lld steps in %.2f ms (%.2f tok/s)\n", (long long)np,
+              prefill_ms, 1000.0 * (double)np / prefill_ms, (long long)steps, decode_ms, steps ? 1000.0 * (double)steps / decode_ms : 0.0);
+    }
+  }
+  if (decode_path) {
+    if (bench > 0) { fail("--decode and --bench do not go together"); goto done; }
+    if (!(rows = calloc((size_t)nout + 1, sizeof *rows))) { fail("out of memory"); goto done; }
+    if (tgc_npy_read(decode_path, &steps) != 0 || tgc_decode_steps(m, &steps, rows) != 0) {
+      fail("%s", tgc_last_error());
+      goto done;
+    }
   }
 
   if (out_dir) {
@@ -441,26 +521,29 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     for (int32_t k = 0; k < nout; ++k) {
       const tgc_buffer* b = &desc->buffers[desc->outputs[k]];
       int64_t dims[16];
-      int rank = tgc_output_shape(m, k, dims);
+      int rank = rows ? rows[k].rank : tgc_output_shape(m, k, dims);
+      if (rows) memcpy(dims, rows[k].shape, sizeof dims);
       char* safe = file_safe(b->name ? b->name : "");
       size_t len = strlen(out_dir) + (safe ? strlen(safe) : 0) + 8;
       char* path = safe ? malloc(len) : NULL;
       if (!path) { free(safe); fail("out of memory"); goto done; }
       snprintf(path, len, "%s/%s.npy", out_dir, safe);
-      int r = tgc_npy_write(path, b->dtype, rank, dims, tgc_output_data(m, k),
+      int r = tgc_npy_write(path, b->dtype, rank, dims, rows ? rows[k].data : tgc_output_data(m, k),
                             (size_t)(numel(rank, dims) * tgc_dtype_size(b->dtype)));
       free(path);
       free(safe);
       if (r != 0) { fail("%s", tgc_last_error()); goto done; }
     }
-  } else {
+  } else if (gen_n == 0) { /* generated text owns stdout */
     for (int32_t k = 0; k < nout; ++k) {
       const tgc_buffer* b = &desc->buffers[desc->outputs[k]];
       char t[512];
       int64_t dims[16];
-      int rank = tgc_output_shape(m, k, dims);
+      int rank = rows ? rows[k].rank : tgc_output_shape(m, k, dims);
+      if (rows) memcpy(dims, rows[k].shape, sizeof dims);
       type_str(t, sizeof t, b->dtype, rank, dims, NULL);
-      printf("%s: %s checksum %.9g\n", b->name ? b->name : "?", t, checksum(tgc_output_data(m, k), b, numel(rank, dims)));
+      printf("%s: %s checksum %.9g\n", b->name ? b->name : "?", t,
+             checksum(rows ? rows[k].data : tgc_output_data(m, k), b, numel(rank, dims)));
     }
   }
   if (bench > 0) {
@@ -492,5 +575,9 @@ done:
   for (int32_t k = 0; k < nin; ++k) free(feeds[k].data);
   free(feeds);
   free(times);
+  free(steps.data);
+  free(gen_tokens.data);
+  for (int32_t k = 0; rows && k < nout; ++k) free(rows[k].data);
+  free(rows);
   return rc;
 }

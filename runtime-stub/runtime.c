@@ -224,6 +224,11 @@ static int validate(const tgc_model_desc* d) {
       tgc_set_error("run-time dim %d: no name or an upper bound below 1", (int)v);
       return -1;
     }
+  if (d->kv_position && (d->kv_position[0] < 0 || d->kv_position[0] >= d->num_vars || d->vars_buffer < 0 ||
+                         d->kv_position[1] < 0 || d->kv_position[1] >= d->num_inputs)) {
+    tgc_set_error("malformed KV position (a run-time dim and an input)");
+    return -1;
+  }
   for (int io = 0; io < 2; ++io) {
     int32_t n = io ? d->num_outputs : d->num_inputs;
     const int32_t* idx = io ? d->outputs : d->inputs;
@@ -460,6 +465,7 @@ void tgc_destroy(tgc_model* m) {
   free(m->cur);
   free(m->uploads);
   free(m->states);
+  tgc_tokenizer_destroy(m->tokenizer);
   if (m->weights_map) munmap(m->weights_map, m->weights_map_size);
   free(m);
 }
@@ -470,6 +476,20 @@ int tgc_run(tgc_model* m) {
     return -1;
   }
   const struct tgc_backend* be = m->backend;
+  const tgc_model_desc* d = m->desc;
+  int64_t kv_after = 0;
+  if (d->kv_position) { /* this run's tokens go after the ones the cache holds */
+    int32_t v = d->kv_position[0], in = d->inputs[d->kv_position[1]];
+    kv_after = m->kv_length + tgc_dim_size(m, &d->buffers[in], 0);
+    if (kv_after > d->var_max[v]) {
+      tgc_set_error("the KV cache is full: %lld positions held + %lld tokens > %lld rows (reset it, or compile with a larger --ctx)",
+                    (long long)m->kv_length, (long long)tgc_dim_size(m, &d->buffers[in], 0), (long long)d->var_max[v]);
+      return -1;
+    }
+    /* no input or output has this dim: its value changes without touching their storage */
+    m->var_value[v] = kv_after;
+    ((int64_t*)m->buf[d->vars_buffer])[v] = kv_after;
+  }
   tgc_dims_before_run(m);
   for (int64_t sample = 0; sample < m->batch;) {
     if (m->batch > 1) tgc_at_sample(m, sample);
@@ -479,6 +499,36 @@ int tgc_run(tgc_model* m) {
     sample += ran;
   }
   tgc_dims_after_run(m);
+  if (d->kv_position) m->kv_length = kv_after;
+  return 0;
+}
+
+int64_t tgc_tokenize_text(tgc_model* m, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap) {
+  if (!m || !m->desc->vocab) {
+    tgc_set_error("tgc_tokenize_text: the model carries no tokenizer");
+    return -1;
+  }
+  if (!m->tokenizer && !(m->tokenizer = tgc_tokenizer_create(m->desc->vocab))) {
+    tgc_set_error("out of memory for the tokenizer");
+    return -1;
+  }
+  int64_t n = tgc_tokenize(m->tokenizer, text, len, add_bos, out, cap);
+  if (n < 0) tgc_set_error("tgc_tokenize_text: the text has a byte the vocabulary cannot spell (no <0xXX> token), or out of memory");
+  return n;
+}
+
+int64_t tgc_kv_length(const tgc_model* m) { return m && m->desc->kv_position ? m->kv_length : -1; }
+
+int tgc_set_kv_length(tgc_model* m, int64_t n) {
+  if (!m || !m->desc->kv_position) {
+    tgc_set_error("tgc_set_kv_length: the model has no KV cache");
+    return -1;
+  }
+  if (n < 0 || n > m->kv_length) {
+    tgc_set_error("tgc_set_kv_length: %lld is not between 0 and the %lld positions held", (long long)n, (long long)m->kv_length);
+    return -1;
+  }
+  m->kv_length = n; /* rows from n on are written again before any run reads them */
   return 0;
 }
 
@@ -487,6 +537,7 @@ int tgc_reset_state(tgc_model* m) {
     tgc_set_error("tgc_reset_state: no model");
     return -1;
   }
+  m->kv_length = 0;
   for (int32_t k = 0; k < m->num_states; ++k) memset(m->buf[m->states[k]], 0, (size_t)m->desc->buffers[m->states[k]].nbytes);
   /* GPU backends keep STATE on the device: send the zeros there too */
   if (m->num_states > 0 && m->backend->upload) return m->backend->upload(m->be, m, m->states, m->num_states);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "tgc_runtime.h"
+#include "tokenizer.h"
 
 #if defined(__GNUC__)
 #define TGC_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -105,6 +106,8 @@ struct tgc_model {
   void* weights_map;      /* mmap of desc->weights_file, or NULL */
   size_t weights_map_size;
   int num_threads;        /* host threads running kernels (CPU backend), else 0 */
+  int64_t kv_length;      /* desc->kv_position: positions the KV cache holds */
+  struct tgc_tokenizer* tokenizer; /* desc->vocab: made at the first tgc_tokenize_text */
 };
 
 /* 64-byte aligned, zeroed allocation of at least nbytes (64 when nbytes <= 0); free() it. */
@@ -160,5 +163,18 @@ int tgc_npy_read(const char* path, tgc_npy* out);
 int tgc_npy_write(const char* path, int32_t dtype, int32_t rank, const int64_t* shape, const void* data,
                   size_t nbytes);
 const char* tgc_npy_descr(int32_t dtype); /* "<f4", ...; NULL if not representable */
+
+/* ---- decode steps (decode_steps.c) ---- */
+/* After a run: one run per token of `steps` (each extends the KV cache), every output's rows of
+ * the earlier run and of each step appended to acc[k] (zeroed tgc_npy per output; the caller
+ * frees data). 0, or -1 with the error set. */
+int tgc_decode_steps(tgc_model* m, const tgc_npy* steps, tgc_npy* acc);
+
+/* ---- greedy generation (generate.c) ---- */
+/* After the prompt's run: n_new tokens, each the argmax of the last logits row, appended to
+ * tokens (i32 [n], the prompt's ids on entry); all but the last run as one-token steps (timed
+ * into *decode_ms). With a tokenizer, their text streams to stdout and EOS stops. Returns the
+ * steps run, or -1 with the error set. */
+int64_t tgc_generate(tgc_model* m, int64_t n_new, tgc_npy* tokens, double* decode_ms);
 
 #endif

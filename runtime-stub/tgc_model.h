@@ -5,7 +5,7 @@
 #define TGC_MODEL_H
 #include <stdint.h>
 
-#define TGC_ABI_VERSION 4
+#define TGC_ABI_VERSION 6
 
 /* Same order as tgc::DType in the compiler. */
 enum tgc_dtype {
@@ -18,6 +18,8 @@ enum tgc_dtype {
  * buffers persist across runs (KV caches, recurrent state): their own allocation, zeroed at
  * create and by tgc_reset_state, kept on the device between runs by GPU backends, never batched. */
 enum tgc_storage { TGC_STORAGE_ARENA, TGC_STORAGE_WEIGHT, TGC_STORAGE_INPUT, TGC_STORAGE_OUTPUT, TGC_STORAGE_STATE };
+
+struct tgc_vocab; /* tokenizer.h */
 
 /* A runtime backend (its ops table is runtime-internal). A description points at the table of
  * its backend, so an artifact links that backend's code and no other's. */
@@ -86,6 +88,12 @@ typedef struct {
   const char* const* var_names; /* from buffer vars_buffer (i64[num_vars]), which the runtime fills */
   const int64_t* var_max; /* upper bounds (the lower bound is 1) */
   int32_t vars_buffer;    /* -1 without run-time dims */
+  const int32_t* kv_position; /* NULL, or {length_var, count_input} for a model whose STATE grows
+                           * by each run's tokens (a KV cache): VAR length_var is the filled length
+                           * after a run, which the runtime binds itself to the length before the
+                           * run plus dim 0 of input count_input, and keeps across runs (0 at
+                           * create and after tgc_reset_state) */
+  const struct tgc_vocab* vocab; /* NULL, or the model's tokenizer tables (tokenizer.h) */
 } tgc_model_desc;
 
 #endif

@@ -34,6 +34,16 @@ int tgc_output_shape(const tgc_model* m, int index, int64_t* dims);
 /* Zeroes every STATE buffer (host and device), as at create: the next run starts a fresh
  * sequence. Returns 0, or -1 with tgc_last_error set. */
 int tgc_reset_state(tgc_model* m);
+/* Models with a KV cache (desc->kv_position): positions held, i.e. tokens run since create or
+ * the last reset; the next run's tokens go at this position. -1 for a model without one. */
+int64_t tgc_kv_length(const tgc_model* m);
+/* Forgets the positions from n on (0 <= n <= tgc_kv_length): the next run's tokens go at n.
+ * Returns 0, or -1 with tgc_last_error set. */
+int tgc_set_kv_length(tgc_model* m, int64_t n);
+/* Models with a tokenizer (desc->vocab): the token ids of text[0, len), BOS first when add_bos;
+ * up to cap written to out. Returns how many the text has (call again with more room when that
+ * is more than cap), or -1 with tgc_last_error set. */
+int64_t tgc_tokenize_text(tgc_model* m, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap);
 const tgc_model_desc* tgc_desc(const tgc_model* m);
 /* Message of the last failure on this thread ("" if none). */
 const char* tgc_last_error(void);

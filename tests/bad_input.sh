@@ -156,8 +156,14 @@ gmodel unsupported_weight_type "tensor 'token_embd.weight' has type q2_K; tgc re
 expect_ok "gguf tiny_llama builds" "$tgc" inspect "$work/gguf/tiny_llama.gguf" --input-shape tokens=3
 expect_ok "gguf --stage=meta" "$tgc" inspect "$work/gguf/tiny_llama.gguf" --stage=meta
 grep -q "^blk.0.attn_q.weight f32 \[8, 8\]" "$work/out" || { echo "FAIL --stage=meta lists no blk.0.attn_q.weight f32 [8, 8]"; fail=1; }
-expect_error "gguf without a token count" "the token count needs a size (--input-shape tokens=N, or --dynamic n_tokens=MAX" \
-  "$tgc" compile "$work/gguf/tiny_llama.gguf" -o "$work/never"
+expect_ok "gguf without a token count (a run-time count by default)" "$tgc" inspect "$work/gguf/tiny_llama.gguf"
+expect_error "gguf eval without a token count" "the token count needs a size (--input-shape tokens=N, or --dynamic n_tokens=MAX" \
+  "$tgc" eval "$work/gguf/tiny_llama.gguf"
+expect_error "gguf --ctx 1" "--ctx 1: the KV cache needs at least 2 rows" "$tgc" inspect "$work/gguf/tiny_llama.gguf" --ctx 1
+expect_error "gguf more tokens than cache rows" "20 tokens per run do not fit a KV cache of 8 rows (--ctx)" \
+  "$tgc" inspect "$work/gguf/tiny_llama.gguf" --input-shape tokens=20 --ctx 8
+expect_error "gguf --dynamic n_kv" "--dynamic names 'n_kv'; a GGUF model's run-time dim is 'n_tokens'" \
+  "$tgc" inspect "$work/gguf/tiny_llama.gguf" --dynamic n_kv=8
 expect_error "gguf --input-shape of another input" "--input-shape names 'x'; a GGUF model's one input is 'tokens'" \
   "$tgc" inspect "$work/gguf/tiny_llama.gguf" --input-shape x=3
 expect_error "--stage=meta of an ONNX file" "this is not a GGUF file" "$tgc" inspect "$model" --stage=meta

@@ -3,12 +3,14 @@
 // what the reference interpreter computes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <ostream>
 #include <set>
 
 #include "ir/print.h"
+#include "ir/symbolic.h"
 #include "passes/schedule.h"
 #include "ran_cleanly.h"
 #include "test_util.h"
@@ -216,6 +218,38 @@ TEST_F(ScheduleTest, OneNodeRequestedThriceGetsThreeBuffers) {
   std::set<int64_t> written;
   for (const Kernel& k : s.kernels) written.insert(k.output);
   for (int64_t b : s.outputs) EXPECT_TRUE(written.count(b)) << "output buffer " << b << " is never written\n" << listing(s);
+}
+
+// A gather (a one-hot reduce in the Tensor API) is a load at the index: no reduce over the
+// table; out-of-range indices give 0, as the one-hot does.
+TEST_F(ScheduleTest, GatherIsALoadNotAOneHotReduce) {
+  Tensor table = weight({50, 8});
+  Tensor idx = Tensor::input(g, "idx", DType::I32, {4});
+  HostTensor ids(DType::I32, {4});
+  for (int i = 0; i < 4; ++i) ids.set(i, std::vector<double>{3, -1, 49, 60}[size_t(i)]);  // -1: the last row; 60: none
+  feeds[idx.uop()->ival()] = ids;
+  Schedule s = schedule_and_check({table.gather(idx, 0) * 2.0});
+  EXPECT_EQ(total_reduces(s), 0) << listing(s);
+  ASSERT_EQ(s.kernels.size(), 1u) << listing(s);
+}
+
+// An ASSIGN is one kernel storing its value into the state buffer at a run-time offset along
+// its axis; its consumers read the state buffer after it.
+TEST_F(ScheduleTest, AssignStoresIntoTheStateBufferAtItsOffset) {
+  const UOp* n = g.declare_var("n", 1, 6);
+  Tensor state = Tensor::state(g, "cache", DType::F32, {4, 6});
+  Tensor x = input({4, 2});
+  Sym sym{g};
+  Tensor after = state.assign(x * 3.0, 1, sym.add(n, -2));  // columns n-2, n-1
+  HostTensor vars(DType::I64, {1});
+  vars.set(0, 5);
+  feeds[g.vars_buffer()] = vars;
+  Schedule s = schedule_and_check({after.sum({1}, true) + after * 1.0});
+  ASSERT_GE(s.kernels.size(), 2u) << listing(s);
+  EXPECT_EQ(s.kernels[0].output, state.uop()->ival()) << listing(s);
+  EXPECT_EQ(g.buffer(s.kernels[0].output).kind, BufferKind::State);
+  for (size_t k = 1; k < s.kernels.size(); ++k)
+    EXPECT_NE(std::find(s.kernels[k].inputs.begin(), s.kernels[k].inputs.end(), state.uop()->ival()), s.kernels[k].inputs.end()) << listing(s);
 }
 
 TEST_F(ScheduleTest, ContiguousForcesAKernel) {

@@ -3,14 +3,17 @@
 #include <algorithm>
 
 #include "frontend/gguf/gguf_file.h"
+#include "frontend/gguf/gguf_vocab.h"
 #include "frontend/gguf/llama_graph.h"
 #include "ir/error.h"
+#include "ir/symbolic.h"
 
 namespace tgc {
 
 namespace {
 constexpr const char* kTokens = "tokens";
 constexpr const char* kTokenDim = "n_tokens";
+constexpr const char* kKvDim = "n_kv";  // the cache's length after a run (see the header)
 constexpr const char* kNeedsCount =
     ": the token count needs a size (--input-shape tokens=N, or --dynamic n_tokens=MAX for a run-time count; tgc eval takes it from -i tokens=FILE)";
 
@@ -32,10 +35,10 @@ void check_options(const std::string& path, const ImportOptions& o) {
   for (const auto& [name, _] : o.dynamic)
     if (name != kTokenDim) throw Error(path + ": --dynamic names '" + name + "'; a GGUF model's run-time dim is 'n_tokens'");
 }
-}  // namespace
 
-Model import_gguf(const std::string& path, const ImportOptions& options) {
-  check_options(path, options);
+// The model at the sizes `options` gives. context > 0: with the K/V caches of that many rows
+// (see the header), else the stateless prefill.
+Model build_gguf(const std::string& path, const ImportOptions& options, int64_t context) {
   GgufFile f = GgufFile::open(path);
   LlamaParams p = llama_params(f);
   int64_t n = token_count(options);
@@ -48,27 +51,65 @@ Model import_gguf(const std::string& path, const ImportOptions& options) {
   int64_t positions = n;
   for (const auto& [name, max] : options.dynamic) {
     g.declare_var(name, 1, max);
-    positions = std::max(positions, max);  // tables keep the bound's length, cut to the traced count
+    if (name == kTokenDim) positions = std::max(positions, max);  // tables keep the bound's length, cut to the traced count
   }
   Tensor tokens = Tensor::input(g, kTokens, DType::I32, {n});
   m.inputs.push_back({kTokens, tokens});
-  m.outputs.push_back({"logits", llama_forward(g, f, p, tokens, positions)});
+  if (context <= 0) {
+    m.outputs.push_back({"logits", llama_forward(g, f, p, tokens, positions)});
+    return m;
+  }
+  // This run's tokens go at position n_kv - n_tokens (the runtime binds n_kv to the cache's
+  // length after the run); the traced graph reads the cache up to the size traced for n_kv.
+  Sym sym{g};
+  const UOp* count = options.dynamic.count(kTokenDim) ? g.declare_var(kTokenDim, 1, options.dynamic.at(kTokenDim)) : sym.c(n);
+  const UOp* kv = g.declare_var(kKvDim, 1, context);
+  KvCache cache;
+  cache.context = context;
+  auto traced = options.dim_sizes.find(kKvDim);
+  cache.kv_len = traced != options.dim_sizes.end() ? traced->second : context;
+  cache.pos = sym.add(kv, sym.mul(count, -1));
+  m.kv_length_var = kKvDim;
+  m.kv_count_input = 0;
+  if (gguf_has_spm_vocab(f)) m.vocab = gguf_vocab(f);
+  m.outputs.push_back({"logits", llama_forward(g, f, p, tokens, positions, &cache)});
   return m;
+}
+}  // namespace
+
+Model import_gguf(const std::string& path, const ImportOptions& options) {
+  check_options(path, options);
+  return build_gguf(path, options, 0);
 }
 
 ModelSource gguf_model_source(const std::string& path, const ImportOptions& options) {
   check_options(path, options);
-  std::vector<UnknownDim> unknown;
-  if (token_count(options) < 0) {
-    // Not a batch: the count is either fixed or a run-time dim (--dynamic).
-    if (!options.dynamic.count(kTokenDim)) throw Error(path + kNeedsCount);
-    unknown.push_back({kTokens, 0, kTokenDim, kTokenDim});
+  int64_t context = options.context;
+  if (context <= 0) {
+    GgufFile f = GgufFile::open(path);
+    context = std::min(llama_params(f).n_ctx_train, kDefaultContext);
   }
-  return {path, unknown, options.dynamic, [path, options](const std::map<std::string, int64_t>& sizes) {
-            ImportOptions o = options;
-            for (const auto& [key, n] : sizes) o.dim_sizes[key] = n;
-            return import_gguf(path, o);
-          }};
+  if (context < 2) throw Error(path + ": --ctx " + std::to_string(context) + ": the KV cache needs at least 2 rows");
+  ImportOptions o = options;
+  std::vector<UnknownDim> unknown;
+  int64_t count = token_count(options);
+  if (count < 0) {
+    // Not a batch: the count is either fixed or a run-time dim (--dynamic; by default up to
+    // kDefaultTokens or the context).
+    if (!o.dynamic.count(kTokenDim)) o.dynamic[kTokenDim] = std::min(kDefaultTokens, context);
+    unknown.push_back({kTokens, 0, kTokenDim, kTokenDim});
+    count = o.dynamic.at(kTokenDim);
+  }
+  if (count > context)
+    throw Error(path + ": " + std::to_string(count) + " tokens per run do not fit a KV cache of " + std::to_string(context) +
+                " rows (--ctx)");
+  o.dynamic[kKvDim] = context;
+  ModelSource src{path, unknown, o.dynamic, [path, o, context](const std::map<std::string, int64_t>& sizes) {
+                    ImportOptions t = o;
+                    for (const auto& [key, n] : sizes) t.dim_sizes[key] = n;
+                    return build_gguf(path, t, context);
+                  }, {kKvDim}};
+  return src;
 }
 
 }  // namespace tgc

@@ -130,15 +130,24 @@ struct Builder {
     return Tensor::cat({out, x.shrink({{0, n}, {0, h}, {p.n_rot, hd}})}, 2);
   }
 
-  Tensor attention(const Tensor& x, int64_t layer, const Tensor& cos, const Tensor& sin, const Tensor& causal) const {
+  // causal [n, keys]: which keys each query sees. With a cache, k and v are written into this
+  // layer's state buffers and the keys are the cache's rows up to the run's last position.
+  Tensor attention(const Tensor& x, int64_t layer, const Tensor& cos, const Tensor& sin, const Tensor& causal,
+                   const KvCache* cache) const {
     const std::string b = "blk." + std::to_string(layer) + ".";
     int64_t n = x.dim(0), hd = p.head_dim, H = p.n_head, KV = p.n_head_kv, group = H / KV;
     Tensor q = rope(linear(x, b + "attn_q", H * hd, p.n_embd).reshape({n, H, hd}), cos, sin).permute({1, 0, 2});
     Tensor k = rope(linear(x, b + "attn_k", KV * hd, p.n_embd).reshape({n, KV, hd}), cos, sin).permute({1, 0, 2});
     Tensor v = linear(x, b + "attn_v", KV * hd, p.n_embd).reshape({n, KV, hd}).permute({1, 0, 2});
+    if (cache) {  // [KV, rows, hd]: each head's rows contiguous, so a run's write is one run per head
+      Shape rows{KV, cache->kv_len, hd};
+      k = Tensor::state(g, "cache_k." + std::to_string(layer), DType::F32, rows).assign(k, 1, cache->pos);
+      v = Tensor::state(g, "cache_v." + std::to_string(layer), DType::F32, rows).assign(v, 1, cache->pos);
+    }
+    int64_t keys = k.dim(1);
     // Query head h reads kv head h / group.
-    auto share = [&](const Tensor& t) { return t.reshape({KV, 1, n, hd}).expand({KV, group, n, hd}).reshape({H, n, hd}); };
-    Tensor scores = q.matmul(share(k).transpose()) * (1.0 / std::sqrt(double(hd)));  // [H, n, n]
+    auto share = [&](const Tensor& t) { return t.reshape({KV, 1, keys, hd}).expand({KV, group, keys, hd}).reshape({H, keys, hd}); };
+    Tensor scores = q.matmul(share(k).transpose()) * (1.0 / std::sqrt(double(hd)));  // [H, n, keys]
     scores = Tensor::where(causal, scores, scores.scalar(-std::numeric_limits<double>::infinity()));
     Tensor out = scores.softmax(-1).matmul(share(v)).permute({1, 0, 2}).reshape({n, H * hd});
     return linear(out, b + "attn_output", p.n_embd, H * hd);
@@ -152,18 +161,32 @@ struct Builder {
 };
 }  // namespace
 
-Tensor llama_forward(Graph& g, const GgufFile& f, const LlamaParams& p, const Tensor& tokens, int64_t positions) {
+Tensor llama_forward(Graph& g, const GgufFile& f, const LlamaParams& p, const Tensor& tokens, int64_t positions,
+                     const KvCache* cache) {
   Builder b{g, f, p};
   int64_t n = tokens.dim(0);
   check(positions >= n, "llama_forward: tables shorter than the tokens");
-  auto [cos, sin] = b.rope_tables(positions);
-  // Causal mask from a position table cut to n: key j is visible to query i when j <= i.
+  Tensor cos, sin, causal;
+  // The tokens' positions from a table cut to n (a run-time count cuts it at run time).
   Tensor pos = Tensor::arange(g, positions, DType::I32).shrink({{0, n}});
-  Tensor causal = pos.reshape({n, 1}).ge(pos.reshape({1, n}));
+  if (!cache) {
+    std::tie(cos, sin) = b.rope_tables(positions);
+    // Key j is visible to query i when j <= i.
+    causal = pos.reshape({n, 1}).ge(pos.reshape({1, n}));
+  } else {
+    check(cache->context >= n && cache->kv_len <= cache->context, "llama_forward: cache smaller than the tokens");
+    // Absolute positions pos0 + i; the rope rows gathered from tables over the whole context;
+    // key j (a cache row) is visible to query i when j <= pos0 + i.
+    pos = pos + Tensor::index_value(g, cache->pos, DType::I32);
+    auto [cos_all, sin_all] = b.rope_tables(cache->context);
+    cos = cos_all.gather(pos, 0), sin = sin_all.gather(pos, 0);
+    Tensor keys = Tensor::arange(g, cache->context, DType::I32).shrink({{0, cache->kv_len}});
+    causal = pos.reshape({n, 1}).ge(keys.reshape({1, cache->kv_len}));
+  }
   Tensor x = b.weight("token_embd.weight", {p.n_vocab, p.n_embd}).gather(tokens, 0);
   for (int64_t l = 0; l < p.n_layer; ++l) {
     const std::string blk = "blk." + std::to_string(l) + ".";
-    x = x + b.attention(b.rms_norm(x, blk + "attn_norm.weight"), l, cos, sin, causal);
+    x = x + b.attention(b.rms_norm(x, blk + "attn_norm.weight"), l, cos, sin, causal, cache);
     x = x + b.ffn(b.rms_norm(x, blk + "ffn_norm.weight"), l);
   }
   x = b.rms_norm(x, "output_norm.weight");

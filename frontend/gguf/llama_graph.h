@@ -26,8 +26,20 @@ struct LlamaParams {
 // Reads the hyperparameters; an error names an architecture tgc does not build or a missing key.
 LlamaParams llama_params(const GgufFile& f);
 
-// logits [n, n_vocab] of the tokens [n] (i32) at positions 0..n-1. `positions` is the length of
-// the rope and mask tables (>= n; a run-time token count keeps them at its maximum).
-Tensor llama_forward(Graph& g, const GgufFile& f, const LlamaParams& p, const Tensor& tokens, int64_t positions);
+// The K and V caches of a compiled model: per layer a state buffer [n_head_kv, rows, head_dim]
+// for each, persisting across runs. A run writes its tokens' rows at `pos` and its attention
+// reads rows 0..kv_len-1, kv_len = pos + n being a run-time dim (n_kv) up to `context`.
+struct KvCache {
+  int64_t context = 0;       // rows of the state buffers: the positions a sequence can reach
+  int64_t kv_len = 0;        // rows the traced graph reads: the context, or a smaller trace size
+  const UOp* pos = nullptr;  // this run's first position: an index expression over the VARs
+};
+
+// logits [n, n_vocab] of the tokens [n] (i32). Without a cache: a prefill at positions 0..n-1,
+// `positions` being the length of the rope and mask tables (>= n; a run-time token count keeps
+// them at its maximum). With one: positions pos..pos+n-1, attending to the cache's earlier rows
+// too (`positions`: the maximum token count).
+Tensor llama_forward(Graph& g, const GgufFile& f, const LlamaParams& p, const Tensor& tokens, int64_t positions,
+                     const KvCache* cache = nullptr);
 
 }  // namespace tgc

@@ -286,7 +286,7 @@ ModelSource onnx_model_source(const std::string& path, const ImportOptions& opti
             ImportOptions o = options;
             for (const auto& [key, n] : sizes) o.dim_sizes[key] = n;
             return import_onnx(path, o);
-          }};
+          }, {}};
 }
 
 HostTensor read_onnx_tensor(const std::string& path) {

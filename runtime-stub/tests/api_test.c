@@ -59,7 +59,7 @@ static void test_cover(void) {
       tgc_launch l = {"cover", k_cover, NULL, 0, 1, args, {total, 1, 1}, {0, 0, 0}, -1};
       if (total % 4 == 0) l.global_size[0] = total / 4, l.global_size[1] = 2, l.global_size[2] = 2;
       tgc_model_desc d = {TGC_ABI_VERSION, "cover", &tgc_backend_cpu, 1, bufs, 1, &l, 0, NULL, 1, outs, 0, NULL, 0, NULL,
-                          NULL, 0, NULL, NULL, -1};
+                          NULL, 0, NULL, NULL, -1, NULL, NULL};
       tgc_model* m = tgc_create(&d, threads);
       CHECK(m, "%s", tgc_last_error());
       if (!m) continue;
@@ -296,7 +296,7 @@ static void test_vars(void) {
       {"k_colsum", k_colsum, NULL, 0, 3, kArgs1, {3, 1, 1}, {0, 0, 0}, -1},
   };
   tgc_model_desc d = {TGC_ABI_VERSION, "vars", &tgc_backend_cpu, 4, bufs, 2, launches, 1, kIn, 2, kOut, 0, NULL, 0, NULL,
-                      NULL, 1, kNames, kMax, 3};
+                      NULL, 1, kNames, kMax, 3, NULL, NULL};
   tgc_model* m = tgc_create(&d, 2);
   CHECK(m, "%s", tgc_last_error());
   if (!m) return;
@@ -360,7 +360,7 @@ static void make_state_model(state_model* s, const struct tgc_backend* backend, 
   s->bufs[2] = (tgc_buffer){"y", TGC_F32, rank, io, TGC_STORAGE_OUTPUT, 0, 4 * ST_N, batched, NULL};
   s->launch = (tgc_launch){"k_accum", batched ? k_accum_slow : k_accum, kAccumCl, (int64_t)sizeof kAccumCl - 1, 3, kArgs, {ST_N, 1, 1}, {0, 0, 0}, -1};
   s->desc = (tgc_model_desc){TGC_ABI_VERSION, "state", backend, 3, s->bufs, 1, &s->launch, 1, kIn, 1, kOut, 0, NULL, 0,
-                             NULL, batched ? "N" : NULL, 0, NULL, NULL, -1};
+                             NULL, batched ? "N" : NULL, 0, NULL, NULL, -1, NULL, NULL};
 }
 
 /* Runs with x[i] = i * scale, expects y[i] = i * want. */

@@ -66,7 +66,7 @@ static const tgc_launch kLaunchesCpu[] = {
 
 const tgc_model_desc tgc_test_model_cpu = {
     TGC_ABI_VERSION, "rt_test", &tgc_backend_cpu, NUM_B, tgc_test_buffers, 4, kLaunchesCpu, 2, tgc_test_input_bufs,
-    2, tgc_test_output_bufs, 8096, (const uint8_t*)tgc_test_weights, 4004, NULL, NULL, 0, NULL, NULL, -1};
+    2, tgc_test_output_bufs, 8096, (const uint8_t*)tgc_test_weights, 4004, NULL, NULL, 0, NULL, NULL, -1, NULL, NULL};
 
 void tgc_test_inputs(float* a, float* b, int variant) {
   for (int i = 0; i < TEST_N; ++i) {

@@ -1,0 +1,76 @@
+// The runtime's tokenizer (runtime-stub/tokenizer.c) on a GGUF vocabulary against llama.cpp's
+// test vectors (ggml-vocab-NAME.gguf.inp: texts separated by "\n__ggml_vocab_test__\n"; .out: the
+// ids llama.cpp gives each, no BOS, special tokens not parsed), case by case.
+// usage: gguf_tokenize VOCAB.gguf INP OUT   (exit 0 when every case matches)
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "frontend/gguf/gguf_vocab.h"
+#include "ir/error.h"
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw tgc::Error(path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) return std::fprintf(stderr, "usage: gguf_tokenize VOCAB.gguf INP OUT\n"), 2;
+  try {
+    tgc::Vocab v = tgc::gguf_vocab(tgc::GgufFile::open(argv[1]));
+    tgc_vocab view = v.view();
+    tgc_tokenizer* t = tgc_tokenizer_create(&view);
+    if (!t) throw tgc::Error("out of memory");
+    std::string raw = slurp(argv[2]);
+    const std::string sep = "\n__ggml_vocab_test__\n";
+    std::vector<std::string> texts;
+    for (size_t pos = 0; pos < raw.size();) {
+      size_t next = raw.find(sep, pos);
+      texts.push_back(raw.substr(pos, next == std::string::npos ? std::string::npos : next - pos));
+      if (next == std::string::npos) break;
+      pos = next + sep.size();
+    }
+    std::istringstream outs(slurp(argv[3]));
+    std::vector<std::vector<int32_t>> want;
+    for (std::string line; std::getline(outs, line);) {
+      std::istringstream ls(line);
+      want.emplace_back();
+      for (int32_t id; ls >> id;) want.back().push_back(id);
+    }
+    if (texts.size() != want.size()) throw tgc::Error(std::string(argv[2]) + ": " + std::to_string(texts.size()) + " texts for " + std::to_string(want.size()) + " outputs");
+    int failed = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      std::vector<int32_t> got(texts[i].size() * 2 + 8);
+      int64_t n = tgc_tokenize(t, texts[i].data(), texts[i].size(), 0, got.data(), int64_t(got.size()));
+      if (n > int64_t(got.size())) {  // more ids than room: again with enough
+        got.resize(size_t(n));
+        n = tgc_tokenize(t, texts[i].data(), texts[i].size(), 0, got.data(), int64_t(got.size()));
+      }
+      if (n >= 0) got.resize(size_t(n));
+      if (n < 0 || got != want[i]) {
+        if (++failed <= 5) {
+          std::cout << "FAIL case " << i << " '" << texts[i].substr(0, 60) << "': got";
+          for (int32_t id : got) std::cout << " " << id;
+          std::cout << ", llama.cpp:";
+          for (int32_t id : want[i]) std::cout << " " << id;
+          std::cout << "\n";
+        }
+      }
+    }
+    tgc_tokenizer_destroy(t);
+    std::cout << (failed ? "FAIL " : "ok   ") << argv[1] << ": " << texts.size() - size_t(failed) << " of " << texts.size()
+              << " cases give llama.cpp's ids\n";
+    return failed ? 1 : 0;
+  } catch (const std::exception& e) {
+    std::cerr << "gguf_tokenize: error: " << e.what() << "\n";
+    return 1;
+  }
+}
