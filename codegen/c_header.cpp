@@ -55,6 +55,12 @@ std::string header_text(const std::string& name, const Model& m) {
       h += " * -1 is a run-time dim: '" + v->var().name + "' (1 to " + std::to_string(v->var().max) + ", default " +
            std::to_string(v->var().max) + "), bound by " + n + "_set_input_shape.\n";
   h += " */\nenum { " + n + "_NUM_INPUTS = " + std::to_string(m.inputs.size()) + ", " + n + "_NUM_OUTPUTS = " + std::to_string(m.outputs.size()) + " };\n\n";
+  h += "/* Threads: a model object is used by one thread at a time (calls on one object are not\n"
+       " * synchronized); different objects, of this model or others, run concurrently on as many\n"
+       " * threads as the application likes, each with its own storage and thread pool. The functions\n"
+       " * without a model argument may be called from any thread at any time. " + n + "_last_error()\n"
+       " * is per thread: the message of the calling thread's last failure. Results do not depend on\n"
+       " * num_threads (the same bits at 1 thread or 8). */\n\n";
   h += "/* num_threads <= 0: one per physical core. NULL on failure: see " + n + "_last_error(). */\n";
   h += n + "_model* " + n + "_create(int num_threads);\n";
   h += "void " + n + "_destroy(" + n + "_model* m);\n";

@@ -30,6 +30,9 @@ cc -O2 -I"$work" "$root/tests/c_api/two_models.c" -L"$work" -ldigitsa -ldigitsb 
 "$work/two_models" "$samples/image_2.npy" "$samples/expected_probs_2.npy" || fail=1
 exported=$(nm -D --defined-only "$work/libdigitsa.so" | awk '{print $3}' | grep -v '^digitsa_' || true)
 [ -z "$exported" ] || { echo "FAIL libdigitsa.so exports more than its API: $exported"; fail=1; }
+# The header states the threading contract that concurrent_models tests (one object per thread).
+grep -q "a model object is used by one thread at a time" "$work/digitsa.h" && grep -q "digitsa_last_error()" "$work/digitsa.h" ||
+  { echo "FAIL digitsa.h does not state which calls may run concurrently"; fail=1; }
 
 if [ -e "$(dirname "$tgc")/runtime/aarch64-linux-gnu/libtgc_runtime.a" ]; then
   echo "== aarch64 executable under qemu"
