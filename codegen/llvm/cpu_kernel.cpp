@@ -1,7 +1,5 @@
 #include "codegen/llvm/cpu_kernel.h"
 
-#include <functional>
-
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
@@ -45,11 +43,9 @@ class CpuRenderer : LlvmExprHooks {
     // A loop over an axis that follows a run-time dim ends at an expression of VARs ((W+1)/2
     // after a strided window): computed once, here.
     std::vector<const UOp*> ranges = p_.globals;
-    std::function<void(const std::vector<LStmt>&)> loops = [&](const std::vector<LStmt>& body) {
-      for (const LStmt& st : body)
-        if (st.kind == LStmt::Loop) ranges.push_back(st.u), loops(st.body);
-    };
-    loops(p_.body);
+    each_stmt(p_.body, [&](const LStmt& st) {
+      if (st.kind == LStmt::Loop) ranges.push_back(st.u);
+    });
     for (const UOp* r : ranges)
       for (const UOp* x : toposort({r->src[0]}))
         if (!x->is_const() && x->op != Op::Var && !e_.has(x)) e_.set(x, e_.compute(x));
@@ -209,26 +205,7 @@ class CpuRenderer : LlvmExprHooks {
   // one has no branches or masked loads; masked loads of 16-bit types are scalarized on x86,
   // which left an f16 pad kernel scalar and 20x slower than its f32 twin.
   void inner_loop(const LStmt& s) {
-    std::vector<const UOp*> roots;
-    collect_roots(s.body, roots);
-    int64_t a = 0, b = range_extent(s.u);
-    std::vector<const UOp*> bounds, invariant;  // conjuncts: bounds on the dim, set before the loop
-    for (const UOp* u : evaluated_in(roots)) {
-      // Gates: of a gated load, a WHERE, a gated store; each conjunct of one may bound the dim.
-      const UOp* gate = u->op == Op::Load && u->src.size() > 2 ? u->src[2]
-                        : u->op == Op::Where                    ? u->src[0]
-                        : u->op == Op::Store && u->src.size() > 3 ? u->src[3]
-                                                                  : nullptr;
-      std::vector<const UOp*> work = {gate};
-      while (!work.empty()) {
-        const UOp* c = work.back();
-        work.pop_back();
-        if (!c) continue;
-        if (c->op == Op::And && c->dtype == DType::Bool) work.insert(work.end(), c->src.begin(), c->src.end());
-        else if (interval_bound(c, s.u, a, b)) bounds.push_back(c);
-        else if (invariant_in(c, s)) invariant.push_back(c);
-      }
-    }
+    Gates gates = gates_of(s);
     auto run = [&](Value* lo, Value* hi, const std::vector<const UOp*>& hold) {
       auto saved = e_.values();
       for (const UOp* g : hold) e_.set(g, b_.getTrue()), known_true_.insert(g);
@@ -239,50 +216,85 @@ class CpuRenderer : LlvmExprHooks {
       e_.values() = std::move(saved);
       known_true_.clear();
     };
-    if (bounds.empty()) return run(lo_, hi_, {});
+    if (gates.bounds.empty()) return run(lo_, hi_, {});
     auto smin = [&](Value* x, Value* y) { return b_.CreateSelect(b_.CreateICmpSLT(x, y), x, y); };
     auto smax = [&](Value* x, Value* y) { return b_.CreateSelect(b_.CreateICmpSLT(x, y), y, x); };
-    Value* m1 = smin(smax(lo_, b_.getInt64(uint64_t(a))), hi_);
-    Value* m2 = smax(smin(hi_, b_.getInt64(uint64_t(b))), m1);
+    Value* m1 = smin(smax(lo_, b_.getInt64(uint64_t(gates.a))), hi_);
+    Value* m2 = smax(smin(hi_, b_.getInt64(uint64_t(gates.b))), m1);
     run(lo_, m1, {});
-    if (invariant.empty()) {
-      run(m1, m2, bounds);
+    if (gates.invariant.empty()) {
+      run(m1, m2, gates.bounds);
     } else {
       // Conjuncts that do not change along the dim (a pad's rows, seen from its columns) decide
       // once, before the loop, which copy runs: where they hold, the loop has no gates left.
       Value* all = nullptr;
-      for (const UOp* g : invariant) all = all ? b_.CreateAnd(all, value(g)) : value(g);
+      for (const UOp* g : gates.invariant) all = all ? b_.CreateAnd(all, value(g)) : value(g);
       auto* then = llvm::BasicBlock::Create(c_, "gates_hold", fn_);
       auto* other = llvm::BasicBlock::Create(c_, "gates_vary", fn_);
       auto* merge = llvm::BasicBlock::Create(c_, "gates_done", fn_);
       b_.CreateCondBr(all, then, other);
       b_.SetInsertPoint(then);
-      std::vector<const UOp*> hold = bounds;
-      hold.insert(hold.end(), invariant.begin(), invariant.end());
+      std::vector<const UOp*> hold = gates.bounds;
+      hold.insert(hold.end(), gates.invariant.begin(), gates.invariant.end());
       run(m1, m2, hold);
       b_.CreateBr(merge);
       b_.SetInsertPoint(other);
-      run(m1, m2, bounds);
+      run(m1, m2, gates.bounds);
       b_.CreateBr(merge);
       b_.SetInsertPoint(merge);
     }
     run(m2, hi_, {});
   }
 
-  // Whether `c` is computed before loop `s`: it reads no range of the loop or of the loops
-  // inside it, no accumulator and no memory (the lowering hoists such expressions above it).
-  static bool invariant_in(const UOp* c, const LStmt& s) {
+  // The conjuncts of the gates that loop `s` evaluates (of gated loads, WHEREs, gated stores):
+  // those that bound its range to [a, b), and those computed before it (they read no range of
+  // the loop or of the loops inside it, no accumulator and no memory: the lowering hoists such
+  // expressions above the loop).
+  struct Gates {
+    int64_t a = 0, b = 0;
+    std::vector<const UOp*> bounds, invariant;
+  };
+  static Gates gates_of(const LStmt& s) {
+    Gates out;
+    out.b = range_extent(s.u);
+    std::vector<const UOp*> roots;
     std::unordered_set<const UOp*> inside = {s.u};
-    std::vector<const std::vector<LStmt>*> work = {&s.body};
-    while (!work.empty()) {
-      const std::vector<LStmt>* body = work.back();
-      work.pop_back();
-      for (const LStmt& t : *body)
-        if (t.kind == LStmt::Loop) inside.insert(t.u), work.push_back(&t.body);
+    each_stmt(s.body, [&](const LStmt& t) {
+      roots.push_back(t.u);
+      if (t.value) roots.push_back(t.value);
+      if (t.kind == LStmt::Loop) inside.insert(t.u);
+    });
+    auto before_loop = [&](const UOp* c) {
+      if (c->is_const()) return false;
+      for (const UOp* u : toposort({c}))
+        if (inside.count(u) || u->op == Op::KReduce || u->op == Op::Load) return false;
+      return true;
+    };
+    for (const UOp* u : evaluated_in(roots)) {
+      const UOp* gate = u->op == Op::Load && u->src.size() > 2 ? u->src[2]
+                        : u->op == Op::Where                    ? u->src[0]
+                        : u->op == Op::Store && u->src.size() > 3 ? u->src[3]
+                                                                  : nullptr;
+      std::vector<const UOp*> work = {gate};
+      while (!work.empty()) {
+        const UOp* c = work.back();
+        work.pop_back();
+        if (!c) continue;
+        if (c->op == Op::And && c->dtype == DType::Bool) work.insert(work.end(), c->src.begin(), c->src.end());
+        else if (interval_bound(c, s.u, out.a, out.b)) out.bounds.push_back(c);
+        else if (before_loop(c)) out.invariant.push_back(c);
+      }
     }
-    for (const UOp* u : toposort({c}))
-      if (inside.count(u) || u->op == Op::KReduce || u->op == Op::Load) return false;
-    return !c->is_const();
+    return out;
+  }
+
+  // Calls f on every statement of `body`, nested ones too, outer first.
+  template <class F>
+  static void each_stmt(const std::vector<LStmt>& body, const F& f) {
+    for (const LStmt& s : body) {
+      f(s);
+      each_stmt(s.body, f);
+    }
   }
 
   // The expressions the statements evaluate: not the insides of a KREDUCE, whose value is an
@@ -301,17 +313,9 @@ class CpuRenderer : LlvmExprHooks {
   }
 
   static bool has_sum(const std::vector<LStmt>& body) {
-    for (const LStmt& s : body)
-      if ((s.kind == LStmt::AccInit && s.u->reduce().op == Op::Add) || has_sum(s.body)) return true;
-    return false;
-  }
-
-  static void collect_roots(const std::vector<LStmt>& body, std::vector<const UOp*>& roots) {
-    for (const LStmt& s : body) {
-      roots.push_back(s.u);
-      if (s.value) roots.push_back(s.value);
-      collect_roots(s.body, roots);
-    }
+    bool sum = false;
+    each_stmt(body, [&](const LStmt& s) { sum = sum || (s.kind == LStmt::AccInit && s.u->reduce().op == Op::Add); });
+    return sum;
   }
 
   // Whether `u` is `r + k < c` or its negation `r + k >= c`; if so narrows [a, b) to where it holds.
