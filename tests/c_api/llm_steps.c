@@ -8,25 +8,8 @@
 #include <string.h>
 
 #include "llm.h"
+#include "npy_payload.h"
 
-/* The payload of a .npy file (past its header): *n bytes. */
-static void* read_npy(const char* path, size_t* n) {
-  FILE* f = fopen(path, "rb");
-  if (!f) return NULL;
-  unsigned char head[10];
-  void* data = NULL;
-  if (fread(head, 1, 10, f) == 10) {
-    long start = 10 + (long)(head[8] | (head[9] << 8));
-    fseek(f, 0, SEEK_END);
-    long end = ftell(f);
-    fseek(f, start, SEEK_SET);
-    *n = (size_t)(end - start);
-    data = malloc(*n + 1);
-    if (data && fread(data, 1, *n, f) != *n) free(data), data = NULL;
-  }
-  fclose(f);
-  return data;
-}
 
 static const float* g_ref;
 static size_t g_vocab;
@@ -58,8 +41,8 @@ static int expect_length(llm_model* m, int64_t want) {
 int main(int argc, char** argv) {
   if (argc != 4) return fprintf(stderr, "usage: llm_steps TOKENS.npy K REF.npy\n"), 2;
   size_t tb = 0, rb = 0;
-  int32_t* tokens = read_npy(argv[1], &tb);
-  float* ref = read_npy(argv[3], &rb);
+  int32_t* tokens = read_npy_payload(argv[1], &tb);
+  float* ref = read_npy_payload(argv[3], &rb);
   int64_t n = (int64_t)(tb / sizeof(int32_t)), k = atoll(argv[2]), p = n - k;
   if (!tokens || !ref || k < 1 || p < 1) return fprintf(stderr, "FAIL bad arguments\n"), 1;
   g_ref = ref, g_vocab = rb / sizeof(float) / (size_t)n;

@@ -10,39 +10,7 @@
 #include <string.h>
 
 #include "attn.h"
-
-/* The f32 payload of a .npy file (past its header); *n elements. */
-static float* read_npy(const char* path, size_t* n) {
-  FILE* f = fopen(path, "rb");
-  if (!f) return NULL;
-  unsigned char head[10];
-  float* data = NULL;
-  if (fread(head, 1, 10, f) == 10) {
-    long start = 10 + (long)(head[8] | (head[9] << 8));
-    fseek(f, 0, SEEK_END);
-    long end = ftell(f);
-    fseek(f, start, SEEK_SET);
-    *n = (size_t)(end - start) / sizeof(float);
-    data = malloc(*n * sizeof(float) + 1);
-    if (data && fread(data, sizeof(float), *n, f) != *n) free(data), data = NULL;
-  }
-  fclose(f);
-  return data;
-}
-
-static int check(const char* what, const float* got, const char* dir, const char* name, size_t want_n) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  size_t n = 0;
-  float* ref = read_npy(path, &n);
-  if (!ref || n != want_n) return fprintf(stderr, "FAIL %s: cannot read %s with %zu elements\n", what, path, want_n), 1;
-  double top = 0, worst = 0;
-  for (size_t i = 0; i < n; ++i) top = fmax(top, fabs(ref[i])), worst = fmax(worst, fabs(got[i] - ref[i]));
-  free(ref);
-  int bad = worst > 1e-5 * (top > 0 ? top : 1);
-  printf("%s %s: max abs err %g (max|ref| %g)\n", bad ? "FAIL" : "ok  ", what, worst, top);
-  return bad;
-}
+#include "npy_payload.h"
 
 int main(int argc, char** argv) {
   if (argc < 3 || argc % 2 == 0) return fprintf(stderr, "usage: run_lengths X.npy REFDIR [X.npy REFDIR ...]\n"), 2;
