@@ -53,6 +53,13 @@ int64_t tgc_generate(tgc_model* m, const tgc_generation* g, tgc_npy* tokens, tgc
   const struct tgc_vocab* v = d->vocab;
   *stats = (tgc_generation_stats){0};
   if (g->n_new > 0 && tgc_token_input(m, "-n") < 0) return -1;
+  int64_t rows = g->n_new > 0 ? d->var_max[d->kv_position[0]] : 0;
+  if (g->n_new > 0 && tgc_kv_length(m) + g->n_new - 1 > rows) { /* say so before any text, not at the cache's end */
+    tgc_set_error("-n %lld: %lld positions held and %lld new tokens need %lld cache rows, the model has %lld (compile with a larger --ctx)",
+                  (long long)g->n_new, (long long)tgc_kv_length(m), (long long)g->n_new, (long long)(tgc_kv_length(m) + g->n_new - 1),
+                  (long long)rows);
+    return -1;
+  }
   int32_t* ids = realloc(tokens->data, tokens->nbytes + (size_t)g->n_new * sizeof(int32_t));
   if (!ids) return tgc_set_error("out of memory"), -1;
   tokens->data = ids;
@@ -70,7 +77,7 @@ int64_t tgc_generate(tgc_model* m, const tgc_generation* g, tgc_npy* tokens, tgc
     if (v && !stop && (stop = stream_token(&text, v, next)) < 0) { failed = 1; break; }
     int last = stop || s + 1 == g->n_new;
     /* the last token needs no run, unless its logits row is wanted and the cache has room */
-    if (last && (!g->logits || tgc_kv_length(m) >= d->var_max[d->kv_position[0]])) break;
+    if (last && (!g->logits || tgc_kv_length(m) >= rows)) break;
     double t0 = tgc_now_ms();
     if (tgc_llm_eval(m, &next, 1) != 0) { failed = 1; break; }
     stats->decode_ms += tgc_now_ms() - t0;

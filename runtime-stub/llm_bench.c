@@ -7,16 +7,6 @@
 
 #include "runtime_internal.h"
 
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double* v, int64_t n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static int32_t greedy_next(const tgc_model* m, int64_t vocab) {
   const float* last = tgc_llm_last_logits(m);
   return last ? tgc_argmax(last, vocab) : -1;
@@ -58,12 +48,12 @@ int tgc_llm_bench(tgc_model* m, int64_t n_prompt, int64_t n_gen, int64_t reps, t
   int rc = one_rep(m, vocab, prompt, n_prompt, n_gen < 1 ? n_gen : 1, NULL, prefill, first, steps); /* warm-up */
   for (int64_t i = 0; i < reps && rc == 0; ++i) {
     rc = one_rep(m, vocab, prompt, n_prompt, n_gen, i == 0 ? r->tokens : NULL, &prefill[i], &first[i], steps);
-    decode[i] = n_gen > 0 ? median(steps, n_gen) : 0;
+    decode[i] = n_gen > 0 ? tgc_median(steps, n_gen) : 0;
   }
   if (rc == 0) {
-    r->prefill_ms = median(prefill, reps);
-    r->first_token_ms = median(first, reps);
-    r->decode_ms_per_tok = median(decode, reps);
+    r->prefill_ms = tgc_median(prefill, reps);
+    r->first_token_ms = tgc_median(first, reps);
+    r->decode_ms_per_tok = tgc_median(decode, reps);
   }
   free(prompt);
   free(times);

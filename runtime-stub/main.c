@@ -90,11 +90,6 @@ static double peak_rss_mb(void) {
   return getrusage(RUSAGE_SELF, &u) == 0 ? (double)u.ru_maxrss / 1024.0 : 0.0;
 }
 
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
 static void json_str(FILE* f, const char* s) {
   fputc('"', f);
   for (; s && *s; ++s) {
@@ -680,8 +675,7 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       if (times[it] < mn) mn = times[it];
       if (times[it] > mx) mx = times[it];
     }
-    qsort(times, (size_t)bench, sizeof *times, cmp_double);
-    double median = bench % 2 ? times[bench / 2] : 0.5 * (times[bench / 2 - 1] + times[bench / 2]);
+    double median = tgc_median(times, bench);
     bench_json_head(desc, m);
     printf(", \"warmup\": %d, \"iters\": %lld, \"median_ms\": %.6f, \"min_ms\": %.6f, \"mean_ms\": %.6f, \"max_ms\": %.6f}\n",
            WARMUP_RUNS, bench, median, mn, sum / (double)bench, mx);

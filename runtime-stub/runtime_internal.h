@@ -149,6 +149,8 @@ void tgc_print_profile(const tgc_model_desc* d, const double* total_ms, int64_t 
 
 /* Monotonic clock in milliseconds (run timing and TGC_PROFILE). */
 double tgc_now_ms(void);
+/* The median of v[0, n) (n >= 1), which it sorts. */
+double tgc_median(double* v, int64_t n);
 
 /* ---- .npy files (npy.c) ---- */
 typedef struct {

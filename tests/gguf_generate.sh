@@ -102,7 +102,7 @@ fi
 
 # Bad options: one line on stderr, exit 1.
 for args in "--bench 8,x" "--bench 0,4" "-p x -n 4 --temp abc" "-p x --temp 0.5" "-p x -n 4 --top-p 2" "-p x -n 4 --stop=" \
-  "-p x -n 4 --top-k -1" "--bench 8,4 -n 3" "--bench 70,4" "-p x -n 4 --seed -3"; do
+  "-p x -n 4 --top-k -1" "--bench 8,4 -n 3" "--bench 70,4" "-p x -n 4 --seed -3" "-i tokens=$work/p8.npy -n 90"; do
   # shellcheck disable=SC2086
   "$llm" $args >/dev/null 2>"$work/err"
   rc=$?
