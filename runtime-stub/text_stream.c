@@ -12,7 +12,7 @@
 /* The bytes of buf[0, n) that form whole UTF-8 characters (a character cut at the end waits). */
 static size_t whole_utf8(const char* buf, size_t n) {
   size_t i = n;
-  while (i > 0 && i > n - 4 && ((unsigned char)buf[i - 1] & 0xC0) == 0x80) --i;
+  while (i > 0 && n - i < 3 && ((unsigned char)buf[i - 1] & 0xC0) == 0x80) --i; /* up to 3 continuation bytes */
   if (i == 0) return n;
   unsigned char lead = (unsigned char)buf[i - 1];
   size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
