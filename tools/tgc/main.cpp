@@ -41,11 +41,13 @@ const char* kUsage = R"(tgc - ahead-of-time model compiler
 
 usage:
   tgc compile MODEL.onnx -o PATH [--target=NAME] [--triple=T] [--cpu=NAME] [--shared]
-              [--weights=embedded|external] [--input-shape NAME=d0,d1,...] [--input-value NAME=v0,...]
+              [--weights=auto|embedded|external] [--input-shape NAME=d0,d1,...] [--input-value NAME=v0,...]
               [--dynamic NAME=MAX] [--ctx N] [--no-opt] [--jobs=N]
       Compile to a standalone executable (default) or, with --shared, PATH=libNAME.so plus
       NAME.h beside it. --triple: x86_64-linux-gnu or aarch64-linux-gnu (default: host).
       --cpu: LLVM CPU name (default: the host CPU for host triples, generic otherwise).
+      --weights: inside the artifact, or in PATH.weights beside it (mapped at run time); auto
+      (default) embeds up to 1 GiB.
       --input-value fixes an input at compile time (e.g. a sample rate that selects an If
       branch): the artifact is specialised and no longer takes that input.
       --no-opt: skip the target's kernel optimizations (register tiles, vector lanes).
@@ -98,7 +100,7 @@ std::string usage() {
 
 struct Args {
   std::string command, model, stage = "graph", kernel, opts, out_dir;
-  std::string target = "cpu", triple, cpu, weights = "embedded";
+  std::string target = "cpu", triple, cpu, weights = "auto";
   bool shared = false, optimize = true;
   int beam = 0, jobs = 0;
   std::string tune_via, tune_cache;
@@ -296,7 +298,7 @@ int cmd_inspect(const Args& a) {
 
 int cmd_compile(const Args& a) {
   if (a.out_dir.empty()) throw Error("compile: no output path (-o PATH)");
-  if (a.weights != "embedded" && a.weights != "external") throw Error("--weights must be embedded or external");
+  if (a.weights != "embedded" && a.weights != "external" && a.weights != "auto") throw Error("--weights must be embedded, external or auto");
   auto t0 = std::chrono::steady_clock::now();
   Model m = build_dynamic_model(open_model(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic, a.context}));
   CompileOptions opt;
@@ -306,7 +308,17 @@ int cmd_compile(const Args& a) {
   opt.shared = a.shared;
   opt.optimize = a.optimize;
   opt.jobs = a.jobs;
-  opt.external_weights = a.weights == "external";
+  // auto: weights past 1 GiB go beside the artifact (PATH.weights, mapped at run time): an
+  // executable that large links slowly and loads whole, and past 2 GiB the default code model's
+  // 32-bit offsets no longer reach its data.
+  uint64_t weight_bytes = 0;
+  for (size_t b = 0; b < m.graph->num_buffers(); ++b)
+    if (const auto& d = m.graph->buffer(int64_t(b)).data) weight_bytes += d->size();
+  constexpr uint64_t kEmbedLimit = uint64_t(1) << 30;
+  opt.external_weights = a.weights == "external" || (a.weights == "auto" && weight_bytes > kEmbedLimit);
+  if (a.weights == "auto" && opt.external_weights)
+    std::cerr << "tgc: weights " << weight_bytes / (1 << 20) << " MiB: written to " << a.out_dir
+              << ".weights beside the artifact, which maps them at run time (--weights=embedded keeps them inside)\n";
   opt.output = a.out_dir;
   std::filesystem::path tgc_dir = std::filesystem::canonical("/proc/self/exe").parent_path();
   opt.runtime_dir = (tgc_dir / "runtime").string();
