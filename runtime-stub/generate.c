@@ -20,19 +20,10 @@ static int32_t last_argmax(const tgc_model* m) {
   return best;
 }
 
-/* Appends token id's bytes (SentencePiece: U+2581 is a space, <0xXX> the byte itself, control
- * tokens nothing) to buf at *n. */
+/* Appends token id's text (tgc_token_piece) to buf at *n; the caller leaves room for the token's
+ * text, which a piece never exceeds. */
 static void piece(const struct tgc_vocab* v, int32_t id, char* buf, size_t* n) {
-  const char* s = v->text + v->offsets[id];
-  size_t len = (size_t)(v->offsets[id + 1] - v->offsets[id]);
-  if (v->types[id] == TGC_TOKEN_CONTROL || v->types[id] == TGC_TOKEN_UNKNOWN) return;
-  if (v->types[id] == TGC_TOKEN_BYTE && len == 6) {
-    buf[(*n)++] = (char)strtol((char[3]){s[3], s[4], 0}, NULL, 16);
-    return;
-  }
-  for (size_t i = 0; i < len; ++i)
-    if (i + 2 < len && memcmp(s + i, "\xe2\x96\x81", 3) == 0) buf[(*n)++] = ' ', i += 2;
-    else buf[(*n)++] = s[i];
+  *n += tgc_token_piece(v, id, buf + *n, (size_t)(v->offsets[id + 1] - v->offsets[id]));
 }
 
 /* The bytes of buf[0, n) that form whole UTF-8 characters (a character cut by a byte token waits). */
