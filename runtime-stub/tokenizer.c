@@ -21,11 +21,26 @@ int32_t tgc_token_lookup(const tgc_tokenizer* t, const char* s, size_t n) {
   }
 }
 
-static const tgc_vocab* g_sort_vocab; /* qsort has no context argument in C11 */
+/* The user-defined tokens, longest text first (ties by id), into t->specials. qsort has no
+ * context argument, so it sorts (length, id) pairs: no global, tokenizers are made concurrently. */
+typedef struct {
+  size_t len;
+  int32_t id;
+} sized_token;
+
 static int longer_first(const void* a, const void* b) {
-  int32_t x = *(const int32_t*)a, y = *(const int32_t*)b;
-  size_t lx = tgc_token_len(g_sort_vocab, x), ly = tgc_token_len(g_sort_vocab, y);
-  return lx != ly ? (lx < ly ? 1 : -1) : (x > y) - (x < y);
+  const sized_token *x = a, *y = b;
+  return x->len != y->len ? (x->len < y->len ? 1 : -1) : (x->id > y->id) - (x->id < y->id);
+}
+
+static int sort_specials(tgc_tokenizer* t) {
+  sized_token* s = malloc(((size_t)t->n_specials + 1) * sizeof *s);
+  if (!s) return -1;
+  for (int32_t k = 0; k < t->n_specials; ++k) s[k] = (sized_token){tgc_token_len(t->v, t->specials[k]), t->specials[k]};
+  qsort(s, (size_t)t->n_specials, sizeof *s, longer_first);
+  for (int32_t k = 0; k < t->n_specials; ++k) t->specials[k] = s[k].id;
+  free(s);
+  return 0;
 }
 
 tgc_tokenizer* tgc_tokenizer_create(const tgc_vocab* v) {
@@ -50,8 +65,10 @@ tgc_tokenizer* tgc_tokenizer_create(const tgc_vocab* v) {
     t->slots[i] = id;
     if (v->types[id] == TGC_TOKEN_USER_DEFINED && n > 0) t->specials[t->n_specials++] = id;
   }
-  g_sort_vocab = v;
-  qsort(t->specials, (size_t)t->n_specials, sizeof *t->specials, longer_first);
+  if (sort_specials(t) != 0) {
+    tgc_tokenizer_destroy(t);
+    return NULL;
+  }
   for (int b = 0; b < 256; ++b) {
     static const char hex[] = "0123456789ABCDEF";
     char name[6] = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};

@@ -120,8 +120,9 @@ Vocab gguf_vocab(const GgufFile& f) {
   for (double s : table("tokenizer.ggml.scores", 0)) v.scores.push_back(float(s));
   for (double t : table("tokenizer.ggml.token_type", TGC_TOKEN_NORMAL)) v.types.push_back(int32_t(t));
   for (int64_t id = 0; id < n; ++id)
-    for (const char* eog : kEndOfGenerationTexts)
-      if (v.types[size_t(id)] == TGC_TOKEN_USER_DEFINED && token(v, id) == eog) v.types[size_t(id)] = TGC_TOKEN_CONTROL;
+    if (v.types[size_t(id)] == TGC_TOKEN_USER_DEFINED)
+      for (const char* eog : kEndOfGenerationTexts)
+        if (token(v, id) == eog) v.types[size_t(id)] = TGC_TOKEN_CONTROL;
   auto id = [&](const std::string& key) -> int32_t {
     int64_t x = f.get_int(key, -1);
     if (x < -1 || x >= n) throw Error(f.path() + ": " + key + " = " + std::to_string(x) + " is not a token id");
