@@ -12,7 +12,6 @@ static uint64_t hash_text(const char* s, size_t n) { /* FNV-1a */
   return h;
 }
 
-
 int32_t tgc_token_lookup(const tgc_tokenizer* t, const char* s, size_t n) {
   for (uint64_t i = hash_text(s, n) & t->mask;; i = (i + 1) & t->mask) {
     int32_t id = t->slots[i];
