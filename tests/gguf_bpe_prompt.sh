@@ -2,7 +2,8 @@
 # The byte-level BPE tokenizer inside artifacts, end to end: tiny random-weight models with real
 # vocabularies (qwen2 with qwen2's, no BOS; llama with llama3's, BOS by default), compiled by tgc;
 # `-p TEXT` must give the token ids llama.cpp gives for `--text TEXT` (llama_logits), and --info
-# must name the tokenizer. Also: a GGUF whose pre-tokenizer tgc lacks fails the compile in one line.
+# must name the tokenizer; generation (-n) streams the new tokens' text. Also: a GGUF whose
+# pre-tokenizer tgc lacks fails the compile in one line.
 # usage: gguf_bpe_prompt.sh TGC_BINARY REPO_ROOT
 set -uo pipefail
 tgc="$1"; root="$2"
@@ -34,6 +35,33 @@ print(f'{"ok  " if ok else "FAIL"} {sys.argv[3]}: -p TEXT gives {len(got)} token
 sys.exit(0 if ok else 1)
 PY
 done
+
+# Generation streams the new tokens' text: on the qwen2 artifact, -n 16's stdout must be the
+# generated ids' bytes as gguf-py's vocabulary and GPT-2's byte map spell them.
+m="$work/qwen2-qwen2"
+if "$m" -p "$text" -n 16 --tokens-out "$m.gen.npy" >"$m.gen.txt" 2>"$work/err"; then
+  $py - "$m.gguf" "$m.gen.npy" "$m.tokens.npy" "$m.gen.txt" <<'PY' || fail=1
+import sys, numpy as np, gguf
+r = gguf.GGUFReader(sys.argv[1])
+tokens = r.fields['tokenizer.ggml.tokens'].contents()
+types = r.fields['tokenizer.ggml.token_type'].contents()
+printable = [b for b in range(256) if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF]
+byte_of = {chr(b): b for b in printable}
+byte_of.update({chr(256 + i): b for i, b in enumerate(b for b in range(256) if b not in printable)})
+def piece(i):
+    if types[i] == 4: return tokens[i].encode()              # user-defined: verbatim
+    if types[i] != 1: return b''                             # control and the rest: nothing
+    return bytes(byte_of[c] for c in tokens[i])
+new = [int(t) for t in np.load(sys.argv[2])][len(np.load(sys.argv[3])):]
+want = b''.join(piece(i) for i in new) + b'\n'
+got = open(sys.argv[4], 'rb').read()
+ok = got == want
+print(f'{"ok  " if ok else "FAIL"} qwen2 -n 16 streams the text of its {len(new)} tokens ({len(want) - 1} bytes){"" if ok else f": {got!r} vs {want!r}"}')
+sys.exit(0 if ok else 1)
+PY
+else
+  echo "FAIL qwen2 -n 16: $(cat "$work/err")"; fail=1
+fi
 
 # An unsupported pre-tokenizer: the compile fails, one line naming the file and the pre-tokenizer.
 # (The qwen2 model with tokenizer.ggml.pre "qwen2" renamed "qwen9", a name of the same length.)
