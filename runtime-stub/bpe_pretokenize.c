@@ -70,6 +70,9 @@ static size_t scan_gpt2(const text* t, size_t pos, size_t end) {
   return trailing_spaces(t, pos, end);
 }
 
+/* \p{L}, or [\p{L}\p{M}] with marks */
+static int is_letter_or(const text* t, size_t i, int marks) { return is_letter(t, i) || (marks && category(t, i) == TGC_UC_MARK); }
+
 /* (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,D}| ?[^\s\p{L}\p{N}]+[\r\n]*|
  * \s*[\r\n]+|\s+(?!\S)|\s+ : llama3 (D = 3), qwen2 (D = 1); qwen35 is qwen2 with [\p{L}\p{M}] for
  * \p{L}. As llama.cpp's unicode_regex_split_custom_llama3/qwen2/qwen35 scan them. */
@@ -77,10 +80,9 @@ static size_t scan_llama3_like(const text* t, size_t pos, size_t end, size_t max
   size_t n = contraction(t, pos, end, 1);
   if (n) return n;
   uint32_t c = t->cp[pos];
-#define WORDISH(i) (is_letter(t, i) || (marks && category(t, i) == TGC_UC_MARK))
-  if (!is_newline(c) && !is_number(t, pos) && (WORDISH(pos) || (pos + 1 < end && WORDISH(pos + 1)))) {
+  if (!is_newline(c) && !is_number(t, pos) && (is_letter_or(t, pos, marks) || (pos + 1 < end && is_letter_or(t, pos + 1, marks)))) {
     size_t p = pos + 1;
-    while (p < end && WORDISH(p)) ++p;
+    while (p < end && is_letter_or(t, p, marks)) ++p;
     return p - pos;
   }
   if (is_number(t, pos)) {
@@ -89,13 +91,12 @@ static size_t scan_llama3_like(const text* t, size_t pos, size_t end, size_t max
     return p - pos;
   }
   size_t first = c == ' ' ? pos + 1 : pos;
-  if (first >= end || !(is_space(t, first) || WORDISH(first) || is_number(t, first))) {
+  if (first >= end || !(is_space(t, first) || is_letter_or(t, first, marks) || is_number(t, first))) {
     size_t p = first;
-    while (p < end && !(is_space(t, p) || WORDISH(p) || is_number(t, p))) ++p;
+    while (p < end && !(is_space(t, p) || is_letter_or(t, p, marks) || is_number(t, p))) ++p;
     while (p < end && is_newline(t->cp[p])) ++p;
     return p - pos;
   }
-#undef WORDISH
   size_t last_newline_end = 0;
   for (size_t p = pos; p < end && is_space(t, p); ++p)
     if (is_newline(t->cp[p])) last_newline_end = p + 1;
