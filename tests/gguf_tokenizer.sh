@@ -8,7 +8,7 @@ set -uo pipefail
 bin="$1"; root="$2"
 source "$root/tests/gguf_ref.sh"
 fail=0
-for v in llama-spm phi-3 gpt-2 llama-bpe qwen2 qwen35 starcoder refact command-r mpt falcon deepseek-llm deepseek-coder; do
+for v in $tokenized_vocabs; do
   f="$ref/llama.cpp/models/ggml-vocab-$v.gguf"
   "$bin" "$f" "$f.inp" "$f.out" || fail=1
 done

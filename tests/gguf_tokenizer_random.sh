@@ -27,7 +27,7 @@ texts = ["".join(rng.choice(pools) if rng.random() < 0.7 else rng.choice(rng.cho
 open(sys.argv[1], "w", encoding="utf-8").write("\n__ggml_vocab_test__\n".join(texts))
 PY
 fail=0
-for v in llama-spm phi-3 gpt-2 llama-bpe qwen2 qwen35 starcoder refact command-r mpt falcon deepseek-llm deepseek-coder; do
+for v in $tokenized_vocabs; do
   f="$ref/llama.cpp/models/ggml-vocab-$v.gguf"
   "$work/llama_tokenize" "$f" "$ref/bins" "$work/random.inp" "$work/$v.out" 2>"$work/err" ||
     { echo "FAIL llama_tokenize $v: $(tail -1 "$work/err")"; fail=1; continue; }
