@@ -32,6 +32,11 @@ Shape declared_shape(const NamedTensor& t, bool batched, const std::vector<int32
   return s;
 }
 
+bool has_llm_api(const Model& m) {
+  return !m.kv_length_var.empty() && !m.outputs.empty() && m.outputs[0].tensor.dtype() == DType::F32 &&
+         m.outputs[0].tensor.shape().size() == 2;
+}
+
 std::string header_text(const std::string& name, const Model& m) {
   std::string n = name, guard = name;
   for (char& ch : guard) ch = char(std::toupper(static_cast<unsigned char>(ch)));
@@ -86,12 +91,38 @@ std::string header_text(const std::string& name, const Model& m) {
       h += "int " + n + "_set_kv_length(" + n + "_model* m, int64_t n);  /* forget positions n.. (n <= held). 0 or -1 */\n";
       h += "int " + n + "_reset(" + n + "_model* m);  /* an empty cache: a new sequence. 0 or -1 */\n";
     }
+  if (has_llm_api(m)) {
+    std::string vocab = std::to_string(m.outputs[0].tensor.shape()[1]);
+    h += "\n/* A language model on that cache: eval feeds tokens (a prompt, then one token per step), logits\n"
+         " * are what follows each token fed, sample draws the next token from the last row. */\n";
+    h += "enum { " + n + "_N_VOCAB = " + vocab + " };\n";
+    h += "/* Runs tokens[0, n) at the cache's position (n up to n_tokens' bound above: a longer prompt\n"
+         " * goes in several evals). 0, or -1 (the cache is full, ...): see " + n + "_last_error(). */\n";
+    h += "int " + n + "_eval(" + n + "_model* m, const int32_t* tokens, int64_t n);\n";
+    h += "/* The last eval's logits, [*n_rows][" + n + "_N_VOCAB] (row i follows its token i), valid until the next\n"
+         " * eval; last_logits is the last row, the one that predicts the next token. */\n";
+    h += "const float* " + n + "_logits(const " + n + "_model* m, int64_t* n_rows);\n";
+    h += "const float* " + n + "_last_logits(const " + n + "_model* m);\n";
+    h += "/* llama.cpp's sampler chain: top_k, then top_p, then min_p, then temp, then a random draw; temp <= 0 is\n"
+         " * greedy (the argmax). top_k <= 0, top_p >= 1 and min_p <= 0 turn their stage off. */\n";
+    // laid out as runtime-stub/sample.h's tgc_sampling, which NAME_sample passes it on as
+    h += "typedef struct " + n + "_sampling {\n  float temp;\n  int32_t top_k;\n  float top_p;\n  float min_p;\n} " + n + "_sampling;\n";
+    h += "#define " + n + "_SAMPLING_DEFAULTS {0.8f, 40, 0.95f, 0.05f} /* llama.cpp's */\n";
+    h += "/* A token drawn from the last logits row. *rng is the draw's random state: set it to a seed once;\n"
+         " * each draw advances it, and the same seed gives the same tokens. -1 on failure. */\n";
+    h += "int32_t " + n + "_sample(const " + n + "_model* m, const " + n + "_sampling* p, uint64_t* rng);\n";
+  }
   if (m.vocab) {
     tgc_vocab view = m.vocab->view();
     h += "\n/* The model's tokenizer (" + std::to_string(m.vocab->n_tokens()) + " tokens, " + tgc_vocab_kind(&view) + ", as llama.cpp tokenizes): the ids of\n"
          " * text[0, len), BOS first when add_bos (the model's default: " + std::string(m.vocab->add_bos ? "1" : "0") + "); up to cap written to out.\n"
          " * Returns how many the text has (more than cap: call again with more room), -1 on failure. */\n";
     h += "int64_t " + n + "_tokenize(" + n + "_model* m, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap);\n";
+    h += "/* The text of one token (up to cap bytes to out, no terminating 0; control tokens have none). Returns\n"
+         " * its length (more than cap: call again with more room), -1 for a token outside the vocabulary. */\n";
+    h += "int64_t " + n + "_detokenize(const " + n + "_model* m, int32_t token, char* out, int64_t cap);\n";
+    h += "enum { " + n + "_TOKEN_BOS = " + std::to_string(m.vocab->bos) + ", " + n + "_TOKEN_EOS = " + std::to_string(m.vocab->eos) +
+         " }; /* -1: none */\n";
   }
   h += "\n#ifdef __cplusplus\n}\n#endif\n#endif\n";
   return h;

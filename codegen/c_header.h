@@ -14,6 +14,10 @@ Shape declared_shape(const NamedTensor& t, bool batched, const std::vector<int32
 template <class T>
 T at_or(const std::vector<T>& v, size_t i, T fallback) { return i < v.size() ? v[i] : fallback; }
 
+// Does the .so export the language-model calls (NAME_eval, NAME_logits, NAME_sample, ...)? A KV
+// cache, and logits f32 [n_tokens, n_vocab] as the first output.
+bool has_llm_api(const Model& m);
+
 // NAME.h for the model `m` compiled as libNAME.so.
 std::string header_text(const std::string& name, const Model& m);
 

@@ -157,38 +157,43 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
     auto* f = define("main", i32, {i32, ptr});
     b.CreateRet(b.CreateCall(declare("tgc_main", i32, {ptr, i32, ptr}), {desc, f->getArg(0), f->getArg(1)}));
   } else {
+    // NAME_suffix(args...) { return runtime_fn(args..., extra...); }
+    auto forward = [&](const std::string& suffix, const char* runtime_fn, llvm::Type* ret, std::vector<llvm::Type*> params,
+                       std::vector<llvm::Value*> extra = {}) {
+      auto* fn = define(name + suffix, ret, params);
+      std::vector<llvm::Value*> args;
+      for (auto& a : fn->args()) args.push_back(&a);
+      std::vector<llvm::Type*> callee_params = params;
+      for (llvm::Value* x : extra) args.push_back(x), callee_params.push_back(x->getType());
+      auto* call = b.CreateCall(declare(runtime_fn, ret, callee_params), args);
+      if (ret->isVoidTy()) b.CreateRetVoid();
+      else b.CreateRet(call);
+    };
+    auto* i64 = b.getInt64Ty();
     auto* f = define(name + "_create", ptr, {i32});
     b.CreateRet(b.CreateCall(declare("tgc_create", ptr, {ptr, i32}), {desc, f->getArg(0)}));
-    f = define(name + "_destroy", b.getVoidTy(), {ptr});
-    b.CreateCall(declare("tgc_destroy", b.getVoidTy(), {ptr}), {f->getArg(0)});
-    b.CreateRetVoid();
-    f = define(name + "_run", i32, {ptr});
-    b.CreateRet(b.CreateCall(declare("tgc_run", i32, {ptr}), {f->getArg(0)}));
-    f = define(name + "_input", ptr, {ptr, i32});
-    b.CreateRet(b.CreateCall(declare("tgc_input_data", ptr, {ptr, i32}), {f->getArg(0), f->getArg(1)}));
-    f = define(name + "_output", ptr, {ptr, i32});
-    b.CreateRet(b.CreateCall(declare("tgc_output_data", ptr, {ptr, i32}), {f->getArg(0), f->getArg(1)}));
-    f = define(name + "_last_error", ptr, {});
-    b.CreateRet(b.CreateCall(declare("tgc_last_error", ptr, {}), {}));
+    forward("_destroy", "tgc_destroy", b.getVoidTy(), {ptr});
+    forward("_run", "tgc_run", i32, {ptr});
+    forward("_input", "tgc_input_data", ptr, {ptr, i32});
+    forward("_output", "tgc_output_data", ptr, {ptr, i32});
+    forward("_last_error", "tgc_last_error", ptr, {});
     if (!kv_position.empty()) {
-      auto* i64 = b.getInt64Ty();
-      f = define(name + "_kv_length", i64, {ptr});
-      b.CreateRet(b.CreateCall(declare("tgc_kv_length", i64, {ptr}), {f->getArg(0)}));
-      f = define(name + "_set_kv_length", i32, {ptr, i64});
-      b.CreateRet(b.CreateCall(declare("tgc_set_kv_length", i32, {ptr, i64}), {f->getArg(0), f->getArg(1)}));
-      f = define(name + "_reset", i32, {ptr});
-      b.CreateRet(b.CreateCall(declare("tgc_reset_state", i32, {ptr}), {f->getArg(0)}));
+      forward("_kv_length", "tgc_kv_length", i64, {ptr});
+      forward("_set_kv_length", "tgc_set_kv_length", i32, {ptr, i64});
+      forward("_reset", "tgc_reset_state", i32, {ptr});
+    }
+    if (has_llm_api(m)) {
+      forward("_eval", "tgc_llm_eval", i32, {ptr, ptr, i64});
+      forward("_logits", "tgc_llm_logits", ptr, {ptr, ptr}, {d.null()});  // n_vocab: NAME_N_VOCAB
+      forward("_last_logits", "tgc_llm_last_logits", ptr, {ptr});
+      forward("_sample", "tgc_llm_sample", i32, {ptr, ptr, ptr});
     }
     if (m.vocab) {
-      auto* i64 = b.getInt64Ty();
-      f = define(name + "_tokenize", i64, {ptr, ptr, i64, i32, ptr, i64});
-      b.CreateRet(b.CreateCall(declare("tgc_tokenize_text", i64, {ptr, ptr, i64, i32, ptr, i64}),
-                               {f->getArg(0), f->getArg(1), f->getArg(2), f->getArg(3), f->getArg(4), f->getArg(5)}));
+      forward("_tokenize", "tgc_tokenize_text", i64, {ptr, ptr, i64, i32, ptr, i64});
+      forward("_detokenize", "tgc_detokenize", i64, {ptr, i32, ptr, i64});
     }
+    forward("_set_input_shape", "tgc_set_input_shape", i32, {ptr, i32, i32, ptr});
     // Shapes and names come from per-model tables.
-    f = define(name + "_set_input_shape", i32, {ptr, i32, i32, ptr});
-    b.CreateRet(b.CreateCall(declare("tgc_set_input_shape", i32, {ptr, i32, i32, ptr}),
-                             {f->getArg(0), f->getArg(1), f->getArg(2), f->getArg(3)}));
     auto io_table = [&](const std::vector<NamedTensor>& v, const std::vector<bool>& batched,
                         const std::vector<std::vector<int32_t>>& vars, bool is_input) {
       std::vector<llvm::Constant*> names, shapes;

@@ -93,6 +93,8 @@ std::vector<std::vector<Opt>> candidate_moves(Graph& g, const Kernel& k, const s
     for (int64_t amount : {2, 3, 4, 8, 16, 32, 64, 128, 256}) {
       std::vector<OptOp> splits;
       if (amount <= 32) splits.push_back(global ? OptOp::Upcast : OptOp::Unroll);
+      // CPU: a reduce's vector lanes, each its own partial sum.
+      if (!t.gpu && !global && amount >= 4 && amount <= 32) splits.push_back(OptOp::Lanes);
       // GPU: a work-group along a global axis, or a reduce split across one (legality, such as
       // its shared memory, is apply_opts' to decide).
       if (t.gpu && threads * amount <= t.max_local) {

@@ -236,6 +236,10 @@ LoopProgram lower(Graph& g, const Kernel& k, const LowerOptions& opt) {
   std::vector<const UOp*> stores = expand_upcasts(g, k.ast);
   for (size_t i = 1; i < stores.size() && !p.lanes_expanded; ++i)
     p.lanes_expanded = constant_difference(g, stores[i]->src[1], stores[0]->src[1]) == 1;
+  // LANES: a reduce over nothing but UPCAST ranges combines the lanes' partial sums.
+  for (const UOp* u : toposort({k.ast}))
+    if (u->op == Op::KReduce && std::all_of(u->src.begin() + 1, u->src.end(), [](const UOp* r) { return r->range().kind == RangeKind::Upcast; }))
+      p.lanes_expanded = true;
   p.body = Lowerer().run(stores, p.inner);
   return p;
 }

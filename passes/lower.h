@@ -29,8 +29,9 @@ struct LoopProgram {
                                     // GROUP ranges among them split reduces across the group
   const UOp* inner = nullptr;       // CPU: the innermost global dim, run as a loop in `body`
   std::vector<int64_t> args;        // buffer ids in kernel-argument order: output first
-  // UPCAST copies store to consecutive addresses: they are the vector lanes (SLP), so the
-  // loops must not be vectorized as well.
+  // UPCAST copies store to consecutive addresses, or LANES copies keep partial sums of
+  // consecutive elements: they are the vector lanes (SLP), so the loops must not be vectorized
+  // as well.
   bool lanes_expanded = false;
   std::vector<LStmt> body;
 };

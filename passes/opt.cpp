@@ -15,7 +15,7 @@
 namespace tgc {
 
 namespace {
-constexpr const char* kNames[] = {"UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "PADTO"};
+constexpr const char* kNames[] = {"UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "PADTO", "LANES"};
 
 // A range's size in the layout: a run-time dim's upper bound where its loop ends at a VAR.
 int64_t size_of(const UOp* r) { return range_extent(r); }
@@ -114,10 +114,37 @@ Kernel pad_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount) {
   return out;
 }
 
+// KREDUCE(v, ranges..., inner) -> KREDUCE(KREDUCE(v, ranges...), inner): each copy of `inner`
+// accumulates on its own over the other ranges, and the copies are combined after that loop.
+const UOp* nest_reduces(Graph& g, const UOp* root, const UOp* inner) {
+  std::unordered_map<const UOp*, const UOp*> done;
+  for (const UOp* u : toposort({root})) {
+    std::vector<const UOp*> src;
+    for (const UOp* s : u->src) src.push_back(done.at(s));
+    if (u->op == Op::KReduce && std::count(src.begin() + 1, src.end(), inner)) {
+      std::vector<const UOp*> rest = {src[0]};
+      for (size_t i = 1; i < src.size(); ++i)
+        if (src[i] != inner) rest.push_back(src[i]);
+      done[u] = g.make(Op::KReduce, u->dtype, {g.make(Op::KReduce, u->dtype, rest, u->arg), inner}, u->arg);
+      continue;
+    }
+    done[u] = with_src(g, u, std::move(src));
+  }
+  return done.at(root);
+}
+
+// The copies of the largest expanded body: the store's (its UPCAST ranges), or a reduce's (the
+// UPCAST ranges of its value and its own). Reduces over ranges of their own expand side by side.
 int64_t expansion(const Kernel& k) {
-  int64_t n = 1;
+  auto copies = [](const std::vector<const UOp*>& roots) {
+    int64_t n = 1;
+    for (const UOp* u : toposort(roots))
+      if (u->op == Op::Range && u->range().kind == RangeKind::Upcast) n *= size_of(u);
+    return n;
+  };
+  int64_t n = copies({k.ast->src[1]});
   for (const UOp* u : toposort({k.ast}))
-    if (u->op == Op::Range && u->range().kind == RangeKind::Upcast) n *= size_of(u);
+    if (u->op == Op::KReduce) n = std::max(n, copies(u->src));
   return n;
 }
 
@@ -239,6 +266,19 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
           if (u->op == Op::KReduce) shared += threads * int64_t(dtype_size(u->dtype));
         if (shared > t.local_bytes) fail("needs more than " + std::to_string(t.local_bytes) + " bytes of shared memory");
         cur = split_axis(g, cur, r, o.amount, RangeKind::Group, o.op == OptOp::GroupTop);
+        break;
+      }
+      case OptOp::Lanes: {
+        if (t.gpu) fail("LANES needs a CPU target");
+        if (global) fail("LANES needs a reduce axis");
+        int64_t inner_id = next_range_id(cur) + 1;  // split_axis' inner range
+        cur = split_axis(g, cur, r, o.amount, RangeKind::Upcast);
+        for (const UOp* u : toposort({cur.ast}))
+          if (u->op == Op::Range && u->range().id == inner_id) {
+            cur.ast = nest_reduces(g, cur.ast, u);
+            break;
+          }
+        if (expansion(cur) > t.max_expand) fail("expands the kernel body more than " + std::to_string(t.max_expand) + " times");
         break;
       }
       case OptOp::Padto: break;  // handled above
@@ -374,8 +414,82 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
     if (!v && n > 1 && n <= lanes / 2) v = n;
     if (v) opts.push_back({OptOp::Upcast, a, v}), expand *= v, vec_axis = a;
   }
-  // Without vector lanes along an output axis, LLVM vectorizes the reduce loop itself, and
-  // copies of it would only get in the way.
+  // Without vector lanes along an output axis (a matmul against a transposed or a quantized
+  // weight matrix: the reduce axis is the contiguous one), the lanes run along each reduce axis
+  // that some load reads contiguously, each lane its own partial sum: four vectors' worth, so
+  // that four multiply-add chains hide each other's latency (and one iteration covers a 32-element
+  // quantized block, whose unpacking then has constant shifts). LLVM's loop vectorizer would
+  // do that by itself for plain loads, but not through a quantized block's index arithmetic.
+  // No register tiles on top: the SLP vectorizer would then bundle the tile's copies instead.
+  // The split ranges of `opts`' last action (outer, inner): the two newest ranges.
+  auto last_split = [&](const Kernel& split) {
+    std::vector<const UOp*> rs;
+    for (const UOp* u : toposort({split.ast}))
+      if (u->op == Op::Range) rs.push_back(u);
+    std::sort(rs.begin(), rs.end(), [](const UOp* a, const UOp* b) { return a->range().id < b->range().id; });
+    return std::make_pair(rs[rs.size() - 2], rs.back());
+  };
+  // Whether LANES(axis, lanes) after `base` has some load read its lanes contiguously (a block
+  // of a quantized row, the rows of one head: contiguous only within the block).
+  auto contiguous_lanes = [&](std::vector<Opt> with, int axis, int64_t lanes) {
+    with.push_back({OptOp::Lanes, axis, lanes});
+    Kernel split;
+    try {
+      split = apply_opts(g, k, with, t);
+    } catch (const Error&) {  // expands the body too far along with the other reduces' lanes
+      return false;
+    }
+    const UOp* inner = last_split(split).second;
+    std::vector<const UOp*> split_loads = reduce_loads(split);
+    return std::any_of(split_loads.begin(), split_loads.end(), [&](const UOp* l) { return stride(g, l->src[1], inner) == 1; });
+  };
+  // Whether every index (of a load, of a comparison) is affine along the outer part of `with`'s
+  // last split: a quantized super-block's unpacking is then the same in every iteration.
+  auto affine_outer = [&](const std::vector<Opt>& with) {
+    Kernel split;
+    try {
+      split = apply_opts(g, k, with, t);
+    } catch (const Error&) {
+      return false;
+    }
+    const UOp* outer = last_split(split).first;
+    for (const UOp* u : toposort({split.ast}))
+      for (const UOp* x : u->src)
+        if (x->dtype == DType::Index && u->dtype != DType::Index && u->op != Op::KReduce && depends(x, outer) && !stride_along(g, x, outer)) return false;
+    return true;
+  };
+  std::vector<const UOp*> lane_axes;
+  std::vector<const UOp*> axes = kernel_axes(k);
+  for (size_t a = globals.size(); a < axes.size() && vec_axis < 0 && t.vector_lanes >= 4; ++a)
+    if (axes[a]->src[0]->is_const() && size_of(axes[a]) % t.vector_lanes == 0 && contiguous_lanes({}, int(a), t.vector_lanes))
+      lane_axes.push_back(axes[a]);
+  for (const UOp* r : lane_axes) {
+    // Splits move the axes after them: find this one's place in the kernel split so far.
+    std::vector<const UOp*> now = kernel_axes(apply_opts(g, k, opts, t));
+    int axis = int(std::find(now.begin(), now.end(), r) - now.begin());
+    // Over f16/bf16 loads one vector's worth: LLVM's SLP vectorizer leaves wider lists of
+    // widened 16-bit loads scalar (its cost model, LLVM 19), while loads from memory keep a
+    // single multiply-add chain near the memory's speed.
+    bool half_loads = std::any_of(loads.begin(), loads.end(), [](const UOp* l) { return l->dtype == DType::F16 || l->dtype == DType::BF16; });
+    std::vector<int64_t> widths = half_loads ? std::vector<int64_t>{t.vector_lanes} : std::vector<int64_t>{4 * t.vector_lanes, 2 * t.vector_lanes, t.vector_lanes};
+    for (int64_t lanes : widths) {
+      if (lanes > t.max_expand || size_of(r) % lanes != 0 || !contiguous_lanes(opts, axis, lanes)) continue;
+      opts.push_back({OptOp::Lanes, axis, lanes});
+      // A super-block of 256 (K-quants) spans several iterations, each unpacking its part with
+      // other shifts and scales: unroll the loop over it (the outer part keeps r's place).
+      if (!affine_outer(opts))
+        for (int64_t unroll : {2, 4, 8}) {
+          if (lanes * unroll > t.max_expand || size_of(r) % (lanes * unroll) != 0) continue;
+          std::vector<Opt> with = opts;
+          with.push_back({OptOp::Unroll, axis, unroll});
+          if (affine_outer(with)) {
+            opts = with;
+            break;
+          }
+        }
+      break;
+    }
+  }
   if (vec_axis < 0) return opts;
   // Register tiles: axes along which some load stays the same, so one load serves every copy.
   for (int a = int(globals.size()) - 1; a >= 0; --a) {

@@ -25,6 +25,8 @@ enum class OptOp : uint8_t {
            // thread takes every amount-th element (neighbouring threads read neighbours)
   GroupTop,  // GROUP with the thread id as the outer part: each thread reduces one contiguous run
   Padto,   // round an axis up to a multiple of amount; the positions past its end are masked
+  Lanes,   // CPU: split a reduce axis; each copy of the inner part keeps its own partial sum over the
+           // outer part (vector lanes of the accumulator), combined once after the loop
 };
 
 struct Opt {

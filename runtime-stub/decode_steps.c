@@ -6,8 +6,7 @@
 
 #include "runtime_internal.h"
 
-/* Appends the model's current outputs to acc[k] along dim 0 (acc[k].data NULL: starts it). */
-static int append_outputs(tgc_model* m, tgc_npy* acc) {
+int tgc_append_outputs(tgc_model* m, tgc_npy* acc) {
   const tgc_model_desc* d = tgc_desc(m);
   for (int32_t k = 0; k < d->num_outputs; ++k) {
     int64_t dims[16];
@@ -15,12 +14,12 @@ static int append_outputs(tgc_model* m, tgc_npy* acc) {
     size_t nbytes = (size_t)tgc_dtype_size(d->buffers[d->outputs[k]].dtype);
     for (int i = 0; i < rank; ++i) nbytes *= (size_t)dims[i];
     if (acc[k].data && (rank != acc[k].rank || rank < 1 || memcmp(dims + 1, acc[k].shape + 1, (size_t)(rank - 1) * sizeof dims[0]) != 0)) {
-      tgc_set_error("--decode: output '%s' does not have the token count first", d->buffers[d->outputs[k]].name);
+      tgc_set_error("output '%s' does not have the token count first", d->buffers[d->outputs[k]].name);
       return -1;
     }
     void* grown = realloc(acc[k].data, acc[k].nbytes + nbytes);
     if (!grown) {
-      tgc_set_error("out of memory for the decode steps' outputs");
+      tgc_set_error("out of memory for the outputs of every step");
       return -1;
     }
     memcpy((uint8_t*)grown + acc[k].nbytes, tgc_output_data(m, k), nbytes);
@@ -36,29 +35,11 @@ static int append_outputs(tgc_model* m, tgc_npy* acc) {
 }
 
 int tgc_decode_steps(tgc_model* m, const tgc_npy* steps, tgc_npy* acc) {
-  const tgc_model_desc* d = tgc_desc(m);
-  if (!d->kv_position) {
-    tgc_set_error("--decode: model '%s' keeps no KV cache between runs", d->name ? d->name : "?");
-    return -1;
-  }
-  int32_t in = d->kv_position[1];
-  const tgc_buffer* b = &d->buffers[d->inputs[in]];
-  if (!b->dim_vars || b->dim_vars[0] < 0) {
-    tgc_set_error("--decode: input '%s' has a fixed token count (%lld); compile with --dynamic for single-token steps", b->name,
-                  (long long)b->shape[0]);
-    return -1;
-  }
-  if (steps->dtype != b->dtype || steps->rank != 1 || b->rank != 1) {
-    tgc_set_error("--decode: expected the tokens as %s[n], one per step", tgc_dtype_name(b->dtype));
-    return -1;
-  }
-  if (append_outputs(m, acc) != 0) return -1;
-  size_t elem = (size_t)tgc_dtype_size(b->dtype);
-  for (int64_t s = 0; s < steps->shape[0]; ++s) {
-    int64_t one = 1;
-    if (tgc_set_input_shape(m, in, 1, &one) != 0 || tgc_set_input(m, in, (const uint8_t*)steps->data + (size_t)s * elem, elem) != 0 ||
-        tgc_run(m) != 0 || append_outputs(m, acc) != 0)
-      return -1;
-  }
+  int32_t in = tgc_token_input(m, "--decode");
+  if (in < 0) return -1;
+  if (steps->dtype != TGC_I32 || steps->rank != 1) return tgc_set_error("--decode: expected the tokens as i32[n], one per step"), -1;
+  if (tgc_append_outputs(m, acc) != 0) return -1;
+  for (int64_t s = 0; s < steps->shape[0]; ++s)
+    if (tgc_llm_eval(m, (const int32_t*)steps->data + s, 1) != 0 || tgc_append_outputs(m, acc) != 0) return -1;
   return 0;
 }

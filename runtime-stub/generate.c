@@ -1,77 +1,66 @@
-/* Greedy generation on the command line (-n N): after the prompt's run, each step runs the argmax
- * of the last logits row as one token on the KV cache. With a tokenizer the new tokens' text
- * streams to stdout as it comes, whole UTF-8 characters at a time, and EOS ends the text. */
+/* Generation on the command line (-n N): after the prompt's run, each step draws a token from the
+ * last logits row (the argmax unless sampling is asked for) and runs it as one token on the KV
+ * cache. With a tokenizer the new tokens' text streams to stdout (text_stream.c), and EOS or a
+ * stop string ends it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime_internal.h"
 
-/* The argmax of the last row of output 0 (logits [n, n_vocab]). */
-static int32_t last_argmax(const tgc_model* m) {
-  int64_t dims[16];
-  int rank = tgc_output_shape(m, 0, dims);
-  int64_t vocab = dims[rank - 1], rows = 1;
-  for (int i = 0; i + 1 < rank; ++i) rows *= dims[i];
-  const float* row = (const float*)tgc_output_data(m, 0) + (rows - 1) * vocab;
-  int32_t best = 0;
-  for (int64_t j = 1; j < vocab; ++j)
-    if (row[j] > row[best]) best = (int32_t)j;
-  return best;
+/* Streams token id's text; 1 when it completes a stop string, 0, or -1 with the error set. */
+static int stream_token(tgc_text_stream* text, const struct tgc_vocab* v, int32_t id) {
+  if (id >= v->n_tokens) return 0; /* logits past the vocabulary's tokens: no text */
+  char local[256];
+  int64_t n = tgc_token_piece(v, id, local, sizeof local);
+  char* bytes = n > (int64_t)sizeof local ? malloc((size_t)n) : local;
+  if (n < 0 || !bytes) return tgc_set_error("out of memory for a token's text"), -1;
+  if (bytes != local) tgc_token_piece(v, id, bytes, n);
+  int r = tgc_stream_push(text, bytes, (size_t)n);
+  if (bytes != local) free(bytes);
+  return r;
 }
 
-/* Appends token id's text (tgc_token_piece) to buf at *n; the caller leaves room for the token's
- * text, which a piece never exceeds. */
-static void piece(const struct tgc_vocab* v, int32_t id, char* buf, size_t* n) {
-  *n += tgc_token_piece(v, id, buf + *n, (size_t)(v->offsets[id + 1] - v->offsets[id]));
-}
-
-/* The bytes of buf[0, n) that form whole UTF-8 characters (a character cut by a byte token waits). */
-static size_t whole_utf8(const char* buf, size_t n) {
-  size_t i = n;
-  while (i > 0 && i > n - 4 && ((unsigned char)buf[i - 1] & 0xC0) == 0x80) --i;
-  if (i == 0) return n;
-  unsigned char lead = (unsigned char)buf[i - 1];
-  size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-  return n - (i - 1) >= want ? n : i - 1;
-}
-
-int64_t tgc_generate(tgc_model* m, int64_t n_new, tgc_npy* tokens, double* decode_ms) {
+int64_t tgc_generate(tgc_model* m, const tgc_generation* g, tgc_npy* tokens, tgc_generation_stats* stats) {
   const tgc_model_desc* d = tgc_desc(m);
   const struct tgc_vocab* v = d->vocab;
-  int32_t in = d->kv_position ? d->kv_position[1] : -1;
-  if (in < 0 || !d->buffers[d->inputs[in]].dim_vars || d->buffers[d->inputs[in]].dim_vars[0] < 0) {
-    tgc_set_error("-n: model '%s' keeps no KV cache with a run-time token count", d->name ? d->name : "?");
+  *stats = (tgc_generation_stats){0};
+  if (g->n_new > 0 && tgc_token_input(m, "-n") < 0) return -1;
+  int64_t rows = g->n_new > 0 ? d->var_max[d->kv_position[0]] : 0;
+  if (g->n_new > 0 && tgc_kv_length(m) + g->n_new - 1 > rows) { /* say so before any text, not at the cache's end */
+    tgc_set_error("-n %lld: %lld positions held and %lld new tokens need %lld cache rows, the model has %lld (compile with a larger --ctx)",
+                  (long long)g->n_new, (long long)tgc_kv_length(m), (long long)g->n_new, (long long)(tgc_kv_length(m) + g->n_new - 1),
+                  (long long)rows);
     return -1;
   }
-  int32_t* ids = realloc(tokens->data, (tokens->nbytes + (size_t)n_new * sizeof(int32_t)));
+  int32_t* ids = realloc(tokens->data, tokens->nbytes + (size_t)g->n_new * sizeof(int32_t));
   if (!ids) return tgc_set_error("out of memory"), -1;
   tokens->data = ids;
-  char pending[4096];
-  size_t np = 0;
-  int64_t runs = 0;
-  *decode_ms = 0;
-  for (int64_t s = 0; s < n_new; ++s) {
-    int32_t next = last_argmax(m);
+  if (g->logits && tgc_append_outputs(m, g->logits) != 0) return -1; /* the prompt's rows */
+  tgc_text_stream text = {stdout, g->stops, g->n_stops, NULL, 0, 0};
+  uint64_t rng = g->seed;
+  int failed = 0;
+  for (int64_t s = 0; s < g->n_new; ++s) {
+    int32_t next = tgc_llm_sample(m, &g->sampling, &rng);
+    if (next < 0) { failed = 1; break; }
+    if (s == 0) stats->first_token_ms = tgc_now_ms() - g->start_ms;
     ids[tokens->shape[0]++] = next;
     tokens->nbytes += sizeof(int32_t);
-    if (v && next == v->eos) break;
-    if (v) { /* stream the text, whole characters only */
-      if (np + (size_t)(v->offsets[next + 1] - v->offsets[next]) + 8 > sizeof pending) fwrite(pending, 1, np, stdout), np = 0;
-      piece(v, next, pending, &np);
-      size_t ready = whole_utf8(pending, np);
-      fwrite(pending, 1, ready, stdout);
-      fflush(stdout);
-      memmove(pending, pending + ready, np - ready);
-      np -= ready;
-    }
-    if (s + 1 == n_new) break; /* the last token needs no run */
-    int64_t one = 1;
+    int stop = v && next == v->eos;
+    if (v && !stop && (stop = stream_token(&text, v, next)) < 0) { failed = 1; break; }
+    int last = stop || s + 1 == g->n_new;
+    /* the last token needs no run, unless its logits row is wanted and the cache has room */
+    if (last && (!g->logits || tgc_kv_length(m) >= rows)) break;
     double t0 = tgc_now_ms();
-    if (tgc_set_input_shape(m, in, 1, &one) != 0 || tgc_set_input(m, in, &next, sizeof next) != 0 || tgc_run(m) != 0) return -1;
-    *decode_ms += tgc_now_ms() - t0;
-    ++runs;
+    if (tgc_llm_eval(m, &next, 1) != 0) { failed = 1; break; }
+    stats->decode_ms += tgc_now_ms() - t0;
+    ++stats->steps;
+    if (g->logits && tgc_append_outputs(m, g->logits) != 0) { failed = 1; break; }
+    if (last) break;
   }
-  if (v) fwrite(pending, 1, np, stdout), fputc('\n', stdout);
-  return runs;
+  if (v && g->n_new > 0) { /* what waited for a stop string is text after all */
+    tgc_stream_end(&text);
+    fputc('\n', stdout);
+  }
+  return failed ? -1 : stats->steps;
 }

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "runtime_internal.h"
 
@@ -72,9 +75,19 @@ static int parse_int(const char* s, long long lo, long long* out) {
   return 0;
 }
 
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
+static int parse_float(const char* s, double lo, double hi, double* out) {
+  char* end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (!*s || *end || errno || !(v >= lo && v <= hi)) return -1;
+  *out = v;
+  return 0;
+}
+
+/* getrusage's peak resident set, in MiB (Linux reports KiB). */
+static double peak_rss_mb(void) {
+  struct rusage u;
+  return getrusage(RUSAGE_SELF, &u) == 0 ? (double)u.ru_maxrss / 1024.0 : 0.0;
 }
 
 static void json_str(FILE* f, const char* s) {
@@ -177,6 +190,31 @@ static int takes_value(int argc, char** argv, int* i, const char** flag, const c
   return 0;
 }
 
+/* {"model": ..., "backend": ..., "device": ..., "batch": ..., "threads": N: the start of each --bench JSON line. */
+static void bench_json_head(const tgc_model_desc* d, const tgc_model* m) {
+  printf("{\"model\": ");
+  json_str(stdout, d->name);
+  printf(", \"backend\": \"%s\"", d->backend->name);
+  const char* device = m->backend->device_name ? m->backend->device_name(m->be) : NULL;
+  if (device) {
+    printf(", \"device\": ");
+    json_str(stdout, device);
+  }
+  if (d->batch_dim) printf(", \"batch\": %lld", (long long)m->batch);
+  printf(", \"threads\": %d, \"peak_rss_mb\": %.1f", m->num_threads, peak_rss_mb());
+}
+
+static void print_llm_bench(const tgc_model_desc* d, const tgc_model* m, long long n_prompt, long long n_gen, long long reps,
+                            const tgc_llm_bench_result* r) {
+  bench_json_head(d, m);
+  printf(", \"prompt_tokens\": %lld, \"gen\": %lld, \"reps\": %lld, \"prefill_ms\": %.3f, \"prefill_tok_s\": %.2f, "
+         "\"time_to_first_token_ms\": %.3f, \"decode_ms_per_tok\": %.3f, \"decode_tok_s\": %.2f, \"greedy_tokens\": [",
+         n_prompt, n_gen, reps, r->prefill_ms, 1000.0 * (double)n_prompt / r->prefill_ms, r->first_token_ms, r->decode_ms_per_tok,
+         r->decode_ms_per_tok > 0 ? 1000.0 / r->decode_ms_per_tok : 0.0);
+  for (long long i = 0; i < n_gen; ++i) printf("%s%d", i ? ", " : "", (int)r->tokens[i]);
+  printf("]}\n");
+}
+
 /* Before tgc_create has validated it: a description of another ABI has no backend pointer there. */
 static const char* backend_name(const tgc_model_desc* d) {
   return d->abi_version == TGC_ABI_VERSION && d->backend && d->backend->name ? d->backend->name : "?";
@@ -191,22 +229,36 @@ static void usage(const tgc_model_desc* d) {
          "  -o, --output DIR           write DIR/<file-safe output name>.npy for each output\n"
          "  --bench N                  time N runs after %d warm-up runs (a KV cache: each from empty); the last line is JSON\n"
          "                             {\"median_ms\", \"min_ms\", \"mean_ms\", \"max_ms\", \"iters\", \"threads\", ...}\n"
+         "  --bench P,N[,R]            models with a KV cache: a prefill of P tokens (llama_bench's ids), then N greedy\n"
+         "                             one-token steps; medians of R runs (default 3) after a warm-up; one JSON line\n"
+         "                             {\"prefill_tok_s\", \"decode_tok_s\", \"prefill_ms\", \"decode_ms_per_tok\",\n"
+         "                             \"time_to_first_token_ms\", \"threads\", \"peak_rss_mb\", \"greedy_tokens\", ...}\n"
          "  --threads N                CPU threads (default: one per physical core)\n"
          "  --batch N                  batch size of a model with a run-time batch dim, for random inputs\n"
          "                             (default 1; with -i the files give it)\n"
          "  --dim NAME=N               size of a run-time dim, for random inputs (default: its upper bound;\n"
          "                             with -i the files give it)\n"
          "  -p, --prompt TEXT          models with a tokenizer: the tokens of TEXT (BOS first where the model adds one)\n"
-         "  -n, --n-predict N          models with a KV cache: after the run, N greedy tokens (argmax), each run as one step;\n"
-         "                             with a tokenizer their text streams to stdout (EOS stops); speeds go to stderr\n"
+         "  -n, --n-predict N          models with a KV cache: after the run, N new tokens, each run as one step; with a\n"
+         "                             tokenizer their text streams to stdout (EOS stops); speeds go to stderr\n"
+         "  --temp T                   sample the new tokens (llama.cpp's chain: top-k, top-p, min-p, temperature, draw);\n"
+         "                             T <= 0: greedy, the argmax (default 0)\n"
+         "  --top-k K                  keep the K most likely tokens (default %d; 0: all)\n"
+         "  --top-p P                  then the fewest whose probabilities add up to P (default %.2f; 1: all)\n"
+         "  --min-p M                  then those at least M times as likely as the most likely (default %.2f; 0: all)\n"
+         "  --seed S                   the draw's random seed: a seed repeats its tokens (default: from the clock, on stderr)\n"
+         "  --stop STR                 end the text at the first STR it holds, which is not printed (repeatable)\n"
          "  --tokens-out FILE.npy      the run's tokens and the generated ones, i32[n]\n"
+         "  --logits-out FILE.npy      the logits that followed each of those tokens, f32[n, n_vocab] (the prompt's rows;\n"
+         "                             then each new token's: the last one is run too, for its row)\n"
          "  --decode FILE.npy          models with a KV cache: after the run, one run per token of FILE (i32[n]),\n"
          "                             each after the previous; outputs hold the run's rows then one per step\n"
          "  --info                     print the model's inputs, outputs and memory sizes\n"
          "  -h, --help                 this text\n\n"
          "Without -o, prints each output's name, dtype, shape and checksum (sum of its elements).\n"
          "bf16 tensors are read and written as raw '<u2' arrays. Errors: one line on stderr, exit status 1.\n",
-         g_prog, d->name ? d->name : "?", backend_name(d), g_prog, WARMUP_RUNS);
+         g_prog, d->name ? d->name : "?", backend_name(d), g_prog, WARMUP_RUNS, TGC_SAMPLING_TOP_K, (double)TGC_SAMPLING_TOP_P,
+         (double)TGC_SAMPLING_MIN_P);
 }
 
 static void print_info(const tgc_model_desc* d) {
@@ -304,9 +356,16 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   const char* out_dir = NULL;
   const char* decode_path = NULL;
   const char* prompt = NULL;
-  long long gen_n = 0;
+  long long gen_n = -1; /* -n N; -1: not given */
   const char* tokens_out = NULL;
+  const char* logits_out = NULL;
+  tgc_generation gen = {.sampling = {0, TGC_SAMPLING_TOP_K, TGC_SAMPLING_TOP_P, TGC_SAMPLING_MIN_P}};
+  const char* sampling_flag = NULL; /* the first sampling option or --stop given */
+  long long seed = -1;
+  const char** stops = calloc((size_t)argc + 1, sizeof *stops);
+  long long bench_prompt = 0, bench_gen = 0, bench_reps = 3; /* --bench P,N[,R] */
   tgc_npy gen_tokens = {0};
+  tgc_npy* logits_rows = NULL; /* --logits-out: each output's rows, for tgc_append_outputs */
   tgc_npy steps = {0};
   tgc_npy* rows = NULL; /* --decode: each output's rows over the run and the steps */
   int32_t nin = desc->num_inputs, nout = desc->num_outputs;
@@ -318,7 +377,10 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   tgc_npy* feeds = calloc((size_t)nin + 1, sizeof *feeds);
   tgc_model* m = NULL;
   double* times = NULL;
-  if (!feeds) return fail("out of memory");
+  if (!feeds || !stops) {
+    free(feeds), free(stops);
+    return fail("out of memory");
+  }
 
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
@@ -393,7 +455,32 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       if (!val) { fail("%s needs the prompt's text", flag); goto done; }
       prompt = val;
     } else if (takes_value(argc, argv, &i, &flag, &val, "-n", "--n-predict")) {
-      if (!val || parse_int(val, 1, &gen_n) != 0) { fail("%s needs a positive token count, got '%s'", flag, val ? val : ""); goto done; }
+      if (!val || parse_int(val, 0, &gen_n) != 0) { fail("%s needs a token count, got '%s'", flag, val ? val : ""); goto done; }
+    } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--temp") || takes_value(argc, argv, &i, &flag, &val, NULL, "--top-p") ||
+               takes_value(argc, argv, &i, &flag, &val, NULL, "--min-p")) {
+      int temp = strcmp(flag, "--temp") == 0;
+      double x;
+      if (!val || parse_float(val, temp ? -1e30 : 0, temp ? 1e30 : 1, &x) != 0) {
+        fail("%s needs a number%s, got '%s'", flag, temp ? "" : " from 0 to 1", val ? val : "");
+        goto done;
+      }
+      *(temp ? &gen.sampling.temp : strcmp(flag, "--top-p") == 0 ? &gen.sampling.top_p : &gen.sampling.min_p) = (float)x;
+      sampling_flag = sampling_flag ? sampling_flag : flag;
+    } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--top-k")) {
+      long long k;
+      if (!val || parse_int(val, 0, &k) != 0 || k > INT32_MAX) { fail("--top-k needs a token count (0: all), got '%s'", val ? val : ""); goto done; }
+      gen.sampling.top_k = (int32_t)k;
+      sampling_flag = sampling_flag ? sampling_flag : flag;
+    } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--seed")) {
+      if (!val || parse_int(val, 0, &seed) != 0) { fail("--seed needs a non-negative integer, got '%s'", val ? val : ""); goto done; }
+      sampling_flag = sampling_flag ? sampling_flag : flag;
+    } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--stop")) {
+      if (!val || !val[0]) { fail("--stop needs a non-empty string"); goto done; }
+      stops[gen.n_stops++] = val;
+      sampling_flag = sampling_flag ? sampling_flag : flag;
+    } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--logits-out")) {
+      if (!val || !val[0]) { fail("--logits-out needs FILE.npy"); goto done; }
+      logits_out = val;
     } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--tokens-out")) {
       if (!val || !val[0]) { fail("--tokens-out needs FILE.npy"); goto done; }
       tokens_out = val;
@@ -401,7 +488,17 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       if (!val || !val[0]) { fail("--decode needs FILE.npy (i32 tokens, one per step)"); goto done; }
       decode_path = val;
     } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--bench")) {
-      if (!val || parse_int(val, 1, &bench) != 0) { fail("--bench needs a positive iteration count, got '%s'", val ? val : ""); goto done; }
+      if (val && strchr(val, ',')) { /* P,N[,R] */
+        char tail;
+        int got = sscanf(val, "%lld,%lld%c%lld%c", &bench_prompt, &bench_gen, &tail, &bench_reps, &tail);
+        if (!(got == 2 || (got == 4 && tail == ',')) || bench_prompt < 1 || bench_gen < 0 || bench_reps < 1) {
+          fail("--bench needs N (runs) or P,N[,R] (prompt tokens, greedy steps, repetitions), got '%s'", val);
+          goto done;
+        }
+      } else if (!val || parse_int(val, 1, &bench) != 0) {
+        fail("--bench needs a positive iteration count N, or P,N[,R], got '%s'", val ? val : "");
+        goto done;
+      }
     } else if (takes_value(argc, argv, &i, &flag, &val, NULL, "--batch")) {
       if (!val || parse_int(val, 1, &batch) != 0) { fail("--batch needs a positive batch size, got '%s'", val ? val : ""); goto done; }
       if (!desc->batch_dim) { fail("--batch: model '%s' has no run-time batch dim", desc->name ? desc->name : "?"); goto done; }
@@ -429,6 +526,12 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       fail("unexpected argument '%s' (try --help)", a);
       goto done;
     }
+  }
+  if (sampling_flag && gen_n < 1) { fail("%s acts on new tokens: give -n N too", sampling_flag); goto done; }
+  if (gen.n_stops && !desc->vocab) { fail("--stop: model '%s' carries no tokenizer, so its tokens have no text", desc->name ? desc->name : "?"); goto done; }
+  if (bench_prompt && (n_given || prompt || gen_n >= 0 || out_dir || decode_path || tokens_out || logits_out)) {
+    fail("--bench P,N makes its own prompt: it goes without -i, -p, -n, -o, --decode, --tokens-out and --logits-out");
+    goto done;
   }
   if (prompt && prompt_tokens(desc, prompt, feeds) != 0) goto done;
   if (prompt) ++n_given;
@@ -476,7 +579,14 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       fill_random(tgc_input_data(m, k), b, numel(tgc_input_shape(m, k, dims), dims), (uint64_t)k);
     }
   }
-  if (bench > 0) {
+  if (bench_prompt > 0) {
+    tgc_llm_bench_result r;
+    int failed = tgc_llm_bench(m, bench_prompt, bench_gen, bench_reps, &r) != 0;
+    if (failed) fail("--bench %lld,%lld: %s", bench_prompt, bench_gen, tgc_last_error());
+    else print_llm_bench(desc, m, bench_prompt, bench_gen, bench_reps, &r);
+    free(r.tokens);
+    if (failed) goto done;
+  } else if (bench > 0) {
     if (!(times = malloc((size_t)bench * sizeof *times))) { fail("out of memory"); goto done; }
     /* A model with a KV cache runs every iteration at the same position (the first run's), so
      * that each does the same work and the cache never fills. */
@@ -492,23 +602,35 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     double t0 = tgc_now_ms();
     if (tgc_run(m) != 0) { fail("%s", tgc_last_error()); goto done; }
     double prefill_ms = tgc_now_ms() - t0;
-    if (gen_n > 0 || tokens_out) {
-      if (decode_path) { fail("-n and --decode do not go together"); goto done; }
+    if (gen_n >= 0 || tokens_out || logits_out) {
+      if (decode_path) { fail("-n, --tokens-out and --logits-out do not go with --decode"); goto done; }
       int32_t k = desc->kv_position ? desc->kv_position[1] : 0;
       int64_t np = tgc_input_shape(m, k, gen_tokens.shape) == 1 ? gen_tokens.shape[0] : 0;
-      if (!desc->kv_position || np < 1) { fail("-n/--tokens-out: model '%s' keeps no KV cache", desc->name ? desc->name : "?"); goto done; }
+      if (!desc->kv_position || np < 1) { fail("-n/--tokens-out/--logits-out: model '%s' keeps no KV cache", desc->name ? desc->name : "?"); goto done; }
+      if (logits_out && !tgc_llm_logits(m, NULL, NULL)) { fail("--logits-out: %s", tgc_last_error()); goto done; }
       gen_tokens = (tgc_npy){TGC_I32, 1, {np}, malloc((size_t)np * sizeof(int32_t)), (size_t)np * sizeof(int32_t)};
-      if (!gen_tokens.data) { fail("out of memory"); goto done; }
+      logits_rows = logits_out ? calloc((size_t)nout, sizeof *logits_rows) : NULL;
+      if (!gen_tokens.data || (logits_out && !logits_rows)) { fail("out of memory"); goto done; }
       memcpy(gen_tokens.data, tgc_input_data(m, k), gen_tokens.nbytes);
-      double decode_ms = 0;
-      int64_t steps = gen_n > 0 ? tgc_generate(m, gen_n, &gen_tokens, &decode_ms) : 0;
-      if (steps < 0) { fail("%s", tgc_last_error()); goto done; }
-      if (tokens_out && tgc_npy_write(tokens_out, TGC_I32, 1, gen_tokens.shape, gen_tokens.data, gen_tokens.nbytes) != 0) {
+      gen.n_new = gen_n > 0 ? gen_n : 0;
+      gen.seed = seed >= 0 ? (uint64_t)seed : (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
+      gen.stops = stops;
+      gen.logits = logits_rows;
+      gen.start_ms = t0;
+      tgc_generation_stats st;
+      if (tgc_generate(m, &gen, &gen_tokens, &st) < 0) { fail("%s", tgc_last_error()); goto done; }
+      if ((tokens_out && tgc_npy_write(tokens_out, TGC_I32, 1, gen_tokens.shape, gen_tokens.data, gen_tokens.nbytes) != 0) ||
+          (logits_out && tgc_npy_write(logits_out, TGC_F32, logits_rows[0].rank, logits_rows[0].shape, logits_rows[0].data,
+                                       logits_rows[0].nbytes) != 0)) {
         fail("%s", tgc_last_error());
         goto done;
       }
-      fprintf(stderr, "prefill: %lld tokens in %.2f ms (%.2f tok/s); decode: %lld steps in %.2f ms (%.2f tok/s)\n", (long long)np,
-              prefill_ms, 1000.0 * (double)np / prefill_ms, (long long)steps, decode_ms, steps ? 1000.0 * (double)steps / decode_ms : 0.0);
+      fprintf(stderr, "prefill: %lld tokens in %.2f ms (%.2f tok/s); decode: %lld steps in %.2f ms (%.2f tok/s)", (long long)np,
+              prefill_ms, 1000.0 * (double)np / prefill_ms, (long long)st.steps, st.decode_ms,
+              st.steps ? 1000.0 * (double)st.steps / st.decode_ms : 0.0);
+      if (gen.n_new > 0) fprintf(stderr, "; time to first token: %.2f ms", st.first_token_ms);
+      if (gen.n_new > 0 && gen.sampling.temp > 0) fprintf(stderr, "; seed %llu", (unsigned long long)gen.seed);
+      fputc('\n', stderr);
     }
   }
   if (decode_path) {
@@ -538,7 +660,7 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       free(safe);
       if (r != 0) { fail("%s", tgc_last_error()); goto done; }
     }
-  } else if (gen_n == 0) { /* generated text owns stdout */
+  } else if (gen_n < 1 && !bench_prompt) { /* generated text, or --bench P,N's JSON, owns stdout */
     for (int32_t k = 0; k < nout; ++k) {
       const tgc_buffer* b = &desc->buffers[desc->outputs[k]];
       char t[512];
@@ -557,20 +679,10 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
       if (times[it] < mn) mn = times[it];
       if (times[it] > mx) mx = times[it];
     }
-    qsort(times, (size_t)bench, sizeof *times, cmp_double);
-    double median = bench % 2 ? times[bench / 2] : 0.5 * (times[bench / 2 - 1] + times[bench / 2]);
-    printf("{\"model\": ");
-    json_str(stdout, desc->name);
-    printf(", \"backend\": \"%s\"", backend_name(desc));
-    const char* device = m->backend->device_name ? m->backend->device_name(m->be) : NULL;
-    if (device) {
-      printf(", \"device\": ");
-      json_str(stdout, device);
-    }
-    if (desc->batch_dim) printf(", \"batch\": %lld", (long long)m->batch);
-    printf(", \"threads\": %d, \"warmup\": %d, \"iters\": %lld, \"median_ms\": %.6f, \"min_ms\": %.6f, "
-           "\"mean_ms\": %.6f, \"max_ms\": %.6f}\n",
-           m->num_threads, WARMUP_RUNS, bench, median, mn, sum / (double)bench, mx);
+    double median = tgc_median(times, bench);
+    bench_json_head(desc, m);
+    printf(", \"warmup\": %d, \"iters\": %lld, \"median_ms\": %.6f, \"min_ms\": %.6f, \"mean_ms\": %.6f, \"max_ms\": %.6f}\n",
+           WARMUP_RUNS, bench, median, mn, sum / (double)bench, mx);
   }
   if (fflush(stdout) != 0) { fail("writing to stdout failed"); goto done; }
   rc = 0;
@@ -581,6 +693,9 @@ done:
   free(times);
   free(steps.data);
   free(gen_tokens.data);
+  for (int32_t k = 0; logits_rows && k < nout; ++k) free(logits_rows[k].data);
+  free(logits_rows);
+  free(stops);
   for (int32_t k = 0; rows && k < nout; ++k) free(rows[k].data);
   free(rows);
   return rc;

@@ -3,7 +3,9 @@
 #define TGC_RUNTIME_INTERNAL_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "sample.h"
 #include "tgc_runtime.h"
 #include "tokenizer.h"
 
@@ -147,6 +149,8 @@ void tgc_print_profile(const tgc_model_desc* d, const double* total_ms, int64_t 
 
 /* Monotonic clock in milliseconds (run timing and TGC_PROFILE). */
 double tgc_now_ms(void);
+/* The median of v[0, n) (n >= 1), which it sorts. */
+double tgc_median(double* v, int64_t n);
 
 /* ---- .npy files (npy.c) ---- */
 typedef struct {
@@ -169,12 +173,59 @@ const char* tgc_npy_descr(int32_t dtype); /* "<f4", ...; NULL if not representab
  * the earlier run and of each step appended to acc[k] (zeroed tgc_npy per output; the caller
  * frees data). 0, or -1 with the error set. */
 int tgc_decode_steps(tgc_model* m, const tgc_npy* steps, tgc_npy* acc);
+/* Appends the model's current outputs to acc[k] along dim 0 (acc[k].data NULL: starts it). 0 or -1. */
+int tgc_append_outputs(tgc_model* m, tgc_npy* acc);
 
-/* ---- greedy generation (generate.c) ---- */
-/* After the prompt's run: n_new tokens, each the argmax of the last logits row, appended to
- * tokens (i32 [n], the prompt's ids on entry); all but the last run as one-token steps (timed
- * into *decode_ms). With a tokenizer, their text streams to stdout and EOS stops. Returns the
+/* ---- language models (llm_api.c; the public calls are in tgc_runtime.h) ---- */
+/* The token input of a model with a KV cache and a run-time token count, or -1 with the error
+ * set (naming `what`, the option or call that needs it). */
+int32_t tgc_token_input(const tgc_model* m, const char* what);
+
+/* --bench P,N[,R] (llm_bench.c): medians over R repetitions of a prefill of P tokens and N greedy
+ * steps. 0, or -1 with the error set. */
+typedef struct {
+  double prefill_ms, first_token_ms, decode_ms_per_tok;
+  int32_t* tokens; /* the N tokens run, greedy (malloc'd: the caller frees) */
+} tgc_llm_bench_result;
+int tgc_llm_bench(tgc_model* m, int64_t n_prompt, int64_t n_gen, int64_t reps, tgc_llm_bench_result* r);
+
+/* ---- generation (generate.c, text_stream.c) ---- */
+/* tgc_token_piece (a token's text): tokenizer.h */
+
+/* Text streamed to `out` (text_stream.c's comment says what waits). Start it as
+ * {out, stops, n_stops} (non-empty stop strings), the rest zero. */
+typedef struct {
+  FILE* out;
+  const char* const* stops;
+  int32_t n_stops;
+  char* held; /* text not printed yet */
+  size_t n, cap;
+} tgc_text_stream;
+/* Appends bytes and prints what can be printed. Returns 1 when the text now holds a stop string
+ * (printed up to it: the text is done), 0, or -1 with the error set. */
+int tgc_stream_push(tgc_text_stream* s, const char* bytes, size_t n);
+/* Prints what waits and frees the stream. */
+void tgc_stream_end(tgc_text_stream* s);
+
+typedef struct {
+  int64_t n_new;           /* tokens to generate (0: none) */
+  tgc_sampling sampling;   /* temp <= 0: greedy */
+  uint64_t seed;           /* the sampler's random state at the first token */
+  const char* const* stops; /* --stop strings (non-empty), n_stops of them */
+  int32_t n_stops;
+  tgc_npy* logits;         /* NULL, or --logits-out: acc for tgc_append_outputs, one row per token */
+  double start_ms;         /* tgc_now_ms() when the prompt's run began: the time to first token */
+} tgc_generation;
+typedef struct {
+  int64_t steps;         /* one-token runs */
+  double decode_ms;      /* their time */
+  double first_token_ms; /* from start_ms to the first new token */
+} tgc_generation_stats;
+/* After the prompt's run: up to g->n_new tokens, each drawn from the last logits row, appended
+ * to tokens (i32 [n], the prompt's ids on entry); all but the last run as one-token steps (the
+ * last too with g->logits, so that every token has its row: row i is what followed tokens[0..i]).
+ * With a tokenizer their text streams to stdout, and EOS or a stop string ends it. Returns the
  * steps run, or -1 with the error set. */
-int64_t tgc_generate(tgc_model* m, int64_t n_new, tgc_npy* tokens, double* decode_ms);
+int64_t tgc_generate(tgc_model* m, const tgc_generation* g, tgc_npy* tokens, tgc_generation_stats* stats);
 
 #endif

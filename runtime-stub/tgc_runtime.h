@@ -44,6 +44,22 @@ int tgc_set_kv_length(tgc_model* m, int64_t n);
  * up to cap written to out. Returns how many the text has (call again with more room when that
  * is more than cap), or -1 with tgc_last_error set. */
 int64_t tgc_tokenize_text(tgc_model* m, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap);
+/* Models with a tokenizer: the text of one token (up to cap bytes to out). Returns its byte
+ * count (more than cap: call again with more room), or -1 with tgc_last_error set. */
+int64_t tgc_detokenize(const tgc_model* m, int32_t token, char* out, int64_t cap);
+
+/* Language models (a KV cache and a run-time token count, llm_api.c). */
+/* Runs tokens[0, n) at the cache's position (a prompt, or one decode step). 0, or -1 with
+ * tgc_last_error set (a full cache, n past the token count's bound, ...). */
+int tgc_llm_eval(tgc_model* m, const int32_t* tokens, int64_t n);
+/* The logits of the last eval, f32 [*n_rows, *n_vocab] (row i follows the eval's token i);
+ * NULL with tgc_last_error set when output 0 is not such logits. */
+const float* tgc_llm_logits(const tgc_model* m, int64_t* n_rows, int64_t* n_vocab);
+const float* tgc_llm_last_logits(const tgc_model* m); /* its last row */
+/* A token drawn from the last logits row (sample.h: the sampler chain and *rng). -1 with
+ * tgc_last_error set on failure. */
+struct tgc_sampling;
+int32_t tgc_llm_sample(const tgc_model* m, const struct tgc_sampling* p, uint64_t* rng);
 const tgc_model_desc* tgc_desc(const tgc_model* m);
 /* Message of the last failure on this thread ("" if none). */
 const char* tgc_last_error(void);

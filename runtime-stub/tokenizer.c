@@ -264,26 +264,29 @@ int64_t tgc_tokenize(const tgc_tokenizer* t, const char* text, size_t len, int a
   return rc == 0 ? n : -1;
 }
 
-size_t tgc_token_piece(const tgc_vocab* v, int32_t id, char* out, size_t cap) {
+int64_t tgc_token_piece(const tgc_vocab* v, int32_t id, char* out, int64_t cap) {
   if (id < 0 || id >= v->n_tokens) return 0;
   const char* s = tgc_token_text(v, id);
-  size_t len = tgc_token_len(v, id), n = 0;
+  size_t len = tgc_token_len(v, id);
+  int64_t n = 0;
   switch (v->types[id]) {
     case TGC_TOKEN_USER_DEFINED:
-      n = len < cap ? len : cap;
-      memcpy(out, s, n);
-      return n;
+      for (size_t i = 0; i < len; ++i) tgc_put_byte(s[i], out, cap, &n);
+      break;
     case TGC_TOKEN_BYTE: /* <0xXX> */
-      if (len != 6 || cap < 1) return 0;
-      out[0] = (char)strtol((char[3]){s[3], s[4], 0}, NULL, 16);
-      return 1;
+      if (len == 6) tgc_put_byte((char)strtol((char[3]){s[3], s[4], 0}, NULL, 16), out, cap, &n);
+      break;
     case TGC_TOKEN_NORMAL:
-      if (v->model == TGC_VOCAB_BPE) return tgc_bpe_decode(s, len, out, cap);
-      for (size_t i = 0; i < len && n < cap; ++i) /* U+2581 is a space */
-        if (i + 2 < len && memcmp(s + i, "\xe2\x96\x81", 3) == 0) out[n++] = ' ', i += 2;
-        else out[n++] = s[i];
-      return n;
+      if (v->model == TGC_VOCAB_BPE) {
+        tgc_bpe_decode(s, len, out, cap, &n);
+        break;
+      }
+      for (size_t i = 0; i < len; ++i) /* U+2581 is a space */
+        if (i + 2 < len && memcmp(s + i, "\xe2\x96\x81", 3) == 0) tgc_put_byte(' ', out, cap, &n), i += 2;
+        else tgc_put_byte(s[i], out, cap, &n);
+      break;
     default: /* control, unknown, unused: nothing */
-      return 0;
+      break;
   }
+  return n;
 }

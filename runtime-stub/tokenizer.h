@@ -79,9 +79,10 @@ int64_t tgc_tokenize(const tgc_tokenizer* t, const char* text, size_t len, int a
 
 /* The text of token id as generated text shows it (llama.cpp's token_to_piece without special
  * tokens): SPM U+2581 as a space and <0xXX> as its byte, BPE byte-level characters as their bytes,
- * user-defined tokens verbatim, control and unknown tokens nothing. Writes up to cap bytes to out
- * and returns the piece's length, never more than the token text's. */
-size_t tgc_token_piece(const tgc_vocab* v, int32_t id, char* out, size_t cap);
+ * user-defined tokens verbatim, control, unknown and unused tokens nothing. Writes up to cap
+ * bytes to out and returns the piece's length (more than cap: call again with more room); it is
+ * never longer than the token's text. An id outside the vocabulary has no text. */
+int64_t tgc_token_piece(const tgc_vocab* v, int32_t id, char* out, int64_t cap);
 
 #ifdef __cplusplus
 }

@@ -57,18 +57,14 @@ static uint32_t utf8_decode(const char* s, size_t len, size_t* off) {
   return c;
 }
 
-size_t tgc_bpe_decode(const char* s, size_t len, char* out, size_t cap) {
-  size_t n = 0;
-  for (size_t off = 0; off < len && n < cap;) {
+void tgc_bpe_decode(const char* s, size_t len, char* out, int64_t cap, int64_t* n) {
+  for (size_t off = 0; off < len;) {
     size_t at = off;
     int b = char_byte(utf8_decode(s, len, &off));
-    if (b >= 0) {
-      out[n++] = (char)b;
-      continue;
-    }
-    for (; at < off && n < cap; ++at) out[n++] = s[at]; /* no byte-level character: as it is */
+    if (b >= 0) tgc_put_byte((char)b, out, cap, n);
+    else
+      for (; at < off; ++at) tgc_put_byte(s[at], out, cap, n); /* no byte-level character: as it is */
   }
-  return n;
 }
 
 /* ---- the merge table ---- */

@@ -50,7 +50,13 @@ tgc_bigram tgc_heap_pop(tgc_bigram_heap* h);          /* h->n > 0 */
 struct tgc_bpe* tgc_bpe_create(const tgc_tokenizer* t);
 void tgc_bpe_destroy(struct tgc_bpe* b);
 int tgc_bpe_piece(const tgc_tokenizer* t, const char* s, size_t len, int32_t* out, int64_t cap, int64_t* n);
-/* The bytes a BPE token's byte-level text stands for, up to cap into out; returns the count. */
-size_t tgc_bpe_decode(const char* s, size_t len, char* out, size_t cap);
+/* Appends byte c to out at *n (room permitting: the count goes on, as tgc_emit's). */
+static inline void tgc_put_byte(char c, char* out, int64_t cap, int64_t* n) {
+  if (*n < cap) out[*n] = c;
+  ++*n;
+}
+
+/* The bytes a BPE token's byte-level text s[0, len) stands for, appended to out at *n. */
+void tgc_bpe_decode(const char* s, size_t len, char* out, int64_t cap, int64_t* n);
 
 #endif

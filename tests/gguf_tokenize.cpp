@@ -52,8 +52,9 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < texts.size(); ++i) {
       std::string back;
       for (int32_t id : want[i]) {
-        char buf[4096];
-        back.append(buf, tgc_token_piece(&view, id, buf, sizeof buf));
+        std::string piece(size_t(tgc_token_piece(&view, id, nullptr, 0)), '\0');
+        tgc_token_piece(&view, id, piece.data(), int64_t(piece.size()));
+        back += piece;
       }
       if (view.model == TGC_VOCAB_SPM && view.add_space_prefix && !back.empty() && back[0] == ' ') back.erase(0, 1);
       returned += back == texts[i];

@@ -92,37 +92,42 @@ TEST_P(OptTest, HeuristicKeepsResults) {
   }
 }
 
-// Random legal sequences of up to three actions per kernel (illegal draws are skipped).
+// Random legal sequences of up to three actions per kernel (illegal draws are skipped), from the
+// actions a target has: a GPU's work-groups, a CPU's reduce lanes.
 TEST_P(OptTest, RandomActionsKeepResults) {
-  std::mt19937 pick_rng(42);
   TargetProfile gpu = opencl_profile();
   gpu.max_expand = 4096;
-  int optimized = check(
-      [&](const Kernel& plain) {
-        std::vector<Opt> opts;
-        for (int tries = 0; tries < 20 && opts.size() < 3; ++tries) {
-          Kernel cur = apply_opts(g, plain, opts, gpu);
-          std::vector<const UOp*> axes = kernel_axes(cur);
-          if (axes.empty()) break;
-          int axis = int(pick_rng() % axes.size());
-          bool global = size_t(axis) < cur.global_ranges.size();
-          static const OptOp on_global[] = {OptOp::Upcast, OptOp::Local, OptOp::Padto};
-          static const OptOp on_reduce[] = {OptOp::Unroll, OptOp::Group, OptOp::GroupTop, OptOp::Padto};
-          OptOp op = global ? on_global[pick_rng() % 3] : on_reduce[pick_rng() % 4];
-          // Small factors, or the whole axis (the only choice for a prime size).
-          int64_t amount = std::vector<int64_t>{2, 3, 4, 5, 7, 8, 16, axes[size_t(axis)]->src[0]->ival()}[pick_rng() % 8];
-          std::vector<Opt> next = opts;
-          next.push_back({op, axis, amount});
-          try {
-            apply_opts(g, plain, next, gpu);
-            opts = next;
-          } catch (const Error&) {
+  const std::pair<TargetProfile, std::vector<std::vector<OptOp>>> targets[] = {
+      {gpu, {{OptOp::Upcast, OptOp::Local, OptOp::Padto}, {OptOp::Unroll, OptOp::Group, OptOp::GroupTop, OptOp::Padto}}},
+      {avx2(), {{OptOp::Upcast, OptOp::Padto}, {OptOp::Unroll, OptOp::Lanes, OptOp::Padto}}},
+  };
+  for (const auto& [t, ops] : targets) {
+    std::mt19937 pick_rng(42);
+    int optimized = check(
+        [&](const Kernel& plain) {
+          std::vector<Opt> opts;
+          for (int tries = 0; tries < 20 && opts.size() < 3; ++tries) {
+            Kernel cur = apply_opts(g, plain, opts, t);
+            std::vector<const UOp*> axes = kernel_axes(cur);
+            if (axes.empty()) break;
+            int axis = int(pick_rng() % axes.size());
+            const std::vector<OptOp>& choices = ops[size_t(axis) < cur.global_ranges.size() ? 0 : 1];
+            OptOp op = choices[pick_rng() % choices.size()];
+            // Small factors, or the whole axis (the only choice for a prime size).
+            int64_t amount = std::vector<int64_t>{2, 3, 4, 5, 7, 8, 16, axes[size_t(axis)]->src[0]->ival()}[pick_rng() % 8];
+            std::vector<Opt> next = opts;
+            next.push_back({op, axis, amount});
+            try {
+              apply_opts(g, plain, next, t);
+              opts = next;
+            } catch (const Error&) {
+            }
           }
-        }
-        return opts;
-      },
-      gpu, "random");
-  EXPECT_GT(optimized, 0) << "no action was legal for any kernel";
+          return opts;
+        },
+        t, t.gpu ? "random opencl" : "random cpu");
+    EXPECT_GT(optimized, 0) << "no action was legal for any kernel";
+  }
 }
 
 // Padded axes (tests/padded_opts.h): the padding must neither be stored nor read out of bounds

@@ -16,24 +16,13 @@ Tensor f16_at(const Tensor& blk, int64_t at) {
   return lo.bitwise(Op::Or, hi.bitwise(Op::Shl, hi.scalar(8))).bitcast(DType::F16).cast(DType::F32);
 }
 
-// A u8 constant [n] (shift amounts), reshaped to broadcast along `axis` of a rank-`rank` tensor.
-Tensor u8_table(Graph& g, const std::string& name, const std::vector<int64_t>& v, int64_t axis, int rank) {
-  HostTensor h(DType::U8, {int64_t(v.size())});
-  for (size_t i = 0; i < v.size(); ++i) h.set(int64_t(i), double(v[i]));
-  Shape s(size_t(rank), 1);
-  s[size_t(axis)] = int64_t(v.size());
-  return Tensor::weight(g, name, std::move(h)).reshape(s);
-}
-
 // x [..., m] of u8 viewed as [..., k, m] where copy i is (x >> shifts[i]) & mask: how nibbles
-// and bit planes unfold (the k copies become consecutive runs of m elements).
+// and bit planes unfold (the k copies become consecutive runs of m elements). A concatenation,
+// so that where the kernel's loops fix the copy, its shift is a constant.
 Tensor unfold_bits(const Tensor& x, const std::vector<int64_t>& shifts, int64_t mask) {
-  Shape s = x.shape();
-  s.insert(s.end() - 1, 1);
-  Tensor e = x.reshape(s);
-  s[s.size() - 2] = int64_t(shifts.size());
-  Tensor sh = u8_table(x.graph(), "gguf_shifts", shifts, int64_t(s.size()) - 2, int(s.size()));
-  return e.expand(s).bitwise(Op::Shr, sh).bitwise(Op::And, e.scalar(double(mask)).expand(s));
+  std::vector<Tensor> copies;
+  for (int64_t s : shifts) copies.push_back(x.bitwise(Op::Shr, x.scalar(double(s))).bitwise(Op::And, x.scalar(double(mask))).unsqueeze({-2}));
+  return Tensor::cat(copies, -2);
 }
 
 // Merges the last two axes.

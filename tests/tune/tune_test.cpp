@@ -216,9 +216,14 @@ TEST(BeamSearch, GpuActionsAddWorkGroupsWithinMaxLocal) {
       EXPECT_LE(o.amount, 4) << opt_str(o);
     }
   }
-  // A CPU has no work-groups.
+  // A CPU has no work-groups, but reduce lanes.
+  std::vector<Opt> cpu;
   for (const auto& m : candidate_moves(g, k, {}, TargetProfile{}))
-    for (const Opt& o : m) EXPECT_TRUE(o.op == OptOp::Upcast || o.op == OptOp::Unroll || o.op == OptOp::Padto) << opt_str(o);
+    for (const Opt& o : m) {
+      EXPECT_TRUE(o.op == OptOp::Upcast || o.op == OptOp::Unroll || o.op == OptOp::Lanes || o.op == OptOp::Padto) << opt_str(o);
+      cpu.push_back(o);
+    }
+  EXPECT_TRUE(has(cpu, OptOp::Lanes, 2, 8)) << opts_str(cpu);
 }
 
 TEST(AgentGreeting, ParsesBothVersionsAndRejectsOthers) {

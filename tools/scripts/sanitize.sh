@@ -22,7 +22,7 @@ run_asan() {
     -DCMAKE_CXX_COMPILER=clang++-19 -DTGC_FUZZ=ON -DTGC_SANITIZE=address,undefined >/dev/null
   # What the unit label and the slice need, not the benchmarks and the conformance runner.
   cmake --build "$b" -j "$jobs" --target tgc tgc_unit_tests tgc_codegen_tests tgc_tune_tests \
-    rt_alloc_fail rt_concurrent_models rt_api_test rt_test_model_cpu rt_npytool rt_weights_so_test gguf_tokenize \
+    rt_alloc_fail rt_concurrent_models rt_api_test rt_test_model_cpu rt_npytool rt_weights_so_test gguf_tokenize gguf_sample gguf_text_stream \
     fuzz_npy fuzz_rt_npy fuzz_onnx fuzz_gguf fuzz_tune_cache fuzz_agent_reply
   # LLVM and protobuf keep a few allocations until exit; leaks of tgc's own show up in the
   # fuzzers (detect_leaks there) and in the runtime tests below.

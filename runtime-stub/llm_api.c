@@ -1,0 +1,73 @@
+/* Language-model calls over a model with a KV cache (desc->kv_position): feed tokens at the
+ * cache's position, read the logits of what was fed, draw the next token, a token's text. The
+ * C API of a --shared GGUF build forwards to these (NAME_eval, NAME_logits, NAME_sample,
+ * NAME_detokenize); -n and --bench P,N run on them too. */
+#include <stdlib.h>
+
+#include "runtime_internal.h"
+#include "sample.h"
+
+int32_t tgc_token_input(const tgc_model* m, const char* what) {
+  const tgc_model_desc* d = tgc_desc(m);
+  int32_t in = d->kv_position ? d->kv_position[1] : -1;
+  if (in < 0) {
+    tgc_set_error("%s: model '%s' keeps no KV cache between runs", what, d->name ? d->name : "?");
+    return -1;
+  }
+  const tgc_buffer* b = &d->buffers[d->inputs[in]];
+  if (!b->dim_vars || b->dim_vars[0] < 0 || b->rank != 1 || b->dtype != TGC_I32) {
+    tgc_set_error("%s: input '%s' is not i32[n_tokens] with a run-time count (compile with --dynamic n_tokens=N)", what, b->name);
+    return -1;
+  }
+  return in;
+}
+
+int tgc_llm_eval(tgc_model* m, const int32_t* tokens, int64_t n) {
+  if (!m) return tgc_set_error("tgc_llm_eval: no model"), -1;
+  int32_t in = tgc_token_input(m, "tgc_llm_eval");
+  if (in < 0) return -1;
+  if (n < 1 || !tokens) return tgc_set_error("tgc_llm_eval: no tokens (n = %lld)", (long long)n), -1;
+  if (tgc_set_input_shape(m, in, 1, &n) != 0 || tgc_set_input(m, in, tokens, (size_t)n * sizeof *tokens) != 0) return -1;
+  return tgc_run(m);
+}
+
+const float* tgc_llm_logits(const tgc_model* m, int64_t* n_rows, int64_t* n_vocab) {
+  const tgc_model_desc* d = m ? tgc_desc(m) : NULL;
+  int64_t dims[16];
+  int rank = d && d->num_outputs > 0 ? tgc_output_shape(m, 0, dims) : -1;
+  if (rank != 2 || d->buffers[d->outputs[0]].dtype != TGC_F32) {
+    tgc_set_error("tgc_llm_logits: the model's first output is not f32 logits [n_tokens, n_vocab]");
+    return NULL;
+  }
+  if (n_rows) *n_rows = dims[0];
+  if (n_vocab) *n_vocab = dims[1];
+  return tgc_output_data(m, 0);
+}
+
+const float* tgc_llm_last_logits(const tgc_model* m) {
+  int64_t rows, vocab;
+  const float* logits = tgc_llm_logits(m, &rows, &vocab);
+  return logits ? logits + (rows - 1) * vocab : NULL;
+}
+
+int32_t tgc_llm_sample(const tgc_model* m, const struct tgc_sampling* p, uint64_t* rng) {
+  int64_t vocab;
+  const float* last = tgc_llm_logits(m, NULL, &vocab) ? tgc_llm_last_logits(m) : NULL;
+  if (!last) return -1;
+  if (!p || !rng) return tgc_set_error("tgc_llm_sample: no sampling parameters or random state"), -1;
+  int32_t id = tgc_sample(last, vocab, p, rng);
+  if (id < 0) tgc_set_error("out of memory for sampling");
+  return id;
+}
+
+int64_t tgc_detokenize(const tgc_model* m, int32_t token, char* out, int64_t cap) {
+  const struct tgc_vocab* v = m ? tgc_desc(m)->vocab : NULL;
+  if (!v) return tgc_set_error("tgc_detokenize: the model carries no tokenizer"), -1;
+  if (token < 0 || token >= v->n_tokens) {
+    tgc_set_error("tgc_detokenize: token %d is not in the vocabulary (0 to %d)", (int)token, (int)v->n_tokens - 1);
+    return -1;
+  }
+  int64_t n = tgc_token_piece(v, token, out, cap < 0 ? 0 : cap);
+  if (n < 0) tgc_set_error("out of memory for a token's text");
+  return n;
+}
