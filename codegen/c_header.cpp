@@ -113,7 +113,8 @@ std::string header_text(const std::string& name, const Model& m) {
     h += "int32_t " + n + "_sample(const " + n + "_model* m, const " + n + "_sampling* p, uint64_t* rng);\n";
   }
   if (m.vocab) {
-    h += "\n/* The model's tokenizer (" + std::to_string(m.vocab->n_tokens()) + " tokens, SentencePiece-style, as llama.cpp tokenizes): the ids of\n"
+    tgc_vocab view = m.vocab->view();
+    h += "\n/* The model's tokenizer (" + std::to_string(m.vocab->n_tokens()) + " tokens, " + tgc_vocab_kind(&view) + ", as llama.cpp tokenizes): the ids of\n"
          " * text[0, len), BOS first when add_bos (the model's default: " + std::string(m.vocab->add_bos ? "1" : "0") + "); up to cap written to out.\n"
          " * Returns how many the text has (more than cap: call again with more room), -1 on failure. */\n";
     h += "int64_t " + n + "_tokenize(" + n + "_model* m, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap);\n";

@@ -118,7 +118,9 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
     const Vocab& v = *m.vocab;
     vocab = d.global(llvm::ConstantStruct::get(d.vocab_t(), {d.I32(v.n_tokens()), d.bytes(v.text, "vocab.text"), d.i64s(v.offsets, "vocab.offsets"),
                                                              d.f32s(v.scores, "vocab.scores"), d.i32s(v.types, "vocab.types"), d.I32(v.bos),
-                                                             d.I32(v.eos), d.I32(v.unk), d.I32(v.add_bos), d.I32(v.add_space_prefix)}),
+                                                             d.I32(v.eos), d.I32(v.unk), d.I32(v.add_bos), d.I32(v.add_space_prefix),
+                                                             d.I32(v.model), d.I32(v.pre), d.I32(v.ignore_merges), d.I32(v.n_merges()),
+                                                             d.i32s(v.merges, "vocab.merges")}),
                      "vocab");
   }
   llvm::Constant* weights = d.null();

@@ -63,11 +63,12 @@ static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version), offseto
                                   offsetof(tgc_model_desc, var_max), offsetof(tgc_model_desc, vars_buffer),
                                   offsetof(tgc_model_desc, kv_position), offsetof(tgc_model_desc, vocab)},
                           sizeof(tgc_model_desc)), "codegen/model_desc.h: tgc_model_desc mirror out of step with tgc_model.h");
-constexpr std::array kVocab{I32, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32};
+constexpr std::array kVocab{I32, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, I32, I32, Ptr};
 static_assert(same_layout(kVocab, {offsetof(tgc_vocab, n_tokens), offsetof(tgc_vocab, text), offsetof(tgc_vocab, offsets),
                                    offsetof(tgc_vocab, scores), offsetof(tgc_vocab, types), offsetof(tgc_vocab, bos),
                                    offsetof(tgc_vocab, eos), offsetof(tgc_vocab, unk), offsetof(tgc_vocab, add_bos),
-                                   offsetof(tgc_vocab, add_space_prefix)},
+                                   offsetof(tgc_vocab, add_space_prefix), offsetof(tgc_vocab, model), offsetof(tgc_vocab, pre),
+                                   offsetof(tgc_vocab, ignore_merges), offsetof(tgc_vocab, n_merges), offsetof(tgc_vocab, merges)},
                           sizeof(tgc_vocab)), "codegen/model_desc.h: tgc_vocab mirror out of step with tokenizer.h");
 static_assert(int(DType::Bool) == TGC_BOOL && int(DType::I8) == TGC_I8 && int(DType::I16) == TGC_I16 &&
               int(DType::I32) == TGC_I32 && int(DType::I64) == TGC_I64 && int(DType::U8) == TGC_U8 &&

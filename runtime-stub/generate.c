@@ -8,33 +8,6 @@
 
 #include "runtime_internal.h"
 
-/* Appends token id's bytes (SentencePiece: U+2581 is a space, <0xXX> the byte itself, control
- * tokens nothing) to buf at *n. */
-static void piece(const struct tgc_vocab* v, int32_t id, char* buf, size_t* n) {
-  const char* s = v->text + v->offsets[id];
-  size_t len = (size_t)(v->offsets[id + 1] - v->offsets[id]);
-  if (v->types[id] == TGC_TOKEN_CONTROL || v->types[id] == TGC_TOKEN_UNKNOWN) return;
-  if (v->types[id] == TGC_TOKEN_BYTE && len == 6) {
-    buf[(*n)++] = (char)strtol((char[3]){s[3], s[4], 0}, NULL, 16);
-    return;
-  }
-  for (size_t i = 0; i < len; ++i)
-    if (i + 2 < len && memcmp(s + i, "\xe2\x96\x81", 3) == 0) buf[(*n)++] = ' ', i += 2;
-    else buf[(*n)++] = s[i];
-}
-
-/* piece() writes at most the token's text length; the 8 spare bytes are slack. */
-int64_t tgc_token_piece(const struct tgc_vocab* v, int32_t id, char* out, int64_t cap) {
-  char local[256];
-  size_t room = (size_t)(v->offsets[id + 1] - v->offsets[id]) + 8, n = 0;
-  char* buf = room <= sizeof local ? local : malloc(room);
-  if (!buf) return -1;
-  piece(v, id, buf, &n);
-  memcpy(out, buf, n < (size_t)cap ? n : (size_t)cap);
-  if (buf != local) free(buf);
-  return (int64_t)n;
-}
-
 /* Streams token id's text; 1 when it completes a stop string, 0, or -1 with the error set. */
 static int stream_token(tgc_text_stream* text, const struct tgc_vocab* v, int32_t id) {
   if (id >= v->n_tokens) return 0; /* logits past the vocabulary's tokens: no text */

@@ -288,7 +288,7 @@ static void print_info(const tgc_model_desc* d) {
              (long long)d->var_max[v], d->var_names[v]);
     else
       printf("run-time dim: %s (1 to %lld; bound from the -i shapes or --dim)\n", d->var_names[v], (long long)d->var_max[v]);
-  if (d->vocab) printf("tokenizer: %d tokens, SentencePiece-style (-p TEXT)\n", (int)d->vocab->n_tokens);
+  if (d->vocab) printf("tokenizer: %d tokens, %s (-p TEXT)\n", (int)d->vocab->n_tokens, tgc_vocab_kind(d->vocab));
   printf("arena: %lld bytes\n", (long long)d->arena_size);
   if (d->weights_file && d->weights_file[0])
     printf("weights: %lld bytes, file '%s'\n", (long long)d->weights_size, d->weights_file);
@@ -305,12 +305,16 @@ static int prompt_tokens(const tgc_model_desc* d, const char* text, tgc_npy* fee
   if (feeds[k].data) return fail("-p and -i %s both give the tokens", d->buffers[d->inputs[k]].name);
   tgc_tokenizer* t = tgc_tokenizer_create(d->vocab);
   size_t len = strlen(text);
-  int32_t* ids = malloc((2 * len + 8) * sizeof *ids);
-  int64_t n = t && ids ? tgc_tokenize(t, text, len, d->vocab->add_bos, ids, (int64_t)(2 * len + 8)) : -1;
+  int64_t cap = (int64_t)(2 * len + 8), n = -1;
+  int32_t* ids = malloc((size_t)cap * sizeof *ids);
+  if (t && ids && (n = tgc_tokenize(t, text, len, d->vocab->add_bos, ids, cap)) > cap) { /* more than room: again */
+    int32_t* more = realloc(ids, (size_t)n * sizeof *ids);
+    n = more ? tgc_tokenize(t, text, len, d->vocab->add_bos, ids = more, n) : -1;
+  }
   tgc_tokenizer_destroy(t);
-  if (n < 0 || n > (int64_t)(2 * len + 8)) { /* at most a token per byte, plus BOS and a space */
+  if (n < 0) {
     free(ids);
-    return fail("-p: the prompt cannot be tokenized (a byte without a <0xXX> token, or out of memory)");
+    return fail("-p: the prompt cannot be tokenized (a byte the vocabulary cannot spell, or out of memory)");
   }
   feeds[k] = (tgc_npy){TGC_I32, 1, {n}, ids, (size_t)n * sizeof *ids};
   return 0;

@@ -523,7 +523,7 @@ int64_t tgc_tokenize_text(tgc_model* m, const char* text, size_t len, int add_bo
     return -1;
   }
   int64_t n = tgc_tokenize(m->tokenizer, text, len, add_bos, out, cap);
-  if (n < 0) tgc_set_error("tgc_tokenize_text: the text has a byte the vocabulary cannot spell (no <0xXX> token), or out of memory");
+  if (n < 0) tgc_set_error("tgc_tokenize_text: the text has a byte the vocabulary cannot spell, or out of memory");
   return n;
 }
 

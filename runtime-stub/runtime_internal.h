@@ -190,10 +190,7 @@ typedef struct {
 int tgc_llm_bench(tgc_model* m, int64_t n_prompt, int64_t n_gen, int64_t reps, tgc_llm_bench_result* r);
 
 /* ---- generation (generate.c, text_stream.c) ---- */
-/* Token id's text (SentencePiece: U+2581 a space, <0xXX> its byte, control tokens nothing; id in
- * the vocabulary): up to cap bytes to out. Returns the byte count (more than cap: call again
- * with more room), or -1 when out of memory. */
-int64_t tgc_token_piece(const struct tgc_vocab* v, int32_t id, char* out, int64_t cap);
+/* tgc_token_piece (a token's text): tokenizer.h */
 
 /* Text streamed to `out` (text_stream.c's comment says what waits). Start it as
  * {out, stops, n_stops} (non-empty stop strings), the rest zero. */

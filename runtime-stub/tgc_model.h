@@ -5,7 +5,7 @@
 #define TGC_MODEL_H
 #include <stdint.h>
 
-#define TGC_ABI_VERSION 6
+#define TGC_ABI_VERSION 7
 
 /* Same order as tgc::DType in the compiler. */
 enum tgc_dtype {

@@ -1,8 +1,12 @@
-/* SentencePiece-style tokenizer of GGUF vocabularies (tokenizer.ggml.model "llama"), as llama.cpp
- * tokenizes: user-defined tokens split the text first, then each piece (a space in front of the
- * first piece and of every piece after a special token, spaces as U+2581) is split into UTF-8
- * characters and merged pairwise, highest score first, while the merge is a token; a character
- * that is no token becomes its bytes' <0xXX> tokens. C11, no dependencies. */
+/* The tokenizers of GGUF vocabularies, as llama.cpp tokenizes. User-defined tokens split the text
+ * first (longest first); then each piece is tokenized by the vocabulary's model:
+ * - SentencePiece-style (tokenizer.ggml.model "llama"): a space in front of the first piece and of
+ *   every piece after a special token, spaces as U+2581, the piece's UTF-8 characters merged
+ *   pairwise, highest score first, while the merge is a token; a character that is no token
+ *   becomes its bytes' <0xXX> tokens.
+ * - byte-level BPE ("gpt2"): the pre-tokenizer's regexes split the piece into words, each word's
+ *   bytes become GPT-2's byte-level characters, merged pairwise by the lowest merge rank.
+ * C11, no dependencies. */
 #ifndef TGC_TOKENIZER_H
 #define TGC_TOKENIZER_H
 #include <stddef.h>
@@ -16,6 +20,24 @@ extern "C" {
 enum tgc_token_type { TGC_TOKEN_NORMAL = 1, TGC_TOKEN_UNKNOWN = 2, TGC_TOKEN_CONTROL = 3, TGC_TOKEN_USER_DEFINED = 4,
                       TGC_TOKEN_UNUSED = 5, TGC_TOKEN_BYTE = 6 };
 
+/* tokenizer.ggml.model */
+enum tgc_vocab_model { TGC_VOCAB_SPM = 0, TGC_VOCAB_BPE = 1 };
+
+/* The BPE pre-tokenizers: each is a list of regexes (llama.cpp's, for tokenizer.ggml.pre names
+ * that share them; frontend/gguf/gguf_vocab.cpp maps the names). */
+enum tgc_bpe_pre {
+  TGC_PRE_DEFAULT = 0,    /* no tokenizer.ggml.pre, or "default" */
+  TGC_PRE_GPT2,           /* gpt-2, mpt, olmo, ... */
+  TGC_PRE_LLAMA3,         /* llama-bpe, dbrx, ... */
+  TGC_PRE_QWEN2,          /* qwen2, stablelm2, ... */
+  TGC_PRE_QWEN35,         /* qwen35 */
+  TGC_PRE_STARCODER,      /* starcoder, refact, command-r, ... */
+  TGC_PRE_FALCON,         /* falcon */
+  TGC_PRE_DEEPSEEK_LLM,   /* deepseek-llm */
+  TGC_PRE_DEEPSEEK_CODER, /* deepseek-coder */
+  TGC_PRE_COUNT
+};
+
 /* A vocabulary as the GGUF file holds it (tables owned by the caller, e.g. constants in an artifact). */
 typedef struct tgc_vocab {
   int32_t n_tokens;
@@ -25,8 +47,24 @@ typedef struct tgc_vocab {
   const int32_t* types;     /* n_tokens, enum tgc_token_type */
   int32_t bos, eos, unk;    /* token ids, -1 where the file names none */
   int32_t add_bos;          /* tokenizer.ggml.add_bos_token */
-  int32_t add_space_prefix; /* tokenizer.ggml.add_space_prefix (default true) */
+  int32_t add_space_prefix; /* tokenizer.ggml.add_space_prefix (SPM; default true) */
+  int32_t model;            /* enum tgc_vocab_model */
+  int32_t pre;              /* BPE: enum tgc_bpe_pre */
+  int32_t ignore_merges;    /* BPE: a word that is a token is that token (llama3) */
+  int32_t n_merges;         /* BPE: merges[2 * r], merges[2 * r + 1]: the token ids merge r joins */
+  const int32_t* merges;    /*      (rank r: lower merges first) */
 } tgc_vocab;
+
+/* What the tokenizer is, for --info and the .so header: "SentencePiece-style", "byte-level BPE,
+ * llama3 pre-tokenizer". Inline: the compiler names it too, without the runtime. */
+static inline const char* tgc_vocab_kind(const tgc_vocab* v) {
+  static const char* const bpe[TGC_PRE_COUNT] = {
+      "byte-level BPE, default pre-tokenizer", "byte-level BPE, gpt-2 pre-tokenizer", "byte-level BPE, llama3 pre-tokenizer",
+      "byte-level BPE, qwen2 pre-tokenizer", "byte-level BPE, qwen35 pre-tokenizer", "byte-level BPE, starcoder pre-tokenizer",
+      "byte-level BPE, falcon pre-tokenizer", "byte-level BPE, deepseek-llm pre-tokenizer", "byte-level BPE, deepseek-coder pre-tokenizer"};
+  if (v->model == TGC_VOCAB_SPM) return "SentencePiece-style";
+  return v->model == TGC_VOCAB_BPE && v->pre >= 0 && v->pre < TGC_PRE_COUNT ? bpe[v->pre] : "of an unknown kind";
+}
 
 typedef struct tgc_tokenizer tgc_tokenizer;
 
@@ -36,8 +74,15 @@ void tgc_tokenizer_destroy(tgc_tokenizer* t);
 
 /* The tokens of text[0, len), BOS first when add_bos (and the vocabulary has one). Writes up to
  * cap ids to out and returns how many the text has (more than cap: call again with more room),
- * or -1 when a byte has no <0xXX> token. */
+ * or -1 when out of memory or (SPM) a byte has no <0xXX> token. */
 int64_t tgc_tokenize(const tgc_tokenizer* t, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap);
+
+/* The text of token id as generated text shows it (llama.cpp's token_to_piece without special
+ * tokens): SPM U+2581 as a space and <0xXX> as its byte, BPE byte-level characters as their bytes,
+ * user-defined tokens verbatim, control, unknown and unused tokens nothing. Writes up to cap
+ * bytes to out and returns the piece's length (more than cap: call again with more room); it is
+ * never longer than the token's text. An id outside the vocabulary has no text. */
+int64_t tgc_token_piece(const tgc_vocab* v, int32_t id, char* out, int64_t cap);
 
 #ifdef __cplusplus
 }

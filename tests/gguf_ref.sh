@@ -6,3 +6,5 @@ if [ ! -x "$ref/llama_logits" ] || [ ! -d "$ref/llama.cpp/gguf-py" ]; then
   exit 77
 fi
 export PYTHONPATH="$ref/llama.cpp/gguf-py${PYTHONPATH:+:$PYTHONPATH}"
+# The vocabularies in the reference tree with test vectors (.inp/.out) whose tokenizer tgc implements.
+tokenized_vocabs="llama-spm phi-3 gpt-2 llama-bpe qwen2 qwen35 starcoder refact command-r mpt falcon deepseek-llm deepseek-coder"

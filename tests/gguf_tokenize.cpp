@@ -1,7 +1,9 @@
 // The runtime's tokenizer (runtime-stub/tokenizer.c) on a GGUF vocabulary against llama.cpp's
 // test vectors (ggml-vocab-NAME.gguf.inp: texts separated by "\n__ggml_vocab_test__\n"; .out: the
-// ids llama.cpp gives each, no BOS, special tokens not parsed), case by case.
-// usage: gguf_tokenize VOCAB.gguf INP OUT   (exit 0 when every case matches)
+// ids llama.cpp gives each, no BOS, special tokens not parsed), case by case; and detokenizes
+// llama.cpp's ids (tgc_token_piece, one token at a time, without SPM's leading space) back to each
+// text.
+// usage: gguf_tokenize VOCAB.gguf INP OUT   (exit 0 when every case matches both ways)
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -46,8 +48,16 @@ int main(int argc, char** argv) {
       for (int32_t id; ls >> id;) want.back().push_back(id);
     }
     if (texts.size() != want.size()) throw tgc::Error(std::string(argv[2]) + ": " + std::to_string(texts.size()) + " texts for " + std::to_string(want.size()) + " outputs");
-    int failed = 0;
+    int failed = 0, returned = 0;
     for (size_t i = 0; i < texts.size(); ++i) {
+      std::string back;
+      for (int32_t id : want[i]) {
+        std::string piece(size_t(tgc_token_piece(&view, id, nullptr, 0)), '\0');
+        tgc_token_piece(&view, id, piece.data(), int64_t(piece.size()));
+        back += piece;
+      }
+      if (view.model == TGC_VOCAB_SPM && view.add_space_prefix && !back.empty() && back[0] == ' ') back.erase(0, 1);
+      returned += back == texts[i];
       std::vector<int32_t> got(texts[i].size() * 2 + 8);
       int64_t n = tgc_tokenize(t, texts[i].data(), texts[i].size(), 0, got.data(), int64_t(got.size()));
       if (n > int64_t(got.size())) {  // more ids than room: again with enough
@@ -66,9 +76,11 @@ int main(int argc, char** argv) {
       }
     }
     tgc_tokenizer_destroy(t);
-    std::cout << (failed ? "FAIL " : "ok   ") << argv[1] << ": " << texts.size() - size_t(failed) << " of " << texts.size()
-              << " cases give llama.cpp's ids\n";
-    return failed ? 1 : 0;
+    bool ok = !failed && size_t(returned) == texts.size();
+    std::cout << (ok ? "ok   " : "FAIL ") << argv[1] << " (" << tgc_vocab_kind(&view) << "): " << texts.size() - size_t(failed) << " of "
+              << texts.size() << " cases give llama.cpp's ids; " << returned << " of " << texts.size()
+              << " detokenize back to the text\n";
+    return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "gguf_tokenize: error: " << e.what() << "\n";
     return 1;

@@ -71,7 +71,7 @@ Model build_gguf(const std::string& path, const ImportOptions& options, int64_t 
   cache.pos = sym.add(kv, sym.mul(count, -1));
   m.kv_length_var = kKvDim;
   m.kv_count_input = 0;
-  if (gguf_has_spm_vocab(f)) m.vocab = gguf_vocab(f);
+  if (gguf_has_vocab(f)) m.vocab = gguf_vocab(f);
   m.outputs.push_back({"logits", llama_forward(g, f, p, tokens, positions, &cache)});
   return m;
 }

@@ -1,19 +1,102 @@
 #include "frontend/gguf/gguf_vocab.h"
 
+#include <unordered_map>
+
 #include "ir/error.h"
 
 namespace tgc {
 
-bool gguf_has_spm_vocab(const GgufFile& f) {
+namespace {
+
+// tokenizer.ggml.pre names and what llama.cpp (src/llama-vocab.cpp) makes of them: the regexes,
+// whether a word that is a token skips the merges, and add_bos when the file does not say.
+// Names whose tokenizers llama.cpp treats specially elsewhere (special-token attributes by name,
+// a SEP token added) are left out, so they are refused rather than tokenized differently.
+struct PreTokenizer {
+  const char* name;
+  int32_t pre;
+  bool ignore_merges = false, add_bos = false;
+};
+const PreTokenizer kPreTokenizers[] = {
+    {"default", TGC_PRE_DEFAULT},
+    {"gpt-2", TGC_PRE_GPT2}, {"phi-2", TGC_PRE_GPT2}, {"gigachat", TGC_PRE_GPT2}, {"a.x-4.0", TGC_PRE_GPT2},
+    {"mellum", TGC_PRE_GPT2}, {"exaone4", TGC_PRE_GPT2}, {"mpt", TGC_PRE_GPT2}, {"olmo", TGC_PRE_GPT2},
+    {"jais", TGC_PRE_GPT2}, {"trillion", TGC_PRE_GPT2}, {"granite-docling", TGC_PRE_GPT2},
+    {"llama3", TGC_PRE_LLAMA3, true, true}, {"llama-v3", TGC_PRE_LLAMA3, true, true}, {"llama-bpe", TGC_PRE_LLAMA3, true, true},
+    {"falcon3", TGC_PRE_LLAMA3, true, true}, {"falcon-h1", TGC_PRE_LLAMA3, true, true}, {"pixtral", TGC_PRE_LLAMA3, true, true},
+    {"midm-2.0", TGC_PRE_LLAMA3, true, true}, {"lfm2", TGC_PRE_LLAMA3, true, true}, {"jina-v5-nano", TGC_PRE_LLAMA3, true, true},
+    {"dbrx", TGC_PRE_LLAMA3}, {"smaug-bpe", TGC_PRE_LLAMA3},
+    {"qwen2", TGC_PRE_QWEN2}, {"deepseek-r1-qwen", TGC_PRE_QWEN2}, {"kormo", TGC_PRE_QWEN2}, {"f2llmv2", TGC_PRE_QWEN2},
+    {"megrez", TGC_PRE_QWEN2}, {"stablelm2", TGC_PRE_QWEN2}, {"hunyuan", TGC_PRE_QWEN2},
+    {"qwen35", TGC_PRE_QWEN35},
+    {"starcoder", TGC_PRE_STARCODER}, {"refact", TGC_PRE_STARCODER}, {"command-r", TGC_PRE_STARCODER},
+    {"smollm", TGC_PRE_STARCODER}, {"codeshell", TGC_PRE_STARCODER}, {"exaone", TGC_PRE_STARCODER},
+    {"minerva-7b", TGC_PRE_STARCODER}, {"mellum2", TGC_PRE_STARCODER},
+    {"falcon", TGC_PRE_FALCON},
+    {"deepseek-llm", TGC_PRE_DEEPSEEK_LLM},
+    {"deepseek-coder", TGC_PRE_DEEPSEEK_CODER},
+};
+
+// Texts llama.cpp takes for end-of-generation tokens and makes control tokens, whatever the file
+// says: a user-defined one then no longer splits a prompt (special tokens are not parsed there).
+const char* const kEndOfGenerationTexts[] = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<end_of_turn>",
+    "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>", "<end_of_utterance>",
+    "<eos>", "<turn|>", "<|tool_response>", "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>", "[e~[",
+};
+
+std::string token(const Vocab& v, int64_t id) { return v.text.substr(size_t(v.offsets[size_t(id)]), size_t(v.offsets[size_t(id) + 1] - v.offsets[size_t(id)])); }
+
+// tokenizer.ggml.merges ("left right", rank = index) as token id pairs.
+void read_merges(const GgufFile& f, Vocab& v) {
+  const GgufValue* merges = f.find("tokenizer.ggml.merges");
+  if (!merges || merges->type != GgufValueType::Array || merges->elem_type != GgufValueType::String)
+    throw Error(f.path() + ": tokenizer.ggml.merges is missing or not an array of strings");
+  std::unordered_map<std::string, int32_t> ids;
+  for (int32_t id = 0; id < v.n_tokens(); ++id) ids[token(v, id)] = id;  // a repeated text is its last token
+  for (uint64_t i = 0; i < merges->count; ++i) {
+    const std::string m = merges->item(i).s;
+    size_t space = m.find(' ', 1);
+    if (space == std::string::npos) continue;  // llama.cpp's ("", "") never applies; the ranks keep their order
+    auto left = ids.find(m.substr(0, space)), right = ids.find(m.substr(space + 1)), join = ids.find(m.substr(0, space) + m.substr(space + 1));
+    if (left == ids.end() || right == ids.end() || join == ids.end())
+      throw Error(f.path() + ": tokenizer.ggml.merges[" + std::to_string(i) + "] '" + m +
+                  "' is not two tokens joining into a token (tgc keeps merges as token pairs)");
+    v.merges.push_back(left->second);
+    v.merges.push_back(right->second);
+  }
+}
+
+// The byte-level BPE settings: the pre-tokenizer, llama.cpp's defaults, the merges.
+void read_bpe(const GgufFile& f, Vocab& v) {
+  v.model = TGC_VOCAB_BPE;
+  const GgufValue* pre = f.find("tokenizer.ggml.pre");
+  std::string name = pre && pre->type == GgufValueType::String ? pre->s : "default";
+  const PreTokenizer* p = nullptr;
+  for (const PreTokenizer& k : kPreTokenizers)
+    if (name == k.name) p = &k;
+  if (!p) throw Error(f.path() + ": pre-tokenizer '" + name + "' (tokenizer.ggml.pre) is not supported by tgc's byte-level BPE tokenizer");
+  v.pre = p->pre;
+  v.ignore_merges = p->ignore_merges;
+  v.add_bos = f.get_int("tokenizer.ggml.add_bos_token", p->add_bos) != 0;
+  v.add_space_prefix = f.get_int("tokenizer.ggml.add_space_prefix", 0) != 0;
+  if (v.bos < 0 && !f.find("tokenizer.ggml.bos_token_id") && v.n_tokens() > 11) v.bos = 11;  // llama.cpp's BPE default
+  if (v.eos < 0 && !f.find("tokenizer.ggml.eos_token_id") && v.n_tokens() > 11) v.eos = 11;
+  read_merges(f, v);
+}
+
+}  // namespace
+
+bool gguf_has_vocab(const GgufFile& f) {
   const GgufValue* m = f.find("tokenizer.ggml.model");
-  return m && m->type == GgufValueType::String && m->s == "llama";
+  return m && m->type == GgufValueType::String && (m->s == "llama" || m->s == "gpt2");
 }
 
 Vocab gguf_vocab(const GgufFile& f) {
   Vocab v;
   std::string model = f.get_string("tokenizer.ggml.model");
-  if (model != "llama")
-    throw Error(f.path() + ": tokenizer '" + model + "' is not supported (tgc tokenizes SentencePiece-style 'llama' vocabularies)");
+  if (model != "llama" && model != "gpt2")
+    throw Error(f.path() + ": tokenizer '" + model + "' is not supported (tgc tokenizes SentencePiece-style 'llama' and byte-level BPE 'gpt2' vocabularies)");
   const GgufValue* tokens = f.find("tokenizer.ggml.tokens");
   if (!tokens || tokens->type != GgufValueType::Array || tokens->elem_type != GgufValueType::String || tokens->count == 0 ||
       tokens->count > (1u << 30))
@@ -36,6 +119,10 @@ Vocab gguf_vocab(const GgufFile& f) {
   };
   for (double s : table("tokenizer.ggml.scores", 0)) v.scores.push_back(float(s));
   for (double t : table("tokenizer.ggml.token_type", TGC_TOKEN_NORMAL)) v.types.push_back(int32_t(t));
+  for (int64_t id = 0; id < n; ++id)
+    if (v.types[size_t(id)] == TGC_TOKEN_USER_DEFINED)
+      for (const char* eog : kEndOfGenerationTexts)
+        if (token(v, id) == eog) v.types[size_t(id)] = TGC_TOKEN_CONTROL;
   auto id = [&](const std::string& key) -> int32_t {
     int64_t x = f.get_int(key, -1);
     if (x < -1 || x >= n) throw Error(f.path() + ": " + key + " = " + std::to_string(x) + " is not a token id");
@@ -44,8 +131,12 @@ Vocab gguf_vocab(const GgufFile& f) {
   v.bos = id("tokenizer.ggml.bos_token_id");
   v.eos = id("tokenizer.ggml.eos_token_id");
   v.unk = id("tokenizer.ggml.unknown_token_id");
-  v.add_bos = f.get_int("tokenizer.ggml.add_bos_token", 1) != 0;
-  v.add_space_prefix = f.get_int("tokenizer.ggml.add_space_prefix", 1) != 0;
+  if (model == "gpt2") {
+    read_bpe(f, v);
+  } else {
+    v.add_bos = f.get_int("tokenizer.ggml.add_bos_token", 1) != 0;
+    v.add_space_prefix = f.get_int("tokenizer.ggml.add_space_prefix", 1) != 0;
+  }
   return v;
 }
 

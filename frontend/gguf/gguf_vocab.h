@@ -1,5 +1,6 @@
 // The tokenizer of a GGUF file (tokenizer.ggml.*) as the runtime's tokenizer takes it
-// (runtime-stub/tokenizer.h): token texts, scores and types, the special ids and flags.
+// (runtime-stub/tokenizer.h): token texts, scores and types, the special ids and flags, and for
+// byte-level BPE the merges and the pre-tokenizer.
 #pragma once
 #include <string>
 
@@ -8,11 +9,12 @@
 
 namespace tgc {
 
-// Whether tgc tokenizes this file's vocabulary: tokenizer.ggml.model "llama" (SentencePiece-style).
-bool gguf_has_spm_vocab(const GgufFile& f);
+// Whether the file's tokenizer is one tgc implements: tokenizer.ggml.model "llama"
+// (SentencePiece-style) or "gpt2" (byte-level BPE; gguf_vocab refuses pre-tokenizers it lacks).
+bool gguf_has_vocab(const GgufFile& f);
 
 // Throws tgc::Error naming the file: no tokens, tables of different lengths, ids out of range,
-// or a tokenizer model tgc does not implement.
+// merges that are not token pairs, or a tokenizer model or BPE pre-tokenizer tgc does not implement.
 Vocab gguf_vocab(const GgufFile& f);
 
 }  // namespace tgc
