@@ -28,6 +28,9 @@ struct ImportOptions {
   // GGUF: rows of the KV cache (--ctx N), the positions a sequence can reach; 0: the model's
   // context length, at most kDefaultContext (frontend/gguf/gguf_import.h).
   int64_t context = 0;
+  // GGUF: the KV cache's element type (--kv-type): F32, or F16 (half the memory, as llama.cpp's
+  // default; the attention still computes in f32).
+  DType kv_type = DType::F32;
 };
 
 // Whether the file starts with GGUF's magic (ONNX files are protobuf, which has none).

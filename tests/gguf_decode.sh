@@ -69,6 +69,16 @@ for m in llama-f16 qwen2-f16; do
   check $m "$work/$m.gguf" "$work/$m.ref.npy" "$work/$m.own.npy"
 done
 
+# --kv-type f16: caches of f16 (rounded when written, attention in f32), prefill + decode steps
+# against llama.cpp's f32-cache logits.
+if "$tgc" compile "$work/llama-f32.gguf" --dynamic n_tokens=64 --ctx 96 --kv-type f16 -o "$work/kv16" >/dev/null 2>"$work/err" &&
+  "$work/kv16" -i tokens="$work/llama-f32.prompt.npy" --decode "$work/llama-f32.steps.npy" -o "$work/kv16.out" >/dev/null 2>"$work/err"; then
+  echo -n "llama-f32 --kv-type f16, prefill + decode steps vs llama.cpp (f32 cache): "
+  $py "$root/tests/gguf_compare.py" "$work/kv16.out/logits.npy" "$work/llama-f32.ref.npy" half || fail=1
+else
+  echo "FAIL --kv-type f16: $(cat "$work/err")"; fail=1
+fi
+
 # The tokenizer inside the artifact (llama's SentencePiece vocabulary): -p TEXT gives llama.cpp's
 # tokens (BOS first), hence its logits, row for row.
 if "$work/llama-f32" -p "$text" -o "$work/prompt.out" >/dev/null 2>"$work/err"; then

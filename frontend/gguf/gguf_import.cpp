@@ -66,6 +66,7 @@ Model build_gguf(const std::string& path, const ImportOptions& options, int64_t 
   const UOp* kv = g.declare_var(kKvDim, 1, context);
   KvCache cache;
   cache.context = context;
+  cache.dtype = options.kv_type;
   auto traced = options.dim_sizes.find(kKvDim);
   cache.kv_len = traced != options.dim_sizes.end() ? traced->second : context;
   cache.pos = sym.add(kv, sym.mul(count, -1));

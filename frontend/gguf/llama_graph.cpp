@@ -141,8 +141,12 @@ struct Builder {
     Tensor v = linear(x, b + "attn_v", KV * hd, p.n_embd).reshape({n, KV, hd}).permute({1, 0, 2});
     if (cache) {  // [KV, rows, hd]: each head's rows contiguous, so a run's write is one run per head
       Shape rows{KV, cache->kv_len, hd};
-      k = Tensor::state(g, "cache_k." + std::to_string(layer), DType::F32, rows).assign(k, 1, cache->pos);
-      v = Tensor::state(g, "cache_v." + std::to_string(layer), DType::F32, rows).assign(v, 1, cache->pos);
+      auto keep = [&](const char* name, const Tensor& t) {
+        Tensor state = Tensor::state(g, name + std::to_string(layer), cache->dtype, rows);
+        return state.assign(t.cast(cache->dtype), 1, cache->pos).cast(DType::F32);
+      };
+      k = keep("cache_k.", k);
+      v = keep("cache_v.", v);
     }
     int64_t keys = k.dim(1);
     // Query head h reads kv head h / group.

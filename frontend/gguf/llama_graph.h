@@ -33,6 +33,7 @@ struct KvCache {
   int64_t context = 0;       // rows of the state buffers: the positions a sequence can reach
   int64_t kv_len = 0;        // rows the traced graph reads: the context, or a smaller trace size
   const UOp* pos = nullptr;  // this run's first position: an index expression over the VARs
+  DType dtype = DType::F32;  // the caches' element type (F16: rounded when written)
 };
 
 // logits [n, n_vocab] of the tokens [n] (i32). Without a cache: a prefill at positions 0..n-1,

@@ -42,7 +42,7 @@ const char* kUsage = R"(tgc - ahead-of-time model compiler
 usage:
   tgc compile MODEL.onnx -o PATH [--target=NAME] [--triple=T] [--cpu=NAME] [--shared]
               [--weights=auto|embedded|external] [--input-shape NAME=d0,d1,...] [--input-value NAME=v0,...]
-              [--dynamic NAME=MAX] [--ctx N] [--no-opt] [--jobs=N]
+              [--dynamic NAME=MAX] [--ctx N] [--kv-type f16|f32] [--no-opt] [--jobs=N]
       Compile to a standalone executable (default) or, with --shared, PATH=libNAME.so plus
       NAME.h beside it. --triple: x86_64-linux-gnu or aarch64-linux-gnu (default: host).
       --cpu: LLVM CPU name (default: the host CPU for host triples, generic otherwise).
@@ -60,6 +60,7 @@ usage:
       GGUF (llama, qwen2): the artifact keeps K/V caches between runs; each run appends its
       tokens (--dynamic n_tokens=MAX, default 512, or --input-shape tokens=N) after the previous
       run's. --ctx N: cache rows (default: the model's context length, at most 4096).
+      --kv-type f16: caches of f16 (half the memory; llama.cpp's default), f32 by default.
   tgc compile ... --beam=N [--tune-via=CMD] [--tune-cache=PATH] [--tune-timeout=SECONDS]
       Tune each kernel by BEAM search (keeping the N fastest action lists per round): candidates
       are built and timed on the target by tgc-agent, started with `sh -c CMD` (default: the
@@ -110,6 +111,7 @@ struct Args {
   std::map<std::string, std::vector<double>> input_values;
   std::map<std::string, int64_t> dynamic;  // --dynamic NAME=MAX
   int64_t context = 0;                     // --ctx N (GGUF)
+  DType kv_type = DType::F32;              // --kv-type f16|f32 (GGUF)
 };
 
 std::pair<std::string, std::string> split_eq(const std::string& s, const std::string& flag) {
@@ -194,6 +196,11 @@ Args parse_args(int argc, char** argv) {
     else if (s.rfind("--weights", 0) == 0) a.weights = value("--weights");
     else if (s.rfind("--beam", 0) == 0) a.beam = parse_count(value("--beam"), "--beam");
     else if (s.rfind("--ctx", 0) == 0) a.context = parse_count(value("--ctx"), "--ctx");
+    else if (s.rfind("--kv-type", 0) == 0) {
+      std::string t = value("--kv-type");
+      if (t != "f16" && t != "f32") throw Error("--kv-type " + t + ": f16 or f32");
+      a.kv_type = t == "f16" ? DType::F16 : DType::F32;
+    }
     else if (s.rfind("--jobs", 0) == 0) a.jobs = parse_count(value("--jobs"), "--jobs");
     else if (s.rfind("--tune-via", 0) == 0) a.tune_via = value("--tune-via");
     else if (s.rfind("--tune-cache", 0) == 0) a.tune_cache = value("--tune-cache");
@@ -230,7 +237,7 @@ int cmd_inspect(const Args& a) {
     std::cout << describe_gguf(GgufFile::open(a.model));
     return 0;
   }
-  Model m = build_dynamic_model(open_model(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic, a.context}));
+  Model m = build_dynamic_model(open_model(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic, a.context, a.kv_type}));
   std::vector<const UOp*> roots = m.output_roots();
   ResolvedTarget target = resolve_target(a.target, a.triple, a.cpu);
   ScheduleOptions so{.parallel_outputs = target.profile.gpu};
@@ -300,7 +307,7 @@ int cmd_compile(const Args& a) {
   if (a.out_dir.empty()) throw Error("compile: no output path (-o PATH)");
   if (a.weights != "embedded" && a.weights != "external" && a.weights != "auto") throw Error("--weights must be embedded, external or auto");
   auto t0 = std::chrono::steady_clock::now();
-  Model m = build_dynamic_model(open_model(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic, a.context}));
+  Model m = build_dynamic_model(open_model(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic, a.context, a.kv_type}));
   CompileOptions opt;
   opt.target = a.target;
   opt.triple = a.triple;
