@@ -68,7 +68,8 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
     launches.push_back(llvm::ConstantStruct::get(
         d.launch_t(), {d.str(l.name), fn, gpu ? d.bytes(l.blob, l.name + ".blob") : d.null(), d.I64(gpu ? int64_t(l.blob.size()) : 0),
                        d.I32(int64_t(args.size())),
-                       d.i32s(args, l.name + ".args"), d.a3(l.global), d.a3(l.local), d.I32(l.outer_var)}));
+                       d.i32s(args, l.name + ".args"), d.a3(l.global), d.a3(l.local), d.I32(l.outer_var), d.I32(l.outer_step),
+                       d.I32(l.runs_var), d.I64(l.runs_from), d.I64(l.runs_until)}));
   }
 
   std::map<int64_t, std::string> io_name;  // outputs are named by the model

@@ -22,6 +22,9 @@ struct KernelLaunch {
   std::vector<int64_t> args;         // buffer ids
   std::array<int64_t, 3> global{1, 1, 1}, local{0, 0, 0};
   int32_t outer_var = -1;            // the VAR slot the outermost work-item dim is, or -1
+  int32_t outer_step = 1;            // that dim is ceil(VAR / outer_step) (a tiled run-time axis)
+  int32_t runs_var = 0;              // a variant: runs for values of this VAR slot in
+  int64_t runs_from = 0, runs_until = 0;  // [runs_from, runs_until] (0: unbounded)
 };
 
 struct ModelObject {

@@ -57,13 +57,21 @@ std::vector<std::vector<Opt>> choose_opts(Graph& g, const Schedule& s, const Res
 }
 
 // The launch of a lowered kernel: the work items of CPU kernels decode the outermost global range
-// first, so over a run-time dim only its value's share of them runs.
+// first, so over a run-time dim (or that dim tiled by f: a range to ceil(VAR / f)) only its value's
+// share of them runs.
 KernelLaunch launch_of(const Graph& g, const LoopProgram& p) {
   KernelLaunch l;
   l.name = p.name;
   l.args = p.args;
   const UOp* outer = p.globals.empty() || p.globals[0] == p.inner ? nullptr : p.globals[0];
-  l.outer_var = outer && outer->src[0]->op == Op::Var ? int32_t(g.var_slot(outer->src[0])) : -1;
+  const UOp* end = outer ? outer->src[0] : nullptr;
+  if (end && end->op == Op::IDiv && end->src[1]->is_const() && end->src[0]->op == Op::Add && end->src[0]->src[0]->op == Op::Var &&
+      end->src[0]->src[1]->is_const(end->src[1]->ival() - 1)) {
+    l.outer_step = int32_t(end->src[1]->ival());
+    end = end->src[0]->src[0];
+  }
+  l.outer_var = end && end->op == Op::Var ? int32_t(g.var_slot(end)) : -1;
+  if (l.outer_var < 0) l.outer_step = 1;
   return l;
 }
 }  // namespace
@@ -95,11 +103,26 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   auto t2 = Clock::now();
   std::vector<LoopProgram> programs;
   std::vector<size_t> keys;  // the optimized kernel's hash: identical kernels share code
+  struct Runs {
+    int32_t var = 0;
+    int64_t from = 0, until = 0;
+  };
+  std::vector<Runs> runs;  // per program: the run-time sizes it runs for (size variants)
   run_stage("lower", [&] {
     for (size_t i = 0; i < s.kernels.size(); ++i) {
       LoweredKernel k = lower_kernel(g, s.kernels[i], chosen[i], target);
+      // Tuned kernels (BEAM, --no-opt) keep their one schedule.
+      SizeVariant large = opt.optimize && !opt.choose_opts ? large_size_variant(g, s.kernels[i], target.profile, chosen[i]) : SizeVariant{};
       keys.push_back(k.hash);
       programs.push_back(std::move(k.program));
+      int32_t var = large.var ? int32_t(g.var_slot(large.var)) : 0;
+      runs.push_back({var, 0, large.opts.empty() ? 0 : large.from - 1});
+      if (large.opts.empty()) continue;
+      LoweredKernel v = lower_kernel(g, s.kernels[i], large.opts, target);
+      v.program.name += "_from" + std::to_string(large.from);
+      keys.push_back(v.hash);
+      programs.push_back(std::move(v.program));
+      runs.push_back({var, large.from, 0});
     }
   });
 
@@ -109,7 +132,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   std::vector<std::string> objects;
   run_stage("codegen", [&] {
     if (dialect.render_gpu) {
-      for (const LoopProgram& p : programs) {
+      for (const LoopProgram& p : programs) {  // (no size variants on GPUs)
         GpuKernel k = dialect.render_gpu(g, p, target.profile);
         KernelLaunch l = launch_of(g, p);
         l.blob = std::move(k.blob), l.global = k.global, l.local = k.local;
@@ -120,6 +143,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
     CpuKernels ck = build_cpu_kernels(g, programs, keys, target, work.path.string(), opt.jobs);
     for (size_t i = 0; i < programs.size(); ++i) {
       KernelLaunch l = launch_of(g, programs[i]);
+      l.runs_var = runs[i].var, l.runs_from = runs[i].from, l.runs_until = runs[i].until;
       l.cpu_symbol = ck.symbols[i];
       l.global = {ck.items[i], 1, 1};
       mo.launches.push_back(std::move(l));

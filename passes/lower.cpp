@@ -239,7 +239,7 @@ LoopProgram lower(Graph& g, const Kernel& k, const LowerOptions& opt) {
   // LANES: a reduce over nothing but UPCAST ranges combines the lanes' partial sums.
   for (const UOp* u : toposort({k.ast}))
     if (u->op == Op::KReduce && std::all_of(u->src.begin() + 1, u->src.end(), [](const UOp* r) { return r->range().kind == RangeKind::Upcast; }))
-      p.lanes_expanded = true;
+      p.lanes_expanded = p.lane_sums = true;
   p.body = Lowerer().run(stores, p.inner);
   return p;
 }

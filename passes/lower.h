@@ -33,6 +33,9 @@ struct LoopProgram {
   // consecutive elements: they are the vector lanes (SLP), so the loops must not be vectorized
   // as well.
   bool lanes_expanded = false;
+  // LANES: runs of accumulator updates of consecutive lanes, which the CPU codegen emits as
+  // vectors (codegen/llvm/lane_vectors.h).
+  bool lane_sums = false;
   std::vector<LStmt> body;
 };
 

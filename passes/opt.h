@@ -27,6 +27,8 @@ enum class OptOp : uint8_t {
   Padto,   // round an axis up to a multiple of amount; the positions past its end are masked
   Lanes,   // CPU: split a reduce axis; each copy of the inner part keeps its own partial sum over the
            // outer part (vector lanes of the accumulator), combined once after the loop
+  Swap,    // CPU: exchange global axes `axis` and `amount` (the order work items visit them; the
+           // innermost runs as a loop inside each item)
 };
 
 struct Opt {
@@ -49,5 +51,17 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
 // The hand-coded default for a target, without search: register tiles along axes where a load
 // is reused (stride 0) and vector lanes along the contiguous output axis on CPUs.
 std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t);
+
+// A second schedule for a kernel whose outermost output axis is a run-time size (an LLM run's
+// tokens), used when that size is at least `from`: `small`, the heuristic's choice, tiles nothing
+// along the axis (a one-token decode step computes no padding rows), which leaves every weight
+// re-read per token at large sizes (a prefill); this one tiles the axis so each weight load serves
+// several tokens. Empty opts: no such variant.
+struct SizeVariant {
+  std::vector<Opt> opts;
+  const UOp* var = nullptr;  // the run-time size (a VAR)
+  int64_t from = 0;
+};
+SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<Opt>& small);
 
 }  // namespace tgc

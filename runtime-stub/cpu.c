@@ -26,7 +26,7 @@ typedef struct {
 typedef struct {
   tgc_pool* pool;
   tgc_step* steps;      /* per launch: what the pool runs */
-  int64_t* solo_ns;     /* per launch: its fastest calibration run on one thread */
+  int64_t* solo_ns;     /* per launch: its fastest calibration run on one thread (-1: none ran) */
   int runs;             /* runs so far (calibration ends at CALIBRATION_RUNS) */
   int64_t split_ns;     /* the pool's cost of one split step */
   void* arena;          /* 64-byte aligned; m->arena points here */
@@ -124,17 +124,20 @@ static void run_timed(cpu_state* c, tgc_model* m) {
   const tgc_model_desc* d = m->desc;
   for (int32_t l = 0; l < d->num_launches; ++l) {
     int64_t total = tgc_launch_items(m, l), t0 = tgc_now_ns();
-    if (total > 0) d->launches[l].cpu_fn(m->launch_args[l], 0, total);
+    if (total <= 0) continue; /* skipped (another variant ran): not timed */
+    d->launches[l].cpu_fn(m->launch_args[l], 0, total);
     int64_t t = tgc_now_ns() - t0;
-    if (c->runs == 0 || t < c->solo_ns[l]) c->solo_ns[l] = t;
+    if (c->solo_ns[l] < 0 || t < c->solo_ns[l]) c->solo_ns[l] = t;
   }
 }
 
-/* Split a launch when the other threads' share of its time outweighs twice the split's cost. */
+/* Split a launch when the other threads' share of its time outweighs twice the split's cost. A
+ * launch that calibration never ran (the variant for other run-time sizes) is split: variants
+ * exist for large sizes, whose kernels are the long ones. */
 static void decide_splits(cpu_state* c, const tgc_model* m) {
   int n = m->num_threads;
   for (int32_t l = 0; l < m->desc->num_launches; ++l)
-    c->steps[l].split = n > 1 && c->solo_ns[l] * (n - 1) / n > 2 * c->split_ns;
+    c->steps[l].split = n > 1 && (c->solo_ns[l] < 0 || c->solo_ns[l] * (n - 1) / n > 2 * c->split_ns);
 }
 
 static int64_t cpu_run(void* be, tgc_model* m, int64_t sample) {
@@ -214,7 +217,10 @@ static void* cpu_create(tgc_model* m, int num_threads) {
     cpu_destroy(c, m);
     return NULL;
   }
-  for (int32_t l = 0; l < d->num_launches; ++l) c->steps[l] = (tgc_step){d->launches[l].cpu_fn, m->launch_args[l], 0, 0};
+  for (int32_t l = 0; l < d->num_launches; ++l) {
+    c->steps[l] = (tgc_step){d->launches[l].cpu_fn, m->launch_args[l], 0, 0};
+    c->solo_ns[l] = -1; /* not timed yet */
+  }
   if (m->num_threads > 1) c->split_ns = measure_split_ns(c->pool);
   return c;
 }

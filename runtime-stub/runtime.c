@@ -259,8 +259,15 @@ static int validate(const tgc_model_desc* d) {
                       (int)L->buffers[i]);
         return -1;
       }
-    if (d->num_vars && (L->outer_var >= d->num_vars || (L->outer_var >= 0 && launch_total(L) % d->var_max[L->outer_var]))) {
-      tgc_set_error("launch %d '%s': bad outer run-time dim %d", (int)l, ln, (int)L->outer_var);
+    int64_t step = L->outer_step > 1 ? L->outer_step : 1;
+    if (d->num_vars && (L->outer_var >= d->num_vars || L->outer_step < 0 ||
+                        (L->outer_var >= 0 && (d->var_max[L->outer_var] % step || launch_total(L) % (d->var_max[L->outer_var] / step))))) {
+      tgc_set_error("launch %d '%s': bad outer run-time dim %d (step %d)", (int)l, ln, (int)L->outer_var, (int)L->outer_step);
+      return -1;
+    }
+    if ((L->runs_from || L->runs_until) && (L->runs_var < 0 || L->runs_var >= d->num_vars || L->runs_from < 0 || L->runs_until < 0)) {
+      tgc_set_error("launch %d '%s': run-time size range [%lld, %lld] of bad run-time dim %d", (int)l, ln,
+                    (long long)L->runs_from, (long long)L->runs_until, (int)L->runs_var);
       return -1;
     }
   }
@@ -360,8 +367,15 @@ void tgc_at_sample(tgc_model* m, int64_t s) { tgc_point_at_sample(m, m->arena, m
 int64_t tgc_launch_items(const tgc_model* m, int32_t l) {
   const tgc_model_desc* d = m->desc;
   int64_t total = launch_total(&d->launches[l]);
-  int32_t v = d->num_vars ? d->launches[l].outer_var : -1;
-  return v >= 0 ? total / d->var_max[v] * m->var_value[v] : total;
+  const tgc_launch* L = &d->launches[l];
+  if (L->runs_from || L->runs_until) { /* one of the kernel's variants: runs for some sizes only */
+    int64_t size = m->var_value[L->runs_var];
+    if (size < L->runs_from || (L->runs_until && size > L->runs_until)) return 0;
+  }
+  int32_t v = d->num_vars ? L->outer_var : -1;
+  if (v < 0) return total;
+  int64_t step = L->outer_step > 1 ? L->outer_step : 1;
+  return total / (d->var_max[v] / step) * ((m->var_value[v] + step - 1) / step);
 }
 
 tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads) {

@@ -5,7 +5,7 @@
 #define TGC_MODEL_H
 #include <stdint.h>
 
-#define TGC_ABI_VERSION 7
+#define TGC_ABI_VERSION 8
 
 /* Same order as tgc::DType in the compiler. */
 enum tgc_dtype {
@@ -64,6 +64,12 @@ typedef struct {
   int32_t outer_var;      /* models with run-time dims: -1, or the VAR (index into var_names) that
                            * the outermost dim of the work items is, at its upper bound: the runtime
                            * runs var/var_max of the items (CPU) */
+  int32_t outer_step;     /* 0 or 1; f > 1: the outermost dim is ceil(var / f) (an axis over the
+                           * run-time dim tiled by f), at its upper bound var_max / f */
+  int32_t runs_var;       /* with runs_from or runs_until set: the launch runs only for values */
+  int64_t runs_from;      /* of VAR runs_var in [runs_from, runs_until] (0: unbounded); a */
+  int64_t runs_until;     /* kernel's variants for small and large run-time sizes (the others
+                           * skip) */
 } tgc_launch;
 
 typedef struct {

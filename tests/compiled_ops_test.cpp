@@ -112,6 +112,8 @@ const std::vector<OpCase>& op_cases() {
       {"matmul_primes", [](Builder& b) { return b.input({13, 29}).matmul(b.weight({29, 17})); }},
       {"matmul_64", [](Builder& b) { return b.input({32, 64}).matmul(b.weight({64, 96})); }},
       {"batched_matmul", [](Builder& b) { return b.input({2, 5, 12}).matmul(b.input({2, 12, 32})); }},
+      // A weight stored transposed (as GGUF's): the reduce is the contiguous axis (CPU: LANES).
+      {"matvec_transposed", [](Builder& b) { return b.input({3, 128}).matmul(b.weight({40, 128}).permute({1, 0})); }},
       {"conv_bias_relu", [](Builder& b) {
          return b.input({1, 3, 11, 32}).conv(b.weight({8, 3, 3, 3}), b.weight({8}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).relu();
        }},
@@ -138,6 +140,9 @@ const std::vector<OpCase>& op_cases() {
          Tensor w = b.weight({8, 3, 3, 3}).cast(DType::F16);
          return b.input({1, 3, 8, 32}, -1, 1, DType::F16).conv(w, std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).relu().cast(DType::F32);
        }, {4e-3, 1e-1}},
+      {"f16_matvec_transposed", [](Builder& b) {
+         return b.input({2, 256}).matmul(b.input({24, 256}, -1, 1, DType::F16).cast(DType::F32).permute({1, 0}));
+       }, {1e-4, 1e-4}},
   };
   return c;
 }

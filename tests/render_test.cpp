@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "codegen/gpu/c_renderer.h"
+#include "codegen/llvm/cpu_kernel.h"
 #include "codegen/llvm/llvm_expr.h"
 #include "codegen/opencl/opencl_candidate.h"
 #include "codegen/opencl/render_opencl.h"
@@ -370,6 +371,34 @@ TEST(CRenderer, TakesEveryLanguageWordFromTheDialect) {
   EXPECT_EQ(toy.rfind(file_scope, 0), 0u) << toy;
   EXPECT_NE(toy.find("[128];\nkernel " + p.name + "() {\n  whole gid = WGID, lid = LID;\n"), std::string::npos) << toy;
   EXPECT_EQ(count(toy, "sync();"), 2u) << toy;
+}
+
+// LANES updates are emitted as vectors (codegen/llvm/lane_vectors.h): a matrix-vector product
+// over an f16 weight, transposed (the reduce is the contiguous axis), gets one vector
+// multiply-add per group of lanes, f16 widened as a vector, and a vector reduction after the loop;
+// with four tokens tiled (the large-size variant's tile), the weight vector is loaded once.
+TEST(CpuKernel, LaneSumsAreVectors) {
+  for (int64_t tokens : {1, 4}) {
+    Graph g;
+    Tensor w = Tensor::input(g, "w", DType::F16, {40, 256}).cast(DType::F32);
+    Tensor out = Tensor::input(g, "x", DType::F32, {tokens, 256}).matmul(w.permute({1, 0}));
+    Kernel k = only_kernel(g, out);
+    std::vector<Opt> opts = {{OptOp::Lanes, int(k.global_ranges.size()), 64}};
+    if (tokens > 1) opts.push_back({OptOp::Upcast, 0, 4});
+    LoopProgram p = lower(g, apply_opts(g, k, opts, cpu_profile([](const std::string&) { return true; }, false)), {.inner_loop = true});
+    ASSERT_TRUE(p.lane_sums);
+    llvm::LLVMContext ctx;
+    llvm::Module mod("m", ctx);
+    render_cpu_kernel(mod, g, p, cpu_work_split(p));
+    std::string err, ir;
+    llvm::raw_string_ostream es(err), os(ir);
+    EXPECT_FALSE(llvm::verifyModule(mod, &es)) << err;
+    mod.print(os, nullptr);
+    SCOPED_TRACE("tokens=" + std::to_string(tokens));
+    EXPECT_EQ(count(ir, "call reassoc contract <64 x float> @llvm.fmuladd.v64f32"), size_t(tokens)) << ir;
+    EXPECT_EQ(count(ir, "fpext <64 x half>"), 1u) << ir;
+    EXPECT_EQ(count(ir, "call reassoc float @llvm.vector.reduce.fadd.v64f32"), size_t(tokens)) << ir;
+  }
 }
 
 // Loads read the function's one pointer argument at the LOAD's (constant) index; math ops

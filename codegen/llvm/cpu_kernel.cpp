@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "codegen/llvm/lane_vectors.h"
 #include "codegen/llvm/llvm_expr.h"
 #include "ir/error.h"
 
@@ -22,7 +23,10 @@ class CpuRenderer : LlvmExprHooks {
  public:
   CpuRenderer(llvm::Module& m, const Graph& g, const LoopProgram& p)
       : m_(m), g_(g), p_(p), c_(m.getContext()), b_(c_), e_(b_, *this, p.name),
-        widen_exactly_(!p.lanes_expanded && !has_sum(p.body)) {}
+        widen_exactly_(!p.lanes_expanded && !has_sum(p.body)),
+        lanes_(b_, e_, [this](const UOp* u, llvm::Type* t, Value* idx) { return load_vector(u, t, idx); }) {
+    if (p.lane_sums) plan_lane_groups(p.body);
+  }
 
   llvm::Function* run(const CpuWorkSplit& split) {
     auto* i64 = b_.getInt64Ty();
@@ -161,7 +165,9 @@ class CpuRenderer : LlvmExprHooks {
       }
       switch (s.kind) {
         case LStmt::Let:
-          if (!known_true_.count(s.u)) e_.set(s.u, e_.compute(s.u));
+          if (known_true_.count(s.u)) break;
+          if (Value* sum = lane_sum(s.u)) e_.set(s.u, sum);
+          else e_.set(s.u, e_.compute(s.u));
           break;
         case LStmt::Loop: {
           if (s.u == p_.inner) {
@@ -177,11 +183,26 @@ class CpuRenderer : LlvmExprHooks {
         case LStmt::AccInit: {
           llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
           llvm::Type* t = llvm_type(c_, s.u->dtype, false);
+          Value* identity = e_.identity(s.u->reduce().op, s.u->dtype);
+          if (auto lane = lane_of_.find(s.u); lane != lane_of_.end()) {  // the group's vector, once per lane: stores of one value
+            LaneGroup& grp = groups_[lane->second.first];
+            auto n = unsigned(grp.reduces.size());
+            if (!grp.acc) grp.acc = entry.CreateAlloca(llvm::FixedVectorType::get(t, n));
+            b_.CreateStore(b_.CreateVectorSplat(n, identity), grp.acc);
+            break;
+          }
           acc_[s.u] = entry.CreateAlloca(t);
-          b_.CreateStore(e_.identity(s.u->reduce().op, s.u->dtype), acc_[s.u]);
+          b_.CreateStore(identity, acc_[s.u]);
           break;
         }
         case LStmt::AccUpdate: {
+          if (auto grp = group_at_.find(&s); grp != group_at_.end()) {
+            if (grp->second < 0) break;  // a lane of the group updated at its first lane
+            llvm::AllocaInst* acc = groups_[size_t(grp->second)].acc;
+            Value* cur = b_.CreateLoad(acc->getAllocatedType(), acc);
+            b_.CreateStore(lanes_.accumulate(s.u, cur, lane_values_.at(&s)), acc);
+            break;
+          }
           llvm::AllocaInst* a = acc_.at(s.u);
           Value* cur = b_.CreateLoad(a->getAllocatedType(), a);
           Value* v = e_.accumulate(s.u, cur, s.value);
@@ -437,6 +458,10 @@ class CpuRenderer : LlvmExprHooks {
   }
 
   Value* accumulator(const UOp* reduce) override {
+    if (auto lane = lane_of_.find(reduce); lane != lane_of_.end()) {
+      llvm::AllocaInst* v = groups_[lane->second.first].acc;
+      return b_.CreateExtractElement(b_.CreateLoad(v->getAllocatedType(), v), uint64_t(lane->second.second));
+    }
     llvm::AllocaInst* a = acc_.at(reduce);
     return b_.CreateLoad(a->getAllocatedType(), a);
   }
@@ -463,6 +488,95 @@ class CpuRenderer : LlvmExprHooks {
     Value* bits = b_.CreateSelect(b_.CreateICmpUGE(em, b_.getInt32(0x7c00)), special, b_.CreateBitCast(scaled, i32));
     Value* sign = b_.CreateShl(b_.CreateAnd(u, 0x8000), 16);
     return b_.CreateBitCast(b_.CreateOr(bits, sign), b_.getFloatTy());
+  }
+
+  // Runs of LANES updates that are vectors lane by lane (isomorphic_lanes): the widest
+  // power-of-two width up to 64 that splits the run into such groups. A reduce keeps one lane in
+  // one group wherever it is updated.
+  void plan_lane_groups(const std::vector<LStmt>& body) {
+    for (size_t i = 0; i < body.size();) {
+      if (body[i].kind == LStmt::Loop) plan_lane_groups(body[i].body);
+      if (body[i].kind != LStmt::AccUpdate) {
+        ++i;
+        continue;
+      }
+      size_t end = i;
+      while (end < body.size() && body[end].kind == LStmt::AccUpdate) ++end;
+      for (size_t w = 64; w >= 4; w /= 2)
+        if ((end - i) % w == 0 && (end - i) >= w && lane_groups_fit(&body[i], end - i, w)) {
+          for (size_t at = i; at < end; at += w) add_lane_group(&body[at], w);
+          break;
+        }
+      i = end;
+    }
+  }
+  bool lane_groups_fit(const LStmt* s, size_t n, size_t w) {
+    for (size_t at = 0; at < n; at += w) {
+      std::vector<const UOp*> values;
+      for (size_t j = at; j < at + w; ++j) {
+        const UOp* r = s[j].u;
+        if (r->dtype == DType::Bool || r->reduce().op != s[at].u->reduce().op || r->dtype != s[at].u->dtype) return false;
+        // Accumulators updated elsewhere too must form the same group there.
+        auto l = lane_of_.find(r), first = lane_of_.find(s[at].u);
+        if ((l == lane_of_.end()) != (first == lane_of_.end())) return false;
+        if (l != lane_of_.end() && (l->second != std::make_pair(first->second.first, unsigned(j - at)) ||
+                                    groups_[l->second.first].reduces.size() != w))
+          return false;
+        values.push_back(s[j].value);
+      }
+      if (!isomorphic_lanes(values)) return false;
+    }
+    return true;
+  }
+  void add_lane_group(const LStmt* s, size_t w) {
+    std::vector<const UOp*> reduces, values;
+    for (size_t j = 0; j < w; ++j) reduces.push_back(s[j].u), values.push_back(s[j].value);
+    // The same accumulators updated elsewhere (a loop emitted in parts) share the group.
+    size_t index = groups_.size();
+    if (auto l = lane_of_.find(reduces[0]); l != lane_of_.end()) index = l->second.first;
+    else groups_.push_back({reduces, nullptr});
+    for (size_t j = 0; j < w; ++j) {
+      lane_of_[reduces[j]] = {index, unsigned(j)};
+      group_at_[&s[j]] = -1;
+    }
+    group_at_[s] = int64_t(index);
+    lane_values_[s] = values;
+  }
+
+  // The sum of every lane of one group (LANES' combine after the loop) as one vector reduction:
+  // a few shuffles instead of a scalar add per lane. nullptr for any other value.
+  Value* lane_sum(const UOp* u) {
+    if (groups_.empty() || u->op != Op::Add) return nullptr;
+    std::vector<const UOp*> leaves, todo{u};
+    while (!todo.empty()) {
+      const UOp* x = todo.back();
+      todo.pop_back();
+      if (x->op == Op::Add && x->dtype == u->dtype) todo.insert(todo.end(), x->src.begin(), x->src.end());
+      else leaves.push_back(x);
+    }
+    auto first = lane_of_.find(leaves[0]);
+    if (first == lane_of_.end() || leaves[0]->reduce().op != Op::Add) return nullptr;
+    const LaneGroup& grp = groups_[first->second.first];
+    std::unordered_set<const UOp*> seen;
+    for (const UOp* x : leaves) {
+      auto l = lane_of_.find(x);
+      if (l == lane_of_.end() || l->second.first != first->second.first || !seen.insert(x).second) return nullptr;
+    }
+    if (seen.size() != grp.reduces.size()) return nullptr;
+    Value* v = b_.CreateLoad(grp.acc->getAllocatedType(), grp.acc);
+    if (!is_float(u->dtype)) return b_.CreateAddReduce(v);
+    auto* r = llvm::cast<llvm::Instruction>(b_.CreateFAddReduce(llvm::ConstantFP::getNegativeZero(v->getType()->getScalarType()), v));
+    r->setHasAllowReassoc(true);  // a tree of shuffles and adds, within f32 rounding
+    return r;
+  }
+
+  // A vector of `t`'s lanes from element idx of a LOAD's buffer (codegen/llvm/lane_vectors.h).
+  Value* load_vector(const UOp* u, llvm::Type* t, Value* idx) {
+    llvm::Type* elem = llvm_type(c_, u->dtype, true);
+    llvm::LoadInst* load = b_.CreateAlignedLoad(t, b_.CreateGEP(elem, args_.at(u->src[0]->ival()), idx),
+                                                llvm::Align(elem->getScalarSizeInBits() / 8));
+    tag_buffer_access(load, u->src[0]->ival());
+    return load;
   }
 
   // buf[idx] of a LOAD, in register form (bools are bytes in memory).
@@ -506,6 +620,17 @@ class CpuRenderer : LlvmExprHooks {
   std::unordered_map<int64_t, Value*> args_;
   std::unordered_map<int64_t, llvm::MDNode*> scope_, noalias_;  // per buffer: its scope, the others
   std::unordered_map<const UOp*, llvm::AllocaInst*> acc_;
+  // LANES updates emitted as vectors: the groups, each reduce's (group, lane), and per update
+  // statement its group (at the group's first lane) or -1 (the other lanes).
+  struct LaneGroup {
+    std::vector<const UOp*> reduces;
+    llvm::AllocaInst* acc;
+  };
+  LaneVectorEmitter lanes_;
+  std::vector<LaneGroup> groups_;
+  std::unordered_map<const UOp*, std::pair<size_t, unsigned>> lane_of_;
+  std::unordered_map<const LStmt*, int64_t> group_at_;
+  std::unordered_map<const LStmt*, std::vector<const UOp*>> lane_values_;
 };
 }  // namespace
 

@@ -113,8 +113,10 @@ Value* LlvmExprEmitter::binary(Op op, DType t, Value* x, Value* y) {
 
 Value* LlvmExprEmitter::cast(Value* x, DType from, DType to) {
   llvm::Type* t = llvm_type(b_.getContext(), to, false);
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
+  if (vt) t = llvm::FixedVectorType::get(t, vt->getNumElements());  // lanes (codegen/llvm/lane_vectors.h)
   bool fu = is_unsigned(from);
-  if ((from == DType::F16 || from == DType::BF16) && to == DType::F32)
+  if ((from == DType::F16 || from == DType::BF16) && to == DType::F32 && !vt)
     if (Value* w = hooks_.widen_half(x, from)) return w;
   if (is_float(from) && is_float(to)) return b_.CreateFPCast(x, t);
   if (!is_float(from) && is_float(to)) return fu ? b_.CreateUIToFP(x, t) : b_.CreateSIToFP(x, t);

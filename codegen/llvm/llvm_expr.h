@@ -51,7 +51,7 @@ class LlvmExprEmitter {
   llvm::Value* constant(const UOp* u);
   llvm::Value* identity(Op op, DType t);  // of a reduce: 0, 1, or the lowest value
   llvm::Value* binary(Op op, DType t, llvm::Value* x, llvm::Value* y);
-  llvm::Value* cast(llvm::Value* x, DType from, DType to);
+  llvm::Value* cast(llvm::Value* x, DType from, DType to);  // of a scalar or a vector
   llvm::Value* compare(Op op, DType in, llvm::Value* x, llvm::Value* y);  // CMPLT or CMPNE of two `in`s
   // EXP2/LOG2/SIN/SQRT as LLVM intrinsics, f32 2^x as a polynomial: the math hook of targets
   // whose backend lowers those intrinsics (CPUs, where they become libm calls).
