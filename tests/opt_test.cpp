@@ -99,7 +99,7 @@ TEST_P(OptTest, RandomActionsKeepResults) {
   gpu.max_expand = 4096;
   const std::pair<TargetProfile, std::vector<std::vector<OptOp>>> targets[] = {
       {gpu, {{OptOp::Upcast, OptOp::Local, OptOp::Padto}, {OptOp::Unroll, OptOp::Group, OptOp::GroupTop, OptOp::Padto}}},
-      {avx2(), {{OptOp::Upcast, OptOp::Padto}, {OptOp::Unroll, OptOp::Lanes, OptOp::Padto}}},
+      {avx2(), {{OptOp::Upcast, OptOp::Padto, OptOp::Swap}, {OptOp::Unroll, OptOp::Lanes, OptOp::Padto}}},
   };
   for (const auto& [t, ops] : targets) {
     std::mt19937 pick_rng(42);
@@ -115,6 +115,7 @@ TEST_P(OptTest, RandomActionsKeepResults) {
             OptOp op = choices[pick_rng() % choices.size()];
             // Small factors, or the whole axis (the only choice for a prime size).
             int64_t amount = std::vector<int64_t>{2, 3, 4, 5, 7, 8, 16, axes[size_t(axis)]->src[0]->ival()}[pick_rng() % 8];
+            if (op == OptOp::Swap) amount = int64_t(pick_rng() % cur.global_ranges.size());  // the other axis
             std::vector<Opt> next = opts;
             next.push_back({op, axis, amount});
             try {
@@ -162,8 +163,9 @@ TEST_P(OptTest, IllegalActionsAreRejectedWithTheirName) {
 INSTANTIATE_TEST_SUITE_P(Kernels, OptTest, ::testing::ValuesIn(cases()), [](const auto& info) { return std::string(info.param.name); });
 
 TEST(OptText, RoundTrips) {
-  std::vector<Opt> opts = {{OptOp::Padto, 1, 16}, {OptOp::Upcast, 1, 16}, {OptOp::Unroll, 2, 4}, {OptOp::Local, 0, 32}, {OptOp::GroupTop, 2, 8}};
-  EXPECT_EQ(opts_str(opts), "PADTO(1,16) UPCAST(1,16) UNROLL(2,4) LOCAL(0,32) GROUPTOP(2,8)");
+  std::vector<Opt> opts = {{OptOp::Padto, 1, 16}, {OptOp::Upcast, 1, 16}, {OptOp::Unroll, 2, 4}, {OptOp::Local, 0, 32}, {OptOp::GroupTop, 2, 8},
+                           {OptOp::Lanes, 2, 64}, {OptOp::Swap, 0, 1}};
+  EXPECT_EQ(opts_str(opts), "PADTO(1,16) UPCAST(1,16) UNROLL(2,4) LOCAL(0,32) GROUPTOP(2,8) LANES(2,64) SWAP(0,1)");
   EXPECT_EQ(parse_opts(opts_str(opts)), opts);
   EXPECT_THROW(parse_opts("UPCAST(1"), Error);
   EXPECT_THROW(parse_opts("WIDEN(1,2)"), Error);
