@@ -4,6 +4,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -543,8 +544,9 @@ class CpuRenderer : LlvmExprHooks {
     lane_values_[s] = values;
   }
 
-  // The sum of every lane of one group (LANES' combine after the loop) as one vector reduction:
-  // a few shuffles instead of a scalar add per lane. nullptr for any other value.
+  // The sum of every lane of whole groups (LANES' combine after the loop; a quantized block's
+  // lanes may form several groups) as vector adds and one vector reduction: a few shuffles
+  // instead of a scalar add per lane. nullptr for any other value.
   Value* lane_sum(const UOp* u) {
     if (groups_.empty() || u->op != Op::Add) return nullptr;
     std::vector<const UOp*> leaves, todo{u};
@@ -554,16 +556,21 @@ class CpuRenderer : LlvmExprHooks {
       if (x->op == Op::Add && x->dtype == u->dtype) todo.insert(todo.end(), x->src.begin(), x->src.end());
       else leaves.push_back(x);
     }
-    auto first = lane_of_.find(leaves[0]);
-    if (first == lane_of_.end() || leaves[0]->reduce().op != Op::Add) return nullptr;
-    const LaneGroup& grp = groups_[first->second.first];
+    std::map<size_t, size_t> lanes;  // group -> its lanes among the leaves
     std::unordered_set<const UOp*> seen;
     for (const UOp* x : leaves) {
       auto l = lane_of_.find(x);
-      if (l == lane_of_.end() || l->second.first != first->second.first || !seen.insert(x).second) return nullptr;
+      if (l == lane_of_.end() || x->reduce().op != Op::Add || !seen.insert(x).second) return nullptr;
+      ++lanes[l->second.first];
     }
-    if (seen.size() != grp.reduces.size()) return nullptr;
-    Value* v = b_.CreateLoad(grp.acc->getAllocatedType(), grp.acc);
+    Value* v = nullptr;
+    for (auto [g, n] : lanes) {
+      llvm::AllocaInst* acc = groups_[g].acc;
+      if (n != groups_[g].reduces.size() || (v && acc->getAllocatedType() != v->getType())) return nullptr;
+      Value* part = b_.CreateLoad(acc->getAllocatedType(), acc);
+      v = v ? e_.binary(Op::Add, u->dtype, v, part) : part;
+      if (auto* add = llvm::dyn_cast<llvm::Instruction>(v); add && llvm::isa<llvm::FPMathOperator>(add)) add->setHasAllowReassoc(true);
+    }
     if (!is_float(u->dtype)) return b_.CreateAddReduce(v);
     auto* r = llvm::cast<llvm::Instruction>(b_.CreateFAddReduce(llvm::ConstantFP::getNegativeZero(v->getType()->getScalarType()), v));
     r->setHasAllowReassoc(true);  // a tree of shuffles and adds, within f32 rounding
