@@ -643,9 +643,11 @@ class CpuRenderer : LlvmExprHooks {
 
 CpuWorkSplit cpu_work_split(const LoopProgram& p, int64_t target_items) {
   CpuWorkSplit s;
-  int64_t outer = 1;
+  // Outer dims over a run-time size count at their smallest (1): their upper bound would leave a
+  // one-token decode step a single item, the whole row loop, for one thread.
+  int64_t outer = 1, bound = 1;
   for (const UOp* r : p.globals)
-    if (r != p.inner) outer *= range_extent(r);
+    if (r != p.inner) outer *= r->src[0]->is_const() ? range_extent(r) : 1, bound *= range_extent(r);
   int64_t inner = p.inner ? range_extent(p.inner) : 1;
   if (outer == 0 || inner == 0) {  // a zero-element output: nothing to run
     s.chunk = 1, s.items = 0;
@@ -657,7 +659,7 @@ CpuWorkSplit cpu_work_split(const LoopProgram& p, int64_t target_items) {
     s.chunk = std::max<int64_t>(64, (inner + want - 1) / want);
     s.chunk = std::min(s.chunk, inner);
   }
-  s.items = outer * ((inner + s.chunk - 1) / s.chunk);
+  s.items = bound * ((inner + s.chunk - 1) / s.chunk);
   return s;
 }
 
