@@ -401,6 +401,22 @@ TEST(CpuKernel, LaneSumsAreVectors) {
   }
 }
 
+// A CPU launch's work items: the outer dims times chunks of the inner loop, chunked so that every
+// thread gets several items even where an outer dim is a run-time size at its smallest (a
+// one-token decode step: the bound, 512 tokens, would have left it one item, all 32000 rows).
+TEST(CpuKernel, WorkSplitCountsRunTimeDimsAtTheirSmallest) {
+  Graph g;
+  LoopProgram p;
+  p.globals = {g.make(Op::Range, DType::Index, {g.declare_var("n", 1, 512)}, RangeArg{0, RangeKind::Global}),
+               g.make(Op::Range, DType::Index, {g.cint(32000)}, RangeArg{1, RangeKind::Global})};
+  p.inner = p.globals[1];
+  CpuWorkSplit s = cpu_work_split(p, 64);
+  EXPECT_EQ(s.chunk, 500);
+  EXPECT_EQ(s.items, 512 * 64) << "items at the bound: the runtime runs n/512 of them";
+  p.globals[0] = g.make(Op::Range, DType::Index, {g.cint(512)}, RangeArg{0, RangeKind::Global});
+  EXPECT_EQ(cpu_work_split(p, 64).chunk, 32000) << "512 fixed outer positions are items enough";
+}
+
 // Loads read the function's one pointer argument at the LOAD's (constant) index; math ops
 // either go through LLVM's intrinsics or, for a target without them, are refused.
 class TestHooks : public LlvmExprHooks {

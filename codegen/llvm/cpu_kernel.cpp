@@ -204,14 +204,17 @@ class CpuRenderer : LlvmExprHooks {
             b_.CreateStore(lanes_.accumulate(s.u, cur, lane_values_.at(&s)), acc);
             break;
           }
-          llvm::AllocaInst* a = acc_.at(s.u);
+          // A lane of a group updated here on its own (this run was not a vector): its element.
+          auto lane = lane_of_.find(s.u);
+          llvm::AllocaInst* a = lane != lane_of_.end() ? groups_[lane->second.first].acc : acc_.at(s.u);
           Value* cur = b_.CreateLoad(a->getAllocatedType(), a);
-          Value* v = e_.accumulate(s.u, cur, s.value);
+          Value* v = e_.accumulate(s.u, lane != lane_of_.end() ? b_.CreateExtractElement(cur, uint64_t(lane->second.second)) : cur, s.value);
           // Reassociation lets LLVM vectorize float sums; the result stays within f32 rounding.
           if (auto* inst = llvm::dyn_cast<llvm::Instruction>(v); inst && llvm::isa<llvm::FPMathOperator>(inst)) {
             inst->setHasAllowReassoc(true);
             inst->setHasAllowContract(true);
           }
+          if (lane != lane_of_.end()) v = b_.CreateInsertElement(cur, v, uint64_t(lane->second.second));
           b_.CreateStore(v, a);
           break;
         }
