@@ -306,6 +306,8 @@ Tensor Tensor::repeat(const std::vector<int64_t>& reps) const {
 
 Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t axis) {
   if (ts.empty()) throw Error("concat of nothing");
+  // norm_axis allows axis 0 of a scalar (reductions over "all" of one); a concat needs a dim.
+  if (ts[0].ndim() == 0) throw Error("concat: the inputs are scalars, which have no axis to concatenate along");
   axis = ts[0].norm_axis(axis);
   int64_t total = 0;
   for (const Tensor& t : ts) {
