@@ -145,6 +145,8 @@ struct Importer {
         throw Error(where + ": unsupported domain '" + node.domain() + "'");
       auto impl = ops.find(node.op_type());
       if (impl == ops.end()) throw Error(where + ": unsupported op type '" + node.op_type() + "'");
+      // Every ONNX op has at least one output (the op implementations name their values by it).
+      if (node.output_size() == 0) throw Error(where + ": the node has no outputs");
       std::vector<std::optional<Tensor>> inputs;
       for (const std::string& name : node.input()) {
         if (name.empty()) {
