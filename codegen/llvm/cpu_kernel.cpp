@@ -25,7 +25,7 @@ class CpuRenderer : LlvmExprHooks {
   CpuRenderer(llvm::Module& m, const Graph& g, const LoopProgram& p)
       : m_(m), g_(g), p_(p), c_(m.getContext()), b_(c_), e_(b_, *this, p.name),
         widen_exactly_(!p.lanes_expanded && !has_sum(p.body)),
-        lanes_(b_, e_, [this](const UOp* u, llvm::Type* t, Value* idx) { return load_vector(u, t, idx); }) {
+        lanes_(b_, e_, [this](const UOp* u, llvm::Type* t, Value* idx) { return load_at(u, t, idx); }) {
     if (p.lane_sums) plan_lane_groups(p.body);
   }
 
@@ -199,9 +199,11 @@ class CpuRenderer : LlvmExprHooks {
         case LStmt::AccUpdate: {
           if (auto grp = group_at_.find(&s); grp != group_at_.end()) {
             if (grp->second < 0) break;  // a lane of the group updated at its first lane
-            llvm::AllocaInst* acc = groups_[size_t(grp->second)].acc;
-            Value* cur = b_.CreateLoad(acc->getAllocatedType(), acc);
-            b_.CreateStore(lanes_.accumulate(s.u, cur, lane_values_.at(&s)), acc);
+            const LaneGroup& lg = groups_[size_t(grp->second)];
+            std::vector<const UOp*> values;  // the group's statements follow this one
+            for (size_t j = 0; j < lg.reduces.size(); ++j) values.push_back((&s)[j].value);
+            Value* cur = b_.CreateLoad(lg.acc->getAllocatedType(), lg.acc);
+            b_.CreateStore(lanes_.accumulate(s.u, cur, values), lg.acc);
             break;
           }
           // A lane of a group updated here on its own (this run was not a vector): its element.
@@ -209,11 +211,7 @@ class CpuRenderer : LlvmExprHooks {
           llvm::AllocaInst* a = lane != lane_of_.end() ? groups_[lane->second.first].acc : acc_.at(s.u);
           Value* cur = b_.CreateLoad(a->getAllocatedType(), a);
           Value* v = e_.accumulate(s.u, lane != lane_of_.end() ? b_.CreateExtractElement(cur, uint64_t(lane->second.second)) : cur, s.value);
-          // Reassociation lets LLVM vectorize float sums; the result stays within f32 rounding.
-          if (auto* inst = llvm::dyn_cast<llvm::Instruction>(v); inst && llvm::isa<llvm::FPMathOperator>(inst)) {
-            inst->setHasAllowReassoc(true);
-            inst->setHasAllowContract(true);
-          }
+          allow_reassociation(v);  // lets LLVM vectorize float sums
           if (lane != lane_of_.end()) v = b_.CreateInsertElement(cur, v, uint64_t(lane->second.second));
           b_.CreateStore(v, a);
           break;
@@ -533,8 +531,8 @@ class CpuRenderer : LlvmExprHooks {
     return true;
   }
   void add_lane_group(const LStmt* s, size_t w) {
-    std::vector<const UOp*> reduces, values;
-    for (size_t j = 0; j < w; ++j) reduces.push_back(s[j].u), values.push_back(s[j].value);
+    std::vector<const UOp*> reduces;
+    for (size_t j = 0; j < w; ++j) reduces.push_back(s[j].u);
     // The same accumulators updated elsewhere (a loop emitted in parts) share the group.
     size_t index = groups_.size();
     if (auto l = lane_of_.find(reduces[0]); l != lane_of_.end()) index = l->second.first;
@@ -544,7 +542,6 @@ class CpuRenderer : LlvmExprHooks {
       group_at_[&s[j]] = -1;
     }
     group_at_[s] = int64_t(index);
-    lane_values_[s] = values;
   }
 
   // The sum of every lane of whole groups (LANES' combine after the loop; a quantized block's
@@ -580,8 +577,9 @@ class CpuRenderer : LlvmExprHooks {
     return r;
   }
 
-  // A vector of `t`'s lanes from element idx of a LOAD's buffer (codegen/llvm/lane_vectors.h).
-  Value* load_vector(const UOp* u, llvm::Type* t, Value* idx) {
+  // A load of `t` (the LOAD's element type in memory, or a vector of it: lanes) from element idx
+  // of its buffer, aligned to the element.
+  Value* load_at(const UOp* u, llvm::Type* t, Value* idx) {
     llvm::Type* elem = llvm_type(c_, u->dtype, true);
     llvm::LoadInst* load = b_.CreateAlignedLoad(t, b_.CreateGEP(elem, args_.at(u->src[0]->ival()), idx),
                                                 llvm::Align(elem->getScalarSizeInBits() / 8));
@@ -591,10 +589,8 @@ class CpuRenderer : LlvmExprHooks {
 
   // buf[idx] of a LOAD, in register form (bools are bytes in memory).
   Value* load_buffer(const UOp* u, Value* idx) {
-    llvm::Type* mem = llvm_type(c_, u->dtype, true);
-    llvm::LoadInst* load = b_.CreateLoad(mem, b_.CreateGEP(mem, args_.at(u->src[0]->ival()), idx));
-    tag_buffer_access(load, u->src[0]->ival());
-    return u->dtype == DType::Bool ? b_.CreateICmpNE(load, b_.getInt8(0)) : static_cast<Value*>(load);
+    Value* load = load_at(u, llvm_type(c_, u->dtype, true), idx);
+    return u->dtype == DType::Bool ? b_.CreateICmpNE(load, b_.getInt8(0)) : load;
   }
 
   Value* conditional_load(const UOp* u) {
@@ -640,7 +636,6 @@ class CpuRenderer : LlvmExprHooks {
   std::vector<LaneGroup> groups_;
   std::unordered_map<const UOp*, std::pair<size_t, unsigned>> lane_of_;
   std::unordered_map<const LStmt*, int64_t> group_at_;
-  std::unordered_map<const LStmt*, std::vector<const UOp*>> lane_values_;
 };
 }  // namespace
 

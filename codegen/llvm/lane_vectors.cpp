@@ -112,11 +112,7 @@ Value* LaneVectorEmitter::accumulate(const UOp* reduce, Value* acc, const std::v
     r = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {acc->getType()}, {vector(sources(values, 0)), vector(sources(values, 1)), acc});
   else
     r = e_.binary(reduce->reduce().op, reduce->dtype, acc, vector(values));
-  // As for scalar sums: reassociation and contraction, within f32 rounding.
-  if (auto* inst = llvm::dyn_cast<llvm::Instruction>(r); inst && llvm::isa<llvm::FPMathOperator>(inst)) {
-    inst->setHasAllowReassoc(true);
-    inst->setHasAllowContract(true);
-  }
+  allow_reassociation(r);  // as for scalar sums
   return r;
 }
 

@@ -23,6 +23,13 @@ llvm::Type* llvm_type(llvm::LLVMContext& c, DType t, bool in_memory) {
   return nullptr;
 }
 
+void allow_reassociation(Value* v) {
+  if (auto* inst = llvm::dyn_cast<llvm::Instruction>(v); inst && llvm::isa<llvm::FPMathOperator>(inst)) {
+    inst->setHasAllowReassoc(true);
+    inst->setHasAllowContract(true);
+  }
+}
+
 Value* LlvmExprEmitter::value(const UOp* u) {
   if (auto it = values_.find(u); it != values_.end()) return it->second;
   if (u->op == Op::Const) return constant(u);

@@ -18,6 +18,10 @@ namespace tgc {
 // Bools are i1 in registers and i8 in memory; Index is i64.
 llvm::Type* llvm_type(llvm::LLVMContext& c, DType t, bool in_memory);
 
+// Reassociation and contraction on a float sum's instruction (no-op on other values): LLVM may
+// then regroup or vectorize it; the result stays within f32 rounding.
+void allow_reassociation(llvm::Value* v);
+
 class LlvmExprHooks {
  public:
   virtual ~LlvmExprHooks() = default;
