@@ -48,7 +48,7 @@ CpuKernels build_cpu_kernels(const Graph& g, const std::vector<LoopProgram>& pro
       mod.setDataLayout(tm->createDataLayout());
       for (size_t d = j; d < distinct.size(); d += n_modules) {
         size_t i = distinct[d];
-        llvm::Function* fn = render_cpu_kernel(mod, g, programs[i], splits[i]);
+        llvm::Function* fn = render_cpu_kernel(mod, g, programs[i], splits[i], t.profile);
         fn->setName(out.symbols[i]);
         fn->setLinkage(llvm::GlobalValue::ExternalLinkage);
         fn->setVisibility(llvm::GlobalValue::HiddenVisibility);

@@ -30,7 +30,7 @@ std::string read_file(const std::string& path) {
 std::string cpu_candidate(const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string& workdir) {
   static std::atomic<uint64_t> serial{0};  // candidates of one kernel are built side by side
   std::string path = (fs::path(workdir) / (p.name + "_" + std::to_string(serial++) + ".so")).string();
-  write_kernel_library(g, p, t.triple, t.cpu, workdir, path);
+  write_kernel_library(g, p, t, workdir, path);
   std::string so = read_file(path);
   std::error_code ec;
   fs::remove(path, ec);

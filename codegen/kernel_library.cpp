@@ -25,16 +25,16 @@ llvm::Constant* constant_global(llvm::Module& m, llvm::Constant* init, const std
 }
 }  // namespace
 
-void write_kernel_library(const Graph& g, const LoopProgram& p, const std::string& triple, const std::string& cpu,
+void write_kernel_library(const Graph& g, const LoopProgram& p, const ResolvedTarget& t,
                           const std::string& workdir, const std::string& path) {
   llvm::LLVMContext ctx;
   llvm::Module mod("tgc_candidate", ctx);
-  std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(triple, cpu));
-  mod.setTargetTriple(triple);
+  std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(t.triple, t.cpu));
+  mod.setTargetTriple(t.triple);
   mod.setDataLayout(tm->createDataLayout());
 
   CpuWorkSplit split = cpu_work_split(p);
-  llvm::Function* fn = render_cpu_kernel(mod, g, p, split);
+  llvm::Function* fn = render_cpu_kernel(mod, g, p, split, t.profile);
   fn->setName("tgc_kernel");
   fn->setLinkage(llvm::GlobalValue::ExternalLinkage);
 

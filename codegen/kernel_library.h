@@ -4,6 +4,7 @@
 #pragma once
 #include <string>
 
+#include "codegen/llvm/target.h"
 #include "passes/lower.h"
 
 namespace tgc {
@@ -11,7 +12,7 @@ namespace tgc {
 // Renders `p` (lowered for a CPU) into an LLVM module of its own context, optimizes it and links
 // it into `path`. Only reads the graph, so several threads may build candidates at once.
 // `workdir` holds the intermediate object file. Throws tgc::Error on failure.
-void write_kernel_library(const Graph& g, const LoopProgram& p, const std::string& triple, const std::string& cpu,
+void write_kernel_library(const Graph& g, const LoopProgram& p, const ResolvedTarget& t,
                           const std::string& workdir, const std::string& path);
 
 }  // namespace tgc

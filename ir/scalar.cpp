@@ -68,6 +68,11 @@ Num eval_elementwise(Op op, DType out, DType in, const Num* a) {
     return {0, wrap_int(out, a[0].i)};
   }
   if (op == Op::Where) return a[0].i ? a[1] : a[2];
+  if (op == Op::Dot4) {
+    int64_t r = a[2].i;
+    for (int k = 0; k < 4; ++k) r += int64_t(uint8_t(u(a[0].i) >> (8 * k))) * int64_t(int8_t(uint8_t(u(a[1].i) >> (8 * k))));
+    return {0, wrap_int(out, r)};
+  }
   if (op == Op::Bitcast) {
     uint8_t bytes[8] = {};
     store_num(in, bytes, a[0]);
@@ -94,6 +99,7 @@ Num eval_elementwise(Op op, DType out, DType in, const Num* a) {
       case Op::Mul: r = x * y; break;
       case Op::Max: r = std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y); break;
       case Op::Mod: r = std::fmod(x, y); break;
+      case Op::IDiv: r = x / y; break;  // Tensor::div_exact
       case Op::MulAcc: r = x * y + a[2].f; break;
       default: throw Error("op " + std::string(op_name(op)) + " is not defined on " + std::string(dtype_name(out)));
     }

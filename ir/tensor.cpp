@@ -413,6 +413,13 @@ Tensor operator/(const Tensor& x, const Tensor& y) {
   return a * b.reciprocal();
 }
 
+Tensor Tensor::div_exact(const Tensor& y) const {
+  Tensor a = *this, b = y;
+  broadcast_pair(a, b);
+  if (!is_float(a.dtype()) || a.dtype() != b.dtype()) throw Error("div_exact: two floats of one type expected");
+  return a.make(Op::IDiv, {a.u_, b.u_});
+}
+
 Tensor Tensor::maximum(const Tensor& y) const {
   Tensor a = *this, b = y;
   broadcast_pair(a, b);
@@ -469,6 +476,15 @@ Tensor Tensor::where(const Tensor& cond, const Tensor& x, const Tensor& y) {
   }
   Tensor c = cond.cast(DType::Bool).expand(s);
   return a.make(Op::Where, {c.u_, a.u_, b.u_});
+}
+
+Tensor Tensor::dot4(const Tensor& a, const Tensor& b, const Tensor& acc) {
+  auto word = [](DType t) { return t == DType::I32 || t == DType::U32; };
+  if (!word(a.dtype()) || !word(b.dtype()) || acc.dtype() != DType::I32)
+    throw Error("dot4: 32-bit words and an i32 accumulator expected, got " + std::string(dtype_name(a.dtype())) + ", " +
+                std::string(dtype_name(b.dtype())) + ", " + std::string(dtype_name(acc.dtype())));
+  Shape s = broadcast_shape(broadcast_shape(a.shape(), b.shape()), acc.shape());
+  return acc.expand(s).make(Op::Dot4, {a.expand(s).u_, b.expand(s).u_, acc.expand(s).u_});
 }
 
 // ---- reductions -------------------------------------------------------------------------

@@ -114,6 +114,8 @@ class Tensor {
   friend Tensor operator-(const Tensor& a, const Tensor& b);
   friend Tensor operator*(const Tensor& a, const Tensor& b);
   friend Tensor operator/(const Tensor& a, const Tensor& b);  // float: a*recip(b); int: truncates
+  // Float division rounded once, as C's a / b (a*recip(b) may differ in the last bit).
+  Tensor div_exact(const Tensor& b) const;
   Tensor operator+(double v) const { return *this + scalar(v); }
   Tensor operator-(double v) const { return *this - scalar(v); }
   Tensor operator*(double v) const { return *this * scalar(v); }
@@ -134,6 +136,9 @@ class Tensor {
   Tensor logical_xor(const Tensor& b) const;
   Tensor bitwise(Op op, const Tensor& b) const;  // And/Or/Xor/Shl/Shr on integers
   static Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+  // acc + sum over k < 4 of u8(byte k of a) * i8(byte k of b): a and b are 32-bit words of
+  // packed bytes, acc and the result i32 (Op::Dot4). Shapes broadcast.
+  static Tensor dot4(const Tensor& a, const Tensor& b, const Tensor& acc);
 
   Tensor exp() const;
   Tensor exp2() const;

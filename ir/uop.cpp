@@ -14,7 +14,7 @@ constexpr std::string_view kOpNames[] = {
     "BUFFER", "CONST", "VAR", "ASSIGN", "CONTIGUOUS",
     "NEG", "EXP2", "LOG2", "SIN", "SQRT", "RECIP", "CAST", "BITCAST", "TRUNC",
     "ADD", "MUL", "MAX", "MOD", "IDIV", "CMPLT", "CMPNE", "AND", "OR", "XOR", "SHL", "SHR",
-    "WHERE", "MULACC",
+    "WHERE", "MULACC", "DOT4",
     "REDUCE",
     "RESHAPE", "PERMUTE", "EXPAND", "PAD", "SHRINK", "FLIP",
     "RANGE", "LOAD", "STORE", "KREDUCE",
@@ -198,7 +198,7 @@ Shape infer_shape(const Graph& g, Op op, const std::vector<const UOp*>& src, con
 std::string_view op_name(Op op) { return kOpNames[static_cast<int>(op)]; }
 bool is_unary(Op op) { return op >= Op::Neg && op <= Op::Trunc; }
 bool is_binary(Op op) { return op >= Op::Add && op <= Op::Shr; }
-bool is_elementwise(Op op) { return op >= Op::Neg && op <= Op::MulAcc; }
+bool is_elementwise(Op op) { return op >= Op::Neg && op <= Op::Dot4; }
 bool is_movement(Op op) { return op >= Op::Reshape && op <= Op::Flip; }
 bool is_compute(Op op) { return is_elementwise(op) || op == Op::Reduce || op == Op::Contiguous || op == Op::Assign; }
 

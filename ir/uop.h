@@ -26,6 +26,9 @@ enum class Op : uint8_t {
   Neg, Exp2, Log2, Sin, Sqrt, Recip, Cast, Bitcast, Trunc,
   Add, Mul, Max, Mod, IDiv, CmpLt, CmpNe, And, Or, Xor, Shl, Shr,
   Where, MulAcc,
+  // DOT4(a, b, acc): acc + the sum of the four products u8(byte k of a) * i8(byte k of b), on
+  // 32-bit words of packed bytes (an int8 dot-product unit: x86 VNNI vpdpbusd, one lane).
+  Dot4,
   // Reduce (keeps rank; reduced axes become 1).
   Reduce,
   // Movement: never copies, becomes index arithmetic when kernels are formed.

@@ -495,9 +495,12 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
   }
   if (vec_axis < 0) return opts;
   // Register tiles: axes along which some load stays the same, so one load serves every copy.
+  // Not along a run-time size: a one-token decode step would compute the tile's padding rows
+  // (large_size_variant tiles it where the size is large).
   for (int a = int(globals.size()) - 1; a >= 0; --a) {
     if (a == vec_axis) continue;
     const UOp* r = globals[size_t(a)];
+    if (!r->src[0]->is_const()) continue;
     bool reused = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return !depends(l->src[1], r); });
     bool varies = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends(l->src[1], r); });
     if (!reused || !varies) continue;
@@ -510,20 +513,35 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
 SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<Opt>& small) {
   SizeVariant v;
   if (t.gpu || k.global_ranges.size() < 2 || k.global_ranges[0]->src[0]->op != Op::Var) return v;
-  bool lanes = std::any_of(small.begin(), small.end(), [](const Opt& o) { return o.op == OptOp::Lanes; });
-  bool tiled = std::any_of(small.begin(), small.end(), [](const Opt& o) { return o.op == OptOp::Upcast && o.axis < 2; });
-  if (!lanes || tiled) return v;
   const UOp* tokens = k.global_ranges[0];
   std::vector<const UOp*> loads = reduce_loads(k);
   if (std::all_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends(l->src[1], tokens); })) return v;
+  const int64_t kTokens = 4;
+  if (size_of(tokens) % kTokens) return v;
+  bool lanes = std::any_of(small.begin(), small.end(), [](const Opt& o) { return o.op == OptOp::Lanes; });
+  if (!lanes) {
+    // Vector lanes along the output (int8 matmuls over row-interleaved weights): the tile
+    // `small` has, times 4 tokens, with the token tiles as the loop inside each work item.
+    if (std::any_of(small.begin(), small.end(), [](const Opt& o) { return o.op == OptOp::Upcast && o.axis == 0; })) return v;
+    std::vector<Opt> with = small;
+    with.push_back({OptOp::Upcast, 0, kTokens});
+    with.push_back({OptOp::Swap, 0, 1});
+    try {
+      apply_opts(g, k, with, t);
+    } catch (const Error&) {
+      return v;
+    }
+    v.opts = with, v.var = tokens->src[0], v.from = kTokens;
+    return v;
+  }
+  bool tiled = std::any_of(small.begin(), small.end(), [](const Opt& o) { return o.op == OptOp::Upcast && o.axis < 2; });
+  if (tiled) return v;
   // A tile of 4 tokens x R rows of the output, each lane group one vector wide where the
   // quantized blocks allow (else as wide as `small`): accumulators in half the vector registers,
   // so each weight vector serves 4 tokens and each token's vector R rows; then the token tiles
   // become the loop inside each work item (SWAP), so a tile of weight rows stays in cache while
   // every token tile of the run passes. (1B-shaped llama, AVX-512, f16 prefill: 56 tok/s
   // untiled, 91 with 8 x 1, 127-140 with 4 x 4, 245 with the token tiles inside.)
-  const int64_t kTokens = 4;
-  if (size_of(tokens) % kTokens) return v;
   auto tile = [&](std::vector<Opt> opts) -> std::vector<Opt> {
     int64_t vectors = 0;
     for (const Opt& o : opts)

@@ -8,6 +8,10 @@
 
 namespace tgc {
 
+// The CPU's int8 dot-product instruction (Op::Dot4 on vectors): x86 VNNI's vpdpbusd, EVEX
+// (AVX512-VNNI: 128 to 512 bits) or VEX (AVX-VNNI: 128 and 256); otherwise plain integer code.
+enum class Int8Dot : uint8_t { None, Avx512Vnni, AvxVnni };
+
 struct TargetProfile {
   bool gpu = false;
   int vector_lanes = 8;        // f32 lanes of one vector register
@@ -19,6 +23,7 @@ struct TargetProfile {
   int index_bits = 64;         // width of index arithmetic in kernels (GPUs may want 32)
   std::string gpu_arch;        // the GPU architecture kernels are written for ("sm_90"), if the target names one
   bool subgroup_reduce = false;  // GPU: group reduces through subgroup arithmetic
+  Int8Dot int8_dot = Int8Dot::None;  // CPU
 };
 
 // Reads the vector width from the CPU's features (LLVM names: avx512f, avx2...).

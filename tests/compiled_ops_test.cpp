@@ -140,6 +140,14 @@ const std::vector<OpCase>& op_cases() {
          Tensor w = b.weight({8, 3, 3, 3}).cast(DType::F16);
          return b.input({1, 3, 8, 32}, -1, 1, DType::F16).conv(w, std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).relu().cast(DType::F32);
        }, {4e-3, 1e-1}},
+      // An int8 matmul's tile (frontend/gguf/int8_matmul.h): vector lanes along the 32 rows, two
+      // DOT4s per block; on x86 with VNNI, vpdpbusd. Words of random bits (products wrap).
+      {"dot4_rows", [](Builder& b) {
+         Tensor w = b.input({8, 2, 32}, -100, 100, DType::I32) * 16777619.0, x = b.input({8, 2, 1}, -100, 100, DType::I32) * 40503.0;
+         auto word = [](const Tensor& t, int64_t j) { return t.shrink({{0, 8}, {j, j + 1}, {0, t.dim(2)}}); };
+         Tensor acc = Tensor::dot4(word(w, 0), word(x, 0), Tensor::full(*b.m.graph, {1, 1, 1}, 0, DType::I32));
+         return Tensor::dot4(word(w, 1), word(x, 1), acc).cast(DType::F32).sum({0});
+       }},
       {"f16_matvec_transposed", [](Builder& b) {
          return b.input({2, 256}).matmul(b.input({24, 256}, -1, 1, DType::F16).cast(DType::F32).permute({1, 0}));
        }, {1e-4, 1e-4}},

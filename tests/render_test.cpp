@@ -389,7 +389,7 @@ TEST(CpuKernel, LaneSumsAreVectors) {
     ASSERT_TRUE(p.lane_sums);
     llvm::LLVMContext ctx;
     llvm::Module mod("m", ctx);
-    render_cpu_kernel(mod, g, p, cpu_work_split(p));
+    render_cpu_kernel(mod, g, p, cpu_work_split(p), cpu_profile([](const std::string&) { return true; }, false));
     std::string err, ir;
     llvm::raw_string_ostream es(err), os(ir);
     EXPECT_FALSE(llvm::verifyModule(mod, &es)) << err;
@@ -398,6 +398,31 @@ TEST(CpuKernel, LaneSumsAreVectors) {
     EXPECT_EQ(count(ir, "call reassoc contract <64 x float> @llvm.fmuladd.v64f32"), size_t(tokens)) << ir;
     EXPECT_EQ(count(ir, "fpext <64 x half>"), 1u) << ir;
     EXPECT_EQ(count(ir, "call reassoc float @llvm.vector.reduce.fadd.v64f32"), size_t(tokens)) << ir;
+  }
+}
+
+// A tile of 32 rows updated through DOT4 (an int8 matmul over row-interleaved words) becomes
+// one vector of 32 i32 lanes (two registers) per DOT4: vpdpbusd where the CPU has AVX512-VNNI, else plain
+// vector multiplies of the bytes (correct everywhere; CompiledOps.dot4_rows checks the values).
+TEST(CpuKernel, Dot4RowTilesAreVectors) {
+  for (bool vnni : {true, false}) {
+    Graph g;
+    Tensor w = Tensor::input(g, "w", DType::U32, {8, 32}), x = Tensor::input(g, "x", DType::I32, {8, 1});
+    Tensor zero = Tensor::full(g, {1, 1}, 0, DType::I32);
+    Tensor out = Tensor::dot4(w, x, zero).cast(DType::F32).sum({0});
+    Kernel k = only_kernel(g, out);
+    auto profile = cpu_profile([&](const std::string& f) { return vnni || f.find("vnni") == std::string::npos; }, false);
+    LoopProgram p = lower(g, apply_opts(g, k, {{OptOp::Upcast, 0, 32}}, profile), {.inner_loop = true});
+    llvm::LLVMContext ctx;
+    llvm::Module mod("m", ctx);
+    render_cpu_kernel(mod, g, p, cpu_work_split(p), profile);
+    std::string err, ir;
+    llvm::raw_string_ostream es(err), os(ir);
+    EXPECT_FALSE(llvm::verifyModule(mod, &es)) << err;
+    mod.print(os, nullptr);
+    SCOPED_TRACE(vnni ? "avx512vnni" : "no vnni");
+    EXPECT_EQ(count(ir, "call <16 x i32> @llvm.x86.avx512.vpdpbusd.512"), vnni ? 2u : 0u) << ir;
+    EXPECT_EQ(count(ir, "mul <128 x i32>"), vnni ? 0u : 1u) << ir;
   }
 }
 

@@ -256,6 +256,15 @@ class CRenderer {
       case Op::Shr: return "(" + s(0) + " >> " + s(1) + ")";
       case Op::Where: return "(" + s(0) + " ? " + s(1) + " : " + s(2) + ")";
       case Op::MulAcc: return d_.call(CFunction::Fma, {s(0), s(1), s(2)});
+      case Op::Dot4: {
+        // Byte k of a unsigned, of b sign-extended ((byte ^ 128) - 128), products summed in i32.
+        std::string a = d_.cast(reg(DType::I32), s(0)), b = d_.cast(reg(DType::I32), s(1)), r = "(" + s(2);
+        for (int k = 0; k < 4; ++k) {
+          std::string sh = std::to_string(8 * k);
+          r += " + ((" + a + " >> " + sh + ") & 255) * ((((" + b + " >> " + sh + ") & 255) ^ 128) - 128)";
+        }
+        return r + ")";
+      }
       case Op::KReduce: return name(u);
       default: throw Error("gpu codegen: kernel " + p_.name + ": cannot render " + std::string(op_name(u->op)));
     }

@@ -22,11 +22,12 @@ using llvm::Value;
 // pointers and their alias scopes, accumulators, gated loads and stores.
 class CpuRenderer : LlvmExprHooks {
  public:
-  CpuRenderer(llvm::Module& m, const Graph& g, const LoopProgram& p)
+  CpuRenderer(llvm::Module& m, const Graph& g, const LoopProgram& p, const TargetProfile& t)
       : m_(m), g_(g), p_(p), c_(m.getContext()), b_(c_), e_(b_, *this, p.name),
         widen_exactly_(!p.lanes_expanded && !has_sum(p.body)),
         lanes_(b_, e_, [this](const UOp* u, llvm::Type* t, Value* idx) { return load_at(u, t, idx); }) {
-    if (p.lane_sums) plan_lane_groups(p.body);
+    e_.set_int8_dot(t.int8_dot);
+    if (p.lane_sums || has_dot4(p.body)) plan_lane_groups(p.body);
   }
 
   llvm::Function* run(const CpuWorkSplit& split) {
@@ -333,6 +334,17 @@ class CpuRenderer : LlvmExprHooks {
       if (u->op != Op::KReduce) work.insert(work.end(), u->src.begin(), u->src.end());
     }
     return out;
+  }
+
+  // Accumulator updates through DOT4 (an int8 matmul's tile of rows): SLP does not turn the
+  // scalar byte arithmetic into dot-product instructions, so these are vectorized here too.
+  static bool has_dot4(const std::vector<LStmt>& body) {
+    bool dot = false;
+    each_stmt(body, [&](const LStmt& s) {
+      if (s.kind == LStmt::AccUpdate && !dot)
+        for (const UOp* u : toposort({s.value})) dot = dot || u->op == Op::Dot4;
+    });
+    return dot;
   }
 
   static bool has_sum(const std::vector<LStmt>& body) {
@@ -661,8 +673,9 @@ CpuWorkSplit cpu_work_split(const LoopProgram& p, int64_t target_items) {
   return s;
 }
 
-llvm::Function* render_cpu_kernel(llvm::Module& m, const Graph& g, const LoopProgram& p, const CpuWorkSplit& split) {
-  return CpuRenderer(m, g, p).run(split);
+llvm::Function* render_cpu_kernel(llvm::Module& m, const Graph& g, const LoopProgram& p, const CpuWorkSplit& split,
+                                  const TargetProfile& t) {
+  return CpuRenderer(m, g, p, t).run(split);
 }
 
 }  // namespace tgc

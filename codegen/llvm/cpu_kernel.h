@@ -7,6 +7,7 @@
 #include <llvm/IR/Module.h>
 
 #include "passes/lower.h"
+#include "target/profile.h"
 
 namespace tgc {
 
@@ -18,6 +19,7 @@ struct CpuWorkSplit {
 // Chunks the innermost dim only as far as needed to give every thread several items.
 CpuWorkSplit cpu_work_split(const LoopProgram& p, int64_t target_items = 64);
 
-llvm::Function* render_cpu_kernel(llvm::Module& m, const Graph& g, const LoopProgram& p, const CpuWorkSplit& split);
+llvm::Function* render_cpu_kernel(llvm::Module& m, const Graph& g, const LoopProgram& p, const CpuWorkSplit& split,
+                                  const TargetProfile& t);
 
 }  // namespace tgc

@@ -18,7 +18,7 @@ bool lane_op(Op op) {
   switch (op) {
     case Op::Add: case Op::Mul: case Op::Max: case Op::Mod: case Op::IDiv: case Op::And: case Op::Or: case Op::Xor:
     case Op::Shl: case Op::Shr: case Op::Neg: case Op::Recip: case Op::Cast: case Op::Bitcast: case Op::Where:
-    case Op::CmpLt: case Op::CmpNe: case Op::MulAcc:
+    case Op::CmpLt: case Op::CmpNe: case Op::MulAcc: case Op::Dot4:
       return true;
     default:
       return false;
@@ -102,6 +102,7 @@ Value* LaneVectorEmitter::emit(const std::vector<const UOp*>& lanes) {
     case Op::CmpLt:
     case Op::CmpNe: return e_.compare(u->op, u->src[0]->dtype, s(0), s(1));
     case Op::MulAcc: return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec_of(t)}, {s(0), s(1), s(2)});
+    case Op::Dot4: return e_.dot4(s(0), s(1), s(2));
     default: return e_.binary(u->op, t, s(0), s(1));
   }
 }

@@ -1,5 +1,7 @@
 #include "codegen/llvm/llvm_expr.h"
 
+#include <llvm/IR/IntrinsicsX86.h>
+
 #include <cmath>
 
 #include "ir/error.h"
@@ -138,6 +140,51 @@ Value* LlvmExprEmitter::compare(Op op, DType in, Value* x, Value* y) {
   return is_unsigned(in) ? b_.CreateICmpULT(x, y) : b_.CreateICmpSLT(x, y);
 }
 
+Value* LlvmExprEmitter::dot4(Value* a, Value* b, Value* acc) {
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(acc->getType());
+  unsigned w = vt ? vt->getNumElements() : 1;
+  unsigned bits = 32 * w, widest = int8_dot_ == Int8Dot::Avx512Vnni ? 512 : int8_dot_ == Int8Dot::AvxVnni ? 256 : 0;
+  if (vt && widest && bits > widest && bits % widest == 0) {  // register-sized pieces, joined again
+    unsigned n = widest / 32;
+    auto piece = [&](Value* v, unsigned at) {
+      llvm::SmallVector<int, 16> pick;
+      for (unsigned i = 0; i < n; ++i) pick.push_back(int(at + i));
+      return b_.CreateShuffleVector(v, pick);
+    };
+    std::vector<Value*> parts;
+    for (unsigned at = 0; at < w; at += n) parts.push_back(dot4(piece(a, at), piece(b, at), piece(acc, at)));
+    while (parts.size() > 1) {  // concatenate pairwise
+      std::vector<Value*> joined;
+      for (size_t i = 0; i < parts.size(); i += 2) {
+        llvm::SmallVector<int, 64> all;
+        unsigned len = llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements();
+        for (unsigned j = 0; j < 2 * len; ++j) all.push_back(int(j));
+        joined.push_back(b_.CreateShuffleVector(parts[i], parts[i + 1], all));
+      }
+      parts = std::move(joined);
+    }
+    return parts[0];
+  }
+  if (vt && widest && bits >= 128 && bits <= widest) {
+    // One intrinsic family for both encodings: AVX-VNNI selects the VEX form.
+    using namespace llvm::Intrinsic;
+    ID id = bits == 512 ? x86_avx512_vpdpbusd_512 : bits == 256 ? x86_avx512_vpdpbusd_256 : x86_avx512_vpdpbusd_128;
+    return b_.CreateIntrinsic(id, {}, {acc, a, b});
+  }
+  // Plain integer code: the 4w byte products, then each lane's four summed.
+  auto* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), 4 * w);
+  auto* wide = llvm::FixedVectorType::get(b_.getInt32Ty(), 4 * w);
+  Value* p = b_.CreateMul(b_.CreateZExt(b_.CreateBitCast(a, bytes), wide), b_.CreateSExt(b_.CreateBitCast(b, bytes), wide));
+  Value* r = acc;
+  for (int k = 0; k < 4; ++k) {
+    llvm::SmallVector<int, 16> pick;
+    for (unsigned i = 0; i < w; ++i) pick.push_back(int(4 * i) + k);
+    Value* part = b_.CreateShuffleVector(p, pick);
+    r = b_.CreateAdd(r, vt ? part : b_.CreateExtractElement(part, uint64_t(0)));
+  }
+  return r;
+}
+
 Value* LlvmExprEmitter::compute(const UOp* u) {
   auto s = [&](int i) { return value(u->src[size_t(i)]); };
   DType t = u->dtype;
@@ -160,6 +207,7 @@ Value* LlvmExprEmitter::compute(const UOp* u) {
     case Op::CmpNe: return compare(u->op, u->src[0]->dtype, s(0), s(1));
     case Op::Where: return b_.CreateSelect(s(0), s(1), s(2));
     case Op::MulAcc: return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {s(0)->getType()}, {s(0), s(1), s(2)});
+    case Op::Dot4: return dot4(s(0), s(1), s(2));
     default:
       if (is_binary(u->op)) return binary(u->op, t, s(0), s(1));
       throw Error("llvm codegen: kernel " + kernel_ + ": cannot render " + std::string(op_name(u->op)));

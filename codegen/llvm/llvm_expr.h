@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "ir/uop.h"
+#include "target/profile.h"
 
 namespace tgc {
 
@@ -57,6 +58,10 @@ class LlvmExprEmitter {
   llvm::Value* binary(Op op, DType t, llvm::Value* x, llvm::Value* y);
   llvm::Value* cast(llvm::Value* x, DType from, DType to);  // of a scalar or a vector
   llvm::Value* compare(Op op, DType in, llvm::Value* x, llvm::Value* y);  // CMPLT or CMPNE of two `in`s
+  // DOT4 of scalars or vectors of 32-bit words: acc + sum over k < 4 of u8(byte k of a) * i8(byte
+  // k of b), per lane. Vectors use the target's int8 dot-product instruction where it has one.
+  llvm::Value* dot4(llvm::Value* a, llvm::Value* b, llvm::Value* acc);
+  void set_int8_dot(Int8Dot d) { int8_dot_ = d; }
   // EXP2/LOG2/SIN/SQRT as LLVM intrinsics, f32 2^x as a polynomial: the math hook of targets
   // whose backend lowers those intrinsics (CPUs, where they become libm calls).
   llvm::Value* intrinsic_math(Op op, DType t, llvm::Value* x);
@@ -70,6 +75,7 @@ class LlvmExprEmitter {
   llvm::IRBuilder<>& b_;
   LlvmExprHooks& hooks_;
   std::string kernel_;
+  Int8Dot int8_dot_ = Int8Dot::None;
   std::unordered_map<const UOp*, llvm::Value*> values_;
 };
 

@@ -56,7 +56,7 @@ Model build_gguf(const std::string& path, const ImportOptions& options, int64_t 
   Tensor tokens = Tensor::input(g, kTokens, DType::I32, {n});
   m.inputs.push_back({kTokens, tokens});
   if (context <= 0) {
-    m.outputs.push_back({"logits", llama_forward(g, f, p, tokens, positions)});
+    m.outputs.push_back({"logits", llama_forward(g, f, p, tokens, positions, nullptr, options.int8_rows)});
     return m;
   }
   // This run's tokens go at position n_kv - n_tokens (the runtime binds n_kv to the cache's
@@ -73,7 +73,7 @@ Model build_gguf(const std::string& path, const ImportOptions& options, int64_t 
   m.kv_length_var = kKvDim;
   m.kv_count_input = 0;
   if (gguf_has_vocab(f)) m.vocab = gguf_vocab(f);
-  m.outputs.push_back({"logits", llama_forward(g, f, p, tokens, positions, &cache)});
+  m.outputs.push_back({"logits", llama_forward(g, f, p, tokens, positions, &cache, options.int8_rows)});
   return m;
 }
 }  // namespace

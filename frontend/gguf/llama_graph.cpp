@@ -6,6 +6,7 @@
 #include <map>
 
 #include "frontend/gguf/gguf_weights.h"
+#include "frontend/gguf/int8_matmul.h"
 #include "ir/error.h"
 
 namespace tgc {
@@ -62,24 +63,38 @@ struct Builder {
   Graph& g;
   const GgufFile& f;
   const LlamaParams& p;
+  int64_t int8_rows;  // > 0: q4_0/q8_0 matmuls as int8 dot products in tiles of this many rows (int8_matmul.h)
   mutable std::map<std::string, Tensor> loaded;  // one buffer per tensor (the tied head reuses the embedding's)
 
   const GgufTensorInfo* find(const std::string& name) const { return f.find_tensor(name); }
 
-  // The tensor, checked to have these dims (outer first, as the Tensor sees them).
-  Tensor weight(const std::string& name, const Shape& shape) const {
-    if (auto it = loaded.find(name); it != loaded.end()) return it->second;
+  // The tensor's entry, checked to have these dims (outer first, as the Tensor sees them).
+  const GgufTensorInfo& info(const std::string& name, const Shape& shape) const {
     const GgufTensorInfo* t = find(name);
     if (!t) throw Error(f.path() + ": tensor '" + name + "' is missing");
     Shape got(t->dims.rbegin(), t->dims.rend());
     if (got != shape) throw Error(f.path() + ": tensor '" + name + "' is " + shape_str(got) + ", expected " + shape_str(shape));
-    Tensor w = gguf_weight(g, f, *t);
+    return *t;
+  }
+
+  Tensor weight(const std::string& name, const Shape& shape) const {
+    if (auto it = loaded.find(name); it != loaded.end()) return it->second;
+    Tensor w = gguf_weight(g, f, info(name, shape));
     g.set_origin(w.uop(), "GGUF " + name);
     return loaded[name] = w;
   }
 
+  // x @ weight^T for the weight `name` [out, in].
+  Tensor project(const Tensor& x, const std::string& name, int64_t out, int64_t in) const {
+    const GgufTensorInfo& t = info(name, {out, in});
+    if (int8_rows <= 0 || !int8_matmul_supported(t.type)) return x.matmul(weight(name, {out, in}).transpose());
+    Int8Weight w = int8_weight(g, f, t, int8_rows);
+    g.set_origin(w.words.uop(), "GGUF " + name);
+    return int8_matmul(quantize_q8(x), w);
+  }
+
   Tensor linear(const Tensor& x, const std::string& name, int64_t out, int64_t in) const {
-    Tensor y = x.matmul(weight(name + ".weight", {out, in}).transpose());
+    Tensor y = project(x, name + ".weight", out, in);
     if (find(name + ".bias")) y = y + weight(name + ".bias", {out});
     return y;
   }
@@ -166,8 +181,8 @@ struct Builder {
 }  // namespace
 
 Tensor llama_forward(Graph& g, const GgufFile& f, const LlamaParams& p, const Tensor& tokens, int64_t positions,
-                     const KvCache* cache) {
-  Builder b{g, f, p};
+                     const KvCache* cache, int64_t int8_rows) {
+  Builder b{g, f, p, int8_rows};
   int64_t n = tokens.dim(0);
   check(positions >= n, "llama_forward: tables shorter than the tokens");
   Tensor cos, sin, causal;
@@ -195,7 +210,7 @@ Tensor llama_forward(Graph& g, const GgufFile& f, const LlamaParams& p, const Te
   }
   x = b.rms_norm(x, "output_norm.weight");
   std::string head = b.find("output.weight") ? "output.weight" : "token_embd.weight";  // tied to the embedding
-  return x.matmul(b.weight(head, {p.n_vocab, p.n_embd}).transpose());
+  return b.project(x, head, p.n_vocab, p.n_embd);
 }
 
 }  // namespace tgc

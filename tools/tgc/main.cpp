@@ -42,7 +42,7 @@ const char* kUsage = R"(tgc - ahead-of-time model compiler
 usage:
   tgc compile MODEL.onnx -o PATH [--target=NAME] [--triple=T] [--cpu=NAME] [--shared]
               [--weights=auto|embedded|external] [--input-shape NAME=d0,d1,...] [--input-value NAME=v0,...]
-              [--dynamic NAME=MAX] [--ctx N] [--kv-type f16|f32] [--no-opt] [--jobs=N]
+              [--dynamic NAME=MAX] [--ctx N] [--kv-type f16|f32] [--quant-matmul int8|f32] [--no-opt] [--jobs=N]
       Compile to a standalone executable (default) or, with --shared, PATH=libNAME.so plus
       NAME.h beside it. --triple: x86_64-linux-gnu or aarch64-linux-gnu (default: host).
       --cpu: LLVM CPU name (default: the host CPU for host triples, generic otherwise).
@@ -61,6 +61,9 @@ usage:
       tokens (--dynamic n_tokens=MAX, default 512, or --input-shape tokens=N) after the previous
       run's. --ctx N: cache rows (default: the model's context length, at most 4096).
       --kv-type f16: caches of f16 (half the memory; llama.cpp's default), f32 by default.
+      --quant-matmul: q4_0/q8_0 weights multiply as int8 dot products over activations quantized
+      to q8_0, as llama.cpp does (int8, the default on CPUs), or dequantized to f32 (f32, the
+      default on GPUs).
   tgc compile ... --beam=N [--tune-via=CMD] [--tune-cache=PATH] [--tune-timeout=SECONDS]
       Tune each kernel by BEAM search (keeping the N fastest action lists per round): candidates
       are built and timed on the target by tgc-agent, started with `sh -c CMD` (default: the
@@ -112,6 +115,7 @@ struct Args {
   std::map<std::string, int64_t> dynamic;  // --dynamic NAME=MAX
   int64_t context = 0;                     // --ctx N (GGUF)
   DType kv_type = DType::F32;              // --kv-type f16|f32 (GGUF)
+  std::string quant_matmul = "auto";       // --quant-matmul int8|f32 (GGUF)
 };
 
 std::pair<std::string, std::string> split_eq(const std::string& s, const std::string& flag) {
@@ -196,6 +200,10 @@ Args parse_args(int argc, char** argv) {
     else if (s.rfind("--weights", 0) == 0) a.weights = value("--weights");
     else if (s.rfind("--beam", 0) == 0) a.beam = parse_count(value("--beam"), "--beam");
     else if (s.rfind("--ctx", 0) == 0) a.context = parse_count(value("--ctx"), "--ctx");
+    else if (s.rfind("--quant-matmul", 0) == 0) {
+      a.quant_matmul = value("--quant-matmul");
+      if (a.quant_matmul != "int8" && a.quant_matmul != "f32") throw Error("--quant-matmul " + a.quant_matmul + ": int8 or f32");
+    }
     else if (s.rfind("--kv-type", 0) == 0) {
       std::string t = value("--kv-type");
       if (t != "f16" && t != "f32") throw Error("--kv-type " + t + ": f16 or f32");
@@ -231,13 +239,22 @@ const NamedTensor& find_input(const Model& m, const std::string& name) {
   throw Error("-i " + name + ": the model has no input of that name");
 }
 
+// What the frontend needs from the command line (and from the target: its int8 matmul tiles).
+ImportOptions import_options(const Args& a) {
+  ImportOptions o{a.input_shapes, {}, a.input_values, {}, a.dynamic, a.context, a.kv_type};
+  const TargetProfile profile = resolve_target(a.target, a.triple, a.cpu).profile;
+  bool int8 = a.quant_matmul == "int8" || (a.quant_matmul == "auto" && !profile.gpu);
+  if (int8) o.int8_rows = profile.gpu ? 16 : profile.vector_lanes;
+  return o;
+}
+
 int cmd_inspect(const Args& a) {
   if (a.stage == "meta") {  // the file as it is, before any graph: GGUF metadata and tensor table
     if (!is_gguf_file(a.model)) throw Error(a.model + ": --stage=meta lists a GGUF file's metadata; this is not a GGUF file");
     std::cout << describe_gguf(GgufFile::open(a.model));
     return 0;
   }
-  Model m = build_dynamic_model(open_model(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic, a.context, a.kv_type}));
+  Model m = build_dynamic_model(open_model(a.model, import_options(a)));
   std::vector<const UOp*> roots = m.output_roots();
   ResolvedTarget target = resolve_target(a.target, a.triple, a.cpu);
   ScheduleOptions so{.parallel_outputs = target.profile.gpu};
@@ -287,7 +304,7 @@ int cmd_inspect(const Args& a) {
       std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(target.triple, target.cpu));
       mod.setDataLayout(tm->createDataLayout());
       mod.setTargetTriple(target.triple);
-      render_cpu_kernel(mod, *m.graph, p, cpu_work_split(p))->setLinkage(llvm::Function::ExternalLinkage);
+      render_cpu_kernel(mod, *m.graph, p, cpu_work_split(p), target.profile)->setLinkage(llvm::Function::ExternalLinkage);
       if (llvm_text) {
         mod.print(llvm::outs(), nullptr);
         llvm::outs().flush();
@@ -307,7 +324,7 @@ int cmd_compile(const Args& a) {
   if (a.out_dir.empty()) throw Error("compile: no output path (-o PATH)");
   if (a.weights != "embedded" && a.weights != "external" && a.weights != "auto") throw Error("--weights must be embedded, external or auto");
   auto t0 = std::chrono::steady_clock::now();
-  Model m = build_dynamic_model(open_model(a.model, {a.input_shapes, {}, a.input_values, {}, a.dynamic, a.context, a.kv_type}));
+  Model m = build_dynamic_model(open_model(a.model, import_options(a)));
   CompileOptions opt;
   opt.target = a.target;
   opt.triple = a.triple;

@@ -1,0 +1,40 @@
+// Matmuls of GGUF q4_0 / q8_0 weights as int8 dot products, as llama.cpp computes them: the
+// activations are quantized per block of 32 to q8_0 (a scale and 32 i8), each block's
+// products are summed in i32 (Op::Dot4: VNNI's vpdpbusd on x86), and the f32 scales are applied
+// once per block.
+//
+// The weights are repacked at compile time so that one vector register holds the same four
+// bytes of `rows` consecutive rows (their words interleaved): a register tile of rows is then one
+// vector load per word, and each lane of a DOT4 accumulates one row's block. Bytes are stored
+// unsigned (q4_0 nibbles as they are, q8_0 bytes offset by 128); the offset's share,
+// offset * sum of the activation block, is subtracted per block.
+#pragma once
+#include "frontend/gguf/gguf_file.h"
+#include "ir/tensor.h"
+
+namespace tgc {
+
+// Activations x [n, K] (K a multiple of 32) as q8_0 blocks: d = max|x| / 127 (rounded to f16, as
+// llama.cpp stores it), q = round(x / d).
+struct Q8Activations {
+  Tensor words;   // i32 [n, K/32, 8]: q packed four to a word, little-endian
+  Tensor scale;   // f32 [n, K/32]: d
+  Tensor sum;     // i32 [n, K/32]: the sum of the block's q
+};
+Q8Activations quantize_q8(const Tensor& x);
+
+bool int8_matmul_supported(GgmlType t);  // q4_0 and q8_0
+
+// A weight [R, K] in the int8 form for register tiles of `rows` rows (the vector's i32 lanes).
+struct Int8Weight {
+  Tensor words;  // u32 [ceil(R/rows), K/32, words per block, rows]
+  Tensor scale;  // f16 [ceil(R/rows), K/32, rows]
+  GgmlType type;
+  int64_t rows_out;  // R
+};
+Int8Weight int8_weight(Graph& g, const GgufFile& f, const GgufTensorInfo& t, int64_t rows);
+
+// x @ w^T: f32 [n, R].
+Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w);
+
+}  // namespace tgc
