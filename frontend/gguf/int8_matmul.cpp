@@ -7,18 +7,34 @@
 namespace tgc {
 
 namespace {
-constexpr int64_t kBlock = 32;  // elements of a q4_0 / q8_0 block, and of an activation block
+constexpr int64_t kBlock = 32;  // elements of an activation block, and of a block of the int8 form
+constexpr int64_t kSuper = 256;  // elements of a q6_K super-block
 
-// Bytes of one block of each type: an f16 scale, then the quants.
-int64_t quant_words(GgmlType t) { return t == GgmlType::Q4_0 ? 4 : 8; }  // 16 or 32 bytes
-// What the stored bytes are offset by: q4_0 nibbles are q + 8, q8_0 bytes (stored xor 0x80) q + 128.
-int64_t quant_offset(GgmlType t) { return t == GgmlType::Q4_0 ? 8 : 128; }
+// Words of the int8 form per block of 32: q4_0 16 bytes of nibbles; q8_0 32 bytes; q6_K 16 bytes
+// of low nibbles and 8 of high bit pairs.
+int64_t quant_words(GgmlType t) { return t == GgmlType::Q4_0 ? 4 : t == GgmlType::Q8_0 ? 8 : 6; }
+// What the stored values are offset by: q4_0 nibbles are q + 8, q8_0 bytes (stored xor 0x80)
+// q + 128, q6_K's six bits q + 32.
+int64_t quant_offset(GgmlType t) { return t == GgmlType::Q4_0 ? 8 : t == GgmlType::Q8_0 ? 128 : 32; }
 
 Tensor last_slice(const Tensor& x, int64_t i) {
   std::vector<std::pair<int64_t, int64_t>> b;
   for (int64_t d : x.shape()) b.push_back({0, d});
   b.back() = {i, i + 1};
   return x.shrink(b);
+}
+
+// The 256 six-bit values (q + 32) of a q6_K super-block, in element order: element e's low
+// nibble is in ql (byte 64*(e/128) + e%32 + 32*(e/32%2), high half for e/64%2), its top two bits
+// in qh (byte 32*(e/128) + e%32, shifted by 2*(e/32%4)); its scale is scales[e/16].
+void q6k_values(const uint8_t* blk, uint8_t* u) {
+  const uint8_t *ql = blk, *qh = blk + 128;
+  for (int e = 0; e < kSuper; ++e) {
+    int half = e / 128, quarter = e % 128 / 32, l = e % 32;
+    uint8_t lo = ql[64 * half + l + 32 * (quarter % 2)] >> (4 * (quarter / 2)) & 15;
+    uint8_t hi = qh[32 * half + l] >> (2 * quarter) & 3;
+    u[e] = uint8_t(lo | hi << 4);
+  }
 }
 }  // namespace
 
@@ -34,32 +50,57 @@ Q8Activations quantize_q8(const Tensor& x) {
   Tensor bytes = q.bitwise(Op::And, q.scalar(255)).reshape({n, nb, 8, 4});
   Tensor words = last_slice(bytes, 0);
   for (int64_t k = 1; k < 4; ++k) words = words.bitwise(Op::Or, last_slice(bytes, k).bitwise(Op::Shl, q.scalar(double(8 * k))));
-  return {words.reshape({n, nb, 8}), d.cast(DType::F16).cast(DType::F32).reshape({n, nb}), q.sum({-1})};
+  return {words.reshape({n, nb, 8}), d.cast(DType::F16).cast(DType::F32).reshape({n, nb}), q.sum({-1}).reshape({n, nb}),
+          q.reshape({n, nb, 2, 16}).sum({-1}).reshape({n, nb, 2})};
 }
 
-bool int8_matmul_supported(GgmlType t) { return t == GgmlType::Q4_0 || t == GgmlType::Q8_0; }
+bool int8_matmul_supported(GgmlType t) { return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || t == GgmlType::Q6_K; }
 
 Int8Weight int8_weight(Graph& g, const GgufFile& f, const GgufTensorInfo& t, int64_t rows) {
-  check(int8_matmul_supported(t.type) && t.dims.size() == 2 && rows > 0, "int8_weight: a 2-d q4_0 or q8_0 tensor expected");
-  const int64_t block_bytes = ggml_type_info(uint32_t(t.type))->block_bytes, wpb = quant_words(t.type);
-  const int64_t K = t.dims[0], R = t.dims[1], nb = K / kBlock, groups = (R + rows - 1) / rows;
-  const uint8_t flip = t.type == GgmlType::Q8_0 ? 0x80 : 0;  // i8 -> u8 with offset 128
+  check(int8_matmul_supported(t.type) && t.dims.size() == 2 && rows > 0, "int8_weight: a 2-d q4_0, q8_0 or q6_K tensor expected");
+  const GgmlTypeInfo* info = ggml_type_info(uint32_t(t.type));
+  const int64_t wpb = quant_words(t.type), K = t.dims[0], R = t.dims[1], nb = K / kBlock, groups = (R + rows - 1) / rows;
+  const int64_t per_row = K / info->block_elems * info->block_bytes;
+  const bool q6k = t.type == GgmlType::Q6_K;
   std::shared_ptr<const Bytes> src = f.tensor_bytes(t);
-  HostTensor words(DType::U32, {groups, nb, wpb, rows}), scale(DType::F16, {groups, nb, rows});  // padding rows: zeros
+  // Padding rows stay zero (scale 0).
+  HostTensor words(DType::U32, {groups, nb, wpb, rows});
+  HostTensor scale(DType::F16, {groups, q6k ? nb / 8 : nb, rows}), sub_scale(DType::I8, {groups, nb, 2, rows});
+  auto word = [&](int64_t grp, int64_t b, int64_t j, int64_t lane) { return &words.bytes[size_t((((grp * nb + b) * wpb + j) * rows + lane) * 4)]; };
+  uint8_t u[kSuper];
   for (int64_t r = 0; r < R; ++r) {
-    int64_t grp = r / rows, lane = r % rows;
+    const int64_t grp = r / rows, lane = r % rows;
+    const uint8_t* row = src->data() + r * per_row;
     for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* blk = src->data() + (r * nb + b) * block_bytes;
-      std::memcpy(&scale.bytes[size_t(((grp * nb + b) * rows + lane) * 2)], blk, 2);
-      for (int64_t j = 0; j < wpb; ++j) {
-        uint8_t* w = &words.bytes[size_t((((grp * nb + b) * wpb + j) * rows + lane) * 4)];
-        for (int64_t k = 0; k < 4; ++k) w[k] = uint8_t(blk[2 + 4 * j + k] ^ flip);
+      if (!q6k) {
+        const uint8_t* blk = row + b * info->block_bytes;
+        std::memcpy(&scale.bytes[size_t(((grp * nb + b) * rows + lane) * 2)], blk, 2);
+        const uint8_t flip = t.type == GgmlType::Q8_0 ? 0x80 : 0;  // i8 -> u8 with offset 128
+        for (int64_t j = 0; j < wpb; ++j)
+          for (int64_t k = 0; k < 4; ++k) word(grp, b, j, lane)[k] = uint8_t(blk[2 + 4 * j + k] ^ flip);
+        continue;
       }
+      const uint8_t* blk = row + b / 8 * info->block_bytes;
+      if (b % 8 == 0) {
+        q6k_values(blk, u);
+        std::memcpy(&scale.bytes[size_t(((grp * nb / 8 + b / 8) * rows + lane) * 2)], blk + 208, 2);
+      }
+      const uint8_t* v = u + b % 8 * kBlock;
+      for (int64_t h = 0; h < 2; ++h) sub_scale.bytes[size_t(((grp * nb + b) * 2 + h) * rows + lane)] = blk[192 + (b % 8) * 2 + h];
+      // Low nibbles as q4_0 packs them (byte i: elements i and i + 16); words 4 and 5 the top
+      // bit pairs, byte k of word m holding elements 8m+k, 8m+4+k, 16+8m+k, 20+8m+k.
+      for (int64_t j = 0; j < 4; ++j)
+        for (int64_t k = 0; k < 4; ++k) word(grp, b, j, lane)[k] = uint8_t((v[4 * j + k] & 15) | (v[16 + 4 * j + k] & 15) << 4);
+      for (int64_t m = 0; m < 2; ++m)
+        for (int64_t k = 0; k < 4; ++k)
+          word(grp, b, 4 + m, lane)[k] = uint8_t(v[8 * m + k] >> 4 | (v[8 * m + 4 + k] >> 4) << 2 | (v[16 + 8 * m + k] >> 4) << 4 |
+                                                 (v[20 + 8 * m + k] >> 4) << 6);
     }
   }
-  Tensor w = Tensor::weight(g, t.name + ".int8", std::move(words));
-  Tensor s = Tensor::weight(g, t.name + ".int8_scale", std::move(scale));
-  return {w, s, t.type, R};
+  Int8Weight w{Tensor::weight(g, t.name + ".int8", std::move(words)), Tensor::weight(g, t.name + ".int8_scale", std::move(scale)),
+               Tensor(), t.type, R};
+  if (q6k) w.sub_scale = Tensor::weight(g, t.name + ".int8_subscale", std::move(sub_scale));
+  return w;
 }
 
 Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
@@ -68,21 +109,42 @@ Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
   // One word of every row tile and block: [1, groups, nb, rows]; of every token and block: [n, 1, nb, 1].
   auto weight_word = [&](int64_t j) { return w.words.shrink({{0, groups}, {0, nb}, {j, j + 1}, {0, rows}}).reshape({1, groups, nb, rows}); };
   auto act_word = [&](int64_t j) { return last_slice(x.words, j).reshape({n, 1, nb, 1}); };
+  auto per_block = [&](const Tensor& t) { return t.reshape({n, 1, nb, 1}); };
+  const double offset = double(quant_offset(w.type));
   // Two chains of DOT4s per block, each half the dependent latency.
   Tensor zero = Tensor::full(x.words.graph(), {1, 1, 1, 1}, 0, DType::I32), acc[2] = {zero, zero};
-  if (w.type == GgmlType::Q4_0) {
-    // Byte i of the block holds element i (low nibble) and element i + 16 (high nibble).
-    for (int64_t j = 0; j < 4; ++j) {
-      Tensor word = weight_word(j), mask = word.scalar(0x0F0F0F0F);
-      acc[0] = Tensor::dot4(word.bitwise(Op::And, mask), act_word(j), acc[0]);
-      acc[1] = Tensor::dot4(word.bitwise(Op::Shr, word.scalar(4)).bitwise(Op::And, mask), act_word(4 + j), acc[1]);
-    }
-  } else {
+  Tensor exact, scale;  // the block's i32 dot product of q's; what it is scaled by
+  if (w.type == GgmlType::Q8_0) {
     for (int64_t j = 0; j < 8; ++j) acc[j % 2] = Tensor::dot4(weight_word(j), act_word(j), acc[j % 2]);
+    exact = acc[0] + acc[1] - per_block(x.sum) * offset;
+  } else {
+    // Byte i of a word group holds element i (low nibble) and element i + 16 (high nibble): chain
+    // h sums elements 16h..16h+15.
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t h = 0; h < 2; ++h) {
+        Tensor word = weight_word(j);
+        Tensor v = (h ? word.bitwise(Op::Shr, word.scalar(4)) : word).bitwise(Op::And, word.scalar(0x0F0F0F0F));
+        if (w.type == GgmlType::Q6_K) {  // the top bit pairs (int8_weight's layout)
+          Tensor top = weight_word(4 + j / 2);
+          top = top.bitwise(Op::Shr, top.scalar(double(2 * (j % 2 + 2 * h)))).bitwise(Op::And, top.scalar(0x03030303));
+          v = v.bitwise(Op::Or, top.bitwise(Op::Shl, top.scalar(4)));
+        }
+        acc[h] = Tensor::dot4(v, act_word(4 * h + j), acc[h]);
+      }
+    if (w.type == GgmlType::Q4_0) {
+      exact = acc[0] + acc[1] - per_block(x.sum) * offset;
+    } else {  // q6_K: each half of the block has a scale of its own
+      auto sum_half = [&](int64_t h) { return last_slice(x.sum16, h).reshape({n, 1, nb, 1}); };
+      auto scale_half = [&](int64_t h) {
+        return w.sub_scale.shrink({{0, groups}, {0, nb}, {h, h + 1}, {0, rows}}).reshape({1, groups, nb, rows}).cast(DType::I32);
+      };
+      exact = (acc[0] - sum_half(0) * offset) * scale_half(0) + (acc[1] - sum_half(1) * offset) * scale_half(1);
+    }
   }
-  // The block's dot product of q's, exact in i32.
-  Tensor exact = acc[0] + acc[1] - x.sum.reshape({n, 1, nb, 1}) * double(quant_offset(w.type));
-  Tensor scale = w.scale.cast(DType::F32).reshape({1, groups, nb, rows}) * x.scale.reshape({n, 1, nb, 1});
+  Tensor wscale = w.scale.cast(DType::F32);
+  if (w.type == GgmlType::Q6_K)  // one d per super-block of 8 blocks
+    wscale = wscale.reshape({groups, nb / 8, 1, rows}).expand({groups, nb / 8, 8, rows}).reshape({groups, nb, rows});
+  scale = wscale.reshape({1, groups, nb, rows}) * per_block(x.scale);
   // Stored as [n, groups, rows]: the kernel keeps the row tile as an axis of its own (vector lanes).
   Tensor out = (scale * exact.cast(DType::F32)).sum({2}).contiguous().reshape({n, groups * rows});
   return out.shrink({{0, n}, {0, w.rows_out}});
