@@ -89,6 +89,7 @@ const std::vector<OpCase>& op_cases() {
          Tensor x = b.input({8}, -5, 5, DType::I32), y = b.input({8}, 1, 5, DType::I32);
          return (x + y) * y - x.mod(y) + x.fmod(y);
        }},
+      {"div_exact", [](Builder& b) { return b.input({10}).div_exact(b.input({10}, 0.5f, 2)); }},
       {"max_min", [](Builder& b) { Tensor x = b.input({10}), y = b.input({10}); return x.maximum(y) - x.minimum(y); }},
       {"compare_where", [](Builder& b) {
          Tensor x = b.input({12}), y = b.input({12});

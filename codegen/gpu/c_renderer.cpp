@@ -246,7 +246,9 @@ class CRenderer {
       case Op::Max: return d_.call(f ? CFunction::FloatMax : CFunction::IntMax, {s(0), s(1)});
       // The 0 in the operands' type, as for identities.
       case Op::Mod: return f ? d_.call(CFunction::FloatMod, {s(0), s(1)}) : "(" + s(1) + " == 0 ? " + d_.zero(reg(t)) + " : " + s(0) + " % " + s(1) + ")";
-      case Op::IDiv: return "(" + s(1) + " == 0 ? " + d_.zero(reg(t)) + " : " + s(0) + " / " + s(1) + ")";
+      case Op::IDiv:  // floats: Tensor::div_exact, IEEE division
+        if (f) return "(" + s(0) + " / " + s(1) + ")";
+        return "(" + s(1) + " == 0 ? " + d_.zero(reg(t)) + " : " + s(0) + " / " + s(1) + ")";
       case Op::CmpLt: return "(" + s(0) + " < " + s(1) + ")";
       case Op::CmpNe: return "(" + s(0) + " != " + s(1) + ")";
       case Op::And: return "(" + s(0) + (t == DType::Bool ? " && " : " & ") + s(1) + ")";
