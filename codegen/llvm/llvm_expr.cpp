@@ -1,5 +1,6 @@
 #include "codegen/llvm/llvm_expr.h"
 
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/IntrinsicsX86.h>
 
 #include <cmath>
@@ -146,24 +147,10 @@ Value* LlvmExprEmitter::dot4(Value* a, Value* b, Value* acc) {
   unsigned bits = 32 * w, widest = int8_dot_ == Int8Dot::Avx512Vnni ? 512 : int8_dot_ == Int8Dot::AvxVnni ? 256 : 0;
   if (vt && widest && bits > widest && bits % widest == 0) {  // register-sized pieces, joined again
     unsigned n = widest / 32;
-    auto piece = [&](Value* v, unsigned at) {
-      llvm::SmallVector<int, 16> pick;
-      for (unsigned i = 0; i < n; ++i) pick.push_back(int(at + i));
-      return b_.CreateShuffleVector(v, pick);
-    };
+    auto piece = [&](Value* v, unsigned at) { return b_.CreateShuffleVector(v, llvm::createSequentialMask(at, n, 0)); };
     std::vector<Value*> parts;
     for (unsigned at = 0; at < w; at += n) parts.push_back(dot4(piece(a, at), piece(b, at), piece(acc, at)));
-    while (parts.size() > 1) {  // concatenate pairwise
-      std::vector<Value*> joined;
-      for (size_t i = 0; i < parts.size(); i += 2) {
-        llvm::SmallVector<int, 64> all;
-        unsigned len = llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements();
-        for (unsigned j = 0; j < 2 * len; ++j) all.push_back(int(j));
-        joined.push_back(b_.CreateShuffleVector(parts[i], parts[i + 1], all));
-      }
-      parts = std::move(joined);
-    }
-    return parts[0];
+    return llvm::concatenateVectors(b_, parts);
   }
   if (vt && widest && bits >= 128 && bits <= widest) {
     // One intrinsic family for both encodings: AVX-VNNI selects the VEX form.
