@@ -4,7 +4,10 @@
 #                                              blocks (every bit pattern of the quants) with
 #                                              random finite f16 scales
 #   gguf_dequant_check.py check FILE.gguf DIR  DIR/{interp,cpu}/NAME.npy (tests/gguf_dequant.cpp)
-#                                              must equal gguf-py's dequantize bit for bit
+#                                              must equal gguf-py's dequantize bit for bit, and
+#                                              NAME.int8 (the int8 matmul of q8_0 activations
+#                                              NAME.act_*) the product of the dequantized
+#                                              operands up to f32 rounding
 # Needs PYTHONPATH=<llama.cpp>/gguf-py.
 import sys
 import numpy as np
@@ -47,7 +50,21 @@ def check(path, d):
                 print(f'FAIL {t.name} ({where}): {np.sum(got != want) if got.shape == want.shape else "-"} of {want.size} values differ, max |diff| {diff}')
             else:
                 print(f'ok   {t.name} ({where}): {want.size} values equal gguf-py bit for bit')
+            bad += check_int8(d, where, t.name, want)
     sys.exit(1 if bad else 0)
+
+def check_int8(d, where, name, w):
+    import os
+    if not os.path.exists(f'{d}/{where}/{name}.int8.npy'):
+        return 0
+    got = np.load(f'{d}/{where}/{name}.int8.npy').astype(np.float64)
+    q = np.load(f'{d}/{where}/{name}.act_words.npy').view(np.int8).astype(np.float64)  # [n, nb, 32]
+    a = (q * np.load(f'{d}/{where}/{name}.act_scale.npy')[:, :, None]).reshape(got.shape[0], -1)
+    want = a @ w.astype(np.float64).T
+    err = np.abs(got - want).max() / (np.abs(a) @ np.abs(w.astype(np.float64)).T).max()
+    ok = got.shape == want.shape and err < 1e-6
+    print(f'{"ok  " if ok else "FAIL"} {name}.int8 ({where}): int8 matmul vs the dequantized product, max |diff| / max sum|terms| {err:.2e}')
+    return 0 if ok else 1
 
 if sys.argv[1] == 'make': make(sys.argv[2])
 else: check(sys.argv[2], sys.argv[3])

@@ -8,14 +8,24 @@ namespace tgc {
 
 namespace {
 constexpr int64_t kBlock = 32;  // elements of an activation block, and of a block of the int8 form
-constexpr int64_t kSuper = 256;  // elements of a q6_K super-block
+constexpr int64_t kSuper = 256;  // elements of a K-quant super-block
 
-// Words of the int8 form per block of 32: q4_0 16 bytes of nibbles; q8_0 32 bytes; q6_K 16 bytes
-// of low nibbles and 8 of high bit pairs.
-int64_t quant_words(GgmlType t) { return t == GgmlType::Q4_0 ? 4 : t == GgmlType::Q8_0 ? 8 : 6; }
+bool k_quant(GgmlType t) { return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K; }
+// Bits of a value above its low nibble: q5_K 1, q6_K 2.
+int64_t top_bits(GgmlType t) { return t == GgmlType::Q5_K ? 1 : t == GgmlType::Q6_K ? 2 : 0; }
+// Words of the int8 form per block of 32: q8_0 32 bytes; the others 16 bytes of low nibbles, then
+// the top bits (q5_K one word, q6_K two).
+int64_t quant_words(GgmlType t) { return t == GgmlType::Q8_0 ? 8 : 4 + top_bits(t); }
 // What the stored values are offset by: q4_0 nibbles are q + 8, q8_0 bytes (stored xor 0x80)
-// q + 128, q6_K's six bits q + 32.
-int64_t quant_offset(GgmlType t) { return t == GgmlType::Q4_0 ? 8 : t == GgmlType::Q8_0 ? 128 : 32; }
+// q + 128, q6_K's six bits q + 32. q4_K and q5_K store q as it is (their offset is the min).
+int64_t quant_offset(GgmlType t) {
+  switch (t) {
+    case GgmlType::Q4_0: return 8;
+    case GgmlType::Q8_0: return 128;
+    case GgmlType::Q6_K: return 32;
+    default: return 0;
+  }
+}
 
 Tensor last_slice(const Tensor& x, int64_t i) {
   std::vector<std::pair<int64_t, int64_t>> b;
@@ -24,16 +34,33 @@ Tensor last_slice(const Tensor& x, int64_t i) {
   return x.shrink(b);
 }
 
-// The 256 six-bit values (q + 32) of a q6_K super-block, in element order: element e's low
-// nibble is in ql (byte 64*(e/128) + e%32 + 32*(e/32%2), high half for e/64%2), its top two bits
-// in qh (byte 32*(e/128) + e%32, shifted by 2*(e/32%4)); its scale is scales[e/16].
-void q6k_values(const uint8_t* blk, uint8_t* u) {
-  const uint8_t *ql = blk, *qh = blk + 128;
+// The 256 unsigned values of a K-quant super-block, in element order, and its 8 or 16 sub-block
+// scales (q4_K/q5_K: 8 pairs of six-bit scale and min; q6_K: 16 i8 scales, one per 16 elements).
+// q6_K: element e's low nibble is in ql (byte 64*(e/128) + e%32 + 32*(e/32%2), high half for
+// e/64%2), its top two bits in qh (byte 32*(e/128) + e%32, shifted by 2*(e/32%4)).
+// q4_K/q5_K: sub-block s's nibbles are in qs (byte 32*(s/2) + e%32, high half for odd s); q5_K's
+// fifth bit is bit s of qh byte e%32.
+void k_values(GgmlType t, const uint8_t* blk, uint8_t* u, uint8_t* scales) {
+  if (t == GgmlType::Q6_K) {
+    const uint8_t *ql = blk, *qh = blk + 128;
+    for (int e = 0; e < kSuper; ++e) {
+      int half = e / 128, quarter = e % 128 / 32, l = e % 32;
+      uint8_t lo = ql[64 * half + l + 32 * (quarter % 2)] >> (4 * (quarter / 2)) & 15;
+      uint8_t hi = qh[32 * half + l] >> (2 * quarter) & 3;
+      u[e] = uint8_t(lo | hi << 4);
+    }
+    std::memcpy(scales, blk + 192, 16);
+    return;
+  }
+  const uint8_t *sm = blk + 4, *qs = blk + (t == GgmlType::Q5_K ? 48 : 16), *qh = blk + 16;
   for (int e = 0; e < kSuper; ++e) {
-    int half = e / 128, quarter = e % 128 / 32, l = e % 32;
-    uint8_t lo = ql[64 * half + l + 32 * (quarter % 2)] >> (4 * (quarter / 2)) & 15;
-    uint8_t hi = qh[32 * half + l] >> (2 * quarter) & 3;
-    u[e] = uint8_t(lo | hi << 4);
+    int s = e / 32, l = e % 32;
+    u[e] = uint8_t(qs[32 * (s / 2) + l] >> (4 * (s % 2)) & 15);
+    if (t == GgmlType::Q5_K) u[e] |= uint8_t((qh[l] >> s & 1) << 4);
+  }
+  for (int s = 0; s < 8; ++s) {  // llama.cpp's get_scale_min_k4
+    scales[2 * s] = s < 4 ? sm[s] & 63 : uint8_t((sm[s + 4] & 15) | (sm[s - 4] >> 6) << 4);
+    scales[2 * s + 1] = s < 4 ? sm[s + 4] & 63 : uint8_t((sm[s + 4] >> 4) | (sm[s] >> 6) << 4);
   }
 }
 }  // namespace
@@ -54,25 +81,28 @@ Q8Activations quantize_q8(const Tensor& x) {
           q.reshape({n, nb, 2, 16}).sum({-1}).reshape({n, nb, 2})};
 }
 
-bool int8_matmul_supported(GgmlType t) { return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || t == GgmlType::Q6_K; }
+bool int8_matmul_supported(GgmlType t) { return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || k_quant(t); }
 
 Int8Weight int8_weight(Graph& g, const GgufFile& f, const GgufTensorInfo& t, int64_t rows) {
-  check(int8_matmul_supported(t.type) && t.dims.size() == 2 && rows > 0, "int8_weight: a 2-d q4_0, q8_0 or q6_K tensor expected");
+  check(int8_matmul_supported(t.type) && t.dims.size() == 2 && rows > 0,
+        "int8_weight: a 2-d q4_0, q8_0, q4_K, q5_K or q6_K tensor expected");
   const GgmlTypeInfo* info = ggml_type_info(uint32_t(t.type));
   const int64_t wpb = quant_words(t.type), K = t.dims[0], R = t.dims[1], nb = K / kBlock, groups = (R + rows - 1) / rows;
-  const int64_t per_row = K / info->block_elems * info->block_bytes;
-  const bool q6k = t.type == GgmlType::Q6_K;
+  const int64_t per_row = K / info->block_elems * info->block_bytes, bits = top_bits(t.type);
+  const bool kq = k_quant(t.type);
   std::shared_ptr<const Bytes> src = f.tensor_bytes(t);
   // Padding rows stay zero (scale 0).
   HostTensor words(DType::U32, {groups, nb, wpb, rows});
-  HostTensor scale(DType::F16, {groups, q6k ? nb / 8 : nb, rows}), sub_scale(DType::I8, {groups, nb, 2, rows});
+  HostTensor scale(DType::F16, {groups, kq ? nb / 8 : nb, rows}), min_scale(DType::F16, {groups, nb / 8, rows});
+  HostTensor sub_scale(DType::I8, {groups, nb, 2, rows});
   auto word = [&](int64_t grp, int64_t b, int64_t j, int64_t lane) { return &words.bytes[size_t((((grp * nb + b) * wpb + j) * rows + lane) * 4)]; };
-  uint8_t u[kSuper];
+  auto per_super = [&](HostTensor& h, int64_t grp, int64_t b, int64_t lane) { return &h.bytes[size_t(((grp * nb / 8 + b / 8) * rows + lane) * 2)]; };
+  uint8_t u[kSuper], scales[16];
   for (int64_t r = 0; r < R; ++r) {
     const int64_t grp = r / rows, lane = r % rows;
     const uint8_t* row = src->data() + r * per_row;
     for (int64_t b = 0; b < nb; ++b) {
-      if (!q6k) {
+      if (!kq) {
         const uint8_t* blk = row + b * info->block_bytes;
         std::memcpy(&scale.bytes[size_t(((grp * nb + b) * rows + lane) * 2)], blk, 2);
         const uint8_t flip = t.type == GgmlType::Q8_0 ? 0x80 : 0;  // i8 -> u8 with offset 128
@@ -82,24 +112,28 @@ Int8Weight int8_weight(Graph& g, const GgufFile& f, const GgufTensorInfo& t, int
       }
       const uint8_t* blk = row + b / 8 * info->block_bytes;
       if (b % 8 == 0) {
-        q6k_values(blk, u);
-        std::memcpy(&scale.bytes[size_t(((grp * nb / 8 + b / 8) * rows + lane) * 2)], blk + 208, 2);
+        k_values(t.type, blk, u, scales);
+        std::memcpy(per_super(scale, grp, b, lane), blk + (t.type == GgmlType::Q6_K ? 208 : 0), 2);
+        if (t.type != GgmlType::Q6_K) std::memcpy(per_super(min_scale, grp, b, lane), blk + 2, 2);
       }
       const uint8_t* v = u + b % 8 * kBlock;
-      for (int64_t h = 0; h < 2; ++h) sub_scale.bytes[size_t(((grp * nb + b) * 2 + h) * rows + lane)] = blk[192 + (b % 8) * 2 + h];
-      // Low nibbles as q4_0 packs them (byte i: elements i and i + 16); words 4 and 5 the top
-      // bit pairs, byte k of word m holding elements 8m+k, 8m+4+k, 16+8m+k, 20+8m+k.
+      for (int64_t h = 0; h < 2; ++h) sub_scale.bytes[size_t(((grp * nb + b) * 2 + h) * rows + lane)] = scales[(b % 8) * 2 + h];
+      // Low nibbles as q4_0 packs them (byte k of word j: elements 4j+k and 16+4j+k). The top bits
+      // of element 16h+4j+k are slot s = j+4h of byte k: word 4 + s / (8/bits), shifted by
+      // bits * (s % (8/bits)).
       for (int64_t j = 0; j < 4; ++j)
         for (int64_t k = 0; k < 4; ++k) word(grp, b, j, lane)[k] = uint8_t((v[4 * j + k] & 15) | (v[16 + 4 * j + k] & 15) << 4);
-      for (int64_t m = 0; m < 2; ++m)
+      for (int64_t s = 0; bits && s < 8; ++s) {
+        const int64_t per_byte = 8 / bits, j = s % 4, h = s / 4;
         for (int64_t k = 0; k < 4; ++k)
-          word(grp, b, 4 + m, lane)[k] = uint8_t(v[8 * m + k] >> 4 | (v[8 * m + 4 + k] >> 4) << 2 | (v[16 + 8 * m + k] >> 4) << 4 |
-                                                 (v[20 + 8 * m + k] >> 4) << 6);
+          word(grp, b, 4 + s / per_byte, lane)[k] |= uint8_t((v[16 * h + 4 * j + k] >> 4) << (bits * (s % per_byte)));
+      }
     }
   }
   Int8Weight w{Tensor::weight(g, t.name + ".int8", std::move(words)), Tensor::weight(g, t.name + ".int8_scale", std::move(scale)),
-               Tensor(), t.type, R};
-  if (q6k) w.sub_scale = Tensor::weight(g, t.name + ".int8_subscale", std::move(sub_scale));
+               Tensor(), Tensor(), t.type, R};
+  if (kq) w.sub_scale = Tensor::weight(g, t.name + ".int8_subscale", std::move(sub_scale));
+  if (kq && t.type != GgmlType::Q6_K) w.min_scale = Tensor::weight(g, t.name + ".int8_minscale", std::move(min_scale));
   return w;
 }
 
@@ -110,43 +144,56 @@ Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
   auto weight_word = [&](int64_t j) { return w.words.shrink({{0, groups}, {0, nb}, {j, j + 1}, {0, rows}}).reshape({1, groups, nb, rows}); };
   auto act_word = [&](int64_t j) { return last_slice(x.words, j).reshape({n, 1, nb, 1}); };
   auto per_block = [&](const Tensor& t) { return t.reshape({n, 1, nb, 1}); };
+  auto sub_scale = [&](int64_t h) {
+    return w.sub_scale.shrink({{0, groups}, {0, nb}, {h, h + 1}, {0, rows}}).reshape({1, groups, nb, rows}).cast(DType::I32);
+  };
+  // f16 per super-block of 8 blocks -> f32 per block: [1, groups, nb, rows].
+  auto per_super = [&](const Tensor& s) {
+    return s.cast(DType::F32).reshape({groups, nb / 8, 1, rows}).expand({groups, nb / 8, 8, rows}).reshape({1, groups, nb, rows});
+  };
   const double offset = double(quant_offset(w.type));
+  const int64_t bits = top_bits(w.type);
   // Two chains of DOT4s per block, each half the dependent latency.
   Tensor zero = Tensor::full(x.words.graph(), {1, 1, 1, 1}, 0, DType::I32), acc[2] = {zero, zero};
-  Tensor exact, scale;  // the block's i32 dot product of q's; what it is scaled by
   if (w.type == GgmlType::Q8_0) {
     for (int64_t j = 0; j < 8; ++j) acc[j % 2] = Tensor::dot4(weight_word(j), act_word(j), acc[j % 2]);
-    exact = acc[0] + acc[1] - per_block(x.sum) * offset;
   } else {
-    // Byte i of a word group holds element i (low nibble) and element i + 16 (high nibble): chain
+    // Byte k of word j holds element 4j+k (low nibble) and element 16+4j+k (high nibble): chain
     // h sums elements 16h..16h+15.
     for (int64_t j = 0; j < 4; ++j)
       for (int64_t h = 0; h < 2; ++h) {
         Tensor word = weight_word(j);
         Tensor v = (h ? word.bitwise(Op::Shr, word.scalar(4)) : word).bitwise(Op::And, word.scalar(0x0F0F0F0F));
-        if (w.type == GgmlType::Q6_K) {  // the top bit pairs (int8_weight's layout)
-          Tensor top = weight_word(4 + j / 2);
-          top = top.bitwise(Op::Shr, top.scalar(double(2 * (j % 2 + 2 * h)))).bitwise(Op::And, top.scalar(0x03030303));
+        if (bits) {  // the top bits (int8_weight's layout)
+          const int64_t s = j + 4 * h, per_byte = 8 / bits;
+          Tensor top = weight_word(4 + s / per_byte);
+          top = top.bitwise(Op::Shr, top.scalar(double(bits * (s % per_byte)))).bitwise(Op::And, top.scalar(bits == 1 ? 0x01010101 : 0x03030303));
           v = v.bitwise(Op::Or, top.bitwise(Op::Shl, top.scalar(4)));
         }
         acc[h] = Tensor::dot4(v, act_word(4 * h + j), acc[h]);
       }
-    if (w.type == GgmlType::Q4_0) {
-      exact = acc[0] + acc[1] - per_block(x.sum) * offset;
-    } else {  // q6_K: each half of the block has a scale of its own
+  }
+  Tensor a_scale = per_block(x.scale), terms;
+  switch (w.type) {
+    case GgmlType::Q8_0: case GgmlType::Q4_0: {
+      Tensor exact = acc[0] + acc[1] - per_block(x.sum) * offset;
+      terms = w.scale.cast(DType::F32).reshape({1, groups, nb, rows}) * a_scale * exact.cast(DType::F32);
+      break;
+    }
+    case GgmlType::Q6_K: {  // each half of the block has a scale of its own
       auto sum_half = [&](int64_t h) { return last_slice(x.sum16, h).reshape({n, 1, nb, 1}); };
-      auto scale_half = [&](int64_t h) {
-        return w.sub_scale.shrink({{0, groups}, {0, nb}, {h, h + 1}, {0, rows}}).reshape({1, groups, nb, rows}).cast(DType::I32);
-      };
-      exact = (acc[0] - sum_half(0) * offset) * scale_half(0) + (acc[1] - sum_half(1) * offset) * scale_half(1);
+      Tensor exact = (acc[0] - sum_half(0) * offset) * sub_scale(0) + (acc[1] - sum_half(1) * offset) * sub_scale(1);
+      terms = per_super(w.scale) * a_scale * exact.cast(DType::F32);
+      break;
+    }
+    default: {  // q4_K, q5_K: d * scale * q - dmin * min
+      Tensor exact = (acc[0] + acc[1]) * sub_scale(0), mins = per_block(x.sum) * sub_scale(1);
+      terms = (per_super(w.scale) * exact.cast(DType::F32) - per_super(w.min_scale) * mins.cast(DType::F32)) * a_scale;
+      break;
     }
   }
-  Tensor wscale = w.scale.cast(DType::F32);
-  if (w.type == GgmlType::Q6_K)  // one d per super-block of 8 blocks
-    wscale = wscale.reshape({groups, nb / 8, 1, rows}).expand({groups, nb / 8, 8, rows}).reshape({groups, nb, rows});
-  scale = wscale.reshape({1, groups, nb, rows}) * per_block(x.scale);
   // Stored as [n, groups, rows]: the kernel keeps the row tile as an axis of its own (vector lanes).
-  Tensor out = (scale * exact.cast(DType::F32)).sum({2}).contiguous().reshape({n, groups * rows});
+  Tensor out = terms.sum({2}).contiguous().reshape({n, groups * rows});
   return out.shrink({{0, n}, {0, w.rows_out}});
 }
 

@@ -39,7 +39,7 @@ struct KvCache {
 // logits [n, n_vocab] of the tokens [n] (i32). Without a cache: a prefill at positions 0..n-1,
 // `positions` being the length of the rope and mask tables (>= n; a run-time token count keeps
 // them at its maximum). With one: positions pos..pos+n-1, attending to the cache's earlier rows
-// too (`positions`: the maximum token count). int8_rows > 0: q4_0/q8_0/q6_K matmuls as int8 dot
+// too (`positions`: the maximum token count). int8_rows > 0: q4_0/q8_0/q4_K/q5_K/q6_K matmuls as int8 dot
 // products over q8_0 activations, in register tiles of that many rows (int8_matmul.h).
 Tensor llama_forward(Graph& g, const GgufFile& f, const LlamaParams& p, const Tensor& tokens, int64_t positions,
                      const KvCache* cache = nullptr, int64_t int8_rows = 0);
