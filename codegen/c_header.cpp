@@ -56,7 +56,9 @@ std::string header_text(const std::string& name, const Model& m) {
   if (!m.batch_dim.empty())
     h += " * -1 is the batch size '" + m.batch_dim + "', bound at run time by " + n + "_set_input_shape (default 1).\n";
   for (const UOp* v : m.graph->vars())
-    if (v->var().name != m.kv_length_var)
+    if (v->var().name == m.logit_rows_var)
+      h += " * -1 of '" + m.outputs[0].name + "' is its row count: the token count of the last eval, or 1 (" + n + "_all_logits).\n";
+    else if (v->var().name != m.kv_length_var)
       h += " * -1 is a run-time dim: '" + v->var().name + "' (1 to " + std::to_string(v->var().max) + ", default " +
            std::to_string(v->var().max) + "), bound by " + n + "_set_input_shape.\n";
   h += " */\nenum { " + n + "_NUM_INPUTS = " + std::to_string(m.inputs.size()) + ", " + n + "_NUM_OUTPUTS = " + std::to_string(m.outputs.size()) + " };\n\n";
@@ -103,6 +105,10 @@ std::string header_text(const std::string& name, const Model& m) {
          " * eval; last_logits is the last row, the one that predicts the next token. */\n";
     h += "const float* " + n + "_logits(const " + n + "_model* m, int64_t* n_rows);\n";
     h += "const float* " + n + "_last_logits(const " + n + "_model* m);\n";
+    if (!m.logit_rows_var.empty())
+      h += "/* all = 1 (the default): logits of every token an eval runs; 0: of its last one only (*n_rows = 1),\n"
+           " * all that sampling needs, and a prefill then skips the output projection of the others. 0 or -1. */\n"
+           "int " + n + "_all_logits(" + n + "_model* m, int all);\n";
     h += "/* llama.cpp's sampler chain: top_k, then top_p, then min_p, then temp, then a random draw; temp <= 0 is\n"
          " * greedy (the argmax). top_k <= 0, top_p >= 1 and min_p <= 0 turn their stage off. */\n";
     // laid out as runtime-stub/sample.h's tgc_sampling, which NAME_sample passes it on as

@@ -110,10 +110,15 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
   std::vector<llvm::Constant*> var_names;
   std::vector<int64_t> var_max;
   for (const UOp* v : g.vars()) var_names.push_back(d.str(v->var().name)), var_max.push_back(v->var().max);
-  std::vector<int32_t> kv_position;  // {length VAR, count input}
-  for (const UOp* v : g.vars())
+  std::vector<int32_t> kv_position;  // {length VAR, count input, logit rows VAR or -1}
+  int32_t logit_rows = -1;
+  for (const UOp* v : g.vars()) {
     if (v->var().name == m.kv_length_var) kv_position = {int32_t(g.var_slot(v)), int32_t(m.kv_count_input)};
+    if (v->var().name == m.logit_rows_var) logit_rows = int32_t(g.var_slot(v));
+  }
   if (!m.kv_length_var.empty() && kv_position.empty()) throw Error("internal error: KV length dim '" + m.kv_length_var + "' is not a VAR");
+  if (!m.logit_rows_var.empty() && logit_rows < 0) throw Error("internal error: logit rows dim '" + m.logit_rows_var + "' is not a VAR");
+  if (!kv_position.empty()) kv_position.push_back(logit_rows);
   llvm::Constant* vocab = d.null();
   if (m.vocab) {
     const Vocab& v = *m.vocab;
@@ -187,6 +192,7 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
       forward("_eval", "tgc_llm_eval", i32, {ptr, ptr, i64});
       forward("_logits", "tgc_llm_logits", ptr, {ptr, ptr}, {d.null()});  // n_vocab: NAME_N_VOCAB
       forward("_last_logits", "tgc_llm_last_logits", ptr, {ptr});
+      if (logit_rows >= 0) forward("_all_logits", "tgc_llm_all_logits", i32, {ptr, i32});
       forward("_sample", "tgc_llm_sample", i32, {ptr, ptr, ptr});
     }
     if (m.vocab) {

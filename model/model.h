@@ -45,6 +45,10 @@ struct Model {
   // kv_count_input); empty without one.
   std::string kv_length_var;
   int kv_count_input = 0;
+  // With a KV cache: the VAR of output 0's row count (a language model's logits), bound by the
+  // runtime to the token count (every row) or 1 (the last row: a prefill skips the head for the
+  // others); empty without one.
+  std::string logit_rows_var;
   // The tokenizer the artifact carries (GGUF files with a SentencePiece-style vocabulary).
   std::optional<Vocab> vocab;
 

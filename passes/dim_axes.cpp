@@ -64,6 +64,10 @@ struct Traces {
       work.pop_back();
       auto [it, fresh] = twin.try_emplace(a, b);
       auto [back, fresh_b] = twin_of_b.try_emplace(b, a);
+      // What is computed from constants alone is one node wherever its shape is the same: where
+      // two dims are equal in one trace (a run-time dim at its bound and another at the same
+      // size), it may pair with two nodes of the other. Its extents are its consumers' business.
+      if (it->second != b && whole_cuts && constant_only(a)) continue;
       if (it->second != b || back->second != a) fail(a, "is built differently at sizes " + sizes());
       if (!fresh) continue;
       if (whole_cuts && a->op == Op::Buffer && b->op == Op::Shrink && b->src[0]->op == Op::Buffer) continue;
@@ -83,6 +87,20 @@ struct Traces {
   }
 
   std::string sizes() const { return std::to_string(size_a) + " and " + std::to_string(size_b); }
+
+  // Whether no buffer, VAR or state feeds u (a walk, not recursion: graphs can be deep).
+  static bool constant_only(const UOp* u) {
+    std::vector<const UOp*> stack{u};
+    std::unordered_map<const UOp*, bool> seen;
+    while (!stack.empty()) {
+      const UOp* x = stack.back();
+      stack.pop_back();
+      if (x->op == Op::Buffer || x->op == Op::Var || x->op == Op::Assign) return false;
+      for (const UOp* s : x->src)
+        if (!seen[s]) seen[s] = true, stack.push_back(s);
+    }
+    return true;
+  }
 };
 
 // The batch's rules (see batch_axes in the header).

@@ -26,12 +26,14 @@ int64_t tgc_bound_nbytes(const tgc_model* m, int32_t i) {
   return n;
 }
 
-/* Dense storage of every input/output with run-time dims at the current sizes (zeroed). */
+/* Dense storage of every input/output with run-time dims at the current sizes (zeroed where the
+ * size changed; the rest, inputs already written among them, is kept). */
 static int alloc_dense(tgc_model* m) {
   const tgc_model_desc* d = m->desc;
   for (int32_t i = 0; i < d->num_buffers; ++i) {
     if (!has_vars(&d->buffers[i])) continue;
     int64_t n = tgc_bound_nbytes(m, i);
+    if (m->dense[i] && m->dense_nbytes[i] == n) continue;
     void* p = calloc(1, (size_t)(n > 0 ? n : 1));
     if (!p) {
       tgc_set_error("out of memory for input/output '%s' (%lld bytes)", d->buffers[i].name, (long long)n);
@@ -39,6 +41,7 @@ static int alloc_dense(tgc_model* m) {
     }
     free(m->dense[i]);
     m->dense[i] = p;
+    m->dense_nbytes[i] = n;
   }
   return 0;
 }
@@ -47,7 +50,8 @@ int tgc_dims_init(tgc_model* m) {
   const tgc_model_desc* d = m->desc;
   if (d->num_vars == 0) return 0;
   if (!(m->var_value = calloc((size_t)d->num_vars, sizeof(int64_t))) ||
-      !(m->dense = calloc((size_t)d->num_buffers + 1, sizeof(void*)))) {
+      !(m->dense = calloc((size_t)d->num_buffers + 1, sizeof(void*))) ||
+      !(m->dense_nbytes = calloc((size_t)d->num_buffers + 1, sizeof(int64_t)))) {
     tgc_set_error("out of memory");
     return -1;
   }
@@ -57,11 +61,21 @@ int tgc_dims_init(tgc_model* m) {
 void tgc_dims_free(tgc_model* m) {
   for (int32_t i = 0; m->dense && i < m->desc->num_buffers; ++i) free(m->dense[i]);
   free(m->dense);
+  free(m->dense_nbytes);
   free(m->var_value);
 }
 
-int tgc_bind_vars(tgc_model* m, const int64_t* values) {
+int tgc_bind_vars(tgc_model* m, const int64_t* given) {
   const tgc_model_desc* d = m->desc;
+  int64_t values[TGC_MAX_VARS];
+  if (d->num_vars > TGC_MAX_VARS) return tgc_set_error("the model has more than %d run-time dims", TGC_MAX_VARS), -1;
+  memcpy(values, given, (size_t)d->num_vars * sizeof *values);
+  int32_t rows = d->kv_position ? d->kv_position[2] : -1;
+  if (rows >= 0) { /* the logits' rows follow the token count, or are the last one */
+    const tgc_buffer* tokens = &d->buffers[d->inputs[d->kv_position[1]]];
+    int64_t count = tokens->dim_vars && tokens->dim_vars[0] >= 0 ? values[tokens->dim_vars[0]] : tokens->shape[0];
+    values[rows] = m->last_logits_only ? 1 : count;
+  }
   int changed = 0;
   for (int32_t v = 0; v < d->num_vars; ++v) {
     if (values[v] < 1 || values[v] > d->var_max[v]) {

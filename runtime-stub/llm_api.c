@@ -44,6 +44,12 @@ const float* tgc_llm_logits(const tgc_model* m, int64_t* n_rows, int64_t* n_voca
   return tgc_output_data(m, 0);
 }
 
+int tgc_llm_all_logits(tgc_model* m, int all) {
+  if (!m) return tgc_set_error("tgc_llm_all_logits: no model"), -1;
+  m->last_logits_only = !all;
+  return m->desc->num_vars > 0 ? tgc_bind_vars(m, m->var_value) : 0;
+}
+
 const float* tgc_llm_last_logits(const tgc_model* m) {
   int64_t rows, vocab;
   const float* logits = tgc_llm_logits(m, &rows, &vocab);

@@ -286,6 +286,8 @@ static void print_info(const tgc_model_desc* d) {
     if (d->kv_position && v == d->kv_position[0])
       printf("kv cache: %lld positions; run-time dim %s = positions held after a run (each run appends its tokens)\n",
              (long long)d->var_max[v], d->var_names[v]);
+    else if (d->kv_position && v == d->kv_position[2])
+      printf("run-time dim: %s = rows of logits (the token count; 1 when generating without --logits-out)\n", d->var_names[v]);
     else
       printf("run-time dim: %s (1 to %lld; bound from the -i shapes or --dim)\n", d->var_names[v], (long long)d->var_max[v]);
   if (d->vocab) printf("tokenizer: %d tokens, %s (-p TEXT)\n", (int)d->vocab->n_tokens, tgc_vocab_kind(d->vocab));
@@ -324,8 +326,8 @@ static int prompt_tokens(const tgc_model_desc* d, const char* text, tgc_npy* fee
  * or 1 after printing the error. */
 static int bind_vars(tgc_model* m, const tgc_npy* feeds, const int64_t* dim_value) {
   const tgc_model_desc* d = tgc_desc(m);
-  int64_t values[64];
-  int32_t from[64]; /* the input that gave each value, -1 for --dim or the default */
+  int64_t values[TGC_MAX_VARS];
+  int32_t from[TGC_MAX_VARS]; /* the input that gave each value, -1 for --dim or the default */
   for (int32_t v = 0; v < d->num_vars; ++v) values[v] = dim_value[v] ? dim_value[v] : d->var_max[v], from[v] = -1;
   for (int32_t k = 0; k < d->num_inputs; ++k) {
     const tgc_buffer* b = &d->buffers[d->inputs[k]];
@@ -371,9 +373,9 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   int32_t nin = desc->num_inputs, nout = desc->num_outputs;
   int n_given = 0;
   int32_t batch_from = -1; /* the first -i input holding the batch dim */
-  int64_t dim_value[64];   /* --dim NAME=N per run-time dim, 0 where not given */
+  int64_t dim_value[TGC_MAX_VARS];   /* --dim NAME=N per run-time dim, 0 where not given */
   memset(dim_value, 0, sizeof dim_value);
-  if (desc->num_vars > 64) return fail("more than 64 run-time dims");
+  if (desc->num_vars > TGC_MAX_VARS) return fail("more than %d run-time dims", TGC_MAX_VARS);
   tgc_npy* feeds = calloc((size_t)nin + 1, sizeof *feeds);
   tgc_model* m = NULL;
   double* times = NULL;
@@ -569,6 +571,11 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   m = tgc_create(desc, (int)threads);
   if (!m) { fail("%s", tgc_last_error()); goto done; }
   if (batch > 0 && tgc_bind_batch(m, batch) != 0) { fail("%s", tgc_last_error()); goto done; }
+  /* generation reads the last row of each eval's logits, unless all of them are asked for */
+  if (desc->kv_position && (gen_n >= 0 || tokens_out) && !logits_out && tgc_llm_all_logits(m, 0) != 0) {
+    fail("%s", tgc_last_error());
+    goto done;
+  }
   if (desc->num_vars > 0 && bind_vars(m, feeds, dim_value) != 0) goto done;
   for (int32_t k = 0; k < nin; ++k) {
     const tgc_buffer* b = &desc->buffers[desc->inputs[k]];

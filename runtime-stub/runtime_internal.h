@@ -7,6 +7,8 @@
 
 #include "sample.h"
 #include "tgc_runtime.h"
+
+#define TGC_MAX_VARS 64 /* run-time dims of a model */
 #include "tokenizer.h"
 
 #if defined(__GNUC__)
@@ -109,6 +111,8 @@ struct tgc_model {
   size_t weights_map_size;
   int num_threads;        /* host threads running kernels (CPU backend), else 0 */
   int64_t kv_length;      /* desc->kv_position: positions the KV cache holds */
+  int last_logits_only;   /* tgc_llm_all_logits(m, 0): logit_rows_var bound to 1 */
+  int64_t* dense_nbytes;  /* per buffer: the size of dense[i] */
   struct tgc_tokenizer* tokenizer; /* desc->vocab: made at the first tgc_tokenize_text */
 };
 

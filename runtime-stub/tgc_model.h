@@ -94,11 +94,14 @@ typedef struct {
   const char* const* var_names; /* from buffer vars_buffer (i64[num_vars]), which the runtime fills */
   const int64_t* var_max; /* upper bounds (the lower bound is 1) */
   int32_t vars_buffer;    /* -1 without run-time dims */
-  const int32_t* kv_position; /* NULL, or {length_var, count_input} for a model whose STATE grows
-                           * by each run's tokens (a KV cache): VAR length_var is the filled length
-                           * after a run, which the runtime binds itself to the length before the
-                           * run plus dim 0 of input count_input, and keeps across runs (0 at
-                           * create and after tgc_reset_state) */
+  const int32_t* kv_position; /* NULL, or {length_var, count_input, logit_rows_var} for a model
+                           * whose STATE grows by each run's tokens (a KV cache): VAR length_var is
+                           * the filled length after a run, which the runtime binds itself to the
+                           * length before the run plus dim 0 of input count_input, and keeps
+                           * across runs (0 at create and after tgc_reset_state). VAR
+                           * logit_rows_var (-1: none) is dim 0 of output 0, the last rows of the
+                           * run's tokens: the runtime binds it to their count, or to 1 after
+                           * tgc_llm_all_logits(m, 0) */
   const struct tgc_vocab* vocab; /* NULL, or the model's tokenizer tables (tokenizer.h) */
 } tgc_model_desc;
 

@@ -56,6 +56,11 @@ int tgc_llm_eval(tgc_model* m, const int32_t* tokens, int64_t n);
  * NULL with tgc_last_error set when output 0 is not such logits. */
 const float* tgc_llm_logits(const tgc_model* m, int64_t* n_rows, int64_t* n_vocab);
 const float* tgc_llm_last_logits(const tgc_model* m); /* its last row */
+/* all = 1 (the default): an eval computes the logits of every token it runs; 0: of its last
+ * token only, the row sampling reads (a prefill then skips the output projection of the others).
+ * Storage of the run-time dims is kept, inputs already written included. 0, or -1 with
+ * tgc_last_error set. */
+int tgc_llm_all_logits(tgc_model* m, int all);
 /* A token drawn from the last logits row (sample.h: the sampler chain and *rng). -1 with
  * tgc_last_error set on failure. */
 struct tgc_sampling;

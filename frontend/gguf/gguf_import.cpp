@@ -14,6 +14,7 @@ namespace {
 constexpr const char* kTokens = "tokens";
 constexpr const char* kTokenDim = "n_tokens";
 constexpr const char* kKvDim = "n_kv";  // the cache's length after a run (see the header)
+constexpr const char* kLogitDim = "n_logits";  // rows of logits: n_tokens or 1 (Model::logit_rows_var)
 constexpr const char* kNeedsCount =
     ": the token count needs a size (--input-shape tokens=N, or --dynamic n_tokens=MAX for a run-time count; tgc eval takes it from -i tokens=FILE)";
 
@@ -73,7 +74,17 @@ Model build_gguf(const std::string& path, const ImportOptions& options, int64_t 
   m.kv_length_var = kKvDim;
   m.kv_count_input = 0;
   if (gguf_has_vocab(f)) m.vocab = gguf_vocab(f);
-  m.outputs.push_back({"logits", llama_forward(g, f, p, tokens, positions, &cache, options.int8_rows)});
+  // The last n_logits tokens: positions n_kv - n_logits + [0, n_logits).
+  Tensor rows;
+  if (auto it = options.dynamic.find(kLogitDim); it != options.dynamic.end()) {
+    const UOp* logits = g.declare_var(kLogitDim, 1, it->second);
+    auto traced_rows = options.dim_sizes.find(kLogitDim);
+    int64_t r = traced_rows != options.dim_sizes.end() ? traced_rows->second : it->second;
+    rows = Tensor::arange(g, it->second, DType::I32).shrink({{0, r}}) +
+           Tensor::index_value(g, sym.add(kv, sym.mul(logits, -1)), DType::I32);
+    m.logit_rows_var = kLogitDim;
+  }
+  m.outputs.push_back({"logits", llama_forward(g, f, p, tokens, positions, &cache, options.int8_rows, rows.uop() ? &rows : nullptr)});
   return m;
 }
 }  // namespace
@@ -105,11 +116,16 @@ ModelSource gguf_model_source(const std::string& path, const ImportOptions& opti
     throw Error(path + ": " + std::to_string(count) + " tokens per run do not fit a KV cache of " + std::to_string(context) +
                 " rows (--ctx)");
   o.dynamic[kKvDim] = context;
+  std::vector<std::string> internal{kKvDim};
+  if (count >= 2) {  // a bound of 1 is no run-time dim
+    o.dynamic[kLogitDim] = count;
+    internal.push_back(kLogitDim);
+  }
   ModelSource src{path, unknown, o.dynamic, [path, o, context](const std::map<std::string, int64_t>& sizes) {
                     ImportOptions t = o;
                     for (const auto& [key, n] : sizes) t.dim_sizes[key] = n;
                     return build_gguf(path, t, context);
-                  }, {kKvDim}};
+                  }, internal};
   return src;
 }
 

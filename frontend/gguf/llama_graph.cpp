@@ -181,7 +181,7 @@ struct Builder {
 }  // namespace
 
 Tensor llama_forward(Graph& g, const GgufFile& f, const LlamaParams& p, const Tensor& tokens, int64_t positions,
-                     const KvCache* cache, int64_t int8_rows) {
+                     const KvCache* cache, int64_t int8_rows, const Tensor* logit_positions) {
   Builder b{g, f, p, int8_rows};
   int64_t n = tokens.dim(0);
   check(positions >= n, "llama_forward: tables shorter than the tokens");
@@ -207,6 +207,11 @@ Tensor llama_forward(Graph& g, const GgufFile& f, const LlamaParams& p, const Te
     const std::string blk = "blk." + std::to_string(l) + ".";
     x = x + b.attention(b.rms_norm(x, blk + "attn_norm.weight"), l, cos, sin, causal, cache);
     x = x + b.ffn(b.rms_norm(x, blk + "ffn_norm.weight"), l);
+  }
+  if (logit_positions) {  // the rows at those positions, picked by a one-hot sum (no size is fixed)
+    int64_t r = logit_positions->dim(0);
+    Tensor pick = logit_positions->reshape({r, 1, 1}).eq(pos.reshape({1, n, 1}));
+    x = Tensor::where(pick, x.reshape({1, n, p.n_embd}), x.scalar(0)).sum({1});
   }
   x = b.rms_norm(x, "output_norm.weight");
   std::string head = b.find("output.weight") ? "output.weight" : "token_embd.weight";  // tied to the embedding

@@ -41,7 +41,9 @@ struct KvCache {
 // them at its maximum). With one: positions pos..pos+n-1, attending to the cache's earlier rows
 // too (`positions`: the maximum token count). int8_rows > 0: q4_0/q8_0/q4_K/q5_K/q6_K matmuls as int8 dot
 // products over q8_0 activations, in register tiles of that many rows (int8_matmul.h).
+// logit_positions (optional, i32 [r]): the positions of the tokens whose logits are computed;
+// every token's without.
 Tensor llama_forward(Graph& g, const GgufFile& f, const LlamaParams& p, const Tensor& tokens, int64_t positions,
-                     const KvCache* cache = nullptr, int64_t int8_rows = 0);
+                     const KvCache* cache = nullptr, int64_t int8_rows = 0, const Tensor* logit_positions = nullptr);
 
 }  // namespace tgc

@@ -2,8 +2,8 @@
  * libllb.so: tests/gguf_generate.sh): for each, eval of the prompt then one-token steps on the
  * argmax gives the executable's greedy tokens (and detokenize their text); sampling with top-k 1
  * is that argmax; a seed repeats its draws; the cache cut back to the prompt and the steps
- * evaluated again as one eval give the rows of a fresh model's single eval of everything; bad
- * calls fail with a message.
+ * evaluated again as one eval give the rows of a fresh model's single eval of everything, and
+ * with all_logits(0) that eval's last row alone; bad calls fail with a message.
  * usage: llm_generate PROMPT.npy GREEDY_A.npy TEXT_A GREEDY_B.npy TEXT_B
  *   (i32 prompt [p]; each model's -n tokens after it, i32 [p + k]; the text -n printed) */
 #include <math.h>
@@ -28,6 +28,7 @@ typedef struct {
   int64_t (*kv_length)(const void*);
   int (*set_kv_length)(void*, int64_t);
   int (*reset)(void*);
+  int (*all_logits)(void*, int);
   int64_t (*detokenize)(const void*, int32_t, char*, int64_t);
   const char* (*last_error)(void);
   int64_t n_vocab;
@@ -38,7 +39,7 @@ typedef struct {
   {#P, (void* (*)(int))P##_create, (void (*)(void*))P##_destroy, (int (*)(void*, const int32_t*, int64_t))P##_eval, \
    (const float* (*)(const void*, int64_t*))P##_logits, (const float* (*)(const void*))P##_last_logits,           \
    (int32_t(*)(const void*, const lla_sampling*, uint64_t*))P##_sample, (int64_t(*)(const void*))P##_kv_length,    \
-   (int (*)(void*, int64_t))P##_set_kv_length, (int (*)(void*))P##_reset,                                           \
+   (int (*)(void*, int64_t))P##_set_kv_length, (int (*)(void*))P##_reset, (int (*)(void*, int))P##_all_logits,      \
    (int64_t(*)(const void*, int32_t, char*, int64_t))P##_detokenize, P##_last_error, P##_N_VOCAB, P##_TOKEN_EOS}
 
 static int fail(const llm_api* a, const char* what) {
@@ -105,6 +106,15 @@ static int test(const llm_api* a, const int32_t* prompt, int64_t np, const int32
       top = fmax(top, fabs(one[np * a->n_vocab + i]));
     }
     if (worst > 1e-4 * top) bad = 1, fprintf(stderr, "FAIL %s: rows after set_kv_length differ by %.3g of %.3g\n", a->name, worst, top);
+    /* the last row alone: the same row as the eval of every row */
+    int64_t last_rows = 0;
+    const float* last = NULL;
+    bad |= (a->all_logits(fresh, 0) != 0 || a->set_kv_length(fresh, 0) != 0 || a->eval(fresh, all, np + k4) != 0 ||
+            !(last = a->logits(fresh, &last_rows))) && fail(a, "all_logits(0) and eval");
+    if (last && last_rows != 1) bad = 1, fprintf(stderr, "FAIL %s: %lld rows of logits after all_logits(0)\n", a->name, (long long)last_rows);
+    for (int64_t i = 0; last && last_rows == 1 && i < a->n_vocab; ++i)
+      worst = fmax(worst, fabs(last[i] - cut[(k4 - 1) * a->n_vocab + i]));
+    if (last && worst > 1e-4 * top) bad = 1, fprintf(stderr, "FAIL %s: the last row alone differs by %.3g of %.3g\n", a->name, worst, top);
   } else if (!bad) {
     bad = 1, fprintf(stderr, "FAIL %s: %lld and %lld rows of logits, expected %lld and %lld\n", a->name, (long long)rows,
                      (long long)fresh_rows, (long long)k4, (long long)(np + k4));
@@ -126,7 +136,7 @@ static int test(const llm_api* a, const int32_t* prompt, int64_t np, const int32
   bad |= (a->detokenize(m, (int32_t)a->n_vocab + 5, &c, 1) != -1 || !a->last_error()[0]) && fail(a, "detokenize past the vocabulary accepted");
   bad |= (a->set_kv_length(m, a->kv_length(m) + 1) == 0) && fail(a, "set_kv_length past the positions held accepted");
   a->destroy(m);
-  if (!bad) printf("ok   %s C API: prompt %lld + %lld greedy steps (argmax, top-k 1, detokenize), set_kv_length, seeds\n", a->name,
+  if (!bad) printf("ok   %s C API: prompt %lld + %lld greedy steps (argmax, top-k 1, detokenize), set_kv_length, all_logits, seeds\n", a->name,
                    (long long)np, (long long)nk);
   return bad;
 }
