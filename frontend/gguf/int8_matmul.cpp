@@ -9,6 +9,9 @@ namespace tgc {
 namespace {
 constexpr int64_t kBlock = 32;  // elements of an activation block, and of a block of the int8 form
 constexpr int64_t kSuper = 256;  // elements of a K-quant super-block
+// Row groups stored interleaved, block by block: the register tile of the CPU heuristic (4 groups
+// of `rows` rows) reads one stream of consecutive vectors, not four streams one tensor apart.
+constexpr int64_t kGroupTile = 4;
 
 bool k_quant(GgmlType t) { return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K; }
 // Bits of a value above its low nibble: q5_K 1, q6_K 2.
@@ -87,46 +90,50 @@ Int8Weight int8_weight(Graph& g, const GgufFile& f, const GgufTensorInfo& t, int
   check(int8_matmul_supported(t.type) && t.dims.size() == 2 && rows > 0,
         "int8_weight: a 2-d q4_0, q8_0, q4_K, q5_K or q6_K tensor expected");
   const GgmlTypeInfo* info = ggml_type_info(uint32_t(t.type));
-  const int64_t wpb = quant_words(t.type), K = t.dims[0], R = t.dims[1], nb = K / kBlock, groups = (R + rows - 1) / rows;
+  const int64_t wpb = quant_words(t.type), K = t.dims[0], R = t.dims[1], nb = K / kBlock;
+  const int64_t T = kGroupTile, tiles = (R + rows * T - 1) / (rows * T);
   const int64_t per_row = K / info->block_elems * info->block_bytes, bits = top_bits(t.type);
   const bool kq = k_quant(t.type);
   std::shared_ptr<const Bytes> src = f.tensor_bytes(t);
   // Padding rows stay zero (scale 0).
-  HostTensor words(DType::U32, {groups, nb, wpb, rows});
-  HostTensor scale(DType::F16, {groups, kq ? nb / 8 : nb, rows}), min_scale(DType::F16, {groups, nb / 8, rows});
-  HostTensor sub_scale(DType::I8, {groups, nb, 2, rows});
-  auto word = [&](int64_t grp, int64_t b, int64_t j, int64_t lane) { return &words.bytes[size_t((((grp * nb + b) * wpb + j) * rows + lane) * 4)]; };
-  auto per_super = [&](HostTensor& h, int64_t grp, int64_t b, int64_t lane) { return &h.bytes[size_t(((grp * nb / 8 + b / 8) * rows + lane) * 2)]; };
+  HostTensor words(DType::U32, {tiles, nb, wpb, T, rows});
+  HostTensor scale(DType::F16, {tiles, kq ? nb / 8 : nb, T, rows}), min_scale(DType::F16, {tiles, nb / 8, T, rows});
+  HostTensor sub_scale(DType::I8, {tiles, nb, 2, T, rows});
+  int64_t tile = 0, sub = 0, lane = 0;  // of the row being packed: in group tile * T + sub
+  // Element [tile, a, j, sub, lane] of a tensor [tiles, A, J, T, rows].
+  auto index = [&](int64_t a, int64_t A, int64_t j, int64_t J) { return size_t((((tile * A + a) * J + j) * T + sub) * rows + lane); };
+  auto word = [&](int64_t b, int64_t j) { return &words.bytes[index(b, nb, j, wpb) * 4]; };
+  auto per_super = [&](HostTensor& h, int64_t b) { return &h.bytes[index(b / 8, nb / 8, 0, 1) * 2]; };
   uint8_t u[kSuper], scales[16];
   for (int64_t r = 0; r < R; ++r) {
-    const int64_t grp = r / rows, lane = r % rows;
+    tile = r / (rows * T), sub = r / rows % T, lane = r % rows;
     const uint8_t* row = src->data() + r * per_row;
     for (int64_t b = 0; b < nb; ++b) {
       if (!kq) {
         const uint8_t* blk = row + b * info->block_bytes;
-        std::memcpy(&scale.bytes[size_t(((grp * nb + b) * rows + lane) * 2)], blk, 2);
+        std::memcpy(&scale.bytes[index(b, nb, 0, 1) * 2], blk, 2);
         const uint8_t flip = t.type == GgmlType::Q8_0 ? 0x80 : 0;  // i8 -> u8 with offset 128
         for (int64_t j = 0; j < wpb; ++j)
-          for (int64_t k = 0; k < 4; ++k) word(grp, b, j, lane)[k] = uint8_t(blk[2 + 4 * j + k] ^ flip);
+          for (int64_t k = 0; k < 4; ++k) word(b, j)[k] = uint8_t(blk[2 + 4 * j + k] ^ flip);
         continue;
       }
       const uint8_t* blk = row + b / 8 * info->block_bytes;
       if (b % 8 == 0) {
         k_values(t.type, blk, u, scales);
-        std::memcpy(per_super(scale, grp, b, lane), blk + (t.type == GgmlType::Q6_K ? 208 : 0), 2);
-        if (t.type != GgmlType::Q6_K) std::memcpy(per_super(min_scale, grp, b, lane), blk + 2, 2);
+        std::memcpy(per_super(scale, b), blk + (t.type == GgmlType::Q6_K ? 208 : 0), 2);
+        if (t.type != GgmlType::Q6_K) std::memcpy(per_super(min_scale, b), blk + 2, 2);
       }
       const uint8_t* v = u + b % 8 * kBlock;
-      for (int64_t h = 0; h < 2; ++h) sub_scale.bytes[size_t(((grp * nb + b) * 2 + h) * rows + lane)] = scales[(b % 8) * 2 + h];
+      for (int64_t h = 0; h < 2; ++h) sub_scale.bytes[index(b, nb, h, 2)] = scales[(b % 8) * 2 + h];
       // Low nibbles as q4_0 packs them (byte k of word j: elements 4j+k and 16+4j+k). The top bits
       // of element 16h+4j+k are slot s = j+4h of byte k: word 4 + s / (8/bits), shifted by
       // bits * (s % (8/bits)).
       for (int64_t j = 0; j < 4; ++j)
-        for (int64_t k = 0; k < 4; ++k) word(grp, b, j, lane)[k] = uint8_t((v[4 * j + k] & 15) | (v[16 + 4 * j + k] & 15) << 4);
+        for (int64_t k = 0; k < 4; ++k) word(b, j)[k] = uint8_t((v[4 * j + k] & 15) | (v[16 + 4 * j + k] & 15) << 4);
       for (int64_t s = 0; bits && s < 8; ++s) {
         const int64_t per_byte = 8 / bits, j = s % 4, h = s / 4;
         for (int64_t k = 0; k < 4; ++k)
-          word(grp, b, 4 + s / per_byte, lane)[k] |= uint8_t((v[16 * h + 4 * j + k] >> 4) << (bits * (s % per_byte)));
+          word(b, 4 + s / per_byte)[k] |= uint8_t((v[16 * h + 4 * j + k] >> 4) << (bits * (s % per_byte)));
       }
     }
   }
@@ -138,18 +145,22 @@ Int8Weight int8_weight(Graph& g, const GgufFile& f, const GgufTensorInfo& t, int
 }
 
 Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
-  const int64_t n = x.words.dim(0), nb = x.words.dim(1), groups = w.words.dim(0), rows = w.words.dim(3);
+  const int64_t n = x.words.dim(0), nb = x.words.dim(1), tiles = w.words.dim(0), T = w.words.dim(3), rows = w.words.dim(4);
+  const int64_t groups = tiles * T;
   check(w.words.dim(1) == nb, "int8_matmul: the weight's row length differs from the activations'");
-  // One word of every row tile and block: [1, groups, nb, rows]; of every token and block: [n, 1, nb, 1].
-  auto weight_word = [&](int64_t j) { return w.words.shrink({{0, groups}, {0, nb}, {j, j + 1}, {0, rows}}).reshape({1, groups, nb, rows}); };
+  // [tiles, A, T, rows] as [1, groups, A, rows]; slice j of [tiles, A, J, T, rows] so.
+  auto by_group = [&](const Tensor& t) { return t.permute({0, 2, 1, 3}).reshape({1, groups, t.dim(1), rows}); };
+  auto slice = [&](const Tensor& t, int64_t j) {
+    return by_group(t.shrink({{0, tiles}, {0, t.dim(1)}, {j, j + 1}, {0, T}, {0, rows}}).reshape({tiles, t.dim(1), T, rows}));
+  };
+  // One word of every row group and block: [1, groups, nb, rows]; of every token and block: [n, 1, nb, 1].
+  auto weight_word = [&](int64_t j) { return slice(w.words, j); };
   auto act_word = [&](int64_t j) { return last_slice(x.words, j).reshape({n, 1, nb, 1}); };
   auto per_block = [&](const Tensor& t) { return t.reshape({n, 1, nb, 1}); };
-  auto sub_scale = [&](int64_t h) {
-    return w.sub_scale.shrink({{0, groups}, {0, nb}, {h, h + 1}, {0, rows}}).reshape({1, groups, nb, rows}).cast(DType::I32);
-  };
+  auto sub_scale = [&](int64_t h) { return slice(w.sub_scale, h).cast(DType::I32); };
   // f16 per super-block of 8 blocks -> f32 per block: [1, groups, nb, rows].
   auto per_super = [&](const Tensor& s) {
-    return s.cast(DType::F32).reshape({groups, nb / 8, 1, rows}).expand({groups, nb / 8, 8, rows}).reshape({1, groups, nb, rows});
+    return by_group(s).cast(DType::F32).reshape({groups, nb / 8, 1, rows}).expand({groups, nb / 8, 8, rows}).reshape({1, groups, nb, rows});
   };
   const double offset = double(quant_offset(w.type));
   const int64_t bits = top_bits(w.type);
@@ -177,7 +188,7 @@ Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
   switch (w.type) {
     case GgmlType::Q8_0: case GgmlType::Q4_0: {
       Tensor exact = acc[0] + acc[1] - per_block(x.sum) * offset;
-      terms = w.scale.cast(DType::F32).reshape({1, groups, nb, rows}) * a_scale * exact.cast(DType::F32);
+      terms = by_group(w.scale).cast(DType::F32) * a_scale * exact.cast(DType::F32);
       break;
     }
     case GgmlType::Q6_K: {  // each half of the block has a scale of its own

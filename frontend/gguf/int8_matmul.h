@@ -29,13 +29,16 @@ Q8Activations quantize_q8(const Tensor& x);
 bool int8_matmul_supported(GgmlType t);  // q4_0, q8_0, q4_K, q5_K and q6_K
 
 // A weight [R, K] in the int8 form for register tiles of `rows` rows (the vector's i32 lanes).
+// Rows come in groups of `rows`, and groups in tiles of T = 4 whose vectors are interleaved block
+// by block (a register tile of 4 groups reads one stream): row r is lane r % rows of group
+// r / rows, which is sub-group g % T of tile g / T.
 struct Int8Weight {
-  Tensor words;  // u32 [ceil(R/rows), K/32, words per block, rows]
-  Tensor scale;  // f16 [ceil(R/rows), K/32, rows]; K-quants: [.., K/256, ..], d per super-block
-  // K-quants: i8 [ceil(R/rows), K/32, 2, rows]: q6_K the scale of each 16 elements, q4_K/q5_K
-  // the block's six-bit scale and min.
+  Tensor words;  // u32 [tiles, K/32, words per block, T, rows]
+  Tensor scale;  // f16 [tiles, K/32, T, rows]; K-quants: [.., K/256, ..], d per super-block
+  // K-quants: i8 [tiles, K/32, 2, T, rows]: q6_K the scale of each 16 elements, q4_K/q5_K the
+  // block's six-bit scale and min.
   Tensor sub_scale;
-  Tensor min_scale;  // q4_K/q5_K: f16 [ceil(R/rows), K/256, rows], dmin per super-block
+  Tensor min_scale;  // q4_K/q5_K: f16 [tiles, K/256, T, rows], dmin per super-block
   GgmlType type;
   int64_t rows_out;  // R
 };
