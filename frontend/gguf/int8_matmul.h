@@ -29,9 +29,9 @@ Q8Activations quantize_q8(const Tensor& x);
 bool int8_matmul_supported(GgmlType t);  // q4_0, q8_0, q4_K, q5_K and q6_K
 
 // A weight [R, K] in the int8 form for register tiles of `rows` rows (the vector's i32 lanes).
-// Rows come in groups of `rows`, and groups in tiles of T = 4 whose vectors are interleaved block
-// by block (a register tile of 4 groups reads one stream): row r is lane r % rows of group
-// r / rows, which is sub-group g % T of tile g / T.
+// Rows come in groups of `rows`, and groups in tiles of T (4; q8_0 1) whose vectors are
+// interleaved block by block (a register tile of 4 groups reads one stream): row r is lane
+// r % rows of group g = r / rows, which is sub-group g % T of tile g / T.
 struct Int8Weight {
   Tensor words;  // u32 [tiles, K/32, words per block, T, rows]
   Tensor scale;  // f16 [tiles, K/32, T, rows]; K-quants: [.., K/256, ..], d per super-block
