@@ -169,7 +169,7 @@ Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
   // Two chains of DOT4s per block, each half the dependent latency.
   Tensor zero = Tensor::full(x.words.graph(), {1, 1, 1, 1}, 0, DType::I32), acc[2] = {zero, zero};
   if (w.type == GgmlType::Q8_0) {
-    for (int64_t j = 0; j < 8; ++j) acc[j % 2] = Tensor::dot4(weight_word(j), act_word(j), acc[j % 2]);
+    for (int64_t j = 0; j < 8; ++j) acc[0] = Tensor::dot4(weight_word(j), act_word(j), acc[0]);
   } else {
     // Byte k of word j holds element 4j+k (low nibble) and element 16+4j+k (high nibble): chain
     // h sums elements 16h..16h+15.
@@ -183,13 +183,14 @@ Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
           top = top.bitwise(Op::Shr, top.scalar(double(bits * (s % per_byte)))).bitwise(Op::And, top.scalar(bits == 1 ? 0x01010101 : 0x03030303));
           v = v.bitwise(Op::Or, top.bitwise(Op::Shl, top.scalar(4)));
         }
-        acc[h] = Tensor::dot4(v, act_word(4 * h + j), acc[h]);
+        int64_t c = w.type == GgmlType::Q6_K ? h : 0;
+        acc[c] = Tensor::dot4(v, act_word(4 * h + j), acc[c]);
       }
   }
   Tensor a_scale = per_block(x.scale), terms;
   switch (w.type) {
     case GgmlType::Q8_0: case GgmlType::Q4_0: {
-      Tensor exact = acc[0] + acc[1] - per_block(x.sum) * offset;
+      Tensor exact = acc[0] - per_block(x.sum) * offset;
       terms = by_group(w.scale).cast(DType::F32) * a_scale * exact.cast(DType::F32);
       break;
     }
@@ -200,7 +201,7 @@ Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
       break;
     }
     default: {  // q4_K, q5_K: d * scale * q - dmin * min
-      Tensor exact = (acc[0] + acc[1]) * sub_scale(0), mins = per_block(x.sum) * sub_scale(1);
+      Tensor exact = acc[0] * sub_scale(0), mins = per_block(x.sum) * sub_scale(1);
       terms = (per_super(w.scale) * exact.cast(DType::F32) - per_super(w.min_scale) * mins.cast(DType::F32)) * a_scale;
       break;
     }
