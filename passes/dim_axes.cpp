@@ -66,8 +66,10 @@ struct Traces {
       auto [back, fresh_b] = twin_of_b.try_emplace(b, a);
       // What is computed from constants alone is one node wherever its shape is the same: where
       // two dims are equal in one trace (a run-time dim at its bound and another at the same
-      // size), it may pair with two nodes of the other. Its extents are its consumers' business.
-      if (it->second != b && whole_cuts && constant_only(a)) continue;
+      // size), it may pair with two nodes of the other. Its extents are its consumers' business,
+      // but not its values: both twins must compute the same (a mean's 1/size must not pass as
+      // another constant that equals it at the bound).
+      if (it->second != b && whole_cuts && constant_only(a) && same_but_shapes(it->second, b)) continue;
       if (it->second != b || back->second != a) fail(a, "is built differently at sizes " + sizes());
       if (!fresh) continue;
       if (whole_cuts && a->op == Op::Buffer && b->op == Op::Shrink && b->src[0]->op == Op::Buffer) continue;
@@ -87,6 +89,20 @@ struct Traces {
   }
 
   std::string sizes() const { return std::to_string(size_a) + " and " + std::to_string(size_b); }
+
+  // Whether x and y are the same computation up to the shapes their movement ops give.
+  static bool same_but_shapes(const UOp* x, const UOp* y) {
+    std::vector<std::pair<const UOp*, const UOp*>> stack{{x, y}};
+    while (!stack.empty()) {
+      auto [p, q] = stack.back();
+      stack.pop_back();
+      if (p == q) continue;
+      if (p->op != q->op || p->dtype != q->dtype || p->src.size() != q->src.size()) return false;
+      if (p->op != Op::Reshape && p->op != Op::Expand && p->arg != q->arg) return false;
+      for (size_t i = 0; i < p->src.size(); ++i) stack.push_back({p->src[i], q->src[i]});
+    }
+    return true;
+  }
 
   // Whether no buffer, VAR or state feeds u (a walk, not recursion: graphs can be deep).
   static bool constant_only(const UOp* u) {
