@@ -31,7 +31,7 @@ struct ImportOptions {
   // GGUF: the KV cache's element type (--kv-type): F32, or F16 (half the memory, as llama.cpp's
   // default; the attention still computes in f32).
   DType kv_type = DType::F32;
-  // GGUF: > 0 computes q4_0/q8_0/q4_K/q5_K/q6_K matmuls as int8 dot products over activations quantized to
+  // GGUF: > 0 computes quantized matmuls (int8_matmul.h) as int8 dot products over activations quantized to
   // q8_0, as llama.cpp does, with the weights repacked in tiles of this many rows (the CPU's i32
   // vector lanes); 0 dequantizes the weights to f32 instead (GPU targets, the interpreter).
   int64_t int8_rows = 0;

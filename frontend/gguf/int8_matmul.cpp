@@ -16,19 +16,41 @@ constexpr int64_t kSuper = 256;  // elements of a K-quant super-block
 int64_t group_tile(GgmlType t) { return t == GgmlType::Q8_0 ? 1 : 4; }
 
 bool k_quant(GgmlType t) { return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K; }
-// Bits of a value above its low nibble: q5_K 1, q6_K 2.
-int64_t top_bits(GgmlType t) { return t == GgmlType::Q5_K ? 1 : t == GgmlType::Q6_K ? 2 : 0; }
+// A min per block or sub-block besides the scale: value = d * q + m (q4_1, q5_1), d * sc * q -
+// dmin * mn (q4_K, q5_K).
+bool has_min(GgmlType t) { return t == GgmlType::Q4_1 || t == GgmlType::Q5_1 || t == GgmlType::Q4_K || t == GgmlType::Q5_K; }
+// Bits of a value above its low nibble: the q5 types 1, q6_K 2.
+int64_t top_bits(GgmlType t) {
+  switch (t) {
+    case GgmlType::Q5_0: case GgmlType::Q5_1: case GgmlType::Q5_K: return 1;
+    case GgmlType::Q6_K: return 2;
+    default: return 0;
+  }
+}
 // Words of the int8 form per block of 32: q8_0 32 bytes; the others 16 bytes of low nibbles, then
-// the top bits (q5_K one word, q6_K two).
+// the top bits (the q5 types one word, q6_K two).
 int64_t quant_words(GgmlType t) { return t == GgmlType::Q8_0 ? 8 : 4 + top_bits(t); }
-// What the stored values are offset by: q4_0 nibbles are q + 8, q8_0 bytes (stored xor 0x80)
-// q + 128, q6_K's six bits q + 32. q4_K and q5_K store q as it is (their offset is the min).
+// What the stored values are offset by: q4_0 nibbles are q + 8, q5_0's five bits q + 16, q8_0
+// bytes (stored xor 0x80) q + 128, q6_K's six bits q + 32. The types with a min store q as it is.
 int64_t quant_offset(GgmlType t) {
   switch (t) {
     case GgmlType::Q4_0: return 8;
+    case GgmlType::Q5_0: return 16;
     case GgmlType::Q8_0: return 128;
     case GgmlType::Q6_K: return 32;
     default: return 0;
+  }
+}
+
+// The 32 unsigned values of a q4_0/q4_1/q5_0/q5_1 block in element order: element e's nibble is
+// in qs (byte e % 16, high half for e >= 16), the q5 types' fifth bit is bit e of the 32-bit qh.
+void legacy_values(GgmlType t, const uint8_t* blk, uint8_t* u) {
+  const bool five = top_bits(t) == 1, min = has_min(t);
+  const uint8_t* qh = blk + (min ? 4 : 2);
+  const uint8_t* qs = qh + (five ? 4 : 0);
+  for (int e = 0; e < kBlock; ++e) {
+    u[e] = uint8_t(qs[e % 16] >> (4 * (e / 16)) & 15);
+    if (five) u[e] |= uint8_t((qh[e / 8] >> (e % 8) & 1) << 4);
   }
 }
 
@@ -86,11 +108,16 @@ Q8Activations quantize_q8(const Tensor& x) {
           q.reshape({n, nb, 2, 16}).sum({-1}).reshape({n, nb, 2})};
 }
 
-bool int8_matmul_supported(GgmlType t) { return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || k_quant(t); }
+bool int8_matmul_supported(GgmlType t) {
+  switch (t) {
+    case GgmlType::Q4_0: case GgmlType::Q4_1: case GgmlType::Q5_0: case GgmlType::Q5_1: case GgmlType::Q8_0: return true;
+    default: return k_quant(t);
+  }
+}
 
 Int8Weight int8_weight(Graph& g, const GgufFile& f, const GgufTensorInfo& t, int64_t rows) {
   check(int8_matmul_supported(t.type) && t.dims.size() == 2 && rows > 0,
-        "int8_weight: a 2-d q4_0, q8_0, q4_K, q5_K or q6_K tensor expected");
+        "int8_weight: a 2-d tensor of a type int8_matmul_supported names expected");
   const GgmlTypeInfo* info = ggml_type_info(uint32_t(t.type));
   const int64_t wpb = quant_words(t.type), K = t.dims[0], R = t.dims[1], nb = K / kBlock;
   const int64_t T = group_tile(t.type), tiles = (R + rows * T - 1) / (rows * T);
@@ -99,34 +126,40 @@ Int8Weight int8_weight(Graph& g, const GgufFile& f, const GgufTensorInfo& t, int
   std::shared_ptr<const Bytes> src = f.tensor_bytes(t);
   // Padding rows stay zero (scale 0).
   HostTensor words(DType::U32, {tiles, nb, wpb, T, rows});
-  HostTensor scale(DType::F16, {tiles, kq ? nb / 8 : nb, T, rows}), min_scale(DType::F16, {tiles, nb / 8, T, rows});
+  const int64_t scales_per_row = kq ? nb / 8 : nb;  // d (and dmin / m): per super-block, else per block
+  HostTensor scale(DType::F16, {tiles, scales_per_row, T, rows}), min_scale(DType::F16, {tiles, scales_per_row, T, rows});
   HostTensor sub_scale(DType::I8, {tiles, nb, 2, T, rows});
   int64_t tile = 0, sub = 0, lane = 0;  // of the row being packed: in group tile * T + sub
   // Element [tile, a, j, sub, lane] of a tensor [tiles, A, J, T, rows].
   auto index = [&](int64_t a, int64_t A, int64_t j, int64_t J) { return size_t((((tile * A + a) * J + j) * T + sub) * rows + lane); };
   auto word = [&](int64_t b, int64_t j) { return &words.bytes[index(b, nb, j, wpb) * 4]; };
-  auto per_super = [&](HostTensor& h, int64_t b) { return &h.bytes[index(b / 8, nb / 8, 0, 1) * 2]; };
+  auto scale_at = [&](HostTensor& h, int64_t b) { return &h.bytes[index(kq ? b / 8 : b, scales_per_row, 0, 1) * 2]; };
   uint8_t u[kSuper], scales[16];
   for (int64_t r = 0; r < R; ++r) {
     tile = r / (rows * T), sub = r / rows % T, lane = r % rows;
     const uint8_t* row = src->data() + r * per_row;
     for (int64_t b = 0; b < nb; ++b) {
-      if (!kq) {
-        const uint8_t* blk = row + b * info->block_bytes;
-        std::memcpy(&scale.bytes[index(b, nb, 0, 1) * 2], blk, 2);
-        const uint8_t flip = t.type == GgmlType::Q8_0 ? 0x80 : 0;  // i8 -> u8 with offset 128
-        for (int64_t j = 0; j < wpb; ++j)
-          for (int64_t k = 0; k < 4; ++k) word(b, j)[k] = uint8_t(blk[2 + 4 * j + k] ^ flip);
+      const uint8_t* blk = row + (kq ? b / 8 : b) * info->block_bytes;
+      if (t.type == GgmlType::Q8_0) {
+        std::memcpy(scale_at(scale, b), blk, 2);
+        for (int64_t j = 0; j < wpb; ++j)  // i8 -> u8 with offset 128
+          for (int64_t k = 0; k < 4; ++k) word(b, j)[k] = uint8_t(blk[2 + 4 * j + k] ^ 0x80);
         continue;
       }
-      const uint8_t* blk = row + b / 8 * info->block_bytes;
-      if (b % 8 == 0) {
-        k_values(t.type, blk, u, scales);
-        std::memcpy(per_super(scale, b), blk + (t.type == GgmlType::Q6_K ? 208 : 0), 2);
-        if (t.type != GgmlType::Q6_K) std::memcpy(per_super(min_scale, b), blk + 2, 2);
+      const uint8_t* v = u;
+      if (!kq) {  // d, then m for the types with a min
+        legacy_values(t.type, blk, u);
+        std::memcpy(scale_at(scale, b), blk, 2);
+        if (has_min(t.type)) std::memcpy(scale_at(min_scale, b), blk + 2, 2);
+      } else {
+        if (b % 8 == 0) {
+          k_values(t.type, blk, u, scales);
+          std::memcpy(scale_at(scale, b), blk + (t.type == GgmlType::Q6_K ? 208 : 0), 2);
+          if (has_min(t.type)) std::memcpy(scale_at(min_scale, b), blk + 2, 2);
+        }
+        v = u + b % 8 * kBlock;
+        for (int64_t h = 0; h < 2; ++h) sub_scale.bytes[index(b, nb, h, 2)] = scales[(b % 8) * 2 + h];
       }
-      const uint8_t* v = u + b % 8 * kBlock;
-      for (int64_t h = 0; h < 2; ++h) sub_scale.bytes[index(b, nb, h, 2)] = scales[(b % 8) * 2 + h];
       // Low nibbles as q4_0 packs them (byte k of word j: elements 4j+k and 16+4j+k). The top bits
       // of element 16h+4j+k are slot s = j+4h of byte k: word 4 + s / (8/bits), shifted by
       // bits * (s % (8/bits)).
@@ -142,7 +175,7 @@ Int8Weight int8_weight(Graph& g, const GgufFile& f, const GgufTensorInfo& t, int
   Int8Weight w{Tensor::weight(g, t.name + ".int8", std::move(words)), Tensor::weight(g, t.name + ".int8_scale", std::move(scale)),
                Tensor(), Tensor(), t.type, R};
   if (kq) w.sub_scale = Tensor::weight(g, t.name + ".int8_subscale", std::move(sub_scale));
-  if (kq && t.type != GgmlType::Q6_K) w.min_scale = Tensor::weight(g, t.name + ".int8_minscale", std::move(min_scale));
+  if (has_min(t.type)) w.min_scale = Tensor::weight(g, t.name + ".int8_minscale", std::move(min_scale));
   return w;
 }
 
@@ -166,7 +199,7 @@ Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
   };
   const double offset = double(quant_offset(w.type));
   const int64_t bits = top_bits(w.type);
-  // Two chains of DOT4s per block, each half the dependent latency.
+  // One chain of DOT4s per block (q6_K: one per half, whose scales differ).
   Tensor zero = Tensor::full(x.words.graph(), {1, 1, 1, 1}, 0, DType::I32), acc[2] = {zero, zero};
   if (w.type == GgmlType::Q8_0) {
     for (int64_t j = 0; j < 8; ++j) acc[0] = Tensor::dot4(weight_word(j), act_word(j), acc[0]);
@@ -189,9 +222,14 @@ Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
   }
   Tensor a_scale = per_block(x.scale), terms;
   switch (w.type) {
-    case GgmlType::Q8_0: case GgmlType::Q4_0: {
+    case GgmlType::Q8_0: case GgmlType::Q4_0: case GgmlType::Q5_0: {
       Tensor exact = acc[0] - per_block(x.sum) * offset;
       terms = by_group(w.scale).cast(DType::F32) * a_scale * exact.cast(DType::F32);
+      break;
+    }
+    case GgmlType::Q4_1: case GgmlType::Q5_1: {  // d * q + m
+      Tensor d = by_group(w.scale).cast(DType::F32), m = by_group(w.min_scale).cast(DType::F32);
+      terms = (d * acc[0].cast(DType::F32) + m * per_block(x.sum).cast(DType::F32)) * a_scale;
       break;
     }
     case GgmlType::Q6_K: {  // each half of the block has a scale of its own

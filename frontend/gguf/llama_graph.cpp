@@ -63,7 +63,7 @@ struct Builder {
   Graph& g;
   const GgufFile& f;
   const LlamaParams& p;
-  int64_t int8_rows;  // > 0: q4_0/q8_0/q4_K/q5_K/q6_K matmuls as int8 dot products in tiles of this many rows (int8_matmul.h)
+  int64_t int8_rows;  // > 0: int8 matmuls in tiles of this many rows (int8_matmul.h)
   mutable std::map<std::string, Tensor> loaded;  // one buffer per tensor (the tied head reuses the embedding's)
 
   const GgufTensorInfo* find(const std::string& name) const { return f.find_tensor(name); }

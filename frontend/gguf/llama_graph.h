@@ -39,7 +39,7 @@ struct KvCache {
 // logits [n, n_vocab] of the tokens [n] (i32). Without a cache: a prefill at positions 0..n-1,
 // `positions` being the length of the rope and mask tables (>= n; a run-time token count keeps
 // them at its maximum). With one: positions pos..pos+n-1, attending to the cache's earlier rows
-// too (`positions`: the maximum token count). int8_rows > 0: q4_0/q8_0/q4_K/q5_K/q6_K matmuls as int8 dot
+// too (`positions`: the maximum token count). int8_rows > 0: quantized matmuls as int8 dot
 // products over q8_0 activations, in register tiles of that many rows (int8_matmul.h).
 // logit_positions (optional, i32 [r]): the positions of the tokens whose logits are computed;
 // every token's without.

@@ -61,9 +61,9 @@ usage:
       tokens (--dynamic n_tokens=MAX, default 512, or --input-shape tokens=N) after the previous
       run's. --ctx N: cache rows (default: the model's context length, at most 4096).
       --kv-type f16: caches of f16 (half the memory; llama.cpp's default), f32 by default.
-      --quant-matmul: q4_0/q8_0/q4_K/q5_K/q6_K weights multiply as int8 dot products over activations quantized
-      to q8_0, as llama.cpp does (int8, the default on CPUs), or dequantized to f32 (f32, the
-      default on GPUs).
+      --quant-matmul: quantized weights (q4_0 ... q8_0, q4_K ... q6_K) multiply as int8 dot
+      products over activations quantized to q8_0, as llama.cpp does (int8, the default on
+      CPUs), or dequantized to f32 (f32, the default on GPUs).
   tgc compile ... --beam=N [--tune-via=CMD] [--tune-cache=PATH] [--tune-timeout=SECONDS]
       Tune each kernel by BEAM search (keeping the N fastest action lists per round): candidates
       are built and timed on the target by tgc-agent, started with `sh -c CMD` (default: the
