@@ -225,7 +225,8 @@ static int validate(const tgc_model_desc* d) {
       return -1;
     }
   if (d->kv_position && (d->kv_position[0] < 0 || d->kv_position[0] >= d->num_vars || d->vars_buffer < 0 ||
-                         d->kv_position[1] < 0 || d->kv_position[1] >= d->num_inputs)) {
+                         d->kv_position[1] < 0 || d->kv_position[1] >= d->num_inputs || d->kv_position[2] < -1 ||
+                         d->kv_position[2] >= d->num_vars)) {
     tgc_set_error("malformed KV position (a run-time dim and an input)");
     return -1;
   }

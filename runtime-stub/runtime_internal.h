@@ -7,9 +7,9 @@
 
 #include "sample.h"
 #include "tgc_runtime.h"
+#include "tokenizer.h"
 
 #define TGC_MAX_VARS 64 /* run-time dims of a model */
-#include "tokenizer.h"
 
 #if defined(__GNUC__)
 #define TGC_PRINTF(a, b) __attribute__((format(printf, a, b)))
