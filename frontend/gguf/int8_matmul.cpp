@@ -127,8 +127,9 @@ Int8Weight int8_weight(Graph& g, const GgufFile& f, const GgufTensorInfo& t, int
   // Padding rows stay zero (scale 0).
   HostTensor words(DType::U32, {tiles, nb, wpb, T, rows});
   const int64_t scales_per_row = kq ? nb / 8 : nb;  // d (and dmin / m): per super-block, else per block
-  HostTensor scale(DType::F16, {tiles, scales_per_row, T, rows}), min_scale(DType::F16, {tiles, scales_per_row, T, rows});
-  HostTensor sub_scale(DType::I8, {tiles, nb, 2, T, rows});
+  HostTensor scale(DType::F16, {tiles, scales_per_row, T, rows});
+  HostTensor min_scale(DType::F16, has_min(t.type) ? Shape{tiles, scales_per_row, T, rows} : Shape{0});
+  HostTensor sub_scale(DType::I8, kq ? Shape{tiles, nb, 2, T, rows} : Shape{0});
   int64_t tile = 0, sub = 0, lane = 0;  // of the row being packed: in group tile * T + sub
   // Element [tile, a, j, sub, lane] of a tensor [tiles, A, J, T, rows].
   auto index = [&](int64_t a, int64_t A, int64_t j, int64_t J) { return size_t((((tile * A + a) * J + j) * T + sub) * rows + lane); };
