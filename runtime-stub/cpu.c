@@ -38,7 +38,7 @@ typedef struct {
 static void free_workers(cpu_state* c, const tgc_model* m) {
   for (int k = 0; c->workers && k < m->num_threads; ++k) {
     cpu_worker* w = &c->workers[k];
-    free(w->arena);
+    tgc_free64(w->arena);
     free(w->cur);
     for (int32_t l = 0; w->args && l < m->desc->num_launches; ++l) free(w->args[l]);
     free(w->args);
@@ -189,7 +189,7 @@ static void cpu_destroy(void* be, tgc_model* m) {
   free(c->solo_ns);
   if (c->pool) tgc_pool_destroy(c->pool);
   free_workers(c, m);
-  free(c->arena);
+  tgc_free64(c->arena);
   m->arena = NULL;
   free(c);
 }

@@ -113,12 +113,22 @@ uint16_t tgc_float_to_half(float f) { /* round to nearest even; enough for test 
 
 /* ---------------------------------------------------------------- helpers */
 
+/* calloc rather than memset: a large block is a fresh mapping whose pages stay out of the
+ * resident size until a run writes them, and buffers laid out at their run-time dims' upper bounds
+ * are mostly never written (attention scores over a 4096-row cache for a 64-token prompt). The
+ * pointer calloc gave is kept in the word before the aligned block. */
 void* tgc_alloc64(int64_t nbytes) {
-  size_t n = nbytes > 0 ? ((size_t)nbytes + 63) & ~(size_t)63 : 64;
-  void* p = NULL;
-  if (posix_memalign(&p, 64, n) != 0) return NULL;
-  memset(p, 0, n);
+  size_t n = nbytes > 0 ? (size_t)nbytes : 64;
+  if (n > SIZE_MAX - 128) return NULL;
+  uint8_t* raw = calloc(1, n + 64);
+  if (!raw) return NULL;
+  uint8_t* p = (uint8_t*)(((uintptr_t)raw + 64) & ~(uintptr_t)63);
+  ((void**)p)[-1] = raw;
   return p;
+}
+
+void tgc_free64(void* p) {
+  if (p) free(((void**)p)[-1]);
 }
 
 static const char* storage_name(int32_t s) {
@@ -484,7 +494,7 @@ void tgc_destroy(tgc_model* m) {
     for (int32_t l = 0; l < m->desc->num_launches; ++l) free(m->launch_args[l]);
   free(m->launch_args);
   if (m->io_alloc)
-    for (int32_t i = 0; i < m->desc->num_buffers; ++i) free(m->io_alloc[i]);
+    for (int32_t i = 0; i < m->desc->num_buffers; ++i) tgc_free64(m->io_alloc[i]);
   free(m->io_alloc);
   free(m->buf);
   free(m->cur);
@@ -586,14 +596,14 @@ int tgc_bind_batch(tgc_model* m, int64_t n) {
     if (d->buffers[i].batched)
       ok = d->buffers[i].nbytes <= INT64_MAX / n && (fresh[i] = tgc_alloc64(d->buffers[i].nbytes * n)) != NULL;
   if (!ok) {
-    for (int32_t i = 0; fresh && i < d->num_buffers; ++i) free(fresh[i]);
+    for (int32_t i = 0; fresh && i < d->num_buffers; ++i) tgc_free64(fresh[i]);
     free(fresh);
     tgc_set_error("out of memory for batch size %s=%lld", d->batch_dim, (long long)n);
     return -1;
   }
   for (int32_t i = 0; i < d->num_buffers; ++i)
     if (d->buffers[i].batched) {
-      free(m->io_alloc[i]);
+      tgc_free64(m->io_alloc[i]);
       m->io_alloc[i] = m->buf[i] = fresh[i];
     }
   free(fresh);

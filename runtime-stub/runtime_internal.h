@@ -116,8 +116,9 @@ struct tgc_model {
   struct tgc_tokenizer* tokenizer; /* desc->vocab: made at the first tgc_tokenize_text */
 };
 
-/* 64-byte aligned, zeroed allocation of at least nbytes (64 when nbytes <= 0); free() it. */
+/* 64-byte aligned, zeroed allocation of at least nbytes (64 when nbytes <= 0); tgc_free64() it. */
 void* tgc_alloc64(int64_t nbytes);
+void tgc_free64(void* p);
 /* Sets buffer addresses `cur` and launch arguments `args` for sample `s`: arena buffers in
  * `arena` (NULL without a host arena), batched buffers at the sample's slice, the rest at their
  * base. tgc_at_sample does it for the model's own arena, cur and launch_args. */
