@@ -240,8 +240,10 @@ Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
       break;
     }
     default: {  // q4_K, q5_K: d * scale * q - dmin * min
-      Tensor exact = acc[0] * sub_scale(0), mins = per_block(x.sum) * sub_scale(1);
-      terms = (per_super(w.scale) * exact.cast(DType::F32) - per_super(w.min_scale) * mins.cast(DType::F32)) * a_scale;
+      // The weights' factors apart (computed once per block for every token of a register tile),
+      // so that each token adds two products: (d * scale) (a_s * dot) - (dmin * min) (a_s * sum).
+      Tensor dsc = per_super(w.scale) * sub_scale(0).cast(DType::F32), dmn = per_super(w.min_scale) * sub_scale(1).cast(DType::F32);
+      terms = dsc * (a_scale * acc[0].cast(DType::F32)) - dmn * (a_scale * per_block(x.sum).cast(DType::F32));
       break;
     }
   }
