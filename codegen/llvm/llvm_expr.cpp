@@ -163,10 +163,8 @@ Value* LlvmExprEmitter::dot4(Value* a, Value* b, Value* acc) {
   auto* wide = llvm::FixedVectorType::get(b_.getInt32Ty(), 4 * w);
   Value* p = b_.CreateMul(b_.CreateZExt(b_.CreateBitCast(a, bytes), wide), b_.CreateSExt(b_.CreateBitCast(b, bytes), wide));
   Value* r = acc;
-  for (int k = 0; k < 4; ++k) {
-    llvm::SmallVector<int, 16> pick;
-    for (unsigned i = 0; i < w; ++i) pick.push_back(int(4 * i) + k);
-    Value* part = b_.CreateShuffleVector(p, pick);
+  for (unsigned k = 0; k < 4; ++k) {
+    Value* part = b_.CreateShuffleVector(p, llvm::createStrideMask(k, 4, w));
     r = b_.CreateAdd(r, vt ? part : b_.CreateExtractElement(part, uint64_t(0)));
   }
   return r;

@@ -7,7 +7,7 @@ namespace tgc {
 namespace {
 // Block views: a u8 tensor [R, nb, B] (R rows of nb blocks of B bytes) sliced on its last axis.
 Tensor bytes_at(const Tensor& blk, int64_t lo, int64_t hi) {
-  return blk.shrink({{0, blk.dim(0)}, {0, blk.dim(1)}, {lo, hi}});
+  return blk.slice({lo}, {hi}, {2}, {});
 }
 
 // The f16 stored little-endian at bytes [at, at+2) of each block, as f32: [R, nb, 1].

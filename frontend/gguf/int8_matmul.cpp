@@ -54,12 +54,8 @@ void legacy_values(GgmlType t, const uint8_t* blk, uint8_t* u) {
   }
 }
 
-Tensor last_slice(const Tensor& x, int64_t i) {
-  std::vector<std::pair<int64_t, int64_t>> b;
-  for (int64_t d : x.shape()) b.push_back({0, d});
-  b.back() = {i, i + 1};
-  return x.shrink(b);
-}
+// Index i of x's last axis, kept as an axis of 1.
+Tensor last_slice(const Tensor& x, int64_t i) { return x.slice({i}, {i + 1}, {-1}, {}); }
 
 // The 256 unsigned values of a K-quant super-block, in element order, and its 8 or 16 sub-block
 // scales (q4_K/q5_K: 8 pairs of six-bit scale and min; q6_K: 16 i8 scales, one per 16 elements).
@@ -187,7 +183,7 @@ Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
   // [tiles, A, T, rows] as [1, groups, A, rows]; slice j of [tiles, A, J, T, rows] so.
   auto by_group = [&](const Tensor& t) { return t.permute({0, 2, 1, 3}).reshape({1, groups, t.dim(1), rows}); };
   auto slice = [&](const Tensor& t, int64_t j) {
-    return by_group(t.shrink({{0, tiles}, {0, t.dim(1)}, {j, j + 1}, {0, T}, {0, rows}}).reshape({tiles, t.dim(1), T, rows}));
+    return by_group(t.slice({j}, {j + 1}, {2}, {}).reshape({tiles, t.dim(1), T, rows}));
   };
   // One word of every row group and block: [1, groups, nb, rows]; of every token and block: [n, 1, nb, 1].
   auto weight_word = [&](int64_t j) { return slice(w.words, j); };

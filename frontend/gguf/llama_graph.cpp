@@ -131,12 +131,7 @@ struct Builder {
     // (axis 3 of [n, h, half, 2]).
     int64_t pair_axis = p.rope_neox ? 2 : 3;
     Tensor r = p.rope_neox ? rot.reshape({n, h, 2, half}) : rot.reshape({n, h, half, 2});
-    auto part = [&](int64_t k) {
-      std::vector<std::pair<int64_t, int64_t>> b;
-      for (int64_t d : r.shape()) b.push_back({0, d});
-      b[size_t(pair_axis)] = {k, k + 1};
-      return r.shrink(b);
-    };
+    auto part = [&](int64_t k) { return r.slice({k}, {k + 1}, {pair_axis}, {}); };
     Shape ts = p.rope_neox ? Shape{n, 1, 1, half} : Shape{n, 1, half, 1};
     Tensor c = cos.shrink({{0, n}, {0, half}}).reshape(ts), s = sin.shrink({{0, n}, {0, half}}).reshape(ts);
     Tensor x0 = part(0), x1 = part(1);
