@@ -24,6 +24,9 @@ struct Outcome {
   std::string detail;  // why it failed or is unsupported; one line
 };
 
+// A pass's detail when inputs were fixed at compile time: kFixedInputs + their names.
+inline constexpr const char* kFixedInputs = "with --input-value ";
+
 // Unsupported: the importer rejects the model (tgc::Error from import_onnx). Fail: the test data
 // cannot be read, compiling or running the artifact fails, or an output differs.
 Outcome run_case(const Target& target, const Case& c);
