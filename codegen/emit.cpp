@@ -69,7 +69,7 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
         d.launch_t(), {d.str(l.name), fn, gpu ? d.bytes(l.blob, l.name + ".blob") : d.null(), d.I64(gpu ? int64_t(l.blob.size()) : 0),
                        d.I32(int64_t(args.size())),
                        d.i32s(args, l.name + ".args"), d.a3(l.global), d.a3(l.local), d.I32(l.outer_var), d.I32(l.outer_step),
-                       d.I32(l.runs_var), d.I64(l.runs_from), d.I64(l.runs_until)}));
+                       d.I32(l.runs_var), d.I64(l.runs_from), d.I64(l.runs_until), d.I32(l.sets_var + 1)}));
   }
 
   std::map<int64_t, std::string> io_name;  // outputs are named by the model
@@ -119,6 +119,9 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
   if (!m.kv_length_var.empty() && kv_position.empty()) throw Error("internal error: KV length dim '" + m.kv_length_var + "' is not a VAR");
   if (!m.logit_rows_var.empty() && logit_rows < 0) throw Error("internal error: logit rows dim '" + m.logit_rows_var + "' is not a VAR");
   if (!kv_position.empty()) kv_position.push_back(logit_rows);
+  std::vector<int32_t> var_source;  // buffer indices of the values the model computes, or -1
+  for (int64_t b : mo.var_source) var_source.push_back(b < 0 ? -1 : table.index.at(b));
+  if (std::all_of(var_source.begin(), var_source.end(), [](int32_t b) { return b < 0; })) var_source.clear();
   llvm::Constant* vocab = d.null();
   if (m.vocab) {
     const Vocab& v = *m.vocab;
@@ -144,7 +147,8 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
                    m.batch_dim.empty() ? d.null() : d.str(m.batch_dim), d.I32(int64_t(var_names.size())),
                    var_names.empty() ? d.null() : d.global(llvm::ConstantArray::get(llvm::ArrayType::get(d.ptr_, var_names.size()), var_names), "var_names"),
                    d.i64s(var_max, "var_max"), d.I32(table.index.count(g.vars_buffer()) ? table.index.at(g.vars_buffer()) : -1),
-                   kv_position.empty() ? d.null() : d.i32s(kv_position, "kv_position"), vocab});
+                   kv_position.empty() ? d.null() : d.i32s(kv_position, "kv_position"), vocab,
+                   var_source.empty() ? d.null() : d.i32s(var_source, "var_source")});
   llvm::Constant* desc = d.global(desc_init, "desc");
 
   // Entry points: main() for executables; NAME_* wrappers for shared libraries.

@@ -25,6 +25,7 @@ struct KernelLaunch {
   int32_t outer_step = 1;            // that dim is ceil(VAR / outer_step) (a tiled run-time axis)
   int32_t runs_var = 0;              // a variant: runs for values of this VAR slot in
   int64_t runs_from = 0, runs_until = 0;  // [runs_from, runs_until] (0: unbounded)
+  int32_t sets_var = -1;             // the VAR slot whose value (ModelObject::var_source) it stores
 };
 
 struct ModelObject {
@@ -36,6 +37,7 @@ struct ModelObject {
   std::string name;          // C identifier: NAME_create, ...
   bool shared = false;       // NAME_* entry points instead of main()
   std::string weights_file;  // external weights: the file name the runtime looks for; "" embeds them
+  std::vector<int64_t> var_source;  // per VAR slot: -1, or the buffer where a kernel stores its value
 };
 
 // Writes the object to `object_path` and the weights to `weights_path`: the raw weights file for

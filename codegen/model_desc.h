@@ -44,14 +44,15 @@ static_assert(same_layout(kBuffer, {offsetof(tgc_buffer, name), offsetof(tgc_buf
                                     offsetof(tgc_buffer, nbytes), offsetof(tgc_buffer, batched), offsetof(tgc_buffer, dim_vars),
                                     offsetof(tgc_buffer, dim_sizes)},
                           sizeof(tgc_buffer)), "codegen/model_desc.h: tgc_buffer mirror out of step with tgc_model.h");
-constexpr std::array kLaunch{Ptr, Ptr, Ptr, I64, I32, Ptr, I64x3, I64x3, I32, I32, I32, I64, I64};
+constexpr std::array kLaunch{Ptr, Ptr, Ptr, I64, I32, Ptr, I64x3, I64x3, I32, I32, I32, I64, I64, I32};
 static_assert(same_layout(kLaunch, {offsetof(tgc_launch, name), offsetof(tgc_launch, cpu_fn), offsetof(tgc_launch, blob),
                                     offsetof(tgc_launch, blob_size), offsetof(tgc_launch, num_buffers), offsetof(tgc_launch, buffers),
                                     offsetof(tgc_launch, global_size), offsetof(tgc_launch, local_size),
                                     offsetof(tgc_launch, outer_var), offsetof(tgc_launch, outer_step),
-                                    offsetof(tgc_launch, runs_var), offsetof(tgc_launch, runs_from), offsetof(tgc_launch, runs_until)},
+                                    offsetof(tgc_launch, runs_var), offsetof(tgc_launch, runs_from), offsetof(tgc_launch, runs_until),
+                                    offsetof(tgc_launch, sets_var)},
                           sizeof(tgc_launch)), "codegen/model_desc.h: tgc_launch mirror out of step with tgc_model.h");
-constexpr std::array kDesc{I32, Ptr, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr, I64, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr};
+constexpr std::array kDesc{I32, Ptr, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr, I64, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr};
 static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version), offsetof(tgc_model_desc, name),
                                   offsetof(tgc_model_desc, backend), offsetof(tgc_model_desc, num_buffers),
                                   offsetof(tgc_model_desc, buffers), offsetof(tgc_model_desc, num_launches),
@@ -62,7 +63,8 @@ static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version), offseto
                                   offsetof(tgc_model_desc, weights_file), offsetof(tgc_model_desc, batch_dim),
                                   offsetof(tgc_model_desc, num_vars), offsetof(tgc_model_desc, var_names),
                                   offsetof(tgc_model_desc, var_max), offsetof(tgc_model_desc, vars_buffer),
-                                  offsetof(tgc_model_desc, kv_position), offsetof(tgc_model_desc, vocab)},
+                                  offsetof(tgc_model_desc, kv_position), offsetof(tgc_model_desc, vocab),
+                                  offsetof(tgc_model_desc, var_source)},
                           sizeof(tgc_model_desc)), "codegen/model_desc.h: tgc_model_desc mirror out of step with tgc_model.h");
 constexpr std::array kVocab{I32, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, I32, I32, Ptr};
 static_assert(same_layout(kVocab, {offsetof(tgc_vocab, n_tokens), offsetof(tgc_vocab, text), offsetof(tgc_vocab, offsets),

@@ -86,7 +86,18 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   rep.cpu = target.cpu;
 
   auto t0 = Clock::now();
-  Schedule s = run_stage("schedule", [&] { return schedule(g, m.output_roots(), {.parallel_outputs = target.profile.gpu}); });
+  // Sizes the model computes from data (NonZero's count) are scheduled after the outputs: a
+  // buffer each, which the runtime reads once the kernel that stores it has run.
+  std::vector<const UOp*> roots = m.output_roots(), values = m.var_value_roots();
+  if (!values.empty() && dialect.render_gpu)
+    throw Error("the model computes output sizes from data (NonZero, Compress, Unique, TopK with a run-time k): only the cpu "
+                "target runs such models for now");
+  roots.insert(roots.end(), values.begin(), values.end());
+  Schedule s = run_stage("schedule", [&] { return schedule(g, roots, {.parallel_outputs = target.profile.gpu}); });
+  std::vector<int64_t> var_source(g.vars().size(), -1);
+  for (size_t v = 0, k = m.outputs.size(); v < g.vars().size(); ++v)
+    if (g.var_value(g.vars()[v])) var_source[v] = s.outputs[k++];
+  s.outputs.resize(m.outputs.size());
   MemoryPlan plan = run_stage("memory plan", [&] { return plan_memory(g, s, target.desc->arena_alignment); });
   rep.schedule_s = since(t0);
   rep.kernels = s.kernels.size();
@@ -108,13 +119,17 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
     int64_t from = 0, until = 0;
   };
   std::vector<Runs> runs;  // per program: the run-time sizes it runs for (size variants)
+  std::vector<int32_t> sets_var;  // per program: the VAR whose value it stores, or -1
   run_stage("lower", [&] {
     for (size_t i = 0; i < s.kernels.size(); ++i) {
       LoweredKernel k = lower_kernel(g, s.kernels[i], chosen[i], target);
       // Tuned kernels (BEAM, --no-opt) keep their one schedule.
       SizeVariant large = opt.optimize && !opt.choose_opts ? large_size_variant(g, s.kernels[i], target.profile, chosen[i]) : SizeVariant{};
+      auto source = std::find(var_source.begin(), var_source.end(), s.kernels[i].output);
+      int32_t sets = source == var_source.end() ? -1 : int32_t(source - var_source.begin());
       keys.push_back(k.hash);
       programs.push_back(std::move(k.program));
+      sets_var.push_back(sets);
       int32_t var = large.var ? int32_t(g.var_slot(large.var)) : 0;
       runs.push_back({var, 0, large.opts.empty() ? 0 : large.from - 1});
       if (large.opts.empty()) continue;
@@ -122,13 +137,14 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
       v.program.name += "_from" + std::to_string(large.from);
       keys.push_back(v.hash);
       programs.push_back(std::move(v.program));
+      sets_var.push_back(sets);
       runs.push_back({var, large.from, 0});
     }
   });
 
   WorkDir work;
   ModelObject mo{m, s, plan, target, {}, c_name(opt.output), opt.shared,
-                 opt.external_weights ? fs::path(opt.output).filename().string() + ".weights" : ""};
+                 opt.external_weights ? fs::path(opt.output).filename().string() + ".weights" : "", var_source};
   std::vector<std::string> objects;
   run_stage("codegen", [&] {
     if (dialect.render_gpu) {
@@ -144,6 +160,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
     for (size_t i = 0; i < programs.size(); ++i) {
       KernelLaunch l = launch_of(g, programs[i]);
       l.runs_var = runs[i].var, l.runs_from = runs[i].from, l.runs_until = runs[i].until;
+      l.sets_var = sets_var[i];
       l.cpu_symbol = ck.symbols[i];
       l.global = {ck.items[i], 1, 1};
       mo.launches.push_back(std::move(l));

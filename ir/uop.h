@@ -146,6 +146,15 @@ class Graph {
     return it == var_axes_.end() ? nullptr : it->second;
   }
 
+  // A VAR whose value the model computes (a data-dependent size: how many elements NonZero
+  // finds): `value` is an integer scalar node in [0, max], computed by a kernel at run time
+  // before any kernel that depends on the VAR runs (the VAR's consumers read `value` too).
+  void set_var_value(const UOp* var, const UOp* value) { var_values_[var] = value; }
+  const UOp* var_value(const UOp* var) const {
+    auto it = var_values_.find(var);
+    return it == var_values_.end() ? nullptr : it->second;
+  }
+
   // A sliding-window view (Tensor::pool): `u`'s last 2n axes are n window positions and n taps
   // of `of`'s last n axes, element (o, j) being of[o * stride + j * dilation]. The movement ops
   // that build it are internal; run-time dims see the view as one op (passes/dim_axes).
@@ -177,6 +186,7 @@ class Graph {
   int64_t vars_buffer_ = -1;
   std::map<std::pair<const UOp*, int64_t>, const UOp*> var_axes_;
   std::unordered_map<const UOp*, Window> windows_;
+  std::unordered_map<const UOp*, const UOp*> var_values_;
 };
 
 // How many positions a loop RANGE covers in memory: its size, or, for a range over a run-time dim

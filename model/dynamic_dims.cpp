@@ -47,6 +47,10 @@ Model import_with_vars(const ModelSource& src) {
   for (const UOp* var : g.vars()) {
     const std::string& name = var->var().name;
     int64_t max = var->var().max;
+    // A size the model computes from data (onnx_ops_data.cpp) is traced the same way.
+    const bool data = g.var_value(var) != nullptr;
+    const std::string what = data ? "the size '" + name + "' that the model computes from data" : "dim '" + name + "'";
+    const std::string fix = data ? "" : "; give it a size with --input-shape";
     VarExtents ext;
     try {
       // The second trace about halfway: sizes derived through strided windows and means over
@@ -58,7 +62,7 @@ Model import_with_vars(const ModelSource& src) {
       Model b = traced(src, at_max, name, other);
       ext = var_extents(g, roots_m, var, *b.graph, roots(b.outputs), other);
     } catch (const Error& e) {
-      throw Error(path + ": dim '" + name + "' cannot be bound at run time: " + e.what() + "; give it a size with --input-shape");
+      throw Error(path + ": " + what + " cannot be bound at run time: " + e.what() + fix);
     }
     // Loops over the dim's axes (kernel outputs, reduces) stop at their run-time size, and pads
     // over them mask with it.
@@ -76,6 +80,7 @@ Model import_with_vars(const ModelSource& src) {
           const UOp* e = ext.extent.at(ts[i].tensor.uop())[k];
           if (!e) continue;
           if (outputs && e != var && e != ext.broadcast && !e->is_const()) {
+            if (data) throw Error(path + ": output '" + ts[i].name + "' dim " + std::to_string(k) + " is " + print_expr(g, e) + ", derived from " + what + " (not supported yet)");
             if (slots[i][k] != -1) throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
             std::vector<int64_t>& table = m.output_dim_sizes[i];
             slots[i][k] = -2 - int32_t(table.size());
@@ -84,9 +89,9 @@ Model import_with_vars(const ModelSource& src) {
             continue;
           }
           if (e != var)
-            throw Error(path + ": dim '" + name + "' cannot be bound at run time: '" + ts[i].name + "' dim " + std::to_string(k) +
+            throw Error(path + ": " + what + " cannot be bound at run time: '" + ts[i].name + "' dim " + std::to_string(k) +
                         " has run-time size " + (e == ext.broadcast ? std::string("of a broadcast") : print_expr(g, e)) +
-                        ", not the dim itself (not supported yet); give it a size with --input-shape");
+                        ", not the dim itself (not supported yet)" + fix);
           if (slots[i][k] != -1) throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
           slots[i][k] = int32_t(g.var_slot(var));
         }
@@ -106,6 +111,8 @@ Model import_with_vars(const ModelSource& src) {
       now[u] = r;
     }
     for (NamedTensor& o : m.outputs) o.tensor = Tensor(g, now.at(o.tensor.uop()));
+    for (const UOp* v : g.vars())
+      if (const UOp* x = g.var_value(v)) g.set_var_value(v, now.at(x));
   }
   for (const auto& [u, ax, extent] : axes) g.set_var_axis(now.count(u) ? now.at(u) : u, ax, extent);
   return m;
@@ -117,7 +124,11 @@ Model build_dynamic_model(const ModelSource& src) {
   const std::string& path = src.path;
   const std::vector<UnknownDim>& unknown = src.unknown;
   if (!src.dynamic.empty()) return import_with_vars(src);
-  if (unknown.empty() || unknown[0].axis != 0) return src.build({});  // sized, or an error listing the dims
+  if (unknown.empty() || unknown[0].axis != 0) {
+    Model m = src.build({});  // sized, or an error listing the dims
+    // Sizes computed from data are VARs the model binds itself.
+    return m.var_value_roots().empty() ? std::move(m) : import_with_vars(src);
+  }
   const UnknownDim& batch = unknown[0];
   std::string name = batch.param.empty() ? "batch" : batch.param;
   std::string inputs;
@@ -145,6 +156,8 @@ Model build_dynamic_model(const ModelSource& src) {
     throw Error(path + ": " + what + " cannot be bound at run time: " + e.what() + "; give it a size with --input-shape");
   }
   Model m = traced(src, {}, batch.key, 1);
+  if (!m.var_value_roots().empty())
+    throw Error(path + ": " + what + " cannot be bound at run time: the model computes sizes from data too (not supported together yet); give it a size with --input-shape");
   m.batch_dim = name;
   for (const NamedTensor& in : m.inputs) {
     bool batched = false;

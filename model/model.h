@@ -57,6 +57,14 @@ struct Model {
     for (const NamedTensor& o : outputs) r.push_back(o.tensor.uop());
     return r;
   }
+  // The nodes that compute data-dependent VARs (Graph::var_value), in VAR order: scheduled
+  // after the outputs, each stored in a buffer the runtime reads once its kernel has run.
+  std::vector<const UOp*> var_value_roots() const {
+    std::vector<const UOp*> r;
+    for (const UOp* v : graph->vars())
+      if (const UOp* x = graph->var_value(v)) r.push_back(x);
+    return r;
+  }
 };
 
 }  // namespace tgc

@@ -90,7 +90,7 @@ static void run_samples(void* const* job_ptr, int64_t begin, int64_t end) {
   cpu_worker* w = &job->c->workers[atomic_fetch_add(&job->next_worker, 1)];
   for (int64_t s = begin; s < end; ++s) {
     tgc_point_at_sample(job->m, w->arena, w->cur, w->args, s);
-    for (int32_t l = 0; l < d->num_launches; ++l) {
+    for (int32_t l = 0; l < d->num_launches; ++l) { /* (no sizes computed from data with a batch) */
       int64_t total = tgc_launch_items(job->m, l);
       if (total > 0) d->launches[l].cpu_fn(w->args[l], 0, total);
     }
@@ -128,6 +128,22 @@ static void run_timed(cpu_state* c, tgc_model* m) {
     d->launches[l].cpu_fn(m->launch_args[l], 0, total);
     int64_t t = tgc_now_ns() - t0;
     if (c->solo_ns[l] < 0 || t < c->solo_ns[l]) c->solo_ns[l] = t;
+    tgc_take_computed_var(m, l);
+  }
+}
+
+/* Launches [from, to) on the pool, as many at a time as possible: up to and including one that
+ * computes a run-time size (sets_var), which the launches after it need to know their work. */
+static void run_launches(cpu_state* c, tgc_model* m, int32_t from, int32_t to) {
+  const tgc_launch* L = m->desc->launches;
+  while (from < to) {
+    int32_t end = from;
+    while (end < to && !L[end].sets_var) ++end;
+    if (end < to) ++end;
+    for (int32_t l = from; l < end; ++l) c->steps[l].total = tgc_launch_items(m, l);
+    tgc_pool_run_steps(c->pool, c->steps + from, end - from);
+    tgc_take_computed_var(m, end - 1);
+    from = end;
   }
 }
 
@@ -156,14 +172,13 @@ static int64_t cpu_run(void* be, tgc_model* m, int64_t sample) {
     if (++c->runs == CALIBRATION_RUNS) decide_splits(c, m);
     return 1;
   }
-  for (int32_t l = 0; l < d->num_launches; ++l) c->steps[l].total = tgc_launch_items(m, l);
   if (!c->profile_ms) {
-    tgc_pool_run_steps(c->pool, c->steps, d->num_launches);
+    run_launches(c, m, 0, d->num_launches);
     return 1;
   }
   for (int32_t l = 0; l < d->num_launches; ++l) {
     double t0 = tgc_now_ms();
-    tgc_pool_run_steps(c->pool, &c->steps[l], 1);
+    run_launches(c, m, l, l + 1);
     c->profile_ms[l] += tgc_now_ms() - t0;
   }
   if (sample == 0) c->profile_runs++; /* per tgc_run, over all its samples */

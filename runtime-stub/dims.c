@@ -78,8 +78,9 @@ int tgc_bind_vars(tgc_model* m, const int64_t* given) {
   }
   int changed = 0;
   for (int32_t v = 0; v < d->num_vars; ++v) {
-    if (values[v] < 1 || values[v] > d->var_max[v]) {
-      tgc_set_error("run-time dim '%s' must be 1 to %lld, got %lld", d->var_names[v], (long long)d->var_max[v],
+    int computed = d->var_source && d->var_source[v] >= 0; /* by the model, from 0 */
+    if (values[v] < !computed || values[v] > d->var_max[v]) {
+      tgc_set_error("run-time dim '%s' must be %d to %lld, got %lld", d->var_names[v], !computed, (long long)d->var_max[v],
                     (long long)values[v]);
       return -1;
     }
@@ -119,7 +120,19 @@ void tgc_dims_before_run(tgc_model* m) {
     if (has_vars(&m->desc->buffers[m->desc->inputs[k]])) copy_layout(m, m->desc->inputs[k], 1);
 }
 
-void tgc_dims_after_run(tgc_model* m) {
+void tgc_take_computed_var(tgc_model* m, int32_t l) {
+  const tgc_model_desc* d = m->desc;
+  int32_t v = d->launches[l].sets_var - 1;
+  if (v < 0) return;
+  int64_t x = *(const int64_t*)m->buf[d->var_source[v]];
+  x = x < 0 ? 0 : x > d->var_max[v] ? d->var_max[v] : x; /* the kernel clamps it too */
+  m->var_value[v] = x;
+  ((int64_t*)m->buf[d->vars_buffer])[v] = x;
+}
+
+int tgc_dims_after_run(tgc_model* m) {
+  if (m->desc->var_source && alloc_dense(m) != 0) return -1; /* outputs as long as the computed sizes */
   for (int32_t k = 0; m->dense && k < m->desc->num_outputs; ++k)
     if (has_vars(&m->desc->buffers[m->desc->outputs[k]])) copy_layout(m, m->desc->outputs[k], 0);
+  return 0;
 }

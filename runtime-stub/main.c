@@ -288,6 +288,8 @@ static void print_info(const tgc_model_desc* d) {
              (long long)d->var_max[v], d->var_names[v]);
     else if (d->kv_position && v == d->kv_position[2])
       printf("run-time dim: %s = rows of logits (the token count; 1 when generating without --logits-out)\n", d->var_names[v]);
+    else if (d->var_source && d->var_source[v] >= 0)
+      printf("run-time dim: %s (0 to %lld; computed by the model from its inputs' values)\n", d->var_names[v], (long long)d->var_max[v]);
     else
       printf("run-time dim: %s (1 to %lld; bound from the -i shapes or --dim)\n", d->var_names[v], (long long)d->var_max[v]);
   if (d->vocab) printf("tokenizer: %d tokens, %s (-p TEXT)\n", (int)d->vocab->n_tokens, tgc_vocab_kind(d->vocab));

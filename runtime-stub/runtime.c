@@ -234,6 +234,14 @@ static int validate(const tgc_model_desc* d) {
       tgc_set_error("run-time dim %d: no name or an upper bound below 1", (int)v);
       return -1;
     }
+  for (int32_t v = 0; d->var_source && v < d->num_vars; ++v) {
+    int32_t b = d->var_source[v];
+    if (b < -1 || b >= d->num_buffers || (b >= 0 && (d->buffers[b].dtype != TGC_I64 || d->buffers[b].nbytes < 8 ||
+                                                     d->buffers[b].storage != TGC_STORAGE_OUTPUT))) {
+      tgc_set_error("run-time dim %d: its value's buffer %d is not an i64 output-storage buffer", (int)v, (int)b);
+      return -1;
+    }
+  }
   if (d->kv_position && (d->kv_position[0] < 0 || d->kv_position[0] >= d->num_vars || d->vars_buffer < 0 ||
                          d->kv_position[1] < 0 || d->kv_position[1] >= d->num_inputs || d->kv_position[2] < -1 ||
                          d->kv_position[2] >= d->num_vars)) {
@@ -274,6 +282,10 @@ static int validate(const tgc_model_desc* d) {
     if (d->num_vars && (L->outer_var >= d->num_vars || L->outer_step < 0 ||
                         (L->outer_var >= 0 && (d->var_max[L->outer_var] % step || launch_total(L) % (d->var_max[L->outer_var] / step))))) {
       tgc_set_error("launch %d '%s': bad outer run-time dim %d (step %d)", (int)l, ln, (int)L->outer_var, (int)L->outer_step);
+      return -1;
+    }
+    if (L->sets_var != 0 && (L->sets_var < 0 || L->sets_var > d->num_vars || !d->var_source || d->var_source[L->sets_var - 1] < 0)) {
+      tgc_set_error("launch %d '%s': sets run-time dim %d, which is not computed by the model", (int)l, ln, (int)L->sets_var - 1);
       return -1;
     }
     if ((L->runs_from || L->runs_until) && (L->runs_var < 0 || L->runs_var >= d->num_vars || L->runs_from < 0 || L->runs_until < 0)) {
@@ -533,7 +545,7 @@ int tgc_run(tgc_model* m) {
     if (ran < 1) return -1;
     sample += ran;
   }
-  tgc_dims_after_run(m);
+  if (tgc_dims_after_run(m) != 0) return -1;
   if (d->kv_position) m->kv_length = kv_after;
   return 0;
 }

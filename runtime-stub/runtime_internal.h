@@ -140,11 +140,15 @@ int64_t tgc_dim_size(const tgc_model* m, const tgc_buffer* b, int32_t k);
 int64_t tgc_bound_nbytes(const tgc_model* m, int32_t i);
 int tgc_dims_init(tgc_model* m); /* VARs at their maxima, dense storage; 0 or -1 */
 void tgc_dims_free(tgc_model* m);
-/* New VAR values (each 1 to its maximum): the vars buffer is written and the dense storage of
- * inputs/outputs with run-time dims reallocated (zeroed) when one changes. 0 or -1. */
+/* New VAR values (each 1 to its maximum; those the model computes are not checked): the vars
+ * buffer is written and the dense storage of inputs/outputs with run-time dims reallocated
+ * (zeroed) when one changes. 0 or -1. */
 int tgc_bind_vars(tgc_model* m, const int64_t* values);
+/* After launch l: a VAR it computes (sets_var) takes the value the launch stored, so that the
+ * launches after it loop up to it. Backends call it between launches. */
+void tgc_take_computed_var(tgc_model* m, int32_t l);
 void tgc_dims_before_run(tgc_model* m); /* dense inputs into the kernels' layout */
-void tgc_dims_after_run(tgc_model* m);  /* the kernels' outputs into dense storage */
+int tgc_dims_after_run(tgc_model* m);   /* the kernels' outputs into dense storage; 0 or -1 */
 
 /* TGC_PROFILE: "tgc profile: TITLE, X ms per runSUFFIX", then one launch per line, slowest first
  * (TGC_PROFILE=all: every launch, else the 25 slowest), with its mean time over `runs` and share

@@ -5,7 +5,7 @@
 #define TGC_MODEL_H
 #include <stdint.h>
 
-#define TGC_ABI_VERSION 8
+#define TGC_ABI_VERSION 9
 
 /* Same order as tgc::DType in the compiler. */
 enum tgc_dtype {
@@ -70,6 +70,9 @@ typedef struct {
   int64_t runs_from;      /* of VAR runs_var in [runs_from, runs_until] (0: unbounded); a */
   int64_t runs_until;     /* kernel's variants for small and large run-time sizes (the others
                            * skip) */
+  int32_t sets_var;       /* 0, or 1 + the VAR v (a size the model computes from data) whose value
+                           * this launch stores in buffer var_source[v]: the runtime binds it
+                           * before the launches after this one */
 } tgc_launch;
 
 typedef struct {
@@ -103,6 +106,10 @@ typedef struct {
                            * run's tokens: the runtime binds it to their count, or to 1 after
                            * tgc_llm_all_logits(m, 0) */
   const struct tgc_vocab* vocab; /* NULL, or the model's tokenizer tables (tokenizer.h) */
+  const int32_t* var_source; /* NULL, or per VAR: -1 (bound by the caller or the runtime), or the
+                           * buffer (i64, one element) where a launch (sets_var) stores the VAR's
+                           * value, a size the model computes from data (NonZero's count), 0 to
+                           * var_max; outputs along it are as long as that value after a run */
 } tgc_model_desc;
 
 #endif

@@ -440,6 +440,7 @@ const OpTable& onnx_ops() {
   add_nn_ops(table);
   add_math_ops(table);
   add_index_ops(table);
+  add_data_ops(table);
   add_quant_ops(table);
   add_control_ops(table);
   add_rnn_ops(table);

@@ -59,6 +59,10 @@ class OpContext {
                                     const std::vector<Tensor>& inputs)>
       run_subgraph;
 
+  // Sizes the model is traced at (ImportOptions::dim_sizes), by key: also those of sizes known
+  // only at run time that ops compute from the data (data_axis in onnx_ops_data.cpp).
+  const std::map<std::string, int64_t>* dim_sizes = nullptr;
+
   [[noreturn]] void fail(const std::string& msg) const { throw Error(where_ + ": " + msg); }
   const std::string& where() const { return where_; }
 
@@ -103,7 +107,8 @@ void add_resize_ops(OpTable& t);   // Resize, Upsample
 void add_signal_ops(OpTable& t);   // DFT, STFT, window functions
 void add_sample_ops(OpTable& t);   // GridSample, RoiAlign
 void add_math_ops(OpTable& t);     // inverse trig/hyperbolic, IsNaN/IsInf, BitShift, loss functions
-void add_index_ops(OpTable& t);    // gather/scatter, TopK, CumSum, OneHot, Trilu, Einsum, Pad modes
+void add_index_ops(OpTable& t);    // gather/scatter, CumSum, OneHot, Trilu, Einsum, Pad modes
+void add_data_ops(OpTable& t);     // NonZero, Compress, Unique, TopK with a run-time k: sizes from data
 void add_quant_ops(OpTable& t);    // QuantizeLinear, DequantizeLinear, integer matmul/conv
 void add_control_ops(OpTable& t);  // If, Loop, Scan
 void add_rnn_ops(OpTable& t);      // LSTM, GRU, RNN (unrolled over the static sequence)

@@ -1,4 +1,4 @@
-// Indexing ops: element and N-d gathers/scatters, TopK, CumSum, OneHot, Trilu, Einsum and the
+// Indexing ops: element and N-d gathers/scatters, CumSum, OneHot, Trilu, Einsum and the
 // ops whose output shape is fixed once their inputs are compile-time constants.
 #include <algorithm>
 #include <cctype>
@@ -18,13 +18,6 @@ Tensor::Reduction reduction(Ctx& c) {
   if (r == "max") return Tensor::Reduction::Max;
   if (r == "min") return Tensor::Reduction::Min;
   c.fail("unknown reduction '" + r + "'");
-}
-
-Outs topk(Ctx& c) {
-  const Tensor& x = c.in(0);
-  int64_t k = c.opset >= 10 ? c.ints(1).at(0) : c.attr_int("k", 0);
-  auto [values, indices] = x.topk(k, c.attr_int("axis", -1), c.attr_int("largest", 1) != 0);
-  return {values, indices};
 }
 
 Tensor cumsum(Ctx& c) {
@@ -192,32 +185,6 @@ Tensor eye_like(Ctx& c) {
 }
 
 // Ops whose output shape depends on values: supported when those values are compile-time constants.
-Tensor compress(Ctx& c) {
-  std::vector<int64_t> cond = c.ints(1);
-  Tensor x = c.in(0);
-  int64_t axis = 0;
-  if (c.has_attr("axis")) axis = x.norm_axis(c.attr_int("axis", 0));
-  else x = x.reshape({x.numel()});
-  std::vector<int64_t> keep;
-  for (size_t i = 0; i < cond.size() && int64_t(i) < x.dim(axis); ++i)
-    if (cond[i]) keep.push_back(int64_t(i));
-  return x.take(axis, keep);
-}
-
-Tensor non_zero(Ctx& c) {
-  HostTensor x = c.constant(0);
-  std::vector<int64_t> hits;
-  for (int64_t i = 0; i < x.numel(); ++i)
-    if (x.get(i) != 0) hits.push_back(i);
-  int64_t r = int64_t(x.shape.size()), n = int64_t(hits.size());
-  HostTensor h(DType::I64, {r, n});
-  for (int64_t j = 0; j < n; ++j) {
-    int64_t lin = hits[size_t(j)];
-    for (int64_t d = r - 1; d >= 0; --d) h.set(d * n + j, double(lin % x.shape[size_t(d)])), lin /= x.shape[size_t(d)];
-  }
-  return Tensor::weight(c.g, c.node.output(0), std::move(h));
-}
-
 Tensor reverse_sequence(Ctx& c) {
   const Tensor& x = c.in(0);
   int64_t ba = x.norm_axis(c.attr_int("batch_axis", 1)), ta = x.norm_axis(c.attr_int("time_axis", 0));
@@ -243,15 +210,12 @@ void add_index_ops(OpTable& t) {
     return {c.in(0).scatter_elements(c.in(1), c.in(2), c.attr_int("axis", 0), Tensor::Reduction::None)};
   };
   t["ScatterND"] = [](Ctx& c) -> Outs { return {scatter_nd(c)}; };
-  t["TopK"] = topk;
   t["CumSum"] = [](Ctx& c) -> Outs { return {cumsum(c)}; };
   t["OneHot"] = [](Ctx& c) -> Outs { return {one_hot(c)}; };
   t["Trilu"] = [](Ctx& c) -> Outs { return {trilu(c)}; };
   t["Einsum"] = [](Ctx& c) -> Outs { return {einsum(c)}; };
   t["Range"] = [](Ctx& c) -> Outs { return {range(c)}; };
   t["EyeLike"] = [](Ctx& c) -> Outs { return {eye_like(c)}; };
-  t["Compress"] = [](Ctx& c) -> Outs { return {compress(c)}; };
-  t["NonZero"] = [](Ctx& c) -> Outs { return {non_zero(c)}; };
   t["ReverseSequence"] = [](Ctx& c) -> Outs { return {reverse_sequence(c)}; };
 }
 

@@ -13,9 +13,10 @@
 
 #include "codegen/pipeline.h"
 #include "frontend/npy.h"
+#include "frontend/frontend.h"
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
-#include "ir/interpret.h"
+#include "model/evaluate.h"
 
 namespace fs = std::filesystem;
 using namespace tgc;
@@ -208,9 +209,7 @@ std::optional<Outcome> judge(const Target& target, Model& m, const std::vector<D
                                          shape_str(declared.shape())};
       feeds[declared.uop()->ival()] = ins[i];
     }
-    std::vector<const UOp*> roots;
-    for (const auto& o : m.outputs) roots.push_back(o.tensor.uop());
-    std::vector<HostTensor> got = artifact ? artifact->run(m, ins) : interpret(*m.graph, roots, feeds);
+    std::vector<HostTensor> got = artifact ? artifact->run(m, ins) : evaluate(m, feeds);
     for (size_t i = 0; i < s->outputs.size(); ++i) {
       as_declared_bf16(s->outputs[i], m.outputs[i].tensor.dtype());
       std::string why;
@@ -241,12 +240,12 @@ Outcome run_case(const Target& target, const Case& c) {
   std::set<size_t> fixed;
   auto import_with = [&](const DataSet& s) {
     for (size_t i : fixed) opt.input_values[c.inputs[i]] = values_of(s.inputs[i]);
-    return import_onnx((c.dir / "model.onnx").string(), opt);
+    return import_model((c.dir / "model.onnx").string(), opt);
   };
   Model m;
   for (;;) {
     try {
-      m = sets.empty() ? import_onnx((c.dir / "model.onnx").string(), opt) : import_with(sets[0]);
+      m = sets.empty() ? import_model((c.dir / "model.onnx").string(), opt) : import_with(sets[0]);
       break;
     } catch (const Error& e) {
       int i = sets.empty() ? -1 : input_to_fix(e.what(), c);

@@ -15,9 +15,9 @@
 #include "frontend/frontend.h"
 #include "frontend/gguf/gguf_file.h"
 #include "ir/error.h"
-#include "ir/interpret.h"
 #include "ir/print.h"
 #include "model/dynamic_dims.h"
+#include "model/evaluate.h"
 #include "passes/lower.h"
 #include "passes/opt.h"
 #include "passes/schedule.h"
@@ -255,7 +255,8 @@ int cmd_inspect(const Args& a) {
     return 0;
   }
   Model m = build_dynamic_model(open_model(a.model, import_options(a)));
-  std::vector<const UOp*> roots = m.output_roots();
+  std::vector<const UOp*> roots = m.output_roots(), values = m.var_value_roots();
+  roots.insert(roots.end(), values.begin(), values.end());  // as compile_model schedules them
   ResolvedTarget target = resolve_target(a.target, a.triple, a.cpu);
   ScheduleOptions so{.parallel_outputs = target.profile.gpu};
   if (a.stage == "graph") {
@@ -372,7 +373,10 @@ int cmd_compile(const Args& a) {
   if (!m.batch_dim.empty())
     std::cerr << "tgc: dim '" << m.batch_dim << "' is the batch size, bound at run time: the artifact runs one sample's program per sample\n";
   for (const UOp* v : m.graph->vars())
-    std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (1 to " << v->var().max << ")\n";
+    if (m.graph->var_value(v))
+      std::cerr << "tgc: size '" << v->var().name << "' is computed by the model from its inputs' values at run time (0 to " << v->var().max << ")\n";
+    else
+      std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (1 to " << v->var().max << ")\n";
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << "tgc: " << a.out_dir << ": " << r.kernels << " kernels (" << r.unique_kernels << " distinct), " << r.triple << " cpu="
             << r.cpu << ", weights " << r.weight_bytes << " B, arena " << r.arena_bytes << " B (unshared " << r.intermediate_bytes
@@ -406,9 +410,7 @@ int cmd_eval(const Args& a) {
   }
   for (const NamedTensor& in : m.inputs)
     if (!feeds.count(in.tensor.uop()->ival())) throw Error("missing input '" + in.name + "' (pass -i " + file_safe(in.name) + "=FILE.npy)");
-  std::vector<const UOp*> roots;
-  for (const auto& o : m.outputs) roots.push_back(o.tensor.uop());
-  std::vector<HostTensor> results = interpret(*m.graph, roots, feeds);
+  std::vector<HostTensor> results = evaluate(m, feeds);
   if (!a.out_dir.empty()) std::filesystem::create_directories(a.out_dir);
   for (size_t i = 0; i < results.size(); ++i) {
     const std::string& name = m.outputs[i].name;

@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""Writes ONNX models whose output sizes depend on the data (NonZero, Compress, Unique, TopK with
+a run-time k) feeding further ops, each with several input sets: some keep many elements, one
+keeps none. tests/data_dependent.sh compiles each once with tgc and compares every input set's
+outputs with onnxruntime's.
+
+usage: make_data_dependent_models.py OUT_DIR   (writes OUT_DIR/<name>.onnx, OUT_DIR/<name>.<set>.<input>.npy
+and OUT_DIR/manifest.txt: one line per input set, "<name> <set> <input> <input> ...")
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+rng = np.random.default_rng(0)
+out_dir = sys.argv[1]
+manifest = []
+
+
+def save(name, nodes, inputs, outputs, sets, inits=()):
+    g = h.make_graph(nodes, name, inputs, outputs, list(inits))
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(out_dir, name + ".onnx"))
+    for k, feeds in enumerate(sets):
+        for n, v in feeds.items():
+            np.save(os.path.join(out_dir, f"{name}.{k}.{n}.npy"), v)
+        manifest.append(f"{name} {k} " + " ".join(feeds))
+
+
+def vi(name, t, shape):
+    return h.make_tensor_value_info(name, t, shape)
+
+
+# Detection-style: the boxes whose score passes a threshold, their areas, the sum of the kept
+# areas (a reduce over the data-dependent axis) and the kept boxes' coordinates scaled.
+scores = rng.random(12).astype(np.float32)
+boxes = (rng.random((12, 4)) * 10).astype(np.float32)
+boxes[:, 2:] += boxes[:, :2]
+save("compress_boxes",
+     [h.make_node("Greater", ["scores", "thr"], ["keep"]),
+      h.make_node("Compress", ["boxes", "keep"], ["kept"], axis=0),
+      h.make_node("Split", ["kept"], ["lo", "hi"], axis=1),
+      h.make_node("Sub", ["hi", "lo"], ["wh"]),
+      h.make_node("ReduceProd", ["wh"], ["area"], axes=[1], keepdims=0),
+      h.make_node("ReduceSum", ["area"], ["total"], keepdims=0),
+      h.make_node("Mul", ["kept", "two"], ["scaled"])],
+     [vi("scores", T.FLOAT, [12]), vi("boxes", T.FLOAT, [12, 4]), vi("thr", T.FLOAT, [])],
+     [vi("scaled", T.FLOAT, ["N", 4]), vi("area", T.FLOAT, ["N"]), vi("total", T.FLOAT, [])],
+     [{"scores": scores, "boxes": boxes, "thr": np.float32(0.3)},
+      {"scores": scores, "boxes": boxes, "thr": np.float32(0.9)},
+      {"scores": scores, "boxes": boxes, "thr": np.float32(2.0)}],  # keeps nothing
+     [nh.from_array(np.float32(2.0), "two")])
+
+# NonZero's coordinates, transposed to [N, 2], gathering the values they point at.
+x = rng.standard_normal((5, 6)).astype(np.float32)
+save("nonzero_gather",
+     [h.make_node("Greater", ["x", "zero"], ["pos"]),
+      h.make_node("NonZero", ["pos"], ["idx"]),
+      h.make_node("Transpose", ["idx"], ["coords"], perm=[1, 0]),
+      h.make_node("GatherND", ["x", "coords"], ["vals"]),
+      h.make_node("Exp", ["vals"], ["e"])],
+     [vi("x", T.FLOAT, [5, 6])],
+     [vi("coords", T.INT64, ["N", 2]), vi("e", T.FLOAT, ["N"])],
+     [{"x": x}, {"x": -np.abs(x)}, {"x": np.abs(x) + 1}],
+     [nh.from_array(np.float32(0), "zero")])
+
+# TopK with k given at run time, its values softmaxed over the kept ones.
+v = rng.standard_normal((3, 9)).astype(np.float32)
+save("topk_runtime_k",
+     [h.make_node("TopK", ["v", "k"], ["values", "indices"], axis=1),
+      h.make_node("Softmax", ["values"], ["p"], axis=1)],
+     [vi("v", T.FLOAT, [3, 9]), vi("k", T.INT64, [1])],
+     [vi("p", T.FLOAT, [3, "K"]), vi("indices", T.INT64, [3, "K"])],
+     [{"v": v, "k": np.array([4], np.int64)}, {"v": v, "k": np.array([9], np.int64)}, {"v": v, "k": np.array([1], np.int64)}])
+
+# Unique (sorted, flattened) with all four outputs.
+u = rng.integers(0, 6, (4, 5)).astype(np.float32)
+save("unique_all",
+     [h.make_node("Unique", ["u"], ["y", "first", "inverse", "counts"], sorted=1)],
+     [vi("u", T.FLOAT, [4, 5])],
+     [vi("y", T.FLOAT, ["U"]), vi("first", T.INT64, ["U"]), vi("inverse", T.INT64, [20]), vi("counts", T.INT64, ["U"])],
+     [{"u": u}, {"u": np.zeros((4, 5), np.float32)}],)
+
+with open(os.path.join(out_dir, "manifest.txt"), "w") as f:
+    f.write("\n".join(manifest) + "\n")
