@@ -90,7 +90,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   // buffer each, which the runtime reads once the kernel that stores it has run.
   std::vector<const UOp*> roots = m.output_roots(), values = m.var_value_roots();
   if (!values.empty() && dialect.render_gpu)
-    throw Error("the model computes output sizes from data (NonZero, Compress, Unique, TopK with a run-time k): only the cpu "
+    throw Error("the model computes output sizes from data (NonZero, Compress, Unique, TopK with a run-time k, NonMaxSuppression): only the cpu "
                 "target runs such models for now");
   roots.insert(roots.end(), values.begin(), values.end());
   Schedule s = run_stage("schedule", [&] { return schedule(g, roots, {.parallel_outputs = target.profile.gpu}); });

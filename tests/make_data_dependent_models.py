@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes ONNX models whose output sizes depend on the data (NonZero, Compress, Unique, TopK with
-a run-time k) feeding further ops, each with several input sets: some keep many elements, one
+a run-time k, NonMaxSuppression) feeding further ops, each with several input sets: some keep many elements, one
 keeps none. tests/data_dependent.sh compiles each once with tgc and compares every input set's
 outputs with onnxruntime's.
 
@@ -86,6 +86,26 @@ save("unique_all",
      [vi("u", T.FLOAT, [4, 5])],
      [vi("y", T.FLOAT, ["U"]), vi("first", T.INT64, ["U"]), vi("inverse", T.INT64, [20]), vi("counts", T.INT64, ["U"])],
      [{"u": u}, {"u": np.zeros((4, 5), np.float32)}],)
+
+# Detection-style: NonMaxSuppression over 40 boxes and 2 classes, the selected boxes gathered.
+def corners(n):
+    lo = rng.random((1, n, 2)) * 8
+    return np.concatenate([lo, lo + 1 + rng.random((1, n, 2)) * 4], axis=2).astype(np.float32)
+
+
+nb = corners(40)
+save("nms_gather",
+     [h.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou", "score_thr"], ["selected"]),
+      h.make_node("Gather", ["selected", "two_i"], ["box_index"], axis=1),
+      h.make_node("Squeeze", ["boxes", "zero_axis"], ["boxes2"]),
+      h.make_node("Gather", ["boxes2", "box_index"], ["picked"], axis=0)],
+     [vi("boxes", T.FLOAT, [1, 40, 4]), vi("scores", T.FLOAT, [1, 2, 40]), vi("score_thr", T.FLOAT, [1])],
+     [vi("selected", T.INT64, ["K", 3]), vi("picked", T.FLOAT, ["K", 4])],
+     [{"boxes": nb, "scores": rng.random((1, 2, 40)).astype(np.float32), "score_thr": np.array([0.2], np.float32)},
+      {"boxes": corners(40), "scores": rng.random((1, 2, 40)).astype(np.float32), "score_thr": np.array([0.9], np.float32)},
+      {"boxes": nb, "scores": rng.random((1, 2, 40)).astype(np.float32), "score_thr": np.array([1.5], np.float32)}],
+     [nh.from_array(np.array([8], np.int64), "max_out"), nh.from_array(np.array([0.4], np.float32), "iou"),
+      nh.from_array(np.int64(2), "two_i"), nh.from_array(np.array([0], np.int64), "zero_axis")])
 
 with open(os.path.join(out_dir, "manifest.txt"), "w") as f:
     f.write("\n".join(manifest) + "\n")

@@ -1,4 +1,5 @@
-// Ops whose output size depends on the data: NonZero, Compress, Unique, TopK with a run-time k.
+// Ops whose output size depends on the data: NonZero, Compress, Unique, TopK with a run-time k,
+// NonMaxSuppression.
 // Where the inputs that decide the size are compile-time constants the size is folded. Otherwise
 // the output is laid out at its upper bound along one axis whose size at run time is a VAR that
 // the model computes (Graph::set_var_value): a kernel stores the count, the runtime reads it and
@@ -147,9 +148,83 @@ Outs unique(Ctx& c) {
   return {masked(y, d, 0), masked(index, d, 0), inverse, masked(counts, d, 0)};
 }
 
+// A scalar input's value as a rank-0 tensor of type t, or `def` where the input is absent.
+Tensor scalar_input(Ctx& c, size_t i, double def, DType t) {
+  if (!c.has(i)) return Tensor::full(c.g, {}, def, t);
+  if (c.in(i).numel() != 1) c.fail("input " + std::to_string(i) + " must hold one value, got shape " + shape_str(c.in(i).shape()));
+  return c.in(i).reshape({}).cast(t);
+}
+
+// ONNX NonMaxSuppression, as onnxruntime computes it: per batch and class the boxes whose score
+// passes score_threshold (strictly), in descending score order (ties: lower index first), each
+// kept unless its IoU with a kept one exceeds iou_threshold, at most max_output_boxes_per_class.
+// Output [selected, 3]: (batch, class, box) by batch, class, then score. The greedy pass is one
+// step per box (each step reads the boxes kept so far), so the box count is limited.
+constexpr int64_t kMaxNmsBoxes = 1024;
+
+Tensor non_max_suppression(Ctx& c) {
+  const Tensor &boxes = c.in(0), &scores = c.in(1);
+  if (boxes.ndim() != 3 || boxes.dim(2) != 4) c.fail("boxes must be [batches, boxes, 4], got " + shape_str(boxes.shape()));
+  if (scores.ndim() != 3 || scores.dim(0) != boxes.dim(0) || scores.dim(2) != boxes.dim(1))
+    c.fail("scores must be [batches, classes, boxes] for boxes " + shape_str(boxes.shape()) + ", got " + shape_str(scores.shape()));
+  int64_t B = boxes.dim(0), C = scores.dim(1), N = boxes.dim(1);
+  if (N > kMaxNmsBoxes) c.fail(std::to_string(N) + " boxes: at most " + std::to_string(kMaxNmsBoxes) + " (the greedy suppression is one step per box)");
+  DType f = DType::F32;
+  Tensor max_out = scalar_input(c, 2, 0, DType::I64), iou_thr = scalar_input(c, 3, 0, f);
+  Tensor b = boxes.cast(f), s = scores.cast(f);
+  // Corners: min/max of each coordinate pair (corner boxes may come flipped), or from centers.
+  auto coord = [&](int64_t k) { return b.slice({k}, {k + 1}, {2}, {1}).reshape({B, N}); };
+  Tensor x1, x2, y1, y2;
+  if (c.attr_int("center_point_box", 0) != 0) {
+    Tensor xc = coord(0), yc = coord(1), hw = coord(2) * 0.5, hh = coord(3) * 0.5;
+    x1 = xc - hw, x2 = xc + hw, y1 = yc - hh, y2 = yc + hh;
+  } else {
+    y1 = coord(0).minimum(coord(2)), y2 = coord(0).maximum(coord(2)), x1 = coord(1).minimum(coord(3)), x2 = coord(1).maximum(coord(3));
+  }
+  // suppresses[b, n, m]: box n overlaps box m by more than the threshold.
+  auto row = [&](const Tensor& t) { return t.reshape({B, N, 1}).expand({B, N, N}); };
+  auto col = [&](const Tensor& t) { return t.reshape({B, 1, N}).expand({B, N, N}); };
+  Tensor zero = Tensor::full(c.g, {B, N, N}, 0, f);
+  Tensor iw = (row(x2).minimum(col(x2)) - row(x1).maximum(col(x1))).maximum(zero);
+  Tensor ih = (row(y2).minimum(col(y2)) - row(y1).maximum(col(y1))).maximum(zero);
+  Tensor inter = iw * ih, area = (x2 - x1) * (y2 - y1);
+  Tensor uni = row(area) + col(area) - inter;
+  Tensor ok = inter.gt(zero).logical_and(row(area).gt(zero)).logical_and(col(area).gt(zero)).logical_and(uni.gt(zero));
+  Tensor ratio = Tensor::where(ok, inter, zero) / Tensor::where(ok, uni, zero + 1.0);
+  Tensor suppresses = ok.logical_and(ratio.gt(iou_thr.expand({B, N, N})));
+  // rank[b, c, n]: box n's place in class c's order (higher score first, then lower index).
+  Tensor sn = s.reshape({B, C, N, 1}).expand({B, C, N, N}), sm = s.reshape({B, C, 1, N}).expand({B, C, N, N});
+  Tensor at = Tensor::arange(c.g, N);
+  Tensor lower = at.reshape({1, N}).expand({N, N}).lt(at.reshape({N, 1}).expand({N, N})).reshape({1, 1, N, N}).expand({B, C, N, N});
+  Tensor before = sm.gt(sn).logical_or(sm.eq(sn).logical_and(lower));  // [b, c, n, m]: m comes before n
+  Tensor rank = before.cast(DType::I64).sum({3});
+  Tensor candidate = c.has(4) ? s.gt(scalar_input(c, 4, 0, f).expand({B, C, N})) : Tensor::full(c.g, {B, C, N}, 1, DType::Bool);
+  // Greedy, one rank at a time: the box of rank t is kept unless a kept box suppresses it.
+  Tensor kept = Tensor::full(c.g, {B, C, N}, 0, DType::Bool);
+  Tensor sup = suppresses.reshape({B, 1, N, N}).expand({B, C, N, N});
+  for (int64_t t = 0; t < N; ++t) {
+    Tensor hit = kept.reshape({B, C, 1, N}).expand({B, C, N, N}).logical_and(sup).cast(DType::I32).max({3});
+    Tensor now = rank.eq(Tensor::full(c.g, {B, C, N}, double(t), DType::I64)).logical_and(candidate).logical_and(hit.eq(hit.full_like(0)));
+    kept = kept.logical_or(now);
+  }
+  // At most max_out per class, the first ones in rank order; then in rank order per class.
+  Tensor rank_m = rank.reshape({B, C, 1, N}).expand({B, C, N, N}), rank_n = rank.reshape({B, C, N, 1}).expand({B, C, N, N});
+  Tensor upto = kept.reshape({B, C, 1, N}).expand({B, C, N, N}).logical_and(rank_m.le(rank_n)).cast(DType::I64).sum({3});
+  kept = kept.logical_and(upto.le(max_out.expand({B, C, N})));
+  Tensor slot = rank.reshape({B, C, 1, N}).expand({B, C, N, N}).eq(at.reshape({1, 1, N, 1}).expand({B, C, N, N}));  // [b, c, t, n]
+  Tensor kept_in_order = slot.logical_and(kept.reshape({B, C, 1, N}).expand({B, C, N, N})).cast(DType::I32).max({3}).cast(DType::Bool);
+  Tensor box_in_order = Tensor::where(slot, at.reshape({1, 1, 1, N}).expand({B, C, N, N}), Tensor::full(c.g, {B, C, N, N}, 0, DType::I64)).sum({3});
+  // (batch, class, box) of every slot, compacted to the kept ones.
+  HostTensor bc(DType::I64, {2, B * C * N});
+  for (int64_t i = 0; i < B * C * N; ++i) bc.set(i, double(i / (C * N))), bc.set(B * C * N + i, double(i / N % C));
+  Tensor table = Tensor::cat({Tensor::weight(c.g, c.node.output(0) + ".batch_class", std::move(bc)), box_in_order.reshape({1, B * C * N})}, 0);
+  return compacted(c, table, kept_in_order.reshape({B * C * N}), 1).permute({1, 0});
+}
+
 }  // namespace
 
 void add_data_ops(OpTable& t) {
+  t["NonMaxSuppression"] = [](Ctx& c) -> Outs { return {non_max_suppression(c)}; };
   t["TopK"] = topk;
   t["Compress"] = [](Ctx& c) -> Outs { return {compress(c)}; };
   t["NonZero"] = [](Ctx& c) -> Outs { return {non_zero(c)}; };
