@@ -58,6 +58,9 @@ std::string header_text(const std::string& name, const Model& m) {
   for (const UOp* v : m.graph->vars())
     if (v->var().name == m.logit_rows_var)
       h += " * -1 of '" + m.outputs[0].name + "' is its row count: the token count of the last eval, or 1 (" + n + "_all_logits).\n";
+    else if (m.graph->var_value(v))
+      h += " * -1 is a size the model computes from its inputs' values: '" + v->var().name + "' (0 to " + std::to_string(v->var().max) +
+           "); after each run " + n + "_output_shape gives it, and " + n + "_output_data the storage of that size (take the pointer again after every run).\n";
     else if (v->var().name != m.kv_length_var)
       h += " * -1 is a run-time dim: '" + v->var().name + "' (1 to " + std::to_string(v->var().max) + ", default " +
            std::to_string(v->var().max) + "), bound by " + n + "_set_input_shape.\n";

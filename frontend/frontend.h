@@ -35,6 +35,10 @@ struct ImportOptions {
   // q8_0, as llama.cpp does, with the weights repacked in tiles of this many rows (the CPU's i32
   // vector lanes); 0 dequantizes the weights to f32 instead (GPU targets, the interpreter).
   int64_t int8_rows = 0;
+  // --max-trips N: a Loop whose trip count or condition is known only at run time is unrolled N
+  // times, the iterations past its end masked (its scan outputs as long as the iterations run);
+  // 0: such a loop is an error.
+  int64_t max_loop_trips = 0;
 };
 
 // Whether the file starts with GGUF's magic (ONNX files are protobuf, which has none).

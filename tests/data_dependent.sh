@@ -14,7 +14,9 @@ while read -r name set inputs; do
   echo "== $name, input set $set"
   args=()
   for i in $inputs; do args+=(-i "$i=$work/$name.$set.$i.npy"); done
-  if [ ! -x "$work/$name" ] && ! "$tgc" compile "$work/$name.onnx" -o "$work/$name" 2>"$work/log"; then cat "$work/log"; fail=1; continue; fi
+  flags=()  # <name>.flags: extra compile options
+  [ -f "$work/$name.flags" ] && read -ra flags <"$work/$name.flags"
+  if [ ! -x "$work/$name" ] && ! "$tgc" compile "$work/$name.onnx" "${flags[@]}" -o "$work/$name" 2>"$work/log"; then cat "$work/log"; fail=1; continue; fi
   node "$ort" "$work/$name.onnx" "${args[@]}" -o "$work/$name.$set.ort"
   for t in 1 2; do
     "$work/$name" "${args[@]}" --threads $t -o "$work/$name.$set.tgc$t" || { echo "FAIL $name set $set: artifact failed"; fail=1; continue; }

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes ONNX models whose output sizes depend on the data (NonZero, Compress, Unique, TopK with
-a run-time k, NonMaxSuppression) feeding further ops, each with several input sets: some keep many elements, one
+a run-time k, NonMaxSuppression, Loop with a run-time trip count) feeding further ops, each with several input sets: some keep many elements, one
 keeps none. tests/data_dependent.sh compiles each once with tgc and compares every input set's
 outputs with onnxruntime's.
 
@@ -106,6 +106,29 @@ save("nms_gather",
       {"boxes": nb, "scores": rng.random((1, 2, 40)).astype(np.float32), "score_thr": np.array([1.5], np.float32)}],
      [nh.from_array(np.array([8], np.int64), "max_out"), nh.from_array(np.array([0.4], np.float32), "iou"),
       nh.from_array(np.int64(2), "two_i"), nh.from_array(np.array([0], np.int64), "zero_axis")])
+
+# A Loop whose trip count is an input (and whose body also stops it once a sum passes a limit):
+# compiled with --max-trips 8 (<name>.flags); the scan output is as long as the iterations run.
+body = h.make_graph(
+    [h.make_node("Cast", ["i"], ["fi"], to=T.FLOAT),
+     h.make_node("Mul", ["x_in", "two"], ["x2"]),
+     h.make_node("Add", ["x2", "fi"], ["x_out"]),
+     h.make_node("ReduceSum", ["x_out"], ["s"], keepdims=0),
+     h.make_node("Less", ["s", "limit"], ["cond_out"]),
+     h.make_node("Identity", ["x_out"], ["y"])],
+    "body",
+    [vi("i", T.INT64, []), vi("cond_in", T.BOOL, []), vi("x_in", T.FLOAT, [3])],
+    [vi("cond_out", T.BOOL, []), vi("x_out", T.FLOAT, [3]), vi("y", T.FLOAT, [3])])
+save("loop_runtime_trips",
+     [h.make_node("Loop", ["trips", "go", "x"], ["x_final", "ys"], body=body)],
+     [vi("trips", T.INT64, []), vi("x", T.FLOAT, [3]), vi("limit", T.FLOAT, [])],
+     [vi("x_final", T.FLOAT, [3]), vi("ys", T.FLOAT, ["K", 3])],
+     [{"trips": np.int64(3), "x": np.array([0.5, -1, 2], np.float32), "limit": np.float32(1e6)},
+      {"trips": np.int64(7), "x": np.array([0.5, -1, 2], np.float32), "limit": np.float32(60)},
+      {"trips": np.int64(0), "x": np.array([0.5, -1, 2], np.float32), "limit": np.float32(1e6)}],
+     [nh.from_array(np.array(True), "go"), nh.from_array(np.float32(2), "two")])
+with open(os.path.join(out_dir, "loop_runtime_trips.flags"), "w") as f:
+    f.write("--max-trips 8\n")
 
 with open(os.path.join(out_dir, "manifest.txt"), "w") as f:
     f.write("\n".join(manifest) + "\n")

@@ -125,7 +125,7 @@ struct Importer {
   Graph& g;
   std::string path, dir;
   int64_t opset;
-  const std::map<std::string, int64_t>& dim_sizes;  // ImportOptions::dim_sizes
+  const ImportOptions& options;
 
   // Runs the nodes of `gp` (the main graph or a subgraph) in `scope`; returns its outputs.
   // `prefix` names the enclosing nodes in errors ("If_0/then_branch/").
@@ -160,7 +160,7 @@ struct Importer {
         inputs.push_back(*t);
       }
       OpContext ctx(g, node, opset, where, std::move(inputs));
-      ctx.dim_sizes = &dim_sizes;
+      ctx.options = &options;
       ctx.run_subgraph = [&, label](const onnx::GraphProto& sub, const std::string& attr, const std::vector<Tensor>& ins) {
         Scope inner;
         inner.parent = &scope;
@@ -242,7 +242,7 @@ Model import_onnx(const std::string& path, const ImportOptions& options) {
   model.graph = std::make_unique<Graph>();
   Graph& g = *model.graph;
   const onnx::GraphProto& gp = proto.graph();
-  Importer importer{g, path, std::filesystem::path(path).parent_path().string(), opset, options.dim_sizes};
+  Importer importer{g, path, std::filesystem::path(path).parent_path().string(), opset, options};
   Scope scope;
   std::set<std::string> initializers;
   for (const auto& init : gp.initializer()) initializers.insert(init.name());

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/error.h"
+#include "frontend/frontend.h"
 #include "ir/tensor.h"
 #include "onnx/onnx.pb.h"
 
@@ -59,9 +60,9 @@ class OpContext {
                                     const std::vector<Tensor>& inputs)>
       run_subgraph;
 
-  // Sizes the model is traced at (ImportOptions::dim_sizes), by key: also those of sizes known
-  // only at run time that ops compute from the data (data_axis in onnx_ops_data.cpp).
-  const std::map<std::string, int64_t>* dim_sizes = nullptr;
+  // What the user fixed (--max-trips) and the sizes the model is traced at (dim_sizes), also
+  // those of sizes the model computes from data (data_axis below).
+  const ImportOptions* options = nullptr;
 
   [[noreturn]] void fail(const std::string& msg) const { throw Error(where_ + ": " + msg); }
   const std::string& where() const { return where_; }
@@ -96,6 +97,18 @@ struct Window {
 };
 // kernel, strides, dilations and resolved pads of a Conv/Pool node on input x.
 Window window(Ctx& c, const Tensor& x, std::vector<int64_t> kernel);
+
+// An output axis whose size the model computes from data (onnx_ops_data.cpp): `count` (an
+// integer scalar, at most max) becomes a VAR, the axis is laid out at an upper bound, and
+// `positions` are 0..size-1 at the size this trace lays it out at.
+struct DataAxis {
+  Tensor positions;  // i64 [size]
+  Tensor valid;      // bool [size]: position < count at run time
+};
+DataAxis data_axis(Ctx& c, int64_t max, const Tensor& count);
+// `y` with the positions along `axis` past the count zeroed (nothing reads them as data; reading
+// the count also orders the kernels that loop up to it after the one that computes it).
+Tensor masked(const Tensor& y, const DataAxis& d, int64_t axis);
 
 using OpImpl = std::function<std::vector<Tensor>(OpContext&)>;
 using OpTable = std::map<std::string, OpImpl>;

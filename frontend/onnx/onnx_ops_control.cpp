@@ -126,35 +126,65 @@ Outs scan(Ctx& c) {
   return r;
 }
 
-// Loop, unrolled: the trip count and the condition must be known at compile time (the
-// condition may be computed by the body from constants, e.g. a counter).
+// Loop, unrolled. A trip count and condition known at compile time (the condition may be
+// computed by the body from constants, e.g. a counter) unroll exactly; otherwise up to
+// --max-trips iterations, each taking effect only while the loop still runs, and the scan
+// outputs are as long as the iterations that ran (a size computed from data).
 Outs loop(Ctx& c) {
   const onnx::GraphProto* body = c.attr_graph("body");
   if (!body) c.fail("Loop needs a body graph");
-  std::optional<int64_t> trips;
-  if (c.has(0)) trips = c.ints(0).at(0);
-  bool cond = true;
-  if (c.has(1)) cond = c.floats(1).at(0) != 0;
-  if (!trips && !c.has(1)) c.fail("Loop without trip count or condition never ends");
+  if (!c.has(0) && !c.has(1)) c.fail("Loop without trip count or condition never ends");
   Outs carried;
   for (size_t i = 2; i < c.num_inputs(); ++i) carried.push_back(c.in(i));
   size_t n = carried.size(), k = size_t(body->output_size()) - 1 - n;
+  if (body->output_size() < int(1 + n)) c.fail("the body has fewer outputs than the loop carries values");
   std::vector<std::vector<Tensor>> ys(k);
-  constexpr int64_t kMaxUnroll = 100000;
-  for (int64_t i = 0; cond && (!trips || i < *trips); ++i) {
-    if (i >= kMaxUnroll) c.fail("Loop runs more than " + std::to_string(kMaxUnroll) + " iterations; too many to unroll");
+  // `running`: whether the iteration about to start runs (a bool scalar, constant where known).
+  Tensor trips = c.has(0) ? c.in(0).reshape({}).cast(DType::I64) : Tensor::full(c.g, {}, 0, DType::I64);
+  Tensor running = c.has(1) ? c.in(1).reshape({}).cast(DType::Bool) : Tensor::full(c.g, {}, 1, DType::Bool);
+  auto more = [&](int64_t i, const Tensor& cond) {
+    return c.has(0) ? cond.logical_and(Tensor::full(c.g, {}, double(i), DType::I64).lt(trips)) : cond;
+  };
+  running = more(0, running);
+  bool dynamic = false;
+  int64_t limit = 100000;
+  Tensor ran_count = Tensor::full(c.g, {}, 0, DType::I64);  // iterations that run
+  for (int64_t i = 0;; ++i) {
+    if (!dynamic && !c.is_constant(running)) {
+      dynamic = true;
+      int64_t max = c.options ? c.options->max_loop_trips : 0;
+      if (max <= 0) c.fail("the trip count or condition depends on the inputs' values; give the most iterations with --max-trips N");
+      limit = max;
+    }
+    if (!dynamic && c.constant(running).get(0) == 0) break;
+    if (i >= limit) {
+      if (!dynamic) c.fail("Loop runs more than " + std::to_string(limit) + " iterations; too many to unroll");
+      break;
+    }
     Outs args = {Tensor::full(c.g, {}, double(i), DType::I64), Tensor::full(c.g, {}, 1, DType::Bool)};
     args.insert(args.end(), carried.begin(), carried.end());
     Outs outs = c.run_subgraph(*body, "body", args);
-    if (!c.is_constant(outs[0])) c.fail("the loop condition depends on model inputs; tgc unrolls loops and needs it at compile time");
-    cond = c.constant(outs[0]).get(0) != 0;
-    std::copy(outs.begin() + 1, outs.begin() + 1 + long(n), carried.begin());
+    ran_count = ran_count + running.cast(DType::I64);
+    for (size_t j = 0; j < n; ++j) {
+      const Tensor& now = outs[1 + j];
+      if (now.shape() != carried[j].shape() || now.dtype() != carried[j].dtype())
+        c.fail("loop-carried value " + std::to_string(j) + " changes from " + shape_str(carried[j].shape()) + " to " + shape_str(now.shape()));
+      carried[j] = dynamic ? Tensor::where(running.expand(now.shape()), now, carried[j]) : now;
+    }
     for (size_t j = 0; j < k; ++j) ys[j].push_back(outs[1 + n + j]);
+    // Where the count was known so far, an iteration may still make the condition run-time.
+    Tensor next = more(i + 1, outs[0].reshape({}).cast(DType::Bool));
+    running = dynamic ? running.logical_and(next) : next;
   }
   Outs r = carried;
+  if (k == 0) return r;
+  if (ys[0].empty()) c.fail("scan outputs of a loop that runs 0 times have no known shape");
+  // The iterations that ran: a count computed from data when the loop's end was.
+  std::optional<DataAxis> ran;
+  if (dynamic) ran = data_axis(c, int64_t(ys[0].size()), ran_count);
   for (size_t j = 0; j < k; ++j) {
-    if (ys[j].empty()) c.fail("scan output " + std::to_string(j) + " of a loop that runs 0 times has no known shape");
-    r.push_back(stack(ys[j], 0, false));
+    Tensor y = stack(ys[j], 0, false);
+    r.push_back(ran ? masked(y.gather(ran->positions, 0), *ran, 0) : y);
   }
   return r;
 }

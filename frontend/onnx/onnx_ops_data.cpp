@@ -10,16 +10,9 @@
 #include "frontend/onnx/onnx_ops.h"
 
 namespace tgc {
-namespace {
 
-// An output axis whose size is the model's own `count` (an integer scalar, at most `max`): the
-// positions 0..size-1 of this trace (size = max, or what model/dynamic_dims asks for), as a
-// table of max + 1 entries cut to the size, which passes/dim_axes reads as the VAR.
-struct DataAxis {
-  Tensor positions;  // i64 [size]
-  Tensor valid;      // bool [size]: position < count at run time
-};
-
+// The positions are a table of max + 1 entries cut to the traced size, which passes/dim_axes
+// reads as the VAR.
 DataAxis data_axis(Ctx& c, int64_t max, const Tensor& count) {
   // The bound is one past the largest count: at the count's largest value the axis would have
   // the size of the axis it is taken from, and the two traces (model/dynamic_dims.h) could not
@@ -37,21 +30,21 @@ DataAxis data_axis(Ctx& c, int64_t max, const Tensor& count) {
     name = c.node.output(0) + ":size#" + std::to_string(k);
   const UOp* var = c.g.declare_var(name, 0, max);
   int64_t size = max;
-  if (c.dim_sizes)
-    if (auto it = c.dim_sizes->find(name); it != c.dim_sizes->end()) size = it->second;
+  if (c.options)
+    if (auto it = c.options->dim_sizes.find(name); it != c.options->dim_sizes.end()) size = it->second;
   Tensor n = count.cast(DType::I64).reshape({}).clip(0.0, double(max));
   c.g.set_var_value(var, n.uop());
   Tensor positions = Tensor::arange(c.g, max + 1).shrink({{0, size}});
   return {positions, positions.lt(n.expand({size}))};
 }
 
-// `y` with the positions along `axis` past the count zeroed (nothing reads them as data; reading
-// the count also orders the kernels that loop up to it after the one that computes it).
 Tensor masked(const Tensor& y, const DataAxis& d, int64_t axis) {
   Shape s(size_t(y.ndim()), 1);
   s[size_t(axis)] = d.positions.dim(0);
   return Tensor::where(d.valid.reshape(s).expand(y.shape()), y, y.full_like(0));
 }
+
+namespace {
 
 // For each position j: the index of the (j+1)-th element of `keep` (bool [n]) that holds, i.e.
 // how many elements come before it (n past the count).

@@ -42,7 +42,8 @@ const char* kUsage = R"(tgc - ahead-of-time model compiler
 usage:
   tgc compile MODEL.onnx -o PATH [--target=NAME] [--triple=T] [--cpu=NAME] [--shared]
               [--weights=auto|embedded|external] [--input-shape NAME=d0,d1,...] [--input-value NAME=v0,...]
-              [--dynamic NAME=MAX] [--ctx N] [--kv-type f16|f32] [--quant-matmul int8|f32] [--no-opt] [--jobs=N]
+              [--dynamic NAME=MAX] [--max-trips N] [--ctx N] [--kv-type f16|f32] [--quant-matmul int8|f32]
+              [--no-opt] [--jobs=N]
       Compile to a standalone executable (default) or, with --shared, PATH=libNAME.so plus
       NAME.h beside it. --triple: x86_64-linux-gnu or aarch64-linux-gnu (default: host).
       --cpu: LLVM CPU name (default: the host CPU for host triples, generic otherwise).
@@ -57,6 +58,9 @@ usage:
       the artifact binds it from its input shapes at run time (one sample's program per sample).
       --dynamic NAME=MAX keeps the symbolic dim NAME (its ONNX dim_param, e.g. a sequence
       length) as a run-time dim up to MAX instead: kernels loop to its value.
+      --max-trips N: a Loop whose trip count or condition depends on the inputs' values runs
+      up to N iterations (unrolled; the scan outputs are as long as the iterations that ran;
+      iterations past N are not run).
       GGUF (llama, qwen2): the artifact keeps K/V caches between runs; each run appends its
       tokens (--dynamic n_tokens=MAX, default 512, or --input-shape tokens=N) after the previous
       run's. --ctx N: cache rows (default: the model's context length, at most 4096).
@@ -114,6 +118,7 @@ struct Args {
   std::map<std::string, std::vector<double>> input_values;
   std::map<std::string, int64_t> dynamic;  // --dynamic NAME=MAX
   int64_t context = 0;                     // --ctx N (GGUF)
+  int64_t max_trips = 0;                   // --max-trips N
   DType kv_type = DType::F32;              // --kv-type f16|f32 (GGUF)
   std::string quant_matmul = "auto";       // --quant-matmul int8|f32 (GGUF)
 };
@@ -200,6 +205,7 @@ Args parse_args(int argc, char** argv) {
     else if (s.rfind("--weights", 0) == 0) a.weights = value("--weights");
     else if (s.rfind("--beam", 0) == 0) a.beam = parse_count(value("--beam"), "--beam");
     else if (s.rfind("--ctx", 0) == 0) a.context = parse_count(value("--ctx"), "--ctx");
+    else if (s.rfind("--max-trips", 0) == 0) a.max_trips = parse_count(value("--max-trips"), "--max-trips");
     else if (s.rfind("--quant-matmul", 0) == 0) {
       a.quant_matmul = value("--quant-matmul");
       if (a.quant_matmul != "int8" && a.quant_matmul != "f32") throw Error("--quant-matmul " + a.quant_matmul + ": int8 or f32");
@@ -242,6 +248,7 @@ const NamedTensor& find_input(const Model& m, const std::string& name) {
 // What the frontend needs from the command line (and from the target: its int8 matmul tiles).
 ImportOptions import_options(const Args& a) {
   ImportOptions o{a.input_shapes, {}, a.input_values, {}, a.dynamic, a.context, a.kv_type};
+  o.max_loop_trips = a.max_trips;
   const TargetProfile profile = resolve_target(a.target, a.triple, a.cpu).profile;
   bool int8 = a.quant_matmul == "int8" || (a.quant_matmul == "auto" && !profile.gpu);
   if (int8) o.int8_rows = profile.gpu ? 16 : profile.vector_lanes;
@@ -393,6 +400,7 @@ double checksum(const HostTensor& t) {
 int cmd_eval(const Args& a) {
   // Input files fix the shapes of dynamic dims unless --input-shape says otherwise.
   ImportOptions opt{a.input_shapes, {}, a.input_values, {}, {}};
+  opt.max_loop_trips = a.max_trips;
   std::vector<std::pair<std::string, HostTensor>> files;
   for (const auto& [name, file] : a.inputs) {
     files.push_back({name, read_npy(file)});
