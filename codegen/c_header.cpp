@@ -61,9 +61,12 @@ std::string header_text(const std::string& name, const Model& m) {
     else if (m.graph->var_value(v))
       h += " * -1 is a size the model computes from its inputs' values: '" + v->var().name + "' (0 to " + std::to_string(v->var().max) +
            "); after each run " + n + "_output_shape gives it, and " + n + "_output_data the storage of that size (take the pointer again after every run).\n";
-    else if (v->var().name != m.kv_length_var)
-      h += " * -1 is a run-time dim: '" + v->var().name + "' (1 to " + std::to_string(v->var().max) + ", default " +
-           std::to_string(v->var().max) + "), bound by " + n + "_set_input_shape.\n";
+    else if (v->var().name != m.kv_length_var) {
+      int64_t step = m.graph->var_step(v), max = v->var().max * step;
+      h += " * -1 is a run-time dim: '" + v->var().name + "' (" + std::to_string(step) + " to " + std::to_string(max) +
+           (step > 1 ? " in multiples of " + std::to_string(step) : "") + ", default " + std::to_string(max) + "), bound by " + n +
+           "_set_input_shape.\n";
+    }
   h += " */\nenum { " + n + "_NUM_INPUTS = " + std::to_string(m.inputs.size()) + ", " + n + "_NUM_OUTPUTS = " + std::to_string(m.outputs.size()) + " };\n\n";
   h += "/* Threads: a model object is used by one thread at a time (calls on one object are not\n"
        " * synchronized); different objects, of this model or others, run concurrently on as many\n"

@@ -122,6 +122,9 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
   std::vector<int32_t> var_source;  // buffer indices of the values the model computes, or -1
   for (int64_t b : mo.var_source) var_source.push_back(b < 0 ? -1 : table.index.at(b));
   if (std::all_of(var_source.begin(), var_source.end(), [](int32_t b) { return b < 0; })) var_source.clear();
+  std::vector<int64_t> var_step;  // --dynamic NAME=MAX/STEP
+  for (const UOp* v : g.vars()) var_step.push_back(g.var_step(v));
+  if (std::all_of(var_step.begin(), var_step.end(), [](int64_t s) { return s == 1; })) var_step.clear();
   llvm::Constant* vocab = d.null();
   if (m.vocab) {
     const Vocab& v = *m.vocab;
@@ -148,7 +151,8 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
                    var_names.empty() ? d.null() : d.global(llvm::ConstantArray::get(llvm::ArrayType::get(d.ptr_, var_names.size()), var_names), "var_names"),
                    d.i64s(var_max, "var_max"), d.I32(table.index.count(g.vars_buffer()) ? table.index.at(g.vars_buffer()) : -1),
                    kv_position.empty() ? d.null() : d.i32s(kv_position, "kv_position"), vocab,
-                   var_source.empty() ? d.null() : d.i32s(var_source, "var_source")});
+                   var_source.empty() ? d.null() : d.i32s(var_source, "var_source"),
+                   var_step.empty() ? d.null() : d.i64s(var_step, "var_step")});
   llvm::Constant* desc = d.global(desc_init, "desc");
 
   // Entry points: main() for executables; NAME_* wrappers for shared libraries.

@@ -39,6 +39,9 @@ struct ImportOptions {
   // times, the iterations past its end masked (its scan outputs as long as the iterations run);
   // 0: such a loop is an error.
   int64_t max_loop_trips = 0;
+  // --dynamic NAME=MAX/STEP: NAME takes multiples of STEP only (MAX one of them); its VAR counts
+  // steps (model/dynamic_dims.h). Absent: 1.
+  std::map<std::string, int64_t> dynamic_step;
 };
 
 // Whether the file starts with GGUF's magic (ONNX files are protobuf, which has none).

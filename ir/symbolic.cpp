@@ -159,10 +159,11 @@ const UOp* identities(Graph& g, const UOp* u) {
   }
 }
 
-// Sums (and products of sums with constants) are kept in one canonical linear form.
+// Sums (and products of sums or products with constants) are kept in one canonical linear form.
 const UOp* normalize_sum(Graph& g, const UOp* u) {
   if (!is_index(u)) return nullptr;
-  bool sum = u->op == Op::Add || (u->op == Op::Mul && is_cint(u->src[1]) && u->src[0]->op == Op::Add);
+  bool sum = u->op == Op::Add || (u->op == Op::Mul && is_cint(u->src[1]) &&
+                                   (u->src[0]->op == Op::Add || (u->src[0]->op == Op::Mul && is_cint(u->src[0]->src[1]))));
   if (!sum) return nullptr;
   const UOp* r = rebuild(g, linear_of(u));
   return r == u ? nullptr : r;

@@ -146,6 +146,14 @@ class Graph {
     return it == var_axes_.end() ? nullptr : it->second;
   }
 
+  // A VAR that stands for dims in multiples of `step` (a detector's image size in multiples
+  // of 32): such a dim is step * the VAR's value, 1 to its max. 1 unless set.
+  void set_var_step(const UOp* var, int64_t step) { var_steps_[var] = step; }
+  int64_t var_step(const UOp* var) const {
+    auto it = var_steps_.find(var);
+    return it == var_steps_.end() ? 1 : it->second;
+  }
+
   // A VAR whose value the model computes (a data-dependent size: how many elements NonZero
   // finds): `value` is an integer scalar node in [0, max], computed by a kernel at run time
   // before any kernel that depends on the VAR runs (the VAR's consumers read `value` too).
@@ -187,6 +195,7 @@ class Graph {
   std::map<std::pair<const UOp*, int64_t>, const UOp*> var_axes_;
   std::unordered_map<const UOp*, Window> windows_;
   std::unordered_map<const UOp*, const UOp*> var_values_;
+  std::unordered_map<const UOp*, int64_t> var_steps_;
 };
 
 // How many positions a loop RANGE covers in memory: its size, or, for a range over a run-time dim

@@ -1,6 +1,7 @@
 #include "model/dynamic_dims.h"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 #include <unordered_map>
 
@@ -33,7 +34,9 @@ Model import_with_vars(const ModelSource& src) {
     bool found = std::find(src.internal.begin(), src.internal.end(), name) != src.internal.end();
     for (const UnknownDim& d : unknown) found = found || d.key == name;
     if (!found) throw Error(path + ": --dynamic " + name + ": no input has a symbolic dim of that name without a size");
-    if (max < 2) throw Error(path + ": --dynamic " + name + "=" + std::to_string(max) + ": the upper bound must be at least 2");
+    int64_t step = src.dynamic_step.count(name) ? src.dynamic_step.at(name) : 1;
+    if (max < 2 * step)
+      throw Error(path + ": --dynamic " + name + "=" + std::to_string(max) + ": the upper bound must be at least 2" + (step > 1 ? " steps" : ""));
     at_max[name] = max;
   }
   Model m = src.build(at_max);  // an error lists the dims still without a size
@@ -43,10 +46,12 @@ Model import_with_vars(const ModelSource& src) {
   for (const NamedTensor& t : m.outputs) m.output_dim_vars.push_back(std::vector<int32_t>(t.tensor.shape().size(), -1));
   m.output_dim_sizes.resize(m.outputs.size());
   std::vector<std::tuple<const UOp*, int64_t, const UOp*>> axes;  // (node, axis, run-time size)
-  std::unordered_map<const UOp*, const UOp*> sized;                 // constant -> its run-time value
+  std::unordered_map<const UOp*, const UOp*> counts;                // a mean's 1/count constant -> the count
   for (const UOp* var : g.vars()) {
     const std::string& name = var->var().name;
-    int64_t max = var->var().max;
+    // The dim is step * the VAR (--dynamic NAME=MAX/STEP), max its largest size.
+    const int64_t step = g.var_step(var), max = var->var().max * step;
+    const UOp* dim = simplify(g, Sym(g).mul(var, step));
     // A size the model computes from data (onnx_ops_data.cpp) is traced the same way.
     const bool data = g.var_value(var) != nullptr;
     const std::string what = data ? "the size '" + name + "' that the model computes from data" : "dim '" + name + "'";
@@ -59,6 +64,7 @@ Model import_with_vars(const ModelSource& src) {
       // multiples of 32) is traced at a multiple of p, which such models need.
       int64_t p = max & -max, other = max / 2 + 1 < max ? max / 2 + 1 : max - 1;
       if (p >= 8 && (max / 2 + 1) / p * p >= p) other = (max / 2 + 1) / p * p;
+      if (step > 1) other = std::max(other / step, int64_t(1)) * step;
       Model b = traced(src, at_max, name, other);
       ext = var_extents(g, roots_m, var, *b.graph, roots(b.outputs), other);
     } catch (const Error& e) {
@@ -70,8 +76,12 @@ Model import_with_vars(const ModelSource& src) {
       for (size_t ax = 0; ax < extents.size(); ++ax)
         if (extents[ax] && !extents[ax]->is_const()) axes.emplace_back(u, int64_t(ax), extents[ax]);  // not a marker
     // A mean's 1 / count becomes 1 / the count computed from the VAR.
-    for (const auto& [c, count] : ext.reciprocal_of)
-      sized[c] = g.make(Op::Recip, c->dtype, {g.make(Op::Cast, c->dtype, {count})});
+    // A mean over several run-time dims: each analysis counts the others' axes at their bounds,
+    // so the counts multiply, over the count at the bounds once for each extra dim.
+    for (const auto& [c, count] : ext.reciprocal_of) {
+      auto [it, fresh] = counts.try_emplace(c, count);
+      if (!fresh) it->second = simplify(g, Sym(g).idiv(Sym(g).mul(it->second, count), std::llround(1.0 / c->fval())));
+    }
     // The runtime binds inputs' dims to the VAR itself; an output's dim is the VAR or a size
     // derived from it, which the artifact looks up in a table of its values (1..max).
     auto mark = [&](const std::vector<NamedTensor>& ts, std::vector<std::vector<int32_t>>& slots, bool outputs) {
@@ -79,16 +89,16 @@ Model import_with_vars(const ModelSource& src) {
         for (size_t k = 0; k < slots[i].size(); ++k) {
           const UOp* e = ext.extent.at(ts[i].tensor.uop())[k];
           if (!e) continue;
-          if (outputs && e != var && e != ext.broadcast && !e->is_const()) {
+          if (outputs && e != dim && e != ext.broadcast && !e->is_const()) {
             if (data) throw Error(path + ": output '" + ts[i].name + "' dim " + std::to_string(k) + " is " + print_expr(g, e) + ", derived from " + what + " (not supported yet)");
             if (slots[i][k] != -1) throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
             std::vector<int64_t>& table = m.output_dim_sizes[i];
             slots[i][k] = -2 - int32_t(table.size());
             table.push_back(g.var_slot(var));
-            for (int64_t v = 1; v <= max; ++v) table.push_back(std::max<int64_t>(0, eval_index(e, {{var, v}})));
+            for (int64_t v = 1; v <= var->var().max; ++v) table.push_back(std::max<int64_t>(0, eval_index(e, {{var, v}})));
             continue;
           }
-          if (e != var)
+          if (e != dim)
             throw Error(path + ": " + what + " cannot be bound at run time: '" + ts[i].name + "' dim " + std::to_string(k) +
                         " has run-time size " + (e == ext.broadcast ? std::string("of a broadcast") : print_expr(g, e)) +
                         ", not the dim itself (not supported yet)" + fix);
@@ -100,6 +110,8 @@ Model import_with_vars(const ModelSource& src) {
     mark(m.outputs, m.output_dim_vars, true);
   }
   // The graph with those constants replaced: every node that reads one is rebuilt.
+  std::unordered_map<const UOp*, const UOp*> sized;  // constant -> its run-time value
+  for (const auto& [c, count] : counts) sized[c] = g.make(Op::Recip, c->dtype, {g.make(Op::Cast, c->dtype, {count})});
   std::unordered_map<const UOp*, const UOp*> now(sized);
   if (!sized.empty()) {
     for (const UOp* u : toposort(roots_m)) {

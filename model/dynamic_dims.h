@@ -32,6 +32,8 @@ struct ModelSource {
   // Those of `dynamic` that no input carries: bound by the runtime itself (a KV cache's length
   // after a run, which it tracks across runs).
   std::vector<std::string> internal;
+  // --dynamic NAME=MAX/STEP: the dims that take multiples of STEP only (their VARs count steps).
+  std::map<std::string, int64_t> dynamic_step;
 };
 
 // The model for compiling. With src.dynamic: those dims become VARs (the model's

@@ -235,6 +235,11 @@ struct VarRules {
   const UOp* broadcast;
   std::unordered_map<const UOp*, std::vector<const UOp*>> ext;
   Sym sym{g};
+  // The dim itself: the VAR times its step (Graph::var_step); the traces' dim sizes are
+  // t.size_a and t.size_b, the VAR's values those over the step.
+  const int64_t step = g.var_step(var);
+  const UOp* dim = simplify(g, sym.mul(var, step));
+  int64_t value(int64_t size) const { return size / step; }
 
   // An axis that a reshape merged the dim into, with others (softmax's [heads * T, T] rows):
   // along it the positions whose part from the dim is below the run-time size E hold values,
@@ -360,7 +365,7 @@ struct VarRules {
           if (a->shape[i] != b->shape[i]) {
             want(a->shape[i] == t.size_a && b->shape[i] == t.size_b, "has a dim that follows the dynamic dim other than as itself");
             if (cut) want(b->ints()[2 * i] == 0, "slices the dynamic dim");
-            out[i] = var, differs = true;
+            out[i] = dim, differs = true;
           }
         if (ia.kind == BufferKind::Weight)
           want((!differs || cut) && ia.data && ib.data && *ia.data == *ib.data,
@@ -439,7 +444,7 @@ struct VarRules {
           if (!e) {
             if (same_lo && hi == pb[2 * i + 1]) continue;
             want(same_lo && hi - lo == t.size_a && pb[2 * i + 1] - lo == t.size_b, "slices by the dynamic dim's size");
-            out[i] = var;
+            out[i] = dim;
           } else if (e == broadcast) {
             want(lo == 0 && hi == sa[i] && pb[2 * i + 1] == sb[i], "slices a broadcast of the dynamic dim");
             out[i] = e;
@@ -461,7 +466,8 @@ struct VarRules {
       bool ok;
       if (!e[i]) ok = a->shape[i] == b->shape[i];
       else if (e[i] == broadcast || mixed(e[i])) ok = true;
-      else ok = e[i]->vmax == a->shape[i] && eval_index(e[i], {{var, t.size_a}}) == a->shape[i] && eval_index(e[i], {{var, t.size_b}}) == b->shape[i];
+      else ok = e[i]->vmax == a->shape[i] && eval_index(e[i], {{var, value(t.size_a)}}) == a->shape[i] &&
+                eval_index(e[i], {{var, value(t.size_b)}}) == b->shape[i];
       if (!ok)
         t.fail(a, "has shape " + shape_str(a->shape) + " at size " + std::to_string(t.size_a) + " and " + shape_str(b->shape) + " at " +
                       std::to_string(t.size_b) + ": its dim " + std::to_string(i) + " follows the dynamic dim in a way tgc does not derive");
@@ -474,7 +480,8 @@ struct VarRules {
 VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const UOp* var, const Graph& gb,
                        const std::vector<const UOp*>& roots_b, int64_t size_b) {
   if (roots_a.size() != roots_b.size()) throw Error("the graph has a different number of outputs at each size");
-  int64_t size_a = var->var().max;
+  int64_t size_a = var->var().max * ga.var_step(var);
+  if (size_b % ga.var_step(var) != 0) throw Error("internal error: a trace at " + std::to_string(size_b) + ", not a multiple of the step");
   Traces t{ga, gb, size_a, size_b, {}, {}, {}};
   t.label(roots_a);
   t.pair_up(roots_a, roots_b, /*whole_cuts=*/true);
@@ -512,7 +519,8 @@ VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const 
     auto near = [](double v, double want) { return std::abs(v - want) <= 1e-6 * std::abs(want); };
     const UOp* found = nullptr;
     for (const UOp* n : counts)
-      if (!found && near(va, 1.0 / double(eval_index(n, {{var, size_a}}))) && near(vb, 1.0 / double(eval_index(n, {{var, size_b}}))))
+      if (!found && near(va, 1.0 / double(eval_index(n, {{var, rules.value(size_a)}}))) &&
+          near(vb, 1.0 / double(eval_index(n, {{var, rules.value(size_b)}}))))
         found = n;
     if (!found) t.fail(c, "takes a value computed from the dynamic dim's size");
     r.reciprocal_of[c] = found;

@@ -10,7 +10,7 @@ static int has_vars(const tgc_buffer* b) { return b->dim_vars != NULL; }
 
 int64_t tgc_dim_size(const tgc_model* m, const tgc_buffer* b, int32_t k) {
   if (k == 0 && b->batched) return m->batch;
-  if (b->dim_vars && b->dim_vars[k] >= 0) return m->var_value[b->dim_vars[k]];
+  if (b->dim_vars && b->dim_vars[k] >= 0) return m->var_value[b->dim_vars[k]] * tgc_var_step(m->desc, b->dim_vars[k]);
   if (b->dim_vars && b->dim_vars[k] <= -2) { /* a size the run-time dim went through pads or windows to */
     const int64_t* t = b->dim_sizes + (-2 - b->dim_vars[k]);
     return t[m->var_value[t[0]]];

@@ -290,6 +290,9 @@ static void print_info(const tgc_model_desc* d) {
       printf("run-time dim: %s = rows of logits (the token count; 1 when generating without --logits-out)\n", d->var_names[v]);
     else if (d->var_source && d->var_source[v] >= 0)
       printf("run-time dim: %s (0 to %lld; computed by the model from its inputs' values)\n", d->var_names[v], (long long)d->var_max[v]);
+    else if (tgc_var_step(d, v) > 1)
+      printf("run-time dim: %s (%lld to %lld in multiples of %lld; bound from the -i shapes or --dim)\n", d->var_names[v],
+             (long long)tgc_var_step(d, v), (long long)(d->var_max[v] * tgc_var_step(d, v)), (long long)tgc_var_step(d, v));
     else
       printf("run-time dim: %s (1 to %lld; bound from the -i shapes or --dim)\n", d->var_names[v], (long long)d->var_max[v]);
   if (d->vocab) printf("tokenizer: %d tokens, %s (-p TEXT)\n", (int)d->vocab->n_tokens, tgc_vocab_kind(d->vocab));
@@ -330,7 +333,9 @@ static int bind_vars(tgc_model* m, const tgc_npy* feeds, const int64_t* dim_valu
   const tgc_model_desc* d = tgc_desc(m);
   int64_t values[TGC_MAX_VARS];
   int32_t from[TGC_MAX_VARS]; /* the input that gave each value, -1 for --dim or the default */
-  for (int32_t v = 0; v < d->num_vars; ++v) values[v] = dim_value[v] ? dim_value[v] : d->var_max[v], from[v] = -1;
+  /* in dims (a VAR with a step stands for multiples of it), divided by the step at the end */
+  for (int32_t v = 0; v < d->num_vars; ++v)
+    values[v] = dim_value[v] ? dim_value[v] : d->var_max[v] * tgc_var_step(d, v), from[v] = -1;
   for (int32_t k = 0; k < d->num_inputs; ++k) {
     const tgc_buffer* b = &d->buffers[d->inputs[k]];
     for (int32_t a = 0; feeds[k].data && b->dim_vars && a < b->rank; ++a) {
@@ -343,6 +348,11 @@ static int bind_vars(tgc_model* m, const tgc_npy* feeds, const int64_t* dim_valu
                     from[v] >= 0 ? "'" : "", (long long)values[v]);
       values[v] = got, from[v] = k;
     }
+  }
+  for (int32_t v = 0; v < d->num_vars; ++v) {
+    int64_t step = tgc_var_step(d, v);
+    if (values[v] % step) return fail("run-time dim %s is %lld, not a multiple of %lld", d->var_names[v], (long long)values[v], (long long)step);
+    values[v] /= step;
   }
   return tgc_bind_vars(m, values) != 0 ? fail("%s", tgc_last_error()) : 0;
 }

@@ -218,7 +218,7 @@ static int validate(const tgc_model_desc* d) {
         tgc_set_error("buffer %d '%s': dim %d is not a derived run-time size with its upper bound last", (int)i, bn, (int)k);
         return -1;
       }
-      if (v >= d->num_vars || (v >= 0 && b->shape[k] != d->var_max[v])) {
+      if (v >= d->num_vars || (v >= 0 && b->shape[k] != d->var_max[v] * tgc_var_step(d, v))) {
         tgc_set_error("buffer %d '%s': dim %d is not a run-time dim at its upper bound", (int)i, bn, (int)k);
         return -1;
       }
@@ -230,7 +230,7 @@ static int validate(const tgc_model_desc* d) {
     return -1;
   }
   for (int32_t v = 0; v < d->num_vars; ++v)
-    if (!d->var_names[v] || d->var_max[v] < 1) {
+    if (!d->var_names[v] || d->var_max[v] < 1 || tgc_var_step(d, v) < 1) {
       tgc_set_error("run-time dim %d: no name or an upper bound below 1", (int)v);
       return -1;
     }
@@ -673,8 +673,16 @@ int tgc_set_input_shape(tgc_model* m, int index, int rank, const int64_t* dims) 
   int64_t values[64];
   if (d->num_vars > 64) return tgc_set_error("more than 64 run-time dims"), -1;
   memcpy(values, m->var_value, (size_t)d->num_vars * sizeof(int64_t));
-  for (int32_t k = 0; k < rank; ++k)
-    if (dim_var(b, k) >= 0) values[dim_var(b, k)] = dims[k];
+  for (int32_t k = 0; k < rank; ++k) {
+    int32_t v = dim_var(b, k);
+    if (v < 0) continue;
+    if (dims[k] % tgc_var_step(d, v)) {
+      tgc_set_error("input %d '%s': dim %d (%s) is %lld, not a multiple of %lld", index, b->name ? b->name : "?", (int)k,
+                    d->var_names[v], (long long)dims[k], (long long)tgc_var_step(d, v));
+      return -1;
+    }
+    values[v] = dims[k] / tgc_var_step(d, v);
+  }
   return tgc_bind_vars(m, values);
 }
 

@@ -135,6 +135,8 @@ int tgc_bind_batch(tgc_model* m, int64_t n);
 /* ---- run-time dims (dims.c) ---- */
 /* Size of dim k of buffer b as currently bound (batch, VAR or fixed). */
 int64_t tgc_dim_size(const tgc_model* m, const tgc_buffer* b, int32_t k);
+/* The dims VAR v stands for are this many times its value (--dynamic NAME=MAX/STEP). */
+static inline int64_t tgc_var_step(const tgc_model_desc* d, int32_t v) { return d->var_step ? d->var_step[v] : 1; }
 /* Bytes of buffer i as currently bound: all samples of a batched buffer, a dense tensor of the
  * bound sizes for one with run-time dims. */
 int64_t tgc_bound_nbytes(const tgc_model* m, int32_t i);

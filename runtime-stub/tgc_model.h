@@ -110,6 +110,8 @@ typedef struct {
                            * buffer (i64, one element) where a launch (sets_var) stores the VAR's
                            * value, a size the model computes from data (NonZero's count), 0 to
                            * var_max; outputs along it are as long as that value after a run */
+  const int64_t* var_step; /* NULL, or per VAR: the dims it stands for are var_step * its value
+                           * (--dynamic NAME=MAX/STEP; 1: the value itself); var_max counts steps */
 } tgc_model_desc;
 
 #endif

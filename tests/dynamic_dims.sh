@@ -14,6 +14,7 @@ ort="$root/tools/ort/ort_run.js"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 compare() { /usr/bin/python3 "$root/tests/compare_npy.py" "$@" || fail=1; }
+source "$root/tests/real_models_lib.sh"  # real_model_inputs
 expect_error() {  # description, expected substring, command...
   local what="$1" want="$2"; shift 2
   "$@" >"$work/out" 2>"$work/err"
@@ -99,6 +100,18 @@ up = [n("Resize", ["x", "", "sc"], ["u"], mode="nearest"), n("Conv", ["u", "k1"]
 onnx.save(helper.make_model(helper.make_graph(up, "up_t", [vi("x", [1, 4, None])], [vi("y", [1, C, None])],
                                               [conv_inits[0], nh.from_array(np.array([1, 1, 2], np.float32), "sc")]),
                             opset_imports=[helper.make_opsetid("", 13)]), f"{d}/up_t.onnx")
+# Two run-time dims in multiples of 8 (--dynamic H=32/8 --dynamic W=32/8): a strided conv whose
+# output is upsampled and added to the full-resolution branch (a detector's FPN: the sizes agree
+# only for multiples of the stride), and a mean over both dims (1 / H*W at run time).
+k2d = [W("q1", C, 4, 3, 3), W("q2", C, C, 3, 3), W("qb", C), nh.from_array(np.array([1, 1, 2, 2], np.float32), "sc2")]
+fpn = [n("Conv", ["x", "q1", "qb"], ["c1"], pads=[1, 1, 1, 1]), n("Relu", ["c1"], ["r1"]),
+       n("Conv", ["r1", "q2"], ["c2"], pads=[1, 1, 1, 1], strides=[2, 2]), n("Relu", ["c2"], ["r2"]),
+       n("Resize", ["r2", "", "sc2"], ["u"], mode="nearest"), n("Add", ["u", "r1"], ["y"]),
+       n("ReduceMean", ["y"], ["m"], axes=[2, 3], keepdims=0)]
+onnx.save(helper.make_model(helper.make_graph(fpn, "fpn", [vi("x", [1, 4, "H", "W"])], [vi("y", [1, C, "H", "W"]), vi("m", [1, C])], k2d),
+                            opset_imports=[helper.make_opsetid("", 13)]), f"{d}/fpn.onnx")
+for hw in ((16, 32), (8, 8), (24, 16), (32, 32)):
+    np.save(f"{d}/hw{hw[0]}_{hw[1]}.npy", r.standard_normal((1, 4) + hw).astype(np.float32))
 np.save(f"{d}/cls2.npy", r.standard_normal((2, 3, 48, 192)).astype(np.float32))
 np.save(f"{d}/rec2.npy", r.standard_normal((2, 3, 48, 320)).astype(np.float32))
 for w in (40, 77, 192):
@@ -173,6 +186,14 @@ for t in 4 9 13 32; do
   node "$ort" "$work/conv_t.onnx" -i x="$work/t$t.npy" -o "$work/conv_t$t.ort" >/dev/null
   echo "length $t:"; compare "$work/conv_t$t" "$work/conv_t$t.ort" --max-rel 1e-5
 done
+"$tgc" compile "$work/fpn.onnx" --dynamic H=32/8 --dynamic W=32/8 -o "$work/fpn" 2>/dev/null || { echo "FAIL compile fpn"; fail=1; }
+"$work/fpn" --info | grep -qF "run-time dim: H (8 to 32 in multiples of 8" || { echo "FAIL --info does not show H's step"; fail=1; }
+for hw in 16_32 8_8 24_16 32_32; do
+  "$work/fpn" -i x="$work/hw$hw.npy" -o "$work/fpn$hw" >/dev/null || { echo "FAIL fpn at $hw"; fail=1; }
+  node "$ort" "$work/fpn.onnx" -i x="$work/hw$hw.npy" -o "$work/fpn$hw.ort" >/dev/null
+  echo "H x W $hw:"; compare "$work/fpn$hw" "$work/fpn$hw.ort" --max-rel 1e-5
+done
+expect_error "a size that is not a multiple of the step" "run-time dim H is 12, not a multiple of 8" "$work/fpn" --dim H=12
 # One model object at lengths 32, 9, 4, 13: the first run leaves values past the shorter lengths,
 # which a pad mask or reduce at the layout's size would read.
 "$tgc" compile "$work/conv_t.onnx" --dynamic x:2=32 --shared -o "$work/libconv_t.so" 2>/dev/null || fail=1
@@ -262,6 +283,20 @@ if [ -d "$real" ] && [ -d "$root/tools/ort/node_modules/onnxruntime-node" ]; the
     "$work/rec_w" -i x="$work/recw$w.npy" -o "$work/rec_w$w" >/dev/null || { echo "FAIL rec at width $w"; fail=1; }
     node "$ort" "$real/ch_PP-OCRv4_rec_infer.onnx" -i x="$work/recw$w.npy" -o "$work/rec_w$w.ort" >/dev/null
     echo "width $w:"; compare "$work/rec_w$w" "$work/rec_w$w.ort" --max-rel 1e-4
+  done
+  echo "== the OCR detector (FPN, ConvTranspose) with run-time H and W in multiples of 32 vs onnxruntime"
+  "$tgc" compile "$real/ch_PP-OCRv4_det_infer.onnx" --input-shape x=1,3,?,? --dynamic p2o.DynamicDimension.1=320/32 \
+    --dynamic p2o.DynamicDimension.2=320/32 -o "$work/det_hw" 2>/dev/null || { echo "FAIL compile det with run-time H and W"; fail=1; }
+  real_model_inputs "$work"
+  /usr/bin/python3 -c "
+import numpy as np, sys
+x = np.load(sys.argv[1] + '/det_x.npy')
+for h, w in ((320, 320), (160, 224), (96, 320)):
+    np.save(f'{sys.argv[1]}/det{h}x{w}.npy', np.ascontiguousarray(x[:, :, :h, :w]))" "$work"
+  for hw in 320x320 160x224 96x320; do
+    "$work/det_hw" -i x="$work/det$hw.npy" -o "$work/det_hw$hw" >/dev/null || { echo "FAIL det at $hw"; fail=1; }
+    node "$ort" "$real/ch_PP-OCRv4_det_infer.onnx" -i x="$work/det$hw.npy" -o "$work/det_hw$hw.ort" >/dev/null
+    echo "H x W $hw:"; compare "$work/det_hw$hw" "$work/det_hw$hw.ort" --max-rel 1e-4
   done
   expect_error "melspectrogram normalises by the batch's max" "node 'ReduceMax ReduceMax_24' (REDUCE) reduces over the batch dim" \
     "$tgc" compile "$real/melspectrogram.onnx" --input-shape input=?,1280 -o "$work/mel"

@@ -248,7 +248,10 @@ Model import_onnx(const std::string& path, const ImportOptions& options) {
   for (const auto& init : gp.initializer()) initializers.insert(init.name());
   // One error lists every dim left without a size.
   std::vector<std::string> messages;
-  for (const auto& [name, max] : options.dynamic) g.declare_var(name, 1, max);
+  for (const auto& [name, max] : options.dynamic) {
+    int64_t step = options.dynamic_step.count(name) ? options.dynamic_step.at(name) : 1;
+    g.set_var_step(g.declare_var(name, 1, max / step), step);
+  }
   check_inputs(gp, options, path, messages);
   if (!messages.empty()) {
     std::string list;
@@ -290,7 +293,7 @@ ModelSource onnx_model_source(const std::string& path, const ImportOptions& opti
             ImportOptions o = options;
             for (const auto& [key, n] : sizes) o.dim_sizes[key] = n;
             return import_onnx(path, o);
-          }, {}};
+          }, {}, options.dynamic_step};
 }
 
 HostTensor read_onnx_tensor(const std::string& path) {

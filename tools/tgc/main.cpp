@@ -57,7 +57,8 @@ usage:
       batch: a leading dim shared by the inputs stays dynamic when no node mixes samples, and
       the artifact binds it from its input shapes at run time (one sample's program per sample).
       --dynamic NAME=MAX keeps the symbolic dim NAME (its ONNX dim_param, e.g. a sequence
-      length) as a run-time dim up to MAX instead: kernels loop to its value.
+      length) as a run-time dim up to MAX instead: kernels loop to its value. NAME=MAX/STEP:
+      multiples of STEP only (a detector's image size in multiples of 32: x:2=640/32).
       --max-trips N: a Loop whose trip count or condition depends on the inputs' values runs
       up to N iterations (unrolled; the scan outputs are as long as the iterations that ran;
       iterations past N are not run).
@@ -117,6 +118,7 @@ struct Args {
   std::map<std::string, Shape> input_shapes;
   std::map<std::string, std::vector<double>> input_values;
   std::map<std::string, int64_t> dynamic;  // --dynamic NAME=MAX
+  std::map<std::string, int64_t> dynamic_step;  // --dynamic NAME=MAX/STEP
   int64_t context = 0;                     // --ctx N (GGUF)
   int64_t max_trips = 0;                   // --max-trips N
   DType kv_type = DType::F32;              // --kv-type f16|f32 (GGUF)
@@ -225,8 +227,15 @@ Args parse_args(int argc, char** argv) {
       auto [name, dims] = split_eq(value("--input-shape"), "--input-shape");
       a.input_shapes[name] = parse_dims(dims, "--input-shape " + name);
     } else if (s.rfind("--dynamic", 0) == 0) {
-      auto [name, max] = split_eq(value("--dynamic"), "--dynamic");
-      a.dynamic[name] = parse_count(max, "--dynamic " + name);
+      auto [name, bound] = split_eq(value("--dynamic"), "--dynamic");
+      size_t slash = bound.find('/');  // MAX/STEP: multiples of STEP only
+      int64_t max = parse_count(bound.substr(0, slash), "--dynamic " + name);
+      a.dynamic[name] = max;
+      if (slash != std::string::npos) {
+        int64_t step = parse_count(bound.substr(slash + 1), "--dynamic " + name + " step");
+        if (step < 1 || max % step != 0) throw Error("--dynamic " + name + "=" + bound + ": MAX must be a multiple of STEP");
+        a.dynamic_step[name] = step;
+      }
     } else if (s.rfind("--input-value", 0) == 0) {
       auto [name, vals] = split_eq(value("--input-value"), "--input-value");
       a.input_values[name] = parse_values(vals, "--input-value " + name);
@@ -249,6 +258,7 @@ const NamedTensor& find_input(const Model& m, const std::string& name) {
 ImportOptions import_options(const Args& a) {
   ImportOptions o{a.input_shapes, {}, a.input_values, {}, a.dynamic, a.context, a.kv_type};
   o.max_loop_trips = a.max_trips;
+  o.dynamic_step = a.dynamic_step;
   const TargetProfile profile = resolve_target(a.target, a.triple, a.cpu).profile;
   bool int8 = a.quant_matmul == "int8" || (a.quant_matmul == "auto" && !profile.gpu);
   if (int8) o.int8_rows = profile.gpu ? 16 : profile.vector_lanes;
@@ -382,6 +392,9 @@ int cmd_compile(const Args& a) {
   for (const UOp* v : m.graph->vars())
     if (m.graph->var_value(v))
       std::cerr << "tgc: size '" << v->var().name << "' is computed by the model from its inputs' values at run time (0 to " << v->var().max << ")\n";
+    else if (int64_t step = m.graph->var_step(v); step > 1)
+      std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (" << step << " to " << v->var().max * step
+                << " in multiples of " << step << ")\n";
     else
       std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (1 to " << v->var().max << ")\n";
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
