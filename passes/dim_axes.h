@@ -32,7 +32,9 @@ std::vector<int> batch_axes(const Graph& ga, const std::vector<const UOp*>& root
 // permute or expand moves or adds them, pads mask with the run-time size, a window view
 // (Tensor::pool) indexes the same way at every size, a slice has a fixed start and an end at a
 // fixed distance from the dim's end, or cuts a weight to the dim (a position table), and nothing
-// reverses it. Every extent is checked against trace b's shapes (at size_b).
+// reverses it. Every extent is checked against trace b's shapes (at size_b). A VAR with a step
+// (Graph::var_step) counts steps: the dim itself is step * VAR, and the traces' sizes (the VAR's
+// max times the step, and size_b) are dims.
 // A float constant of trace a that is 1 / the element count of a reduce over the dim (a mean's
 // scale) at both sizes is in `reciprocal_of`, with that count as an index expression: the model
 // must compute it at run time (replace_sized_constants).
