@@ -153,7 +153,14 @@ Outs loop(Ctx& c) {
     if (!dynamic && !c.is_constant(running)) {
       dynamic = true;
       int64_t max = c.options ? c.options->max_loop_trips : 0;
-      if (max <= 0) c.fail("the trip count or condition depends on the inputs' values; give the most iterations with --max-trips N");
+      if (max <= 0) {
+        // Named as for any input that must be known at compile time: --input-value fixes it.
+        for (size_t in : {size_t(0), size_t(1)})
+          if (c.has(in) && !c.is_constant(in))
+            c.fail("input " + std::to_string(in) + " ('" + c.node.input(int(in)) +
+                   "') must be a compile-time constant, but depends on a model input; or give the most iterations with --max-trips N");
+        c.fail("the condition the body computes depends on the inputs' values; give the most iterations with --max-trips N");
+      }
       limit = max;
     }
     if (!dynamic && c.constant(running).get(0) == 0) break;

@@ -18,10 +18,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-# name|model|input|static shape|dynamic shape|--dynamic|input shape at the bound
+# name|model|input|static shape|dynamic shape|--dynamic values (space-separated)|input shape at the bound
 cases=(
   "rec|ch_PP-OCRv4_rec_infer.onnx|x|1,3,48,320|1,3,48,?|p2o.DynamicDimension.1=320|1,3,48,320"
   "cls|ch_ppocr_mobile_v2.0_cls_infer.onnx|x|1,3,48,192|1,3,48,?|p2o.DynamicDimension.2=192|1,3,48,192"
+  "det|ch_PP-OCRv4_det_infer.onnx|x|1,3,320,320|1,3,?,?|p2o.DynamicDimension.1=320/32 p2o.DynamicDimension.2=320/32|1,3,320,320"
 )
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 printf "%-5s %12s %12s %8s\n" model "static ms" "dynamic ms" ratio
@@ -30,7 +31,8 @@ for c in "${cases[@]}"; do
   /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.random.default_rng(0).standard_normal(tuple(int(d) for d in sys.argv[2].split(','))).astype(np.float32))" \
     "$work/$name.npy" "$shape"
   "$tgc" compile "$models/$model" --input-shape "$input=$fixed" -o "$work/$name.static" 2>/dev/null
-  "$tgc" compile "$models/$model" --input-shape "$input=$dyn" --dynamic "$var" -o "$work/$name.dynamic" 2>/dev/null
+  dynamic=(); for v in $var; do dynamic+=(--dynamic "$v"); done
+  "$tgc" compile "$models/$model" --input-shape "$input=$dyn" "${dynamic[@]}" -o "$work/$name.dynamic" 2>/dev/null
   : >"$work/s"; : >"$work/d"
   for _ in $(seq "$rounds"); do
     for kind in static dynamic; do

@@ -188,7 +188,14 @@ std::vector<double> values_of(const HostTensor& t) {
 // the indices in `fixed` are compiled into the model. nullopt: every output matches.
 std::optional<Outcome> judge(const Target& target, Model& m, const std::vector<DataSet*>& sets, const std::set<size_t>& fixed) {
   std::optional<Artifact> artifact;
-  if (target.name != "interp") artifact.emplace(target, m);
+  // The target's compiler refusing the model (a construct it does not handle) makes the case
+  // unsupported there, as the importer's refusal does; its internal errors are failures.
+  if (target.name != "interp") try {
+      artifact.emplace(target, m);
+    } catch (const Error& e) {
+      if (std::string(e.what()).starts_with("internal error")) throw;
+      return Outcome{Status::Unsupported, e.what()};
+    }
   for (DataSet* s : sets) {
     std::string set = s->dir.filename().string() + ": ";
     std::vector<HostTensor> ins;

@@ -27,7 +27,7 @@ struct Outcome {
 // A pass's detail when inputs were fixed at compile time: kFixedInputs + their names.
 inline constexpr const char* kFixedInputs = "with --input-value ";
 
-// Unsupported: the importer rejects the model (tgc::Error from import_onnx). Fail: the test data
+// Unsupported: the importer or the target's compiler rejects the model (a tgc::Error). Fail: the test data
 // cannot be read, compiling or running the artifact fails, or an output differs.
 Outcome run_case(const Target& target, const Case& c);
 
