@@ -65,6 +65,9 @@ Model import_with_vars(const ModelSource& src) {
       int64_t p = max & -max, other = max / 2 + 1 < max ? max / 2 + 1 : max - 1;
       if (p >= 8 && (max / 2 + 1) / p * p >= p) other = (max / 2 + 1) / p * p;
       if (step > 1) other = std::max(other / step, int64_t(1)) * step;
+      // A size computed from data is laid out two past its largest value n (onnx_ops_data.cpp):
+      // at n + 1 no axis of its consumers has the size of the one it was taken from.
+      if (data) other = max - 1;
       Model b = traced(src, at_max, name, other);
       ext = var_extents(g, roots_m, var, *b.graph, roots(b.outputs), other);
     } catch (const Error& e) {

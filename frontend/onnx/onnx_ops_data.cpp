@@ -14,10 +14,10 @@ namespace tgc {
 // The positions are a table of max + 1 entries cut to the traced size, which passes/dim_axes
 // reads as the VAR.
 DataAxis data_axis(Ctx& c, int64_t max, const Tensor& count) {
-  // The bound is one past the largest count: at the count's largest value the axis would have
-  // the size of the axis it is taken from, and the two traces (model/dynamic_dims.h) could not
-  // tell them apart. At least 3: the second trace, about halfway, must not be a size of 1.
-  max = std::max<int64_t>(max + 1, 3);
+  // The bound is two past the largest count, and the second trace one below it
+  // (model/dynamic_dims.cpp): at the count's largest value the axis would have the size of the
+  // axis it is taken from, and the two traces could not tell them apart.
+  max += 2;
   // The VAR is named after the node's first output, made unique where an unrolled loop imports
   // the node again (the same names in the same order at every trace).
   std::string name = c.node.output(0) + ":size";
@@ -115,30 +115,46 @@ Tensor non_zero(Ctx& c) {
   return compacted(c, Tensor::weight(c.g, c.node.output(0) + ".coords", std::move(coords)), keep, 1);
 }
 
-// ONNX Unique over the flattened input (no axis): the distinct values (sorted, or in order of
-// first occurrence), the index of each one's first occurrence, each element's position among
-// them, and how often each occurs.
+// ONNX Unique: the distinct slices along `axis` (elements of the flattened input without one),
+// sorted (lexicographically, as numpy) or in order of first occurrence; the index of each one's
+// first occurrence, each slice's position among them, and how often each occurs.
 Outs unique(Ctx& c) {
-  if (c.has_attr("axis")) c.fail("Unique along an axis is not supported yet (only over the flattened input)");
-  Tensor x = c.in(0).reshape({c.in(0).numel()});
-  int64_t n = x.dim(0);
+  Tensor x = c.in(0);
+  int64_t axis = 0;
+  if (c.has_attr("axis")) axis = x.norm_axis(c.attr_int("axis", 0));
+  else x = x.reshape({x.numel()});
+  int64_t n = x.dim(axis), k = x.numel() / std::max<int64_t>(n, 1);
+  std::vector<int64_t> order = {axis};
+  for (int64_t d = 0; d < x.ndim(); ++d)
+    if (d != axis) order.push_back(d);
+  Tensor rows = x.permute(order).reshape({n, k});
+  Tensor a = rows.reshape({n, 1, k}).expand({n, n, k}), b = rows.reshape({1, n, k}).expand({n, n, k});  // [i, j, element]
+  Tensor eq = a.eq(b);
+  Tensor same = eq.cast(DType::I64).sum({2}).eq(Tensor::full(c.g, {n, n}, double(k), DType::I64));  // slice i == slice j
   Tensor at = Tensor::arange(c.g, n);
-  Tensor same = x.reshape({n, 1}).expand({n, n}).eq(x.reshape({1, n}).expand({n, n}));  // [i, j]
-  // Element i is its value's first occurrence when no j < i holds the same value.
-  Tensor earlier = at.reshape({1, n}).expand({n, n}).lt(at.reshape({n, 1}).expand({n, n}));
-  Tensor first = same.logical_and(earlier).cast(DType::I64).sum({1}).eq(Tensor::full(c.g, {n}, 0, DType::I64));
-  Tensor order = at;  // sorted: the first occurrences in ascending order of value
-  if (c.attr_int("sorted", 1) != 0) order = x.topk(n, 0, /*largest=*/false).second;
-  Tensor keep = first.gather(order, 0);
-  DataAxis d = data_axis(c, n, keep.cast(DType::I64).sum());
-  Tensor index = order.gather(kept_index(keep, d), 0);  // [size]: the first occurrences
-  Tensor y = x.gather(index, 0);
+  Tensor j_before_i = at.reshape({1, n}).expand({n, n}).lt(at.reshape({n, 1}).expand({n, n}));
+  Tensor zero = Tensor::full(c.g, {n}, 0, DType::I64);
+  // A slice's first occurrence: no earlier slice is the same.
+  Tensor first = same.logical_and(j_before_i).cast(DType::I64).sum({1}).eq(zero);
+  Tensor before;  // [i, j]: j's slice comes before i's among the distinct ones
+  if (c.attr_int("sorted", 1) != 0) {
+    // j < i lexicographically: at the first element where they differ, j's is smaller.
+    Tensor equal_so_far = eq.logical_not().cast(DType::I64).cumsum(2, /*exclusive=*/true, false).eq(Tensor::full(c.g, {n, n, k}, 0, DType::I64));
+    before = equal_so_far.logical_and(b.lt(a)).cast(DType::I64).sum({2}).gt(Tensor::full(c.g, {n, n}, 0, DType::I64));
+  } else {
+    before = j_before_i;
+  }
+  Tensor place = before.logical_and(first.reshape({1, n}).expand({n, n})).cast(DType::I64).sum({1});  // [i]
+  DataAxis d = data_axis(c, n, first.cast(DType::I64).sum());
   int64_t size = d.positions.dim(0);
-  Tensor hits = y.reshape({size, 1}).expand({size, n}).eq(x.reshape({1, n}).expand({size, n})).logical_and(
-      d.valid.reshape({size, 1}).expand({size, n}));  // [j, i]: element i holds value j
-  Tensor inverse = Tensor::where(hits, d.positions.reshape({size, 1}).expand({size, n}), Tensor::full(c.g, {size, n}, 0, DType::I64)).sum({0});
-  Tensor counts = hits.cast(DType::I64).sum({1});
-  return {masked(y, d, 0), masked(index, d, 0), inverse, masked(counts, d, 0)};
+  Tensor slot = place.reshape({1, n}).expand({size, n}).eq(d.positions.reshape({size, 1}).expand({size, n}))
+                    .logical_and(first.reshape({1, n}).expand({size, n}));  // [s, i]: slice i is distinct one s
+  Tensor index = Tensor::where(slot, at.reshape({1, n}).expand({size, n}), Tensor::full(c.g, {size, n}, 0, DType::I64)).sum({1});
+  // Each slice's place: that of its first occurrence.
+  Tensor inverse = Tensor::where(same.logical_and(first.reshape({1, n}).expand({n, n})), place.reshape({1, n}).expand({n, n}),
+                                 Tensor::full(c.g, {n, n}, 0, DType::I64)).sum({1});
+  Tensor counts = inverse.reshape({1, n}).expand({size, n}).eq(d.positions.reshape({size, 1}).expand({size, n})).cast(DType::I64).sum({1});
+  return {masked(x.gather(index, axis), d, axis), masked(index, d, 0), inverse, masked(counts, d, 0)};
 }
 
 // A scalar input's value as a rank-0 tensor of type t, or `def` where the input is absent.
