@@ -392,7 +392,7 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
 }
 }  // namespace
 
-std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t) {
+std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, bool tile_runtime_axes) {
   std::vector<Opt> opts;
   if (t.gpu) return gpu_heuristic_opts(g, k, t);
   if (k.num_reduces == 0) return opts;  // elementwise: LLVM vectorizes the inner loop
@@ -495,12 +495,13 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
   }
   if (vec_axis < 0) return opts;
   // Register tiles: axes along which some load stays the same, so one load serves every copy.
-  // Not along a run-time size: a one-token decode step would compute the tile's padding rows
-  // (large_size_variant tiles it where the size is large).
+  // Not along a run-time size that may be 1: a one-token decode step would compute the tile's
+  // padding rows (large_size_variant tiles it where the size is large). A size of at least 2
+  // (an image's rows in multiples of 32) is tiled as at its bound.
   for (int a = int(globals.size()) - 1; a >= 0; --a) {
     if (a == vec_axis) continue;
     const UOp* r = globals[size_t(a)];
-    if (!r->src[0]->is_const()) continue;
+    if (!r->src[0]->is_const() && r->src[0]->vmin < 2 && !tile_runtime_axes) continue;
     bool reused = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return !depends(l->src[1], r); });
     bool varies = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends(l->src[1], r); });
     if (!reused || !varies) continue;
@@ -512,7 +513,28 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
 
 SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<Opt>& small) {
   SizeVariant v;
-  if (t.gpu || k.global_ranges.size() < 2 || k.global_ranges[0]->src[0]->op != Op::Var) return v;
+  if (t.gpu || k.global_ranges.empty()) return v;
+  const UOp* end = k.global_ranges[0]->src[0];
+  std::vector<const UOp*> vars;
+  for (const UOp* u : toposort({end}))
+    if (u->op == Op::Var) vars.push_back(u);
+  if (vars.size() == 1 && end != vars[0]) {  // a size derived from one VAR
+    std::vector<Opt> with = heuristic_opts(g, k, t, /*tile_runtime_axes=*/true);
+    auto tile = std::find_if(with.begin(), with.end(), [](const Opt& o) { return o.op == OptOp::Upcast && o.axis == 0; });
+    if (tile == with.end() || with == small) return v;
+    try {
+      apply_opts(g, k, with, t);
+    } catch (const Error&) {
+      return v;
+    }
+    for (int64_t x = 1; x <= vars[0]->var().max; ++x)
+      if (eval_index(end, {{vars[0], x}}) >= tile->amount) {
+        v.opts = with, v.var = vars[0], v.from = x;
+        break;
+      }
+    return v;
+  }
+  if (k.global_ranges.size() < 2 || end->op != Op::Var) return v;
   const UOp* tokens = k.global_ranges[0];
   std::vector<const UOp*> loads = reduce_loads(k);
   if (std::all_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends(l->src[1], tokens); })) return v;

@@ -50,13 +50,16 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
 
 // The hand-coded default for a target, without search: register tiles along axes where a load
 // is reused (stride 0) and vector lanes along the contiguous output axis on CPUs.
-std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t);
+// `tile_runtime_axes`: register tiles along axes that end at a run-time size too (see below).
+std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, bool tile_runtime_axes = false);
 
 // A second schedule for a kernel whose outermost output axis is a run-time size (an LLM run's
 // tokens), used when that size is at least `from`: `small`, the heuristic's choice, tiles nothing
 // along the axis (a one-token decode step computes no padding rows), which leaves every weight
 // re-read per token at large sizes (a prefill); this one tiles the axis so each weight load serves
-// several tokens. Empty opts: no such variant.
+// several tokens. Where the axis ends at a size derived from a VAR (a recogniser's W/8 columns),
+// the variant is the heuristic's with its register tile along the axis, from the VAR's first
+// value at which the size fills a tile. Empty opts: no such variant.
 struct SizeVariant {
   std::vector<Opt> opts;
   const UOp* var = nullptr;  // the run-time size (a VAR)

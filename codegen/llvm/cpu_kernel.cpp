@@ -653,11 +653,16 @@ class CpuRenderer : LlvmExprHooks {
 
 CpuWorkSplit cpu_work_split(const LoopProgram& p, int64_t target_items) {
   CpuWorkSplit s;
-  // Outer dims over a run-time size count at their smallest (1): their upper bound would leave a
-  // one-token decode step a single item, the whole row loop, for one thread.
+  // Outer dims over a run-time size count at their smallest (1 for a token count): their upper
+  // bound would leave a one-token decode step a single item, the whole row loop, for one
+  // thread. Not where a loop
+  // runs before the inner one (a softmax's max and sum, hoisted out of it): every chunk would
+  // run it again (rec's 6625-class softmax in 64 chunks a row: 6.3 ms instead of 0.28).
+  bool hoisted = std::any_of(p.body.begin(), p.body.end(), [&](const LStmt& s) { return s.kind == LStmt::Loop && s.u != p.inner; });
   int64_t outer = 1, bound = 1;
   for (const UOp* r : p.globals)
-    if (r != p.inner) outer *= r->src[0]->is_const() ? range_extent(r) : 1, bound *= range_extent(r);
+    if (r != p.inner)
+      outer *= r->src[0]->is_const() || hoisted ? range_extent(r) : std::max<int64_t>(1, r->src[0]->vmin), bound *= range_extent(r);
   int64_t inner = p.inner ? range_extent(p.inner) : 1;
   if (outer == 0 || inner == 0) {  // a zero-element output: nothing to run
     s.chunk = 1, s.items = 0;
