@@ -127,7 +127,7 @@ Model import_with_vars(const ModelSource& src) {
     }
     for (NamedTensor& o : m.outputs) o.tensor = Tensor(g, now.at(o.tensor.uop()));
     for (const UOp* v : g.vars())
-      if (const UOp* x = g.var_value(v)) g.set_var_value(v, now.at(x));
+      if (const UOp* x = g.var_value(v); x && now.count(x)) g.set_var_value(v, now.at(x));
   }
   for (const auto& [u, ax, extent] : axes) g.set_var_axis(now.count(u) ? now.at(u) : u, ax, extent);
   return m;

@@ -527,7 +527,8 @@ SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t
     } catch (const Error&) {
       return v;
     }
-    for (int64_t x = 1; x <= vars[0]->var().max; ++x)
+    // (From 2 on: a variant from the smallest value would leave the other one no sizes.)
+    for (int64_t x = 2; x <= vars[0]->var().max; ++x)
       if (eval_index(end, {{vars[0], x}}) >= tile->amount) {
         v.opts = with, v.var = vars[0], v.from = x;
         break;

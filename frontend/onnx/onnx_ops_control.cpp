@@ -136,8 +136,9 @@ Outs loop(Ctx& c) {
   if (!c.has(0) && !c.has(1)) c.fail("Loop without trip count or condition never ends");
   Outs carried;
   for (size_t i = 2; i < c.num_inputs(); ++i) carried.push_back(c.in(i));
-  size_t n = carried.size(), k = size_t(body->output_size()) - 1 - n;
+  size_t n = carried.size();
   if (body->output_size() < int(1 + n)) c.fail("the body has fewer outputs than the loop carries values");
+  size_t k = size_t(body->output_size()) - 1 - n;
   std::vector<std::vector<Tensor>> ys(k);
   // `running`: whether the iteration about to start runs (a bool scalar, constant where known).
   Tensor trips = c.has(0) ? c.in(0).reshape({}).cast(DType::I64) : Tensor::full(c.g, {}, 0, DType::I64);
@@ -173,9 +174,11 @@ Outs loop(Ctx& c) {
     Outs outs = c.run_subgraph(*body, "body", args);
     ran_count = ran_count + running.cast(DType::I64);
     for (size_t j = 0; j < n; ++j) {
+      // (An exactly unrolled loop's values may change shape; a masked iteration keeps the old.)
       const Tensor& now = outs[1 + j];
-      if (now.shape() != carried[j].shape() || now.dtype() != carried[j].dtype())
-        c.fail("loop-carried value " + std::to_string(j) + " changes from " + shape_str(carried[j].shape()) + " to " + shape_str(now.shape()));
+      if (dynamic && (now.shape() != carried[j].shape() || now.dtype() != carried[j].dtype()))
+        c.fail("loop-carried value " + std::to_string(j) + " changes from " + shape_str(carried[j].shape()) + " to " +
+               shape_str(now.shape()) + ", which a loop with a run-time trip count cannot do");
       carried[j] = dynamic ? Tensor::where(running.expand(now.shape()), now, carried[j]) : now;
     }
     for (size_t j = 0; j < k; ++j) ys[j].push_back(outs[1 + n + j]);
