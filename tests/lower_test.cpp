@@ -213,7 +213,8 @@ TEST(LowerOptimized, ProgramsComputeWhatTheInterpreterComputes) {
   using Pick = std::vector<Opt> (*)(Graph&, const Kernel&, const TargetProfile&);
   for (const auto& [name, build] : cases)
     for (const auto& [t, options] : {std::pair{cpu(), kCpu}, std::pair{opencl_profile(), kGpu}})
-      for (Pick pick : {Pick(heuristic_opts), Pick(test::padded_split_opts)}) {
+      for (Pick pick : {Pick([](Graph& g, const Kernel& k, const TargetProfile& t) { return heuristic_opts(g, k, t); }),
+                        Pick(test::padded_split_opts)}) {
         test::Env e;
         Tensor out = build(e);
         std::vector<double> want = e.eval(out);
