@@ -88,12 +88,10 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   auto t0 = Clock::now();
   // Sizes the model computes from data (NonZero's count) are scheduled after the outputs: a
   // buffer each, which the runtime reads once the kernel that stores it has run.
-  std::vector<const UOp*> roots = m.output_roots(), values = m.var_value_roots();
-  if (!values.empty() && dialect.render_gpu)
+  if (m.computes_sizes() && dialect.render_gpu)
     throw Error("the model computes output sizes from data (NonZero, Compress, Unique, TopK with a run-time k, NonMaxSuppression): only the cpu "
                 "target runs such models for now");
-  roots.insert(roots.end(), values.begin(), values.end());
-  Schedule s = run_stage("schedule", [&] { return schedule(g, roots, {.parallel_outputs = target.profile.gpu}); });
+  Schedule s = run_stage("schedule", [&] { return schedule(g, m.schedule_roots(), {.parallel_outputs = target.profile.gpu}); });
   std::vector<int64_t> var_source(g.vars().size(), -1);
   for (size_t v = 0, k = m.outputs.size(); v < g.vars().size(); ++v)
     if (g.var_value(g.vars()[v])) var_source[v] = s.outputs[k++];

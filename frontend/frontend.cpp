@@ -22,7 +22,7 @@ Model import_model(const std::string& path, const ImportOptions& options) {
   if (is_gguf_file(path)) return import_gguf(path, options);
   Model m = import_onnx(path, options);
   // Sizes the model computes from data: traced at two sizes to find the axes they lay along.
-  return m.var_value_roots().empty() ? std::move(m) : build_dynamic_model(onnx_model_source(path, options));
+  return !m.computes_sizes() ? std::move(m) : build_dynamic_model(onnx_model_source(path, options));
 }
 
 }  // namespace tgc

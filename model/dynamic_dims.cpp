@@ -142,7 +142,7 @@ Model build_dynamic_model(const ModelSource& src) {
   if (unknown.empty() || unknown[0].axis != 0) {
     Model m = src.build({});  // sized, or an error listing the dims
     // Sizes computed from data are VARs the model binds itself.
-    return m.var_value_roots().empty() ? std::move(m) : import_with_vars(src);
+    return !m.computes_sizes() ? std::move(m) : import_with_vars(src);
   }
   const UnknownDim& batch = unknown[0];
   std::string name = batch.param.empty() ? "batch" : batch.param;
@@ -171,7 +171,7 @@ Model build_dynamic_model(const ModelSource& src) {
     throw Error(path + ": " + what + " cannot be bound at run time: " + e.what() + "; give it a size with --input-shape");
   }
   Model m = traced(src, {}, batch.key, 1);
-  if (!m.var_value_roots().empty())
+  if (m.computes_sizes())
     throw Error(path + ": " + what + " cannot be bound at run time: the model computes sizes from data too (not supported together yet); give it a size with --input-shape");
   m.batch_dim = name;
   for (const NamedTensor& in : m.inputs) {

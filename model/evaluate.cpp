@@ -6,9 +6,7 @@ namespace tgc {
 
 std::vector<HostTensor> evaluate(const Model& m, const std::map<int64_t, HostTensor>& feeds) {
   const Graph& g = *m.graph;
-  std::vector<const UOp*> roots = m.output_roots(), values = m.var_value_roots();
-  roots.insert(roots.end(), values.begin(), values.end());
-  std::vector<HostTensor> all = interpret(g, roots, feeds);
+  std::vector<HostTensor> all = interpret(g, m.schedule_roots(), feeds);
   std::vector<int64_t> value(g.vars().size(), -1);  // per VAR slot: the value the model computed
   for (size_t v = 0, k = m.outputs.size(); v < g.vars().size(); ++v)
     if (g.var_value(g.vars()[v])) value[v] = int64_t(all[k++].get(0));

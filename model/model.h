@@ -57,10 +57,16 @@ struct Model {
     for (const NamedTensor& o : outputs) r.push_back(o.tensor.uop());
     return r;
   }
-  // The nodes that compute data-dependent VARs (Graph::var_value), in VAR order: scheduled
-  // after the outputs, each stored in a buffer the runtime reads once its kernel has run.
-  std::vector<const UOp*> var_value_roots() const {
-    std::vector<const UOp*> r;
+  // Whether some VAR's value is computed by the model from data (Graph::var_value).
+  bool computes_sizes() const {
+    for (const UOp* v : graph->vars())
+      if (graph->var_value(v)) return true;
+    return false;
+  }
+  // What a schedule computes: the outputs, then the nodes computing data-dependent VARs in VAR
+  // order, each stored in a buffer the runtime reads once its kernel has run.
+  std::vector<const UOp*> schedule_roots() const {
+    std::vector<const UOp*> r = output_roots();
     for (const UOp* v : graph->vars())
       if (const UOp* x = graph->var_value(v)) r.push_back(x);
     return r;

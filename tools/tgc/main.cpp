@@ -272,8 +272,7 @@ int cmd_inspect(const Args& a) {
     return 0;
   }
   Model m = build_dynamic_model(open_model(a.model, import_options(a)));
-  std::vector<const UOp*> roots = m.output_roots(), values = m.var_value_roots();
-  roots.insert(roots.end(), values.begin(), values.end());  // as compile_model schedules them
+  std::vector<const UOp*> roots = m.schedule_roots();  // as compile_model schedules them
   ResolvedTarget target = resolve_target(a.target, a.triple, a.cpu);
   ScheduleOptions so{.parallel_outputs = target.profile.gpu};
   if (a.stage == "graph") {
