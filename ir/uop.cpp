@@ -83,7 +83,8 @@ void set_bounds(UOp& u) {
       u.vmax = std::max(a(0)->vmax, a(1)->vmax);
       break;
     case Op::IDiv:
-      if (a(1)->op == Op::Const && a(1)->ival() > 0 && a(0)->vmin >= 0) {
+      // Truncating division by a positive constant never decreases: the ends map to the ends.
+      if (a(1)->op == Op::Const && a(1)->ival() > 0) {
         u.vmin = a(0)->vmin / a(1)->ival();
         u.vmax = a(0)->vmax / a(1)->ival();
       }

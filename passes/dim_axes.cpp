@@ -62,14 +62,27 @@ struct Traces {
     while (!work.empty()) {
       auto [a, b] = work.back();
       work.pop_back();
+      // A size that is 1 in trace b only: a broadcast or reshape there may be no op at all (a
+      // bias [C, 1] added to [C, T]), so trace b has the movement's source where a has the
+      // movement. The movement's twin is that source (its shape, the movement's at size b).
+      if (whole_cuts && (a->op == Op::Expand || a->op == Op::Reshape) && b->op != a->op && b->shape.size() == a->shape.size()) {
+        auto [it, fresh] = twin.try_emplace(a, b);
+        if (it->second != b) fail(a, "is built differently at sizes " + sizes());
+        if (fresh) work.push_back({a->src[0], b});
+        continue;
+      }
       auto [it, fresh] = twin.try_emplace(a, b);
       auto [back, fresh_b] = twin_of_b.try_emplace(b, a);
       // What is computed from constants alone is one node wherever its shape is the same: where
       // two dims are equal in one trace (a run-time dim at its bound and another at the same
-      // size), it may pair with two nodes of the other. Its extents are its consumers' business,
-      // but not its values: both twins must compute the same (a mean's 1/size must not pass as
-      // another constant that equals it at the bound).
-      if (it->second != b && whole_cuts && constant_only(a) && same_but_shapes(it->second, b)) continue;
+      // size, or two sizes derived from the dim that are equal at size b only), it may pair with
+      // two nodes of the other. Its extents are its consumers' business, but not its values: both
+      // twins must compute the same (a mean's 1/size must not pass as another constant that
+      // equals it at the bound).
+      if (whole_cuts && constant_only(a)) {
+        if (it->second != b && same_but_shapes(it->second, b)) continue;
+        if (back->second != a && same_but_shapes(back->second, a)) back->second = a;
+      }
       if (it->second != b || back->second != a) fail(a, "is built differently at sizes " + sizes());
       if (!fresh) continue;
       if (whole_cuts && a->op == Op::Buffer && b->op == Op::Shrink && b->src[0]->op == Op::Buffer) continue;
@@ -470,7 +483,7 @@ struct VarRules {
                 eval_index(e[i], {{var, value(t.size_b)}}) == b->shape[i];
       if (!ok)
         t.fail(a, "has shape " + shape_str(a->shape) + " at size " + std::to_string(t.size_a) + " and " + shape_str(b->shape) + " at " +
-                      std::to_string(t.size_b) + ": its dim " + std::to_string(i) + " follows the dynamic dim in a way tgc does not derive");
+                      std::to_string(t.size_b) + ": its dim " + std::to_string(i) + " follows the dynamic dim in a way tgc does not derive (derived: " + extent_str(e[i]) + ")");
     }
   }
 };
