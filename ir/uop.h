@@ -146,6 +146,15 @@ class Graph {
     return it == var_axes_.end() ? nullptr : it->second;
   }
 
+  // Where a Shrink's start (or a Pad's amount before) on `axis` follows a run-time dim: an index
+  // expression over VARs instead of the constant in the op's arg, which is its value at the
+  // bound (a reflect pad's slice [W - 65, W - 1), a concat's piece placed after W elements).
+  void set_var_offset(const UOp* u, int64_t axis, const UOp* offset) { var_offsets_[{u, axis}] = offset; }
+  const UOp* var_offset(const UOp* u, int64_t axis) const {
+    auto it = var_offsets_.find({u, axis});
+    return it == var_offsets_.end() ? nullptr : it->second;
+  }
+
   // A VAR that stands for dims in multiples of `step` (a detector's image size in multiples
   // of 32): such a dim is step * the VAR's value, 1 to its max. 1 unless set.
   void set_var_step(const UOp* var, int64_t step) { var_steps_[var] = step; }
@@ -192,7 +201,7 @@ class Graph {
   std::unordered_map<const UOp*, std::string> origin_;
   std::vector<const UOp*> vars_;
   int64_t vars_buffer_ = -1;
-  std::map<std::pair<const UOp*, int64_t>, const UOp*> var_axes_;
+  std::map<std::pair<const UOp*, int64_t>, const UOp*> var_axes_, var_offsets_;
   std::unordered_map<const UOp*, Window> windows_;
   std::unordered_map<const UOp*, const UOp*> var_values_;
   std::unordered_map<const UOp*, int64_t> var_steps_;

@@ -46,6 +46,7 @@ Model import_with_vars(const ModelSource& src) {
   for (const NamedTensor& t : m.outputs) m.output_dim_vars.push_back(std::vector<int32_t>(t.tensor.shape().size(), -1));
   m.output_dim_sizes.resize(m.outputs.size());
   std::vector<std::tuple<const UOp*, int64_t, const UOp*>> axes;  // (node, axis, run-time size)
+  std::vector<std::tuple<const UOp*, int64_t, const UOp*>> offsets;  // (slice or pad, axis, run-time start)
   std::unordered_map<const UOp*, const UOp*> counts;                // a mean's 1/count constant -> the count
   for (const UOp* var : g.vars()) {
     const std::string& name = var->var().name;
@@ -78,6 +79,7 @@ Model import_with_vars(const ModelSource& src) {
     for (const auto& [u, extents] : ext.extent)
       for (size_t ax = 0; ax < extents.size(); ++ax)
         if (extents[ax] && !extents[ax]->is_const()) axes.emplace_back(u, int64_t(ax), extents[ax]);  // not a marker
+    for (const auto& [node_axis, start] : ext.offset) offsets.emplace_back(node_axis.first, node_axis.second, start);
     // A mean's 1 / count becomes 1 / the count computed from the VAR.
     // A mean over several run-time dims: each analysis counts the others' axes at their bounds,
     // so the counts multiply, over the count at the bounds once for each extra dim.
@@ -130,6 +132,7 @@ Model import_with_vars(const ModelSource& src) {
       if (const UOp* x = g.var_value(v); x && now.count(x)) g.set_var_value(v, now.at(x));
   }
   for (const auto& [u, ax, extent] : axes) g.set_var_axis(now.count(u) ? now.at(u) : u, ax, extent);
+  for (const auto& [u, ax, start] : offsets) g.set_var_offset(now.count(u) ? now.at(u) : u, ax, start);
   return m;
 }
 

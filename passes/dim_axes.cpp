@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <unordered_map>
 
 #include "ir/error.h"
@@ -271,6 +272,22 @@ struct VarRules {
     return k;
   }
   bool mixed(const UOp* e) const { return e && mixed_info.count(e); }
+
+  // Run-time starts of slices and amounts before pads (Graph::var_offset).
+  std::map<std::pair<const UOp*, int64_t>, const UOp*> offset;
+  // The run-time sizes derived so far, latest last: what a size that is `va` in trace a and
+  // `vb` in trace b may be, up to a constant (a concat's offset is the size of what precedes).
+  std::vector<const UOp*> sizes_seen;
+  const UOp* sized_like(int64_t va, int64_t vb) {
+    auto fits = [&](const UOp* x) {
+      int64_t xa = eval_index(x, {{var, value(t.size_a)}}), xb = eval_index(x, {{var, value(t.size_b)}});
+      return xa - xb == va - vb ? simp(sym.add(x, va - xa)) : nullptr;
+    };
+    if (const UOp* x = fits(dim)) return x;
+    for (auto it = sizes_seen.rbegin(); it != sizes_seen.rend(); ++it)
+      if (const UOp* x = fits(*it)) return x;
+    return nullptr;
+  }
   bool dyn(const UOp* e) const { return e && e != broadcast && !mixed(e); }
   std::string extent_str(const UOp* e) const { return !e ? "fixed" : e == broadcast ? "a broadcast" : print_expr(g, e); }
   const UOp* simp(const UOp* e) { return simplify(g, e); }
@@ -394,12 +411,28 @@ struct VarRules {
         return out;
       }
       case Op::Pad: {
-        // The pad's mask compares with the run-time size, so the padding follows the data.
-        const auto& p = a->ints();
+        // The pad's mask compares with the run-time size, so the padding follows the data. An
+        // amount that differs between the traces follows another run-time size (a concat's
+        // piece after or before one of run-time size): the amount before is an offset.
+        const auto &p = a->ints(), &pb = b->ints();
         for (size_t i = 0; i < n; ++i) {
           const UOp* e = (*in)[i];
           want(e != broadcast || (p[2 * i] == 0 && p[2 * i + 1] == 0), "pads a broadcast of the dynamic dim");
-          out[i] = dyn(e) ? simp(sym.add(e, p[2 * i] + p[2 * i + 1])) : e;
+          const UOp* size = dyn(e) ? e : e ? nullptr : g.cint(a->src[0]->shape[i]);
+          for (int side = 0; side < 2; ++side) {
+            int64_t amount = p[2 * i + size_t(side)];
+            if (amount == pb[2 * i + size_t(side)]) {
+              if (size) size = sym.add(size, amount);
+              continue;
+            }
+            want(size != nullptr, "pads a merged or broadcast axis by an amount that follows the dynamic dim");
+            const UOp* x = sized_like(amount, pb[2 * i + size_t(side)]);
+            if (!x) t.fail(a, "pads by an amount that follows the dynamic dim (" + std::to_string(amount) + " at size " + std::to_string(t.size_a) + ", " +
+                                  std::to_string(pb[2 * i + size_t(side)]) + " at " + std::to_string(t.size_b) + ") in a way tgc does not derive");
+            if (side == 0) offset[{a, int64_t(i)}] = x;
+            size = sym.add(size, x);
+          }
+          out[i] = size && !size->is_const() ? simp(size) : e;
         }
         return out;
       }
@@ -461,9 +494,19 @@ struct VarRules {
           } else if (e == broadcast) {
             want(lo == 0 && hi == sa[i] && pb[2 * i + 1] == sb[i], "slices a broadcast of the dynamic dim");
             out[i] = e;
-          } else {
-            want(same_lo && sa[i] - hi == sb[i] - pb[2 * i + 1], "slices the dynamic dim other than at fixed distances from its ends");
+          } else if (same_lo && hi == pb[2 * i + 1]) {
+            want(!mixed(e), "slices an axis that merges the dynamic dim with others");  // a fixed part (a reflect pad's first elements)
+          } else if (same_lo) {
+            want(sa[i] - hi == sb[i] - pb[2 * i + 1], "slices the dynamic dim other than at fixed distances from its ends");
             out[i] = simp(sym.add(e, -(sa[i] - hi) - lo));
+          } else {
+            // Both ends at fixed distances from the dim's end (a reflect pad's last elements):
+            // a fixed size, starting at a run-time offset.
+            want(!mixed(e) && sa[i] - lo == sb[i] - pb[2 * i] && sa[i] - hi == sb[i] - pb[2 * i + 1],
+                 "slices the dynamic dim other than at fixed distances from its ends ([" + std::to_string(lo) + ", " + std::to_string(hi) + ") of " +
+                     std::to_string(sa[i]) + " at size " + std::to_string(t.size_a) + ", [" + std::to_string(pb[2 * i]) + ", " +
+                     std::to_string(pb[2 * i + 1]) + ") of " + std::to_string(sb[i]) + " at " + std::to_string(t.size_b) + ")");
+            offset[{a, int64_t(i)}] = simp(sym.add(e, lo - sa[i]));
           }
         }
         return out;
@@ -507,12 +550,17 @@ VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const 
     const UOp* b = t.twin.at(a);
     // Arguments must agree, but for shapes (checked below) and the slices and buffers the rules
     // take; a float constant may be 1 / a reduce's count (a mean), resolved below.
-    bool own_arg = a->op == Op::Buffer || a->op == Op::Shrink || a->op == Op::Reshape || a->op == Op::Expand;
+    bool own_arg = a->op == Op::Buffer || a->op == Op::Shrink || a->op == Op::Pad || a->op == Op::Reshape || a->op == Op::Expand;
     if (!own_arg && a->arg != b->arg) {
       if (a->op == Op::Const && is_float(a->dtype) && a->shape.empty()) sized_consts.push_back(a);
       else t.fail(a, "takes a value computed from the dynamic dim's size");
     }
     std::vector<const UOp*> e = rules.rule(a, b);
+    // A size that is 1 at the bound is 1 at every size the model accepts (what a strided
+    // encoder makes of a short input): fixed, like the size-1 axes beside it that a reshape
+    // could not tell it from.
+    for (const UOp*& x : e)
+      if (rules.dyn(x) && x->vmax <= 1) x = nullptr;
     rules.check(a, b, e);
     if (a->op == Op::Reduce) {
       const UOp* n = nullptr;
@@ -524,6 +572,8 @@ VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const 
       }
       if (n) counts.push_back(rules.simp(rules.sym.mul(n, fixed)));
     }
+    for (const UOp* x : e)
+      if (rules.dyn(x) && std::find(rules.sizes_seen.begin(), rules.sizes_seen.end(), x) == rules.sizes_seen.end()) rules.sizes_seen.push_back(x);
     rules.ext[a] = std::move(e);
   }
   // A mean over the dim multiplies by 1 / count: at run time that is 1 / the count's value.
@@ -544,6 +594,7 @@ VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const 
       if (rules.mixed(e)) t.fail(root, "is an output with the dynamic dim merged into another axis");
   }
   r.extent = std::move(rules.ext);
+  r.offset = std::move(rules.offset);
   return r;
 }
 

@@ -6,6 +6,7 @@
 // structure depends on the size (e.g. a constant computed from it).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -42,6 +43,8 @@ struct VarExtents {
   std::unordered_map<const UOp*, std::vector<const UOp*>> extent;
   const UOp* broadcast = nullptr;
   std::unordered_map<const UOp*, const UOp*> reciprocal_of;
+  // (Shrink or Pad node, axis) -> its start or amount before at run time (Graph::var_offset).
+  std::map<std::pair<const UOp*, int64_t>, const UOp*> offset;
 };
 VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const UOp* var, const Graph& gb,
                        const std::vector<const UOp*>& roots_b, int64_t size_b);

@@ -266,7 +266,10 @@ class KernelBuilder {
       }
       case Op::Shrink: {
         const auto& p = u->ints();
-        for (size_t i = 0; i < out.size(); ++i) sidx[i] = sym_.add(idx[i], p[2 * i]);
+        for (size_t i = 0; i < out.size(); ++i) {
+          const UOp* start = g_.var_offset(u, int64_t(i));
+          sidx[i] = start ? sym_.add(idx[i], start) : sym_.add(idx[i], p[2 * i]);
+        }
         return render(u->src[0], sidx, gate);
       }
       case Op::Flip: {
@@ -279,7 +282,8 @@ class KernelBuilder {
         const Shape& in = u->src[0]->shape;
         const UOp* valid = nullptr;
         for (size_t i = 0; i < in.size(); ++i) {
-          sidx[i] = sym_.add(idx[i], -p[2 * i]);
+          const UOp* before = g_.var_offset(u, int64_t(i));
+          sidx[i] = before ? sym_.add(idx[i], sym_.mul(before, -1)) : sym_.add(idx[i], -p[2 * i]);
           if (p[2 * i] > 0) valid = sym_.and_(valid, sym_.ge(sidx[i], 0));
           // Over a run-time dim the data ends at its run-time size, not at the layout's.
           const UOp* end = g_.var_axis(u->src[0], int64_t(i));

@@ -3,6 +3,7 @@
 // expects the error that names why samples would mix.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "ir/error.h"
@@ -183,6 +184,28 @@ TEST(VarAxes, AnUpsampleMergesTheDimAsTheOuterPart) {
   EXPECT_EQ(var_masks(up, nullptr, &sizes), (std::vector<uint64_t>{0b10}));
   ASSERT_EQ(sizes.size(), 1u);
   for (int64_t t = 1; t <= 16; ++t) EXPECT_EQ(sizes[0][size_t(t - 1)], 2 * t + 1) << "t=" << t;
+}
+
+TEST(VarAxes, AReflectPadSlicesAndPlacesItsTailAtRunTimeOffsets) {
+  // reflect (2, 3) over t: the tail is x[t-4 : t-1] reversed, placed after 2 + t elements; a
+  // stride-4 window after it counts 1 at t = 16 (a size 1 at the bound is fixed).
+  Graph ga, gb;
+  auto build = [](Graph& g, int64_t t) {
+    Tensor p = input(g, {1, 1, t}).pad({{0, 0}, {0, 0}, {2, 3}}, Tensor::PadMode::Reflect);
+    return std::vector<const UOp*>{p.uop(), p.max_pool({13}, {13}, {0, 0}, {1}, false).uop()};
+  };
+  std::vector<const UOp*> ra = build(ga, 16), rb = build(gb, 15);
+  const UOp* var = ga.var("t", 1, 16);
+  VarExtents ext = var_extents(ga, ra, var, gb, rb, 15);
+  ASSERT_TRUE(ext.extent.at(ra[0])[2]);
+  EXPECT_FALSE(ext.extent.at(ra[1])[2]);
+  std::vector<std::pair<Op, int64_t>> offsets;  // at t = 10
+  for (const auto& [node_axis, start] : ext.offset) offsets.push_back({node_axis.first->op, eval_index(start, {{var, 10}})});
+  std::vector<std::pair<Op, int64_t>> want{{Op::Shrink, 6}, {Op::Pad, 12}};
+  std::sort(offsets.begin(), offsets.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(offsets, want);
+  for (int64_t t = 4; t <= 16; ++t) EXPECT_EQ(eval_index(ext.extent.at(ra[0])[2], {{var, t}}), t + 5) << "t=" << t;
 }
 
 TEST(VarAxes, AMeanScalesByTheRunTimeCount) {

@@ -298,6 +298,34 @@ for h, w in ((320, 320), (160, 224), (96, 320)):
     node "$ort" "$real/ch_PP-OCRv4_det_infer.onnx" -i x="$work/det$hw.npy" -o "$work/det_hw$hw.ort" >/dev/null
     echo "H x W $hw:"; compare "$work/det_hw$hw" "$work/det_hw$hw.ort" --max-rel 1e-4
   done
+  echo "== audio models (STFT by strided conv, reflect pads, strided encoders down to one frame) with a run-time sample count vs onnxruntime"
+  /usr/bin/python3 -c "
+import numpy as np, sys
+r = np.random.default_rng(7)
+for n in (16000, 4000, 512, 448, 320, 256):
+    np.save(f'{sys.argv[1]}/audio{n}.npy', (r.standard_normal((1, n)) * 0.2).astype(np.float32))
+np.save(f'{sys.argv[1]}/h64.npy', (r.standard_normal((2, 1, 64)) * 0.1).astype(np.float32))
+np.save(f'{sys.argv[1]}/c64.npy', (r.standard_normal((2, 1, 64)) * 0.1).astype(np.float32))
+np.save(f'{sys.argv[1]}/state128.npy', (r.standard_normal((2, 1, 128)) * 0.1).astype(np.float32))
+np.save(f'{sys.argv[1]}/sr16k.npy', np.array(16000, np.int64))" "$work"
+  audio() {  # model, sizes, inputs beside 'input' (NAME=FILE), onnxruntime's alone (fixed for tgc), tgc compile flags...
+    local model="$1" sizes="$2" extra="$3" fixed="$4"; shift 4
+    "$tgc" compile "$real/$model.onnx" "$@" -o "$work/$model" 2>/dev/null || { echo "FAIL compile $model with a run-time sample count"; fail=1; return; }
+    for n in $sizes; do
+      local ins=(-i input="$work/audio$n.npy")
+      for kv in $extra; do ins+=(-i "${kv%%=*}=$work/${kv#*=}"); done
+      local ort_ins=("${ins[@]}")
+      for kv in $fixed; do ort_ins+=(-i "${kv%%=*}=$work/${kv#*=}"); done
+      "$work/$model" "${ins[@]}" -o "$work/${model}_$n" >/dev/null || { echo "FAIL $model at $n samples"; fail=1; continue; }
+      node "$ort" "$real/$model.onnx" "${ort_ins[@]}" -o "$work/${model}_$n.ort" >/dev/null
+      echo "$model, $n samples:"; compare "$work/${model}_$n" "$work/${model}_$n.ort" --max-rel 1e-4
+    done
+  }
+  audio melspectrogram "16000 4000 512" "" "" --input-shape input=1,? --dynamic samples=16000
+  audio silero_vad_legacy "512 448 320 256" "h=h64.npy c=c64.npy" "sr=sr16k.npy" --input-shape input=1,? --input-shape h=2,1,64 \
+    --input-shape c=2,1,64 --input-value sr=16000 --dynamic sequence=512
+  audio silero_vad_v5 "512 448 320 256" "state=state128.npy" "sr=sr16k.npy" --input-shape input=1,? --input-shape state=2,1,128 \
+    --input-value sr=16000 --dynamic input:1=512
   expect_error "melspectrogram normalises by the batch's max" "node 'ReduceMax ReduceMax_24' (REDUCE) reduces over the batch dim" \
     "$tgc" compile "$real/melspectrogram.onnx" --input-shape input=?,1280 -o "$work/mel"
 else
