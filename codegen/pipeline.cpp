@@ -11,6 +11,7 @@
 #include "codegen/cpu_objects.h"
 #include "codegen/dialect.h"
 #include "codegen/emit.h"
+#include "passes/branch_guards.h"
 #include "passes/memplan.h"
 #include "passes/schedule.h"
 
@@ -91,10 +92,25 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   if (m.computes_sizes() && dialect.render_gpu)
     throw Error("the model computes output sizes from data (NonZero, Compress, Unique, TopK with a run-time k, NonMaxSuppression): only the cpu "
                 "target runs such models for now");
-  Schedule s = run_stage("schedule", [&] { return schedule(g, m.schedule_roots(), {.parallel_outputs = target.profile.gpu}); });
+  // An If on a run-time condition: on the CPU only the side taken runs; the conditions come
+  // first (GPU backends record every launch once, and a batch runs one program per sample: both
+  // sides run there, the selects picking one).
+  bool both_sides = dialect.render_gpu || !m.batch_dim.empty();
+  for (const Graph::BranchSelect& b : g.branch_selects())
+    if (both_sides && (b.runs[0] || b.runs[1]))
+      throw Error(b.why[b.runs[0] ? 0 : 1] + ", which only the cpu target checks at run time (without a batch dim) for now");
+  BranchGuards guards = both_sides ? BranchGuards{} : guard_branches(g, m.schedule_roots());
+  rep.branch_vars = guards.vars;
+  std::vector<const UOp*> roots;
+  for (const UOp* v : guards.vars) roots.push_back(g.var_value(v));
+  for (const UOp* x : m.schedule_roots()) roots.push_back(x);
+  Schedule s = run_stage("schedule", [&] { return schedule(g, roots, {.parallel_outputs = target.profile.gpu}); });
+  // Scheduled: the conditions, the outputs, the sizes computed from data (Model::schedule_roots).
   std::vector<int64_t> var_source(g.vars().size(), -1);
+  for (size_t i = 0; i < guards.vars.size(); ++i) var_source[size_t(g.var_slot(guards.vars[i]))] = s.outputs[i];
+  s.outputs.erase(s.outputs.begin(), s.outputs.begin() + long(guards.vars.size()));
   for (size_t v = 0, k = m.outputs.size(); v < g.vars().size(); ++v)
-    if (g.var_value(g.vars()[v])) var_source[v] = s.outputs[k++];
+    if (g.var_value(g.vars()[v]) && var_source[v] < 0) var_source[v] = s.outputs[k++];
   s.outputs.resize(m.outputs.size());
   MemoryPlan plan = run_stage("memory plan", [&] { return plan_memory(g, s, target.desc->arena_alignment); });
   rep.schedule_s = since(t0);
@@ -121,13 +137,20 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   run_stage("lower", [&] {
     for (size_t i = 0; i < s.kernels.size(); ++i) {
       LoweredKernel k = lower_kernel(g, s.kernels[i], chosen[i], target);
-      // Tuned kernels (BEAM, --no-opt) keep their one schedule.
-      SizeVariant large = opt.optimize && !opt.choose_opts ? large_size_variant(g, s.kernels[i], target.profile, chosen[i]) : SizeVariant{};
+      auto guard = guards.of.find(s.kernels[i].node);
+      // Tuned kernels (BEAM, --no-opt) keep their one schedule; a kernel of one branch too (the
+      // range of a launch's VAR says which side it runs for).
+      SizeVariant large = opt.optimize && !opt.choose_opts && guard == guards.of.end()
+                              ? large_size_variant(g, s.kernels[i], target.profile, chosen[i]) : SizeVariant{};
       auto source = std::find(var_source.begin(), var_source.end(), s.kernels[i].output);
       int32_t sets = source == var_source.end() ? -1 : int32_t(source - var_source.begin());
       keys.push_back(k.hash);
       programs.push_back(std::move(k.program));
       sets_var.push_back(sets);
+      if (guard != guards.of.end()) {
+        runs.push_back({int32_t(g.var_slot(guard->second.var)), guard->second.value, guard->second.value});
+        continue;
+      }
       int32_t var = large.var ? int32_t(g.var_slot(large.var)) : 0;
       runs.push_back({var, 0, large.opts.empty() ? 0 : large.from - 1});
       if (large.opts.empty()) continue;

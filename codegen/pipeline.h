@@ -38,6 +38,7 @@ struct CompileReport {
   int64_t arena_bytes = 0, intermediate_bytes = 0, weight_bytes = 0;
   double schedule_s = 0, tune_s = 0, codegen_s = 0, link_s = 0;
   std::string triple, cpu;
+  std::vector<const UOp*> branch_vars;  // the conditions of Ifs that run only the side taken (passes/branch_guards)
 };
 
 CompileReport compile_model(Model& m, const CompileOptions& opt);

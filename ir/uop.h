@@ -185,6 +185,20 @@ class Graph {
     return it == windows_.end() ? nullptr : &it->second;
   }
 
+  // An If on a run-time condition (frontends): `select` is the WHERE that picks a branch's
+  // output, its condition (src[0], a broadcast scalar) computed at run time. Both branches are
+  // in the graph; a backend may run only the kernels of the side taken (passes/branch_guards).
+  // A side built for inputs cut shorter than the bound has `runs` (a bool scalar over VARs: the
+  // run-time sizes it was built for) and `why` (for the error when it is taken at others).
+  struct BranchSelect {
+    const UOp* select;
+    const UOp* runs[2] = {nullptr, nullptr};  // else side, then side; nullptr: any size
+    std::string why[2];
+  };
+  void add_branch_select(BranchSelect b) { branch_selects_.push_back(std::move(b)); }
+  std::vector<BranchSelect>& branch_selects() { return branch_selects_; }
+  const std::vector<BranchSelect>& branch_selects() const { return branch_selects_; }
+
   // Which model node a tensor node came from ("Conv conv1"), for listings like `inspect`.
   void set_origin(const UOp* u, const std::string& what) { origin_.try_emplace(u, what); }
   const std::string* origin(const UOp* u) const {
@@ -205,6 +219,7 @@ class Graph {
   std::unordered_map<const UOp*, Window> windows_;
   std::unordered_map<const UOp*, const UOp*> var_values_;
   std::unordered_map<const UOp*, int64_t> var_steps_;
+  std::vector<BranchSelect> branch_selects_;
 };
 
 // How many positions a loop RANGE covers in memory: its size, or, for a range over a run-time dim

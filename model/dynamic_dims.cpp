@@ -130,6 +130,8 @@ Model import_with_vars(const ModelSource& src) {
     for (NamedTensor& o : m.outputs) o.tensor = Tensor(g, now.at(o.tensor.uop()));
     for (const UOp* v : g.vars())
       if (const UOp* x = g.var_value(v); x && now.count(x)) g.set_var_value(v, now.at(x));
+    for (Graph::BranchSelect& b : g.branch_selects())
+      if (now.count(b.select)) b.select = now.at(b.select);
   }
   for (const auto& [u, ax, extent] : axes) g.set_var_axis(now.count(u) ? now.at(u) : u, ax, extent);
   for (const auto& [u, ax, start] : offsets) g.set_var_offset(now.count(u) ? now.at(u) : u, ax, start);

@@ -63,10 +63,12 @@ struct Traces {
     while (!work.empty()) {
       auto [a, b] = work.back();
       work.pop_back();
-      // A size that is 1 in trace b only: a broadcast or reshape there may be no op at all (a
-      // bias [C, 1] added to [C, T]), so trace b has the movement's source where a has the
-      // movement. The movement's twin is that source (its shape, the movement's at size b).
-      if (whole_cuts && (a->op == Op::Expand || a->op == Op::Reshape) && b->op != a->op && b->shape.size() == a->shape.size()) {
+      // A movement that is no op in trace b: a broadcast or reshape where a size is 1 in trace b
+      // only (a bias [C, 1] added to [C, T]), or a cut to a size that trace b's dim is within (an
+      // If's branch built for shorter inputs), so trace b has the movement's source where a has
+      // the movement. The movement's twin is that source (its shape, the movement's at size b).
+      bool no_op = a->op == Op::Expand || a->op == Op::Reshape || a->op == Op::Shrink;
+      if (whole_cuts && no_op && b->op != a->op && b->shape.size() == a->shape.size()) {
         auto [it, fresh] = twin.try_emplace(a, b);
         if (it->second != b) fail(a, "is built differently at sizes " + sizes());
         if (fresh) work.push_back({a->src[0], b});
@@ -481,8 +483,14 @@ struct VarRules {
         // Per axis: fixed bounds on a fixed axis; on a dim that follows the run-time size, a fixed
         // start and an end at a fixed distance from its end; a fixed axis cut to the dim's size
         // (a table of positions).
-        const std::vector<int64_t>&pa = a->ints(), &pb = b->ints();
-        const Shape &sa = a->src[0]->shape, &sb = b->src[0]->shape;
+        // (Trace b may have the whole source: a cut that is no op there, see pair_up.)
+        const std::vector<int64_t>& pa = a->ints();
+        const Shape& sa = a->src[0]->shape;
+        const Shape& sb = b->op == Op::Shrink ? b->src[0]->shape : b->shape;
+        std::vector<int64_t> pb;
+        if (b->op == Op::Shrink) pb = b->ints();
+        else
+          for (int64_t d : sb) pb.push_back(0), pb.push_back(d);
         for (size_t i = 0; i < n; ++i) {
           int64_t lo = pa[2 * i], hi = pa[2 * i + 1];
           bool same_lo = lo == pb[2 * i];
@@ -494,6 +502,10 @@ struct VarRules {
           } else if (e == broadcast) {
             want(lo == 0 && hi == sa[i] && pb[2 * i + 1] == sb[i], "slices a broadcast of the dynamic dim");
             out[i] = e;
+          } else if (b->op != Op::Shrink && lo == 0 && !mixed(e)) {
+            // A cut to the first `hi` of a dim that trace b holds whole: the run-time size up
+            // to hi, which the side of an If built for it checks (onnx_ops_control.cpp).
+            out[i] = simp(sym.mul(g.make(Op::Max, DType::Index, {sym.mul(e, -1), g.cint(-hi)}), -1));
           } else if (same_lo && hi == pb[2 * i + 1]) {
             want(!mixed(e), "slices an axis that merges the dynamic dim with others");  // a fixed part (a reflect pad's first elements)
           } else if (same_lo) {

@@ -533,6 +533,7 @@ Schedule schedule(Graph& g, const std::vector<const UOp*>& requested, const Sche
   Schedule s;
   for (auto& [root, k] : built) {
     k.name = "k" + std::to_string(s.kernels.size());
+    k.node = root;
     s.kernels.push_back(std::move(k));
   }
   for (const UOp* o : outputs) s.outputs.push_back(realized.at(o));

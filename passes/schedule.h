@@ -17,6 +17,7 @@ struct Kernel {
   const UOp* ast = nullptr;
   std::vector<const UOp*> global_ranges;  // one per output dim of size > 1, outermost first
   std::vector<const UOp*> local_ranges;   // GPU work-group dims split off by the LOCAL opt
+  const UOp* node = nullptr;              // the tensor node it computes
   int64_t output = -1;                    // buffer written
   std::vector<int64_t> inputs;            // buffers read, in first-use order
   std::vector<std::string> fused;         // model nodes whose work this kernel does

@@ -120,7 +120,7 @@ static int64_t measure_split_ns(tgc_pool* pool) {
 }
 
 /* Calibration: every launch on this thread alone, timed. */
-static void run_timed(cpu_state* c, tgc_model* m) {
+static int run_timed(cpu_state* c, tgc_model* m) {
   const tgc_model_desc* d = m->desc;
   for (int32_t l = 0; l < d->num_launches; ++l) {
     int64_t total = tgc_launch_items(m, l), t0 = tgc_now_ns();
@@ -128,13 +128,14 @@ static void run_timed(cpu_state* c, tgc_model* m) {
     d->launches[l].cpu_fn(m->launch_args[l], 0, total);
     int64_t t = tgc_now_ns() - t0;
     if (c->solo_ns[l] < 0 || t < c->solo_ns[l]) c->solo_ns[l] = t;
-    tgc_take_computed_var(m, l);
+    if (tgc_take_computed_var(m, l) != 0) return -1;
   }
+  return 0;
 }
 
 /* Launches [from, to) on the pool, as many at a time as possible: up to and including one that
  * computes a run-time size (sets_var), which the launches after it need to know their work. */
-static void run_launches(cpu_state* c, tgc_model* m, int32_t from, int32_t to) {
+static int run_launches(cpu_state* c, tgc_model* m, int32_t from, int32_t to) {
   const tgc_launch* L = m->desc->launches;
   while (from < to) {
     int32_t end = from;
@@ -142,9 +143,10 @@ static void run_launches(cpu_state* c, tgc_model* m, int32_t from, int32_t to) {
     if (end < to) ++end;
     for (int32_t l = from; l < end; ++l) c->steps[l].total = tgc_launch_items(m, l);
     tgc_pool_run_steps(c->pool, c->steps + from, end - from);
-    tgc_take_computed_var(m, end - 1);
+    if (tgc_take_computed_var(m, end - 1) != 0) return -1;
     from = end;
   }
+  return 0;
 }
 
 /* Split a launch when the other threads' share of its time outweighs twice the split's cost. A
@@ -168,17 +170,16 @@ static int64_t cpu_run(void* be, tgc_model* m, int64_t sample) {
     return m->batch;
   }
   if (c->runs < CALIBRATION_RUNS && m->num_threads > 1) {
-    run_timed(c, m);
+    if (run_timed(c, m) != 0) return -1;
     if (++c->runs == CALIBRATION_RUNS) decide_splits(c, m);
     return 1;
   }
   if (!c->profile_ms) {
-    run_launches(c, m, 0, d->num_launches);
-    return 1;
+    return run_launches(c, m, 0, d->num_launches) != 0 ? -1 : 1;
   }
   for (int32_t l = 0; l < d->num_launches; ++l) {
     double t0 = tgc_now_ms();
-    run_launches(c, m, l, l + 1);
+    if (run_launches(c, m, l, l + 1) != 0) return -1;
     c->profile_ms[l] += tgc_now_ms() - t0;
   }
   if (sample == 0) c->profile_runs++; /* per tgc_run, over all its samples */

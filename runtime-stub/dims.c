@@ -120,14 +120,18 @@ void tgc_dims_before_run(tgc_model* m) {
     if (has_vars(&m->desc->buffers[m->desc->inputs[k]])) copy_layout(m, m->desc->inputs[k], 1);
 }
 
-void tgc_take_computed_var(tgc_model* m, int32_t l) {
+int tgc_take_computed_var(tgc_model* m, int32_t l) {
   const tgc_model_desc* d = m->desc;
   int32_t v = d->launches[l].sets_var - 1;
-  if (v < 0) return;
-  int64_t x = *(const int64_t*)m->buf[d->var_source[v]];
-  x = x < 0 ? 0 : x > d->var_max[v] ? d->var_max[v] : x; /* the kernel clamps it too */
+  if (v < 0) return 0;
+  int64_t x = *(const int64_t*)m->buf[d->var_source[v]]; /* (sizes from data come clamped) */
+  if (x < 0 || x > d->var_max[v]) {
+    tgc_set_error("these inputs fail a run-time check: %s", d->var_names[v]);
+    return -1;
+  }
   m->var_value[v] = x;
-  ((int64_t*)m->buf[d->vars_buffer])[v] = x;
+  if (d->vars_buffer >= 0) ((int64_t*)m->buf[d->vars_buffer])[v] = x; /* (no kernel reads a branch's condition) */
+  return 0;
 }
 
 int tgc_dims_after_run(tgc_model* m) {

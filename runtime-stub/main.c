@@ -289,7 +289,8 @@ static void print_info(const tgc_model_desc* d) {
     else if (d->kv_position && v == d->kv_position[2])
       printf("run-time dim: %s = rows of logits (the token count; 1 when generating without --logits-out)\n", d->var_names[v]);
     else if (d->var_source && d->var_source[v] >= 0)
-      printf("run-time dim: %s (0 to %lld; computed by the model from its inputs' values)\n", d->var_names[v], (long long)d->var_max[v]);
+      printf("run-time value: %s (0 to %lld; computed by the model from its inputs' values: a size, or the side an If takes)\n",
+             d->var_names[v], (long long)d->var_max[v]);
     else if (tgc_var_step(d, v) > 1)
       printf("run-time dim: %s (%lld to %lld in multiples of %lld; bound from the -i shapes or --dim)\n", d->var_names[v],
              (long long)tgc_var_step(d, v), (long long)(d->var_max[v] * tgc_var_step(d, v)), (long long)tgc_var_step(d, v));

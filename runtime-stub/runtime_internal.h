@@ -147,8 +147,10 @@ void tgc_dims_free(tgc_model* m);
  * (zeroed) when one changes. 0 or -1. */
 int tgc_bind_vars(tgc_model* m, const int64_t* values);
 /* After launch l: a VAR it computes (sets_var) takes the value the launch stored, so that the
- * launches after it loop up to it. Backends call it between launches. */
-void tgc_take_computed_var(tgc_model* m, int32_t l);
+ * launches after it loop up to it (or run, for the side of a branch taken). Backends call it
+ * between launches. -1 (error set) where the value is outside the VAR's range: the inputs take
+ * a part of the model built for other sizes (the VAR's name says which). */
+int tgc_take_computed_var(tgc_model* m, int32_t l);
 void tgc_dims_before_run(tgc_model* m); /* dense inputs into the kernels' layout */
 int tgc_dims_after_run(tgc_model* m);   /* the kernels' outputs into dense storage; 0 or -1 */
 

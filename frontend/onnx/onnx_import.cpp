@@ -126,6 +126,7 @@ struct Importer {
   std::string path, dir;
   int64_t opset;
   const ImportOptions& options;
+  std::map<std::string, OpContext::RuntimeInput> runtime_inputs;
 
   // Runs the nodes of `gp` (the main graph or a subgraph) in `scope`; returns its outputs.
   // `prefix` names the enclosing nodes in errors ("If_0/then_branch/").
@@ -161,9 +162,12 @@ struct Importer {
       }
       OpContext ctx(g, node, opset, where, std::move(inputs));
       ctx.options = &options;
-      ctx.run_subgraph = [&, label](const onnx::GraphProto& sub, const std::string& attr, const std::vector<Tensor>& ins) {
+      ctx.runtime_inputs = &runtime_inputs;
+      ctx.run_subgraph = [&, label](const onnx::GraphProto& sub, const std::string& attr, const std::vector<Tensor>& ins,
+                                    const std::map<std::string, Tensor>& outer) {
+        Scope shadow{{outer.begin(), outer.end()}, &scope};
         Scope inner;
-        inner.parent = &scope;
+        inner.parent = outer.empty() ? &scope : &shadow;
         std::string sub_prefix = label + "/" + attr + "/";
         if (int(ins.size()) != sub.input_size())
           throw Error(where + ": " + attr + " takes " + std::to_string(sub.input_size()) + " inputs, given " + std::to_string(ins.size()));
@@ -271,6 +275,13 @@ Model import_onnx(const std::string& path, const ImportOptions& options) {
     }
     Tensor x = Tensor::input(g, in.name(), t, known_input_shape(in, options, path));
     scope.values[in.name()] = x;
+    const auto& dims = in.type().tensor_type().shape().dim();
+    for (int i = 0; i < dims.size(); ++i) {
+      std::string key = dims[i].has_dim_param() && !dims[i].dim_param().empty() ? dims[i].dim_param() : in.name() + ":" + std::to_string(i);
+      if (!options.dynamic.count(key)) continue;
+      importer.runtime_inputs[in.name()].tensor = x;
+      importer.runtime_inputs[in.name()].axes.push_back({i, key});
+    }
     model.inputs.push_back({in.name(), x});
   }
   auto check_names = [&](const auto& named, const char* flag) {

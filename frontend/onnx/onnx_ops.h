@@ -55,10 +55,18 @@ class OpContext {
 
   // Imports a subgraph attribute (If branches, Loop/Scan bodies) with this node's scope visible
   // and its graph inputs bound to `inputs`; returns the subgraph's outputs. `attr` names the
-  // attribute in errors. Each call imports the nodes afresh (one unrolled iteration).
-  std::function<std::vector<Tensor>(const onnx::GraphProto& graph, const std::string& attr,
-                                    const std::vector<Tensor>& inputs)>
+  // attribute in errors. Each call imports the nodes afresh (one unrolled iteration). `outer`
+  // replaces values of the enclosing scopes by name (a branch built on inputs cut shorter).
+  std::function<std::vector<Tensor>(const onnx::GraphProto& graph, const std::string& attr, const std::vector<Tensor>& inputs,
+                                    const std::map<std::string, Tensor>& outer)>
       run_subgraph;
+
+  // The model inputs with run-time dims (--dynamic), by name: the input and (axis, dim key) pairs.
+  struct RuntimeInput {
+    Tensor tensor;
+    std::vector<std::pair<int64_t, std::string>> axes;
+  };
+  const std::map<std::string, RuntimeInput>* runtime_inputs = nullptr;
 
   // What the user fixed (--max-trips) and the sizes the model is traced at (dim_sizes), also
   // those of sizes the model computes from data (data_axis below).

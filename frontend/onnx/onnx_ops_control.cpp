@@ -1,13 +1,70 @@
 // Control flow. tgc compiles one static graph, so If is resolved at import: folded when its
-// condition is a compile-time constant, otherwise both branches are computed and the outputs
-// selected elementwise (which needs the branches to agree on each output's shape and type).
+// condition is a compile-time constant, otherwise both branches are in the graph and the outputs
+// selected elementwise (which needs the branches to agree on each output's shape and type); the
+// CPU runtime then runs only the side taken (passes/branch_guards).
 #include <algorithm>
+#include <optional>
 
 #include "frontend/onnx/onnx_ops.h"
+#include "ir/symbolic.h"
 
 namespace tgc {
 
 namespace {
+
+// A branch of an If on a run-time condition that cannot be built for the inputs at the bound of
+// their run-time dim (Silero VAD's 8 kHz branch, 256 samples, at 512): built for the inputs cut
+// to the largest size where it builds (found by halving, then bisecting), the cut's extent being
+// the run-time size up to there (passes/dim_axes). `runs` says when the side may be taken.
+struct CutBranch {
+  Outs outs;
+  Tensor runs;  // bool scalar: the run-time size is at most the cut
+  std::string why;
+};
+std::optional<CutBranch> branch_on_cut_inputs(Ctx& c, const onnx::GraphProto& g, const std::string& attr) {
+  if (!c.runtime_inputs || c.runtime_inputs->empty() || !c.options) return std::nullopt;
+  std::string key;
+  for (const auto& [name, in] : *c.runtime_inputs)
+    for (const auto& [axis, k] : in.axes) {
+      if (!key.empty() && k != key) return std::nullopt;  // one run-time dim at most
+      key = k;
+    }
+  const auto& first = c.runtime_inputs->begin()->second;
+  int64_t n = first.tensor.dim(first.axes[0].first);
+  int64_t step = c.options->dynamic_step.count(key) ? c.options->dynamic_step.at(key) : 1;
+  auto build = [&](int64_t size) -> std::optional<Outs> {
+    std::map<std::string, Tensor> outer;
+    for (const auto& [name, in] : *c.runtime_inputs) {
+      std::vector<std::pair<int64_t, int64_t>> b;
+      for (int64_t d : in.tensor.shape()) b.push_back({0, d});
+      for (const auto& [axis, k] : in.axes) b[size_t(axis)].second = size;
+      outer[name] = in.tensor.shrink(b);
+    }
+    try {
+      return c.run_subgraph(g, attr, {}, outer);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  };
+  int64_t good = n / 2 / step * step;
+  std::optional<Outs> outs;
+  for (; good >= step && !(outs = build(good)); good = good / 2 / step * step) {}
+  if (!outs) return std::nullopt;
+  for (int64_t bad = n; bad - good > step;) {
+    int64_t mid = (good + bad) / 2 / step * step;
+    if (mid <= good) break;
+    if (std::optional<Outs> o = build(mid)) good = mid, outs = std::move(o);
+    else bad = mid;
+  }
+  const UOp* var = nullptr;
+  for (const UOp* v : c.g.vars())
+    if (v->var().name == key) var = v;
+  if (!var) return std::nullopt;
+  Tensor size = Tensor::index_value(c.g, Sym(c.g).mul(var, step), DType::I64);
+  return CutBranch{std::move(*outs), size.le(Tensor::full(c.g, {}, double(good), DType::I64)),
+                   "If '" + c.node.name() + "' runs " + attr + " only for " + key + " up to " + std::to_string(good)};
+}
+
 Outs if_op(Ctx& c) {
   const onnx::GraphProto* then_g = c.attr_graph("then_branch");
   const onnx::GraphProto* else_g = c.attr_graph("else_branch");
@@ -16,23 +73,29 @@ Outs if_op(Ctx& c) {
   if (cond.numel() != 1) c.fail("condition has shape " + shape_str(cond.shape()) + ", expected one element");
   if (c.is_constant(0)) {
     bool taken = c.floats(0).at(0) != 0;
-    return taken ? c.run_subgraph(*then_g, "then_branch", {}) : c.run_subgraph(*else_g, "else_branch", {});
+    return taken ? c.run_subgraph(*then_g, "then_branch", {}, {}) : c.run_subgraph(*else_g, "else_branch", {}, {});
   }
   // Both branches are computed; one that cannot even be built for these shapes (it would fail
-  // at run time too) is an error that names the inputs to fix.
+  // at run time too) is an error that names the inputs to fix, unless it builds on the inputs
+  // cut shorter along their run-time dim.
   std::string inputs;
   for (const UOp* u : toposort({cond.uop()}))
     if (u->op == Op::Buffer && !c.g.buffer(u->ival()).data) inputs += (inputs.empty() ? "'" : ", '") + c.g.buffer(u->ival()).name + "'";
-  auto branch = [&](const onnx::GraphProto& g, const std::string& attr) {
+  Graph::BranchSelect sel{nullptr};
+  auto branch = [&](const onnx::GraphProto& g, const std::string& attr, int side) {
     try {
-      return c.run_subgraph(g, attr, {});
+      return c.run_subgraph(g, attr, {}, {});
     } catch (const Error& e) {
+      if (std::optional<CutBranch> cut = branch_on_cut_inputs(c, g, attr)) {
+        sel.runs[side] = cut->runs.uop(), sel.why[side] = cut->why;
+        return cut->outs;
+      }
       c.fail("the condition depends on model input " + inputs + ", so both branches are compiled, but " + attr +
              " cannot be built for these input shapes (" + e.what() + "); fix the input with --input-value NAME=VALUE");
     }
   };
-  Outs a = branch(*then_g, "then_branch");
-  Outs b = branch(*else_g, "else_branch");
+  Outs a = branch(*then_g, "then_branch", 1);
+  Outs b = branch(*else_g, "else_branch", 0);
   if (a.size() != b.size())
     c.fail("branches have " + std::to_string(a.size()) + " and " + std::to_string(b.size()) + " outputs");
   Tensor pick = cond.reshape({});
@@ -45,6 +108,9 @@ Outs if_op(Ctx& c) {
              " in else_branch; tgc can only select between branches whose outputs agree in shape and type"
              " (fix input " + inputs + " with --input-value NAME=VALUE)");
     r.push_back(Tensor::where(pick, a[i], b[i]));
+    if (r.back().uop()->op != Op::Where) continue;
+    sel.select = r.back().uop();
+    c.g.add_branch_select(sel);
   }
   return r;
 }
@@ -79,7 +145,7 @@ Outs scan_unrolled(Ctx& c, const onnx::GraphProto& body, Outs states, const Outs
       int64_t ax = scans[j].norm_axis(in_axes[j]), at = in_dirs[j] ? steps - 1 - t : t;
       args.push_back(scans[j].slice({at}, {at + 1}, {ax}, {1}).squeeze({ax}));
     }
-    Outs outs = c.run_subgraph(body, "body", args);
+    Outs outs = c.run_subgraph(body, "body", args, {});
     std::copy(outs.begin(), outs.begin() + long(n), states.begin());
     for (size_t i = 0; i < k; ++i) ys[i].push_back(outs[n + i]);
   }
@@ -171,7 +237,7 @@ Outs loop(Ctx& c) {
     }
     Outs args = {Tensor::full(c.g, {}, double(i), DType::I64), Tensor::full(c.g, {}, 1, DType::Bool)};
     args.insert(args.end(), carried.begin(), carried.end());
-    Outs outs = c.run_subgraph(*body, "body", args);
+    Outs outs = c.run_subgraph(*body, "body", args, {});
     ran_count = ran_count + running.cast(DType::I64);
     for (size_t j = 0; j < n; ++j) {
       // (An exactly unrolled loop's values may change shape; a masked iteration keeps the old.)

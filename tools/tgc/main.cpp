@@ -389,7 +389,9 @@ int cmd_compile(const Args& a) {
   if (!m.batch_dim.empty())
     std::cerr << "tgc: dim '" << m.batch_dim << "' is the batch size, bound at run time: the artifact runs one sample's program per sample\n";
   for (const UOp* v : m.graph->vars())
-    if (m.graph->var_value(v))
+    if (std::find(r.branch_vars.begin(), r.branch_vars.end(), v) != r.branch_vars.end())
+      std::cerr << "tgc: " << v->var().name << ": a condition known at run time, which runs only the branch it takes\n";
+    else if (m.graph->var_value(v))
       std::cerr << "tgc: size '" << v->var().name << "' is computed by the model from its inputs' values at run time (0 to " << v->var().max << ")\n";
     else if (int64_t step = m.graph->var_step(v); step > 1)
       std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (" << step << " to " << v->var().max * step
