@@ -191,7 +191,7 @@ class Graph {
   // A side built for inputs cut shorter than the bound has `runs` (a bool scalar over VARs: the
   // run-time sizes it was built for) and `why` (for the error when it is taken at others).
   struct BranchSelect {
-    const UOp* select;
+    const UOp* select = nullptr;
     const UOp* runs[2] = {nullptr, nullptr};  // else side, then side; nullptr: any size
     std::string why[2];
   };

@@ -265,7 +265,7 @@ struct VarRules {
     const UOp* extent;
     int64_t size, stride;
   };
-  std::unordered_map<const UOp*, Mixed> mixed_info;  // marker (a negative constant) -> what it merges
+  std::unordered_map<const UOp*, Mixed> mixed_info{};  // marker (a negative constant) -> what it merges
   const UOp* mixed_marker(const Mixed& m) {
     for (const auto& [k, v] : mixed_info)
       if (v.extent == m.extent && v.size == m.size && v.stride == m.stride) return k;
@@ -276,10 +276,10 @@ struct VarRules {
   bool mixed(const UOp* e) const { return e && mixed_info.count(e); }
 
   // Run-time starts of slices and amounts before pads (Graph::var_offset).
-  std::map<std::pair<const UOp*, int64_t>, const UOp*> offset;
+  std::map<std::pair<const UOp*, int64_t>, const UOp*> offset{};
   // The run-time sizes derived so far, latest last: what a size that is `va` in trace a and
   // `vb` in trace b may be, up to a constant (a concat's offset is the size of what precedes).
-  std::vector<const UOp*> sizes_seen;
+  std::vector<const UOp*> sizes_seen{};
   const UOp* sized_like(int64_t va, int64_t vb) {
     auto fits = [&](const UOp* x) {
       int64_t xa = eval_index(x, {{var, value(t.size_a)}}), xb = eval_index(x, {{var, value(t.size_b)}});

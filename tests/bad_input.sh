@@ -109,6 +109,9 @@ expect_error "Loop with a run-time trip count, no --max-trips" "must be a compil
   "$tgc" inspect /usr/share/libonnx-testdata/data/node/test_range_float_type_positive_delta_expanded/model.onnx
 expect_error "sizes from data on a GPU target" "the model computes output sizes from data (NonZero, Compress, Unique, TopK with a run-time k, NonMaxSuppression): only the cpu target runs such models for now" \
   "$tgc" compile /usr/share/libonnx-testdata/data/node/test_nonzero_example/model.onnx --target=qcom -o "$work/nz"
+real="${TGC_REAL_MODELS:-$root/../shared/models/real}"
+expect_error "an If branch built for shorter inputs, on a GPU target" "If 'If_0' runs else_branch only for input:1 up to 351, which only the cpu target checks at run time" \
+  "$tgc" compile "$real/silero_vad_v5.onnx" --input-shape input=1,? --input-shape state=2,1,128 --dynamic input:1=512 --target=qcom -o "$work/sv5"
 expect_error "unknown --input-value" "--input-value names 'nope', which is not a model input" "$tgc" inspect "$model" --input-value nope=1
 expect_error "bad --input-value count" "--input-value image gives 2 values for an input of shape" "$tgc" inspect "$model" --input-value image=1,2
 expect_error "unknown command" "unknown command" "$tgc" frobnicate "$model"

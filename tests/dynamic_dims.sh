@@ -5,7 +5,9 @@
 # compile error. Run-time dims (--dynamic): an attention block compiled once for sequence lengths
 # up to 16 matches tgc eval at lengths 1, 5 and 16 (cpu; qcom at 5) and onnxruntime at 9; a
 # convolution model (pads, strided convs, a pool) over a length up to 32 matches onnxruntime at
-# 4, 9, 13 and 32, also run in turn by one model object (C API), and on qcom at 9.
+# 4, 9, 13 and 32, also run in turn by one model object (C API), and on qcom at 9. Real models:
+# the OCR models over widths and sizes, the audio models over sample counts, Silero VAD v5 with
+# its sample rate at run time too (an If on it).
 # usage: dynamic_dims.sh TGC_BINARY REPO_ROOT   (TGC_REAL_MODELS overrides the real model dir)
 set -uo pipefail
 tgc="$1"; root="$2"
@@ -302,12 +304,13 @@ for h, w in ((320, 320), (160, 224), (96, 320)):
   /usr/bin/python3 -c "
 import numpy as np, sys
 r = np.random.default_rng(7)
-for n in (16000, 4000, 512, 448, 320, 256):
+for n in (16000, 4000, 512, 448, 320, 256, 200):
     np.save(f'{sys.argv[1]}/audio{n}.npy', (r.standard_normal((1, n)) * 0.2).astype(np.float32))
 np.save(f'{sys.argv[1]}/h64.npy', (r.standard_normal((2, 1, 64)) * 0.1).astype(np.float32))
 np.save(f'{sys.argv[1]}/c64.npy', (r.standard_normal((2, 1, 64)) * 0.1).astype(np.float32))
 np.save(f'{sys.argv[1]}/state128.npy', (r.standard_normal((2, 1, 128)) * 0.1).astype(np.float32))
-np.save(f'{sys.argv[1]}/sr16k.npy', np.array(16000, np.int64))" "$work"
+np.save(f'{sys.argv[1]}/sr16k.npy', np.array(16000, np.int64))
+np.save(f'{sys.argv[1]}/sr8k.npy', np.array(8000, np.int64))" "$work"
   audio() {  # model, sizes, inputs beside 'input' (NAME=FILE), onnxruntime's alone (fixed for tgc), tgc compile flags...
     local model="$1" sizes="$2" extra="$3" fixed="$4"; shift 4
     "$tgc" compile "$real/$model.onnx" "$@" -o "$work/$model" 2>/dev/null || { echo "FAIL compile $model with a run-time sample count"; fail=1; return; }
@@ -326,6 +329,20 @@ np.save(f'{sys.argv[1]}/sr16k.npy', np.array(16000, np.int64))" "$work"
     --input-shape c=2,1,64 --input-value sr=16000 --dynamic sequence=512
   audio silero_vad_v5 "512 448 320 256" "state=state128.npy" "sr=sr16k.npy" --input-shape input=1,? --input-shape state=2,1,128 \
     --input-value sr=16000 --dynamic input:1=512
+  echo "== Silero VAD v5 with the sample rate at run time too (an If on it; its 8 kHz branch cannot be built at 512 samples) vs onnxruntime"
+  "$tgc" compile "$real/silero_vad_v5.onnx" --input-shape input=1,? --input-shape state=2,1,128 --dynamic input:1=512 \
+    -o "$work/sv5" 2>"$work/sv5.log" || { echo "FAIL compile silero_vad_v5 with sr at run time"; cat "$work/sv5.log"; fail=1; }
+  grep -qF "runs only the branch it takes" "$work/sv5.log" || { echo "FAIL the If on sr is not a run-time branch:"; cat "$work/sv5.log"; fail=1; }
+  for run in 512:16k 320:16k 256:8k 200:8k; do
+    n="${run%%:*}" sr="${run#*:}"
+    ins=(-i input="$work/audio$n.npy" -i state="$work/state128.npy" -i sr="$work/sr$sr.npy")
+    "$work/sv5" "${ins[@]}" -o "$work/sv5_$run" >/dev/null || { echo "FAIL silero_vad_v5 at $n samples, sr $sr"; fail=1; continue; }
+    node "$ort" "$real/silero_vad_v5.onnx" "${ins[@]}" -o "$work/sv5_$run.ort" >/dev/null
+    echo "silero_vad_v5, $n samples at $sr:"; compare "$work/sv5_$run" "$work/sv5_$run.ort" --max-rel 1e-4
+  done
+  expect_error "silero_vad_v5 at 8 kHz with 512 samples (onnxruntime fails too)" \
+    "these inputs fail a run-time check: If 'If_0' runs else_branch only for input:1 up to " \
+    "$work/sv5" -i input="$work/audio512.npy" -i state="$work/state128.npy" -i sr="$work/sr8k.npy" -o "$work/sv5_bad"
   expect_error "melspectrogram normalises by the batch's max" "node 'ReduceMax ReduceMax_24' (REDUCE) reduces over the batch dim" \
     "$tgc" compile "$real/melspectrogram.onnx" --input-shape input=?,1280 -o "$work/mel"
 else

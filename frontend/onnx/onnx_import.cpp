@@ -126,7 +126,7 @@ struct Importer {
   std::string path, dir;
   int64_t opset;
   const ImportOptions& options;
-  std::map<std::string, OpContext::RuntimeInput> runtime_inputs;
+  std::map<std::string, OpContext::RuntimeInput> runtime_inputs{};
 
   // Runs the nodes of `gp` (the main graph or a subgraph) in `scope`; returns its outputs.
   // `prefix` names the enclosing nodes in errors ("If_0/then_branch/").

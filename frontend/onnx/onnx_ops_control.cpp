@@ -81,7 +81,7 @@ Outs if_op(Ctx& c) {
   std::string inputs;
   for (const UOp* u : toposort({cond.uop()}))
     if (u->op == Op::Buffer && !c.g.buffer(u->ival()).data) inputs += (inputs.empty() ? "'" : ", '") + c.g.buffer(u->ival()).name + "'";
-  Graph::BranchSelect sel{nullptr};
+  Graph::BranchSelect sel;
   auto branch = [&](const onnx::GraphProto& g, const std::string& attr, int side) {
     try {
       return c.run_subgraph(g, attr, {}, {});
