@@ -69,7 +69,8 @@ typedef struct {
   int32_t runs_var;       /* with runs_from or runs_until set: the launch runs only for values */
   int64_t runs_from;      /* of VAR runs_var in [runs_from, runs_until] (0: unbounded); a */
   int64_t runs_until;     /* kernel's variants for small and large run-time sizes (the others
-                           * skip) */
+                           * skip), or a kernel of one side of an If (runs_var its condition,
+                           * computed by the model: 1 else, 2 then) */
   int32_t sets_var;       /* 0, or 1 + the VAR v (a size the model computes from data) whose value
                            * this launch stores in buffer var_source[v]: the runtime binds it
                            * before the launches after this one */

@@ -18,25 +18,43 @@ while [ $# -gt 0 ]; do
   esac
 done
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-# name|model|input|static shape|dynamic shape|--dynamic values (space-separated)|input shape at the bound
+# name|model|input|static shape|dynamic shape|--dynamic values (space-separated)|input shape at the bound|
+#   flags for both compiles|flags for the static compile alone|other inputs (NAME=SHAPE zeros, NAME=i64:V a scalar)
+# Silero VAD v5's dynamic compile keeps its sample rate an input too (an If on it, the branch
+# taken at run time); the static one fixes it at 16000.
 cases=(
-  "rec|ch_PP-OCRv4_rec_infer.onnx|x|1,3,48,320|1,3,48,?|p2o.DynamicDimension.1=320|1,3,48,320"
-  "cls|ch_ppocr_mobile_v2.0_cls_infer.onnx|x|1,3,48,192|1,3,48,?|p2o.DynamicDimension.2=192|1,3,48,192"
-  "det|ch_PP-OCRv4_det_infer.onnx|x|1,3,320,320|1,3,?,?|p2o.DynamicDimension.1=320/32 p2o.DynamicDimension.2=320/32|1,3,320,320"
+  "rec|ch_PP-OCRv4_rec_infer.onnx|x|1,3,48,320|1,3,48,?|p2o.DynamicDimension.1=320|1,3,48,320|||"
+  "cls|ch_ppocr_mobile_v2.0_cls_infer.onnx|x|1,3,48,192|1,3,48,?|p2o.DynamicDimension.2=192|1,3,48,192|||"
+  "det|ch_PP-OCRv4_det_infer.onnx|x|1,3,320,320|1,3,?,?|p2o.DynamicDimension.1=320/32 p2o.DynamicDimension.2=320/32|1,3,320,320|||"
+  "mel|melspectrogram.onnx|input|1,16000|1,?|samples=16000|1,16000|||"
+  "vad4|silero_vad_legacy.onnx|input|1,512|1,?|sequence=512|1,512|--input-shape h=2,1,64 --input-shape c=2,1,64 --input-value sr=16000||h=2,1,64 c=2,1,64"
+  "vad5|silero_vad_v5.onnx|input|1,512|1,?|input:1=512|1,512|--input-shape state=2,1,128|--input-value sr=16000|state=2,1,128 sr=i64:16000"
 )
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 printf "%-5s %12s %12s %8s\n" model "static ms" "dynamic ms" ratio
 for c in "${cases[@]}"; do
-  IFS='|' read -r name model input fixed dyn var shape <<<"$c"
+  IFS='|' read -r name model input fixed dyn var shape both static_only others <<<"$c"
   /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.random.default_rng(0).standard_normal(tuple(int(d) for d in sys.argv[2].split(','))).astype(np.float32))" \
     "$work/$name.npy" "$shape"
-  "$tgc" compile "$models/$model" --input-shape "$input=$fixed" -o "$work/$name.static" 2>/dev/null
+  ins=(); sins=()
+  for o in $others; do
+    n="${o%%=*}" v="${o#*=}"
+    /usr/bin/python3 -c "import numpy as np, sys; v = sys.argv[2]
+np.save(sys.argv[1], np.array(int(v[4:]), np.int64) if v.startswith('i64:') else np.zeros(tuple(int(d) for d in v.split(',')), np.float32))" \
+      "$work/$name.$n.npy" "$v"
+    ins+=(-i "$n=$work/$name.$n.npy")
+    case "$static_only" in *"--input-value $n="*) ;; *) sins+=(-i "$n=$work/$name.$n.npy") ;; esac
+  done
+  # shellcheck disable=SC2086  # the flags split on spaces
+  "$tgc" compile "$models/$model" --input-shape "$input=$fixed" $both $static_only -o "$work/$name.static" 2>/dev/null
   dynamic=(); for v in $var; do dynamic+=(--dynamic "$v"); done
-  "$tgc" compile "$models/$model" --input-shape "$input=$dyn" "${dynamic[@]}" -o "$work/$name.dynamic" 2>/dev/null
+  # shellcheck disable=SC2086
+  "$tgc" compile "$models/$model" --input-shape "$input=$dyn" "${dynamic[@]}" $both -o "$work/$name.dynamic" 2>/dev/null
   : >"$work/s"; : >"$work/d"
   for _ in $(seq "$rounds"); do
     for kind in static dynamic; do
-      "$work/$name.$kind" -i "$input=$work/$name.npy" --bench "$iters" --threads "$threads" | tail -1 |
+      if [ $kind = static ]; then extra=("${sins[@]}"); else extra=("${ins[@]}"); fi
+      "$work/$name.$kind" -i "$input=$work/$name.npy" "${extra[@]}" --bench "$iters" --threads "$threads" | tail -1 |
         sed 's/.*"median_ms": \([0-9.]*\).*/\1/' >>"$work/${kind:0:1}"
     done
   done
