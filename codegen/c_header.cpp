@@ -1,5 +1,6 @@
 #include "codegen/c_header.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace tgc {
@@ -55,15 +56,24 @@ std::string header_text(const std::string& name, const Model& m) {
   listing(m.outputs, m.batched_outputs, m.output_dim_vars);
   if (!m.batch_dim.empty())
     h += " * -1 is the batch size '" + m.batch_dim + "', bound at run time by " + n + "_set_input_shape (default 1).\n";
+  auto shapes_use = [&](const UOp* v) {
+    int32_t slot = int32_t(m.graph->var_slot(v));
+    for (const auto* dims : {&m.input_dim_vars, &m.output_dim_vars})
+      for (const std::vector<int32_t>& d : *dims)
+        if (std::find(d.begin(), d.end(), slot) != d.end()) return true;
+    return false;
+  };
   for (const UOp* v : m.graph->vars())
     if (v->var().name == m.logit_rows_var)
       h += " * -1 of '" + m.outputs[0].name + "' is its row count: the token count of the last eval, or 1 (" + n + "_all_logits).\n";
+    else if (m.graph->var_value(v) && !shapes_use(v))  // an If's condition
+      continue;
     else if (m.graph->var_value(v))
       h += " * -1 is a size the model computes from its inputs' values: '" + v->var().name + "' (0 to " + std::to_string(v->var().max) +
            "); after each run " + n + "_output_shape gives it, and " + n + "_output_data the storage of that size (take the pointer again after every run).\n";
     else if (v->var().name != m.kv_length_var) {
       int64_t step = m.graph->var_step(v), max = v->var().max * step;
-      h += " * -1 is a run-time dim: '" + v->var().name + "' (" + std::to_string(step) + " to " + std::to_string(max) +
+      h += " * -1 is a run-time dim: '" + v->var().name + "' (" + std::to_string(m.graph->var_min(v) * step) + " to " + std::to_string(max) +
            (step > 1 ? " in multiples of " + std::to_string(step) : "") + ", default " + std::to_string(max) + "), bound by " + n +
            "_set_input_shape.\n";
     }

@@ -125,6 +125,9 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
   std::vector<int64_t> var_step;  // --dynamic NAME=MAX/STEP
   for (const UOp* v : g.vars()) var_step.push_back(g.var_step(v));
   if (std::all_of(var_step.begin(), var_step.end(), [](int64_t s) { return s == 1; })) var_step.clear();
+  std::vector<int64_t> var_min;  // where the model's structure holds (passes/dim_axes)
+  for (const UOp* v : g.vars()) var_min.push_back(g.var_value(v) ? 0 : g.var_min(v));
+  if (std::all_of(var_min.begin(), var_min.end(), [&](int64_t s) { return s <= 1; })) var_min.clear();
   llvm::Constant* vocab = d.null();
   if (m.vocab) {
     const Vocab& v = *m.vocab;
@@ -152,7 +155,8 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
                    d.i64s(var_max, "var_max"), d.I32(table.index.count(g.vars_buffer()) ? table.index.at(g.vars_buffer()) : -1),
                    kv_position.empty() ? d.null() : d.i32s(kv_position, "kv_position"), vocab,
                    var_source.empty() ? d.null() : d.i32s(var_source, "var_source"),
-                   var_step.empty() ? d.null() : d.i64s(var_step, "var_step")});
+                   var_step.empty() ? d.null() : d.i64s(var_step, "var_step"),
+                   var_min.empty() ? d.null() : d.i64s(var_min, "var_min")});
   llvm::Constant* desc = d.global(desc_init, "desc");
 
   // Entry points: main() for executables; NAME_* wrappers for shared libraries.

@@ -52,7 +52,7 @@ static_assert(same_layout(kLaunch, {offsetof(tgc_launch, name), offsetof(tgc_lau
                                     offsetof(tgc_launch, runs_var), offsetof(tgc_launch, runs_from), offsetof(tgc_launch, runs_until),
                                     offsetof(tgc_launch, sets_var)},
                           sizeof(tgc_launch)), "codegen/model_desc.h: tgc_launch mirror out of step with tgc_model.h");
-constexpr std::array kDesc{I32, Ptr, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr, I64, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr, Ptr};
+constexpr std::array kDesc{I32, Ptr, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr, I64, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr, Ptr, Ptr};
 static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version), offsetof(tgc_model_desc, name),
                                   offsetof(tgc_model_desc, backend), offsetof(tgc_model_desc, num_buffers),
                                   offsetof(tgc_model_desc, buffers), offsetof(tgc_model_desc, num_launches),
@@ -64,7 +64,8 @@ static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version), offseto
                                   offsetof(tgc_model_desc, num_vars), offsetof(tgc_model_desc, var_names),
                                   offsetof(tgc_model_desc, var_max), offsetof(tgc_model_desc, vars_buffer),
                                   offsetof(tgc_model_desc, kv_position), offsetof(tgc_model_desc, vocab),
-                                  offsetof(tgc_model_desc, var_source), offsetof(tgc_model_desc, var_step)},
+                                  offsetof(tgc_model_desc, var_source), offsetof(tgc_model_desc, var_step),
+                                  offsetof(tgc_model_desc, var_min)},
                           sizeof(tgc_model_desc)), "codegen/model_desc.h: tgc_model_desc mirror out of step with tgc_model.h");
 constexpr std::array kVocab{I32, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, I32, I32, Ptr};
 static_assert(same_layout(kVocab, {offsetof(tgc_vocab, n_tokens), offsetof(tgc_vocab, text), offsetof(tgc_vocab, offsets),

@@ -155,6 +155,14 @@ class Graph {
     return it == var_offsets_.end() ? nullptr : it->second;
   }
 
+  // The least value of a VAR bound from the inputs at which the model's structure holds (a
+  // conv's window fits; passes/dim_axes); 1 unless set. The runtime refuses smaller sizes.
+  void set_var_min(const UOp* var, int64_t min) { var_mins_[var] = min; }
+  int64_t var_min(const UOp* var) const {
+    auto it = var_mins_.find(var);
+    return it == var_mins_.end() ? 1 : it->second;
+  }
+
   // A VAR that stands for dims in multiples of `step` (a detector's image size in multiples
   // of 32): such a dim is step * the VAR's value, 1 to its max. 1 unless set.
   void set_var_step(const UOp* var, int64_t step) { var_steps_[var] = step; }
@@ -218,7 +226,7 @@ class Graph {
   std::map<std::pair<const UOp*, int64_t>, const UOp*> var_axes_, var_offsets_;
   std::unordered_map<const UOp*, Window> windows_;
   std::unordered_map<const UOp*, const UOp*> var_values_;
-  std::unordered_map<const UOp*, int64_t> var_steps_;
+  std::unordered_map<const UOp*, int64_t> var_steps_, var_mins_;
   std::vector<BranchSelect> branch_selects_;
 };
 

@@ -80,6 +80,7 @@ Model import_with_vars(const ModelSource& src) {
       for (size_t ax = 0; ax < extents.size(); ++ax)
         if (extents[ax] && !extents[ax]->is_const()) axes.emplace_back(u, int64_t(ax), extents[ax]);  // not a marker
     for (const auto& [node_axis, start] : ext.offset) offsets.emplace_back(node_axis.first, node_axis.second, start);
+    if (!data) g.set_var_min(var, std::max(g.var_min(var), ext.min_value));  // (a count from data may be 0)
     // A mean's 1 / count becomes 1 / the count computed from the VAR.
     // A mean over several run-time dims: each analysis counts the others' axes at their bounds,
     // so the counts multiply, over the count at the bounds once for each extra dim.

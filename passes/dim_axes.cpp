@@ -275,6 +275,14 @@ struct VarRules {
   }
   bool mixed(const UOp* e) const { return e && mixed_info.count(e); }
 
+  // What the traced structure needs: run-time size -> its least value (VarExtents::min_value).
+  std::unordered_map<const UOp*, int64_t> needs{};
+  void need(const UOp* size, int64_t least) {
+    if (!dyn(size)) return;
+    int64_t& n = needs[size];
+    n = std::max(n, least);
+  }
+
   // Run-time starts of slices and amounts before pads (Graph::var_offset).
   std::map<std::pair<const UOp*, int64_t>, const UOp*> offset{};
   // The run-time sizes derived so far, latest last: what a size that is `va` in trace a and
@@ -507,7 +515,9 @@ struct VarRules {
             // to hi, which the side of an If built for it checks (onnx_ops_control.cpp).
             out[i] = simp(sym.mul(g.make(Op::Max, DType::Index, {sym.mul(e, -1), g.cint(-hi)}), -1));
           } else if (same_lo && hi == pb[2 * i + 1]) {
-            want(!mixed(e), "slices an axis that merges the dynamic dim with others");  // a fixed part (a reflect pad's first elements)
+            // A fixed part (a reflect pad's first elements): exact where the data reaches hi.
+            want(!mixed(e), "slices an axis that merges the dynamic dim with others");
+            need(e, hi);
           } else if (same_lo) {
             want(sa[i] - hi == sb[i] - pb[2 * i + 1], "slices the dynamic dim other than at fixed distances from its ends");
             out[i] = simp(sym.add(e, -(sa[i] - hi) - lo));
@@ -519,6 +529,7 @@ struct VarRules {
                      std::to_string(sa[i]) + " at size " + std::to_string(t.size_a) + ", [" + std::to_string(pb[2 * i]) + ", " +
                      std::to_string(pb[2 * i + 1]) + ") of " + std::to_string(sb[i]) + " at " + std::to_string(t.size_b) + ")");
             offset[{a, int64_t(i)}] = simp(sym.add(e, lo - sa[i]));
+            need(e, sa[i] - lo);
           }
         }
         return out;
@@ -571,8 +582,10 @@ VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const 
     // A size that is 1 at the bound is 1 at every size the model accepts (what a strided
     // encoder makes of a short input): fixed, like the size-1 axes beside it that a reshape
     // could not tell it from.
-    for (const UOp*& x : e)
+    for (const UOp*& x : e) {
+      rules.need(x, 1);
       if (rules.dyn(x) && x->vmax <= 1) x = nullptr;
+    }
     rules.check(a, b, e);
     if (a->op == Op::Reduce) {
       const UOp* n = nullptr;
@@ -607,6 +620,16 @@ VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const 
   }
   r.extent = std::move(rules.ext);
   r.offset = std::move(rules.offset);
+  // Run-time sizes never shrink as the VAR grows (sums, divisions by positive constants, the
+  // least of two): the least VAR value that meets every need, by bisection.
+  auto meets = [&](int64_t v) {
+    for (const auto& [size, least] : rules.needs)
+      if (eval_index(size, {{var, v}}) < least) return false;
+    return true;
+  };
+  int64_t lo = 0, hi = var->var().max;  // meets(hi): the bound's sizes are the layout's
+  while (hi - lo > 1) (meets((lo + hi) / 2) ? hi : lo) = (lo + hi) / 2;
+  r.min_value = hi;
   return r;
 }
 

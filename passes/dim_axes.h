@@ -45,6 +45,10 @@ struct VarExtents {
   std::unordered_map<const UOp*, const UOp*> reciprocal_of;
   // (Shrink or Pad node, axis) -> its start or amount before at run time (Graph::var_offset).
   std::map<std::pair<const UOp*, int64_t>, const UOp*> offset;
+  // The VAR's least value at which the traced structure holds: every run-time size at least 1,
+  // a slice's fixed part within the data (a reflect pad's head needs the dim past its width).
+  // Below it the runtime refuses the size (Graph::var_min).
+  int64_t min_value = 1;
 };
 VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const UOp* var, const Graph& gb,
                        const std::vector<const UOp*>& roots_b, int64_t size_b);

@@ -78,10 +78,10 @@ int tgc_bind_vars(tgc_model* m, const int64_t* given) {
   }
   int changed = 0;
   for (int32_t v = 0; v < d->num_vars; ++v) {
-    int computed = d->var_source && d->var_source[v] >= 0; /* by the model, from 0 */
-    if (values[v] < !computed || values[v] > d->var_max[v]) {
-      tgc_set_error("run-time dim '%s' must be %d to %lld, got %lld", d->var_names[v], !computed, (long long)d->var_max[v],
-                    (long long)values[v]);
+    int64_t step = tgc_var_step(d, v);
+    if (values[v] < tgc_var_min(d, v) || values[v] > d->var_max[v]) {
+      tgc_set_error("run-time dim '%s' must be %lld to %lld, got %lld", d->var_names[v], (long long)(tgc_var_min(d, v) * step),
+                    (long long)(d->var_max[v] * step), (long long)(values[v] * step));
       return -1;
     }
     changed |= values[v] != m->var_value[v];

@@ -293,9 +293,10 @@ static void print_info(const tgc_model_desc* d) {
              d->var_names[v], (long long)d->var_max[v]);
     else if (tgc_var_step(d, v) > 1)
       printf("run-time dim: %s (%lld to %lld in multiples of %lld; bound from the -i shapes or --dim)\n", d->var_names[v],
-             (long long)tgc_var_step(d, v), (long long)(d->var_max[v] * tgc_var_step(d, v)), (long long)tgc_var_step(d, v));
+             (long long)(tgc_var_min(d, v) * tgc_var_step(d, v)), (long long)(d->var_max[v] * tgc_var_step(d, v)), (long long)tgc_var_step(d, v));
     else
-      printf("run-time dim: %s (1 to %lld; bound from the -i shapes or --dim)\n", d->var_names[v], (long long)d->var_max[v]);
+      printf("run-time dim: %s (%lld to %lld; bound from the -i shapes or --dim)\n", d->var_names[v], (long long)tgc_var_min(d, v),
+             (long long)d->var_max[v]);
   if (d->vocab) printf("tokenizer: %d tokens, %s (-p TEXT)\n", (int)d->vocab->n_tokens, tgc_vocab_kind(d->vocab));
   printf("arena: %lld bytes\n", (long long)d->arena_size);
   if (d->weights_file && d->weights_file[0])

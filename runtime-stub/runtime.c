@@ -230,8 +230,8 @@ static int validate(const tgc_model_desc* d) {
     return -1;
   }
   for (int32_t v = 0; v < d->num_vars; ++v)
-    if (!d->var_names[v] || d->var_max[v] < 1 || tgc_var_step(d, v) < 1) {
-      tgc_set_error("run-time dim %d: no name, or an upper bound or step below 1", (int)v);
+    if (!d->var_names[v] || d->var_max[v] < 1 || tgc_var_step(d, v) < 1 || tgc_var_min(d, v) < 0 || tgc_var_min(d, v) > d->var_max[v]) {
+      tgc_set_error("run-time dim %d: no name, an upper bound or step below 1, or a least value outside 0..bound", (int)v);
       return -1;
     }
   for (int32_t v = 0; d->var_source && v < d->num_vars; ++v) {

@@ -137,6 +137,10 @@ int tgc_bind_batch(tgc_model* m, int64_t n);
 int64_t tgc_dim_size(const tgc_model* m, const tgc_buffer* b, int32_t k);
 /* The dims VAR v stands for are this many times its value (--dynamic NAME=MAX/STEP). */
 static inline int64_t tgc_var_step(const tgc_model_desc* d, int32_t v) { return d->var_step ? d->var_step[v] : 1; }
+/* A VAR's least value: 0 for one the model computes, else where its structure holds. */
+static inline int64_t tgc_var_min(const tgc_model_desc* d, int32_t v) {
+  return d->var_source && d->var_source[v] >= 0 ? 0 : d->var_min ? d->var_min[v] : 1;
+}
 /* Bytes of buffer i as currently bound: all samples of a batched buffer, a dense tensor of the
  * bound sizes for one with run-time dims. */
 int64_t tgc_bound_nbytes(const tgc_model* m, int32_t i);

@@ -5,7 +5,7 @@
 #define TGC_MODEL_H
 #include <stdint.h>
 
-#define TGC_ABI_VERSION 9
+#define TGC_ABI_VERSION 10
 
 /* Same order as tgc::DType in the compiler. */
 enum tgc_dtype {
@@ -113,6 +113,9 @@ typedef struct {
                            * var_max; outputs along it are as long as that value after a run */
   const int64_t* var_step; /* NULL, or per VAR: the dims it stands for are var_step * its value
                            * (--dynamic NAME=MAX/STEP; 1: the value itself); var_max counts steps */
+  const int64_t* var_min;  /* NULL, or per VAR bound from the inputs: its least value (in steps),
+                           * where the model's structure holds (a conv's window fits the data);
+                           * the runtime refuses smaller sizes. NULL: 1 (0 for computed VARs) */
 } tgc_model_desc;
 
 #endif

@@ -208,6 +208,19 @@ TEST(VarAxes, AReflectPadSlicesAndPlacesItsTailAtRunTimeOffsets) {
   for (int64_t t = 4; t <= 16; ++t) EXPECT_EQ(eval_index(ext.extent.at(ra[0])[2], {{var, t}}), t + 5) << "t=" << t;
 }
 
+TEST(VarAxes, TheLeastSizeIsWhereEveryWindowAndSliceFits) {
+  // A window of 5 (no pad) needs t >= 5; a reflect pad of 3 also needs the data past 3 (t >= 4).
+  auto least = [](std::function<Tensor(const Tensor&)> f) {
+    Graph ga, gb;
+    const UOp* ra = f(input(ga, {1, 1, 16})).uop();
+    const UOp* rb = f(input(gb, {1, 1, 9})).uop();
+    return var_extents(ga, {ra}, ga.var("t", 1, 16), gb, {rb}, 9).min_value;
+  };
+  EXPECT_EQ(least([](const Tensor& x) { return x.max_pool({5}, {1}, {0, 0}, {1}, false); }), 5);
+  EXPECT_EQ(least([](const Tensor& x) { return x.pad({{0, 0}, {0, 0}, {3, 3}}, Tensor::PadMode::Reflect); }), 4);
+  EXPECT_EQ(least([](const Tensor& x) { return x.exp(); }), 1);
+}
+
 TEST(VarAxes, AMeanScalesByTheRunTimeCount) {
   // mean over t of [t, 4] after a stride-2 pool: 1 / ((t - 2) / 2 + 1) at run time.
   Graph ga, gb;

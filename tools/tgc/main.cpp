@@ -394,10 +394,10 @@ int cmd_compile(const Args& a) {
     else if (m.graph->var_value(v))
       std::cerr << "tgc: size '" << v->var().name << "' is computed by the model from its inputs' values at run time (0 to " << v->var().max << ")\n";
     else if (int64_t step = m.graph->var_step(v); step > 1)
-      std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (" << step << " to " << v->var().max * step
-                << " in multiples of " << step << ")\n";
+      std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (" << m.graph->var_min(v) * step << " to "
+                << v->var().max * step << " in multiples of " << step << ")\n";
     else
-      std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (1 to " << v->var().max << ")\n";
+      std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (" << m.graph->var_min(v) << " to " << v->var().max << ")\n";
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << "tgc: " << a.out_dir << ": " << r.kernels << " kernels (" << r.unique_kernels << " distinct), " << r.triple << " cpu="
             << r.cpu << ", weights " << r.weight_bytes << " B, arena " << r.arena_bytes << " B (unshared " << r.intermediate_bytes
