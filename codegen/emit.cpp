@@ -69,7 +69,8 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
         d.launch_t(), {d.str(l.name), fn, gpu ? d.bytes(l.blob, l.name + ".blob") : d.null(), d.I64(gpu ? int64_t(l.blob.size()) : 0),
                        d.I32(int64_t(args.size())),
                        d.i32s(args, l.name + ".args"), d.a3(l.global), d.a3(l.local), d.I32(l.outer_var), d.I32(l.outer_step),
-                       d.I32(l.runs_var), d.I64(l.runs_from), d.I64(l.runs_until), d.I32(l.sets_var + 1)}));
+                       d.I32(l.runs_var), d.I64(l.runs_from), d.I64(l.runs_until), d.I32(l.sets_var + 1),
+                       d.I32(l.runs_if_var + 1), d.I64(l.runs_if_value)}));
   }
 
   std::map<int64_t, std::string> io_name;  // outputs are named by the model

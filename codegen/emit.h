@@ -25,6 +25,8 @@ struct KernelLaunch {
   int32_t outer_step = 1;            // that dim is ceil(VAR / outer_step) (a tiled run-time axis)
   int32_t runs_var = 0;              // a variant: runs for values of this VAR slot in
   int64_t runs_from = 0, runs_until = 0;  // [runs_from, runs_until] (0: unbounded)
+  int32_t runs_if_var = -1;          // a kernel of one side of an If: runs when this VAR slot
+  int64_t runs_if_value = 0;         // (its condition) has this value
   int32_t sets_var = -1;             // the VAR slot whose value (ModelObject::var_source) it stores
 };
 

@@ -130,36 +130,47 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   std::vector<size_t> keys;  // the optimized kernel's hash: identical kernels share code
   struct Runs {
     int32_t var = 0;
-    int64_t from = 0, until = 0;
+    int64_t from = 0, until = 0;  // a size variant: runs for values of VAR var in [from, until] (0: unbounded)
+    int32_t if_var = -1;          // a kernel of one side of an If: runs when VAR if_var is if_value
+    int64_t if_value = 0;
+    int32_t sets_var = -1;        // the VAR whose value it stores, or -1
   };
-  std::vector<Runs> runs;  // per program: the run-time sizes it runs for (size variants)
-  std::vector<int32_t> sets_var;  // per program: the VAR whose value it stores, or -1
+  std::vector<Runs> runs;  // per program
   run_stage("lower", [&] {
     for (size_t i = 0; i < s.kernels.size(); ++i) {
-      LoweredKernel k = lower_kernel(g, s.kernels[i], chosen[i], target);
-      auto guard = guards.of.find(s.kernels[i].node);
-      // Tuned kernels (BEAM, --no-opt) keep their one schedule; a kernel of one branch too (the
-      // range of a launch's VAR says which side it runs for).
-      SizeVariant large = opt.optimize && !opt.choose_opts && guard == guards.of.end()
-                              ? large_size_variant(g, s.kernels[i], target.profile, chosen[i]) : SizeVariant{};
-      auto source = std::find(var_source.begin(), var_source.end(), s.kernels[i].output);
-      int32_t sets = source == var_source.end() ? -1 : int32_t(source - var_source.begin());
-      keys.push_back(k.hash);
-      programs.push_back(std::move(k.program));
-      sets_var.push_back(sets);
-      if (guard != guards.of.end()) {
-        runs.push_back({int32_t(g.var_slot(guard->second.var)), guard->second.value, guard->second.value});
-        continue;
+      const Kernel& kernel = s.kernels[i];
+      Runs base;
+      auto source = std::find(var_source.begin(), var_source.end(), kernel.output);
+      if (source != var_source.end()) base.sets_var = int32_t(source - var_source.begin());
+      if (auto guard = guards.of.find(kernel.node); guard != guards.of.end())
+        base.if_var = int32_t(g.var_slot(guard->second.var)), base.if_value = guard->second.value;
+      auto add = [&](LoweredKernel k, const std::string& suffix, int32_t var, int64_t from, int64_t until) {
+        k.program.name += suffix;
+        keys.push_back(k.hash);
+        programs.push_back(std::move(k.program));
+        Runs r = base;
+        r.var = var, r.from = from, r.until = until;
+        runs.push_back(r);
+      };
+      LoweredKernel k = lower_kernel(g, kernel, chosen[i], target);
+      // Tuned kernels (BEAM, --no-opt) keep their one schedule. Others may get a variant for
+      // large run-time sizes, or, where their run-time loops are short, the static kernel for
+      // the VAR's largest value.
+      bool variants = opt.optimize && !opt.choose_opts && !target.profile.gpu;
+      SizeVariant large = variants ? large_size_variant(g, kernel, target.profile, chosen[i]) : SizeVariant{};
+      BoundVariant at_max = variants && large.opts.empty() ? bound_variant(g, kernel, target.profile, chosen[i]) : BoundVariant{};
+      if (!large.opts.empty()) {
+        int32_t var = int32_t(g.var_slot(large.var));
+        add(std::move(k), "", var, 0, large.from - 1);
+        add(lower_kernel(g, kernel, large.opts, target), "_from" + std::to_string(large.from), var, large.from, 0);
+      } else if (at_max.var) {
+        int32_t var = int32_t(g.var_slot(at_max.var));
+        int64_t max = at_max.var->var().max;
+        add(std::move(k), "", var, 0, max - 1);
+        add(lower_kernel(g, at_max.kernel, heuristic_opts(g, at_max.kernel, target.profile), target), "_at_max", var, max, 0);
+      } else {
+        add(std::move(k), "", 0, 0, 0);
       }
-      int32_t var = large.var ? int32_t(g.var_slot(large.var)) : 0;
-      runs.push_back({var, 0, large.opts.empty() ? 0 : large.from - 1});
-      if (large.opts.empty()) continue;
-      LoweredKernel v = lower_kernel(g, s.kernels[i], large.opts, target);
-      v.program.name += "_from" + std::to_string(large.from);
-      keys.push_back(v.hash);
-      programs.push_back(std::move(v.program));
-      sets_var.push_back(sets);
-      runs.push_back({var, large.from, 0});
     }
   });
 
@@ -181,7 +192,8 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
     for (size_t i = 0; i < programs.size(); ++i) {
       KernelLaunch l = launch_of(g, programs[i]);
       l.runs_var = runs[i].var, l.runs_from = runs[i].from, l.runs_until = runs[i].until;
-      l.sets_var = sets_var[i];
+      l.runs_if_var = runs[i].if_var, l.runs_if_value = runs[i].if_value;
+      l.sets_var = runs[i].sets_var;
       l.cpu_symbol = ck.symbols[i];
       l.global = {ck.items[i], 1, 1};
       mo.launches.push_back(std::move(l));

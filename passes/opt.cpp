@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "ir/error.h"
+#include "ir/rewrite.h"
 #include "ir/symbolic.h"
 
 namespace tgc {
@@ -599,6 +600,31 @@ SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t
   if (v.opts.empty()) v.opts = tile(small);
   v.var = tokens->src[0];
   v.from = kTokens;
+  return v;
+}
+
+BoundVariant bound_variant(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<Opt>& opts) {
+  BoundVariant v;
+  const UOp* var = nullptr;
+  bool short_loop = false;
+  std::vector<const UOp*> optimized = toposort({apply_opts(g, k, opts, t).ast});
+  if (std::none_of(optimized.begin(), optimized.end(), [](const UOp* u) { return u->op == Op::Var; })) return v;  // taken whole already
+  for (const UOp* u : toposort({k.ast})) {
+    if (u->op == Op::Var) {
+      if ((var && var != u) || g.var_value(u)) return v;  // one VAR, bound from the inputs
+      var = u;
+    }
+    if (u->op == Op::Range && !u->src[0]->is_const() && u->src[0]->vmax <= 4) short_loop = true;
+  }
+  if (!var || !short_loop || var->var().max < 2) return v;
+  std::unordered_map<const UOp*, const UOp*> at_max{{var, g.cint(var->var().max)}};
+  auto bound = [&](const UOp* u) { return simplify(g, substitute(g, u, at_max)); };
+  v.kernel = k;
+  v.kernel.ast = bound(k.ast);
+  for (const UOp*& r : v.kernel.global_ranges) r = bound(r);
+  for (const UOp*& r : v.kernel.local_ranges) r = bound(r);
+  v.kernel.inputs.erase(std::remove(v.kernel.inputs.begin(), v.kernel.inputs.end(), g.vars_buffer()), v.kernel.inputs.end());
+  v.var = var;
   return v;
 }
 

@@ -288,6 +288,10 @@ static int validate(const tgc_model_desc* d) {
       tgc_set_error("launch %d '%s': sets run-time dim %d, which is not computed by the model", (int)l, ln, (int)L->sets_var - 1);
       return -1;
     }
+    if (L->runs_if_var < 0 || L->runs_if_var > d->num_vars) {
+      tgc_set_error("launch %d '%s': runs_if_var %d out of range", (int)l, ln, (int)L->runs_if_var);
+      return -1;
+    }
     if ((L->runs_from || L->runs_until) && (L->runs_var < 0 || L->runs_var >= d->num_vars || L->runs_from < 0 || L->runs_until < 0)) {
       tgc_set_error("launch %d '%s': run-time size range [%lld, %lld] of bad run-time dim %d", (int)l, ln,
                     (long long)L->runs_from, (long long)L->runs_until, (int)L->runs_var);
@@ -395,6 +399,7 @@ int64_t tgc_launch_items(const tgc_model* m, int32_t l) {
     int64_t size = m->var_value[L->runs_var];
     if (size < L->runs_from || (L->runs_until && size > L->runs_until)) return 0;
   }
+  if (L->runs_if_var && m->var_value[L->runs_if_var - 1] != L->runs_if_value) return 0; /* the If took the other side */
   int32_t v = d->num_vars ? L->outer_var : -1;
   if (v < 0) return total;
   int64_t step = L->outer_step > 1 ? L->outer_step : 1;

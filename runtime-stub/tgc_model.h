@@ -69,11 +69,13 @@ typedef struct {
   int32_t runs_var;       /* with runs_from or runs_until set: the launch runs only for values */
   int64_t runs_from;      /* of VAR runs_var in [runs_from, runs_until] (0: unbounded); a */
   int64_t runs_until;     /* kernel's variants for small and large run-time sizes (the others
-                           * skip), or a kernel of one side of an If (runs_var its condition,
-                           * computed by the model: 1 else, 2 then) */
+                           * skip) */
   int32_t sets_var;       /* 0, or 1 + the VAR v (a size the model computes from data) whose value
                            * this launch stores in buffer var_source[v]: the runtime binds it
                            * before the launches after this one */
+  int32_t runs_if_var;    /* 0, or 1 + the VAR v of an If's condition (computed by the model: 1
+                           * else, 2 then): the launch, a kernel of one side, runs only when v's */
+  int64_t runs_if_value;  /* value is this */
 } tgc_launch;
 
 typedef struct {
