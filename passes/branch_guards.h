@@ -1,7 +1,7 @@
 // An If on a run-time condition runs only the branch it takes (CPU backend). Both branches are
 // in the graph, their outputs picked by WHEREs (Graph::branch_selects); each condition becomes a
 // VAR the model computes first (1 false, 2 true), and a kernel whose result only one side of
-// the selects needs runs only when its VAR has that side's value (tgc_launch's runs_var range).
+// the selects needs runs only when its VAR has that side's value (tgc_launch's runs_if_var).
 // The selects stay: what a skipped kernel leaves in its buffer is never picked.
 #pragma once
 #include <unordered_map>
