@@ -1,6 +1,9 @@
 #include "passes/branch_guards.h"
 
+#include <algorithm>
+#include <map>
 #include <string>
+#include <tuple>
 
 #include "ir/tensor.h"
 
@@ -9,18 +12,24 @@ namespace tgc {
 BranchGuards guard_branches(Graph& g, const std::vector<const UOp*>& roots) {
   BranchGuards r;
   std::unordered_map<const UOp*, const UOp*> var_of;  // select -> its condition's VAR
-  std::unordered_map<const UOp*, const UOp*> by_cond;  // condition -> VAR (selects share them)
+  // Selects share a VAR where they share the condition and the sizes each side was built for.
+  std::map<std::tuple<const UOp*, const UOp*, const UOp*>, const UOp*> by_cond;
   std::vector<Graph::BranchSelect> selects = g.branch_selects();
   for (const Graph::BranchSelect& b : selects) {
     const UOp* cond = b.select->src[0];
     while (cond->op == Op::Expand || cond->op == Op::Reshape) cond = cond->src[0];
-    const UOp*& var = by_cond[cond];
+    const UOp*& var = by_cond[{cond, b.runs[0], b.runs[1]}];
     if (!var) {
       // 1 or 2 for the side taken; -1 where that side was built for other run-time sizes (the
-      // runtime's error then quotes the VAR's name).
+      // runtime's error then quotes the VAR's name, unique: an If in an unrolled loop repeats).
       std::string name = b.why[0].empty() ? b.why[1] : b.why[1].empty() ? b.why[0] : b.why[0] + "; " + b.why[1];
-      if (name.empty()) name = g.origin(b.select) ? *g.origin(b.select) : "branch " + std::to_string(r.vars.size());
-      var = g.declare_var(name, 0, 2);
+      if (name.empty()) name = g.origin(b.select) ? *g.origin(b.select) : "branch";
+      auto taken = [&](const std::string& n) {
+        return std::any_of(g.vars().begin(), g.vars().end(), [&](const UOp* v) { return v->var().name == n; });
+      };
+      std::string unique = name;
+      for (int k = 2; taken(unique); ++k) unique = name + " #" + std::to_string(k);
+      var = g.declare_var(unique, 0, 2);
       auto side = [&](int s) {
         Tensor taken = Tensor::full(g, {}, double(s + 1), DType::I64);
         return b.runs[s] ? Tensor::where(Tensor(g, b.runs[s]), taken, taken.full_like(-1)) : taken;
