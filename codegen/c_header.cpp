@@ -66,7 +66,7 @@ std::string header_text(const std::string& name, const Model& m) {
   for (const UOp* v : m.graph->vars())
     if (v->var().name == m.logit_rows_var)
       h += " * -1 of '" + m.outputs[0].name + "' is its row count: the token count of the last eval, or 1 (" + n + "_all_logits).\n";
-    else if (m.graph->var_value(v) && !shapes_use(v))  // an If's condition
+    else if (m.graph->var_value(v) && !shapes_use(v))  // no -1 is it (an If's condition)
       continue;
     else if (m.graph->var_value(v))
       h += " * -1 is a size the model computes from its inputs' values: '" + v->var().name + "' (0 to " + std::to_string(v->var().max) +

@@ -94,9 +94,9 @@ const DialectOps& dialect_ops(Dialect d) {
 LoweredKernel lower_kernel(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const ResolvedTarget& t) {
   Kernel optimized = apply_opts(g, k, opts, t.profile);
   // Equal code takes equal arguments: a kernel whose VAR the opts folded away (a short run-time
-  // loop taken whole) still lists the vars buffer.
-  size_t hash = optimized.hash() * 31 + optimized.inputs.size();
-  return {lower(g, optimized, dialect_ops(t.desc->dialect).lower), hash};
+  // loop taken whole) reads no vars buffer.
+  list_vars_buffer(g, optimized);
+  return {lower(g, optimized, dialect_ops(t.desc->dialect).lower), optimized.hash()};
 }
 
 }  // namespace tgc

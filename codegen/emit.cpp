@@ -127,7 +127,7 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
   for (const UOp* v : g.vars()) var_step.push_back(g.var_step(v));
   if (std::all_of(var_step.begin(), var_step.end(), [](int64_t s) { return s == 1; })) var_step.clear();
   std::vector<int64_t> var_min;  // where the model's structure holds (passes/dim_axes)
-  for (const UOp* v : g.vars()) var_min.push_back(g.var_value(v) ? 0 : g.var_min(v));
+  for (const UOp* v : g.vars()) var_min.push_back(g.var_min(v));  // (the runtime takes 0 for computed VARs)
   if (std::all_of(var_min.begin(), var_min.end(), [&](int64_t s) { return s <= 1; })) var_min.clear();
   llvm::Constant* vocab = d.null();
   if (m.vocab) {

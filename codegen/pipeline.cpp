@@ -99,11 +99,12 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   for (const Graph::BranchSelect& b : g.branch_selects())
     if (both_sides && (b.runs[0] || b.runs[1]))
       throw Error(b.why[b.runs[0] ? 0 : 1] + ", which only the cpu target checks at run time (without a batch dim) for now");
-  BranchGuards guards = both_sides ? BranchGuards{} : guard_branches(g, m.schedule_roots());
+  std::vector<const UOp*> roots = m.schedule_roots();
+  BranchGuards guards = both_sides ? BranchGuards{} : guard_branches(g, roots);
   rep.branch_vars = guards.vars;
-  std::vector<const UOp*> roots;
-  for (const UOp* v : guards.vars) roots.push_back(g.var_value(v));
-  for (const UOp* x : m.schedule_roots()) roots.push_back(x);
+  std::vector<const UOp*> conditions;
+  for (const UOp* v : guards.vars) conditions.push_back(g.var_value(v));
+  roots.insert(roots.begin(), conditions.begin(), conditions.end());
   Schedule s = run_stage("schedule", [&] { return schedule(g, roots, {.parallel_outputs = target.profile.gpu}); });
   // Scheduled: the conditions, the outputs, the sizes computed from data (Model::schedule_roots).
   std::vector<int64_t> var_source(g.vars().size(), -1);
@@ -158,7 +159,9 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
       // the VAR's largest value.
       bool variants = opt.optimize && !opt.choose_opts && !target.profile.gpu;
       SizeVariant large = variants ? large_size_variant(g, kernel, target.profile, chosen[i]) : SizeVariant{};
-      BoundVariant at_max = variants && large.opts.empty() ? bound_variant(g, kernel, target.profile, chosen[i]) : BoundVariant{};
+      // (Not where the opts took the short loops whole already: the kernel reads no VAR then.)
+      bool reads_vars = std::count(k.program.args.begin(), k.program.args.end(), g.vars_buffer()) > 0;
+      BoundVariant at_max = variants && large.opts.empty() && reads_vars ? bound_variant(g, kernel) : BoundVariant{};
       if (!large.opts.empty()) {
         int32_t var = int32_t(g.var_slot(large.var));
         add(std::move(k), "", var, 0, large.from - 1);

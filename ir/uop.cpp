@@ -245,6 +245,18 @@ const UOp* Graph::declare_var(const std::string& name, int64_t min, int64_t max)
   return v;
 }
 
+const UOp* Graph::find_var(const std::string& name) const {
+  for (const UOp* v : vars_)
+    if (v->var().name == name) return v;
+  return nullptr;
+}
+
+std::string Graph::fresh_var_name(const std::string& base) const {
+  std::string name = base;
+  for (int k = 2; find_var(name); ++k) name = base + "#" + std::to_string(k);
+  return name;
+}
+
 int64_t Graph::var_slot(const UOp* var) const {
   auto it = std::find(vars_.begin(), vars_.end(), var);
   if (it == vars_.end()) throw Error("internal error: VAR " + var->var().name + " was not declared");

@@ -133,6 +133,11 @@ class Graph {
   // buffer (i64, one value per VAR in declaration order), which kernels read its value from.
   // Declare every VAR before building the graph: the buffer's shape is fixed by then.
   const UOp* declare_var(const std::string& name, int64_t min, int64_t max);
+  // The declared VAR of that name, or nullptr.
+  const UOp* find_var(const std::string& name) const;
+  // `base`, or `base#2`, `base#3`, ...: the first name no VAR has (a node of an unrolled loop
+  // that declares a VAR is imported once per iteration).
+  std::string fresh_var_name(const std::string& base) const;
   const std::vector<const UOp*>& vars() const { return vars_; }
   int64_t vars_buffer() const { return vars_buffer_; }  // -1 without VARs
   int64_t var_slot(const UOp* var) const;

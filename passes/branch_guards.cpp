@@ -1,6 +1,5 @@
 #include "passes/branch_guards.h"
 
-#include <algorithm>
 #include <map>
 #include <string>
 #include <tuple>
@@ -24,12 +23,7 @@ BranchGuards guard_branches(Graph& g, const std::vector<const UOp*>& roots) {
       // runtime's error then quotes the VAR's name, unique: an If in an unrolled loop repeats).
       std::string name = b.why[0].empty() ? b.why[1] : b.why[1].empty() ? b.why[0] : b.why[0] + "; " + b.why[1];
       if (name.empty()) name = g.origin(b.select) ? *g.origin(b.select) : "branch";
-      auto taken = [&](const std::string& n) {
-        return std::any_of(g.vars().begin(), g.vars().end(), [&](const UOp* v) { return v->var().name == n; });
-      };
-      std::string unique = name;
-      for (int k = 2; taken(unique); ++k) unique = name + " #" + std::to_string(k);
-      var = g.declare_var(unique, 0, 2);
+      var = g.declare_var(g.fresh_var_name(name), 0, 2);
       auto side = [&](int s) {
         Tensor taken = Tensor::full(g, {}, double(s + 1), DType::I64);
         return b.runs[s] ? Tensor::where(Tensor(g, b.runs[s]), taken, taken.full_like(-1)) : taken;

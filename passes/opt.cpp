@@ -603,12 +603,10 @@ SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t
   return v;
 }
 
-BoundVariant bound_variant(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<Opt>& opts) {
+BoundVariant bound_variant(Graph& g, const Kernel& k) {
   BoundVariant v;
   const UOp* var = nullptr;
   bool short_loop = false;
-  std::vector<const UOp*> optimized = toposort({apply_opts(g, k, opts, t).ast});
-  if (std::none_of(optimized.begin(), optimized.end(), [](const UOp* u) { return u->op == Op::Var; })) return v;  // taken whole already
   for (const UOp* u : toposort({k.ast})) {
     if (u->op == Op::Var) {
       if ((var && var != u) || g.var_value(u)) return v;  // one VAR, bound from the inputs
@@ -623,7 +621,7 @@ BoundVariant bound_variant(Graph& g, const Kernel& k, const TargetProfile& t, co
   v.kernel.ast = bound(k.ast);
   for (const UOp*& r : v.kernel.global_ranges) r = bound(r);
   for (const UOp*& r : v.kernel.local_ranges) r = bound(r);
-  v.kernel.inputs.erase(std::remove(v.kernel.inputs.begin(), v.kernel.inputs.end(), g.vars_buffer()), v.kernel.inputs.end());
+  list_vars_buffer(g, v.kernel);
   v.var = var;
   return v;
 }

@@ -70,12 +70,11 @@ SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t
 // A kernel whose loops over a run-time size are short (an audio encoder's last frames, at most
 // 4 at the bound), at its one VAR's largest value: the sizes known, as a static compile of the
 // bound has them. LLVM unrolls and interleaves such loops only where it knows their trip
-// counts. `var` is nullptr where the kernel does not qualify (other VARs, long loops, or `opts`
-// take the short loops whole already).
+// counts. `var` is nullptr where the kernel does not qualify (other VARs, long loops).
 struct BoundVariant {
   Kernel kernel;
   const UOp* var = nullptr;
 };
-BoundVariant bound_variant(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<Opt>& opts);
+BoundVariant bound_variant(Graph& g, const Kernel& k);
 
 }  // namespace tgc

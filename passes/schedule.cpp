@@ -74,11 +74,7 @@ class KernelBuilder {
     k.ast = promote_half_math(g_, g_.make(Op::Store, root->dtype, {out, rw_.rewrite(linear(root->shape, at)), value}));
     k.output = out_buf;
     k.inputs = inputs_;
-    for (const UOp* x : toposort({k.ast}))
-      if (x->op == Op::Var) {  // kernels read VAR values from the vars buffer
-        k.inputs.push_back(g_.vars_buffer());
-        break;
-      }
+    list_vars_buffer(g_, k);
     k.fused = fused_;
     k.num_reduces = num_reduces_;
     return k;
@@ -538,6 +534,15 @@ Schedule schedule(Graph& g, const std::vector<const UOp*>& requested, const Sche
   }
   for (const UOp* o : outputs) s.outputs.push_back(realized.at(o));
   return s;
+}
+
+void list_vars_buffer(const Graph& g, Kernel& k) {
+  k.inputs.erase(std::remove(k.inputs.begin(), k.inputs.end(), g.vars_buffer()), k.inputs.end());
+  std::vector<const UOp*> roots = {k.ast};  // (a loop's end may be a VAR that no index reads)
+  roots.insert(roots.end(), k.global_ranges.begin(), k.global_ranges.end());
+  roots.insert(roots.end(), k.local_ranges.begin(), k.local_ranges.end());
+  std::vector<const UOp*> nodes = toposort(roots);
+  if (std::any_of(nodes.begin(), nodes.end(), [](const UOp* u) { return u->op == Op::Var; })) k.inputs.push_back(g.vars_buffer());
 }
 
 std::string describe(const Graph& g, const Schedule& s) {

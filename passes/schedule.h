@@ -22,7 +22,14 @@ struct Kernel {
   std::vector<int64_t> inputs;            // buffers read, in first-use order
   std::vector<std::string> fused;         // model nodes whose work this kernel does
   int num_reduces = 0;
-  size_t hash() const { return ast->hash; }
+  // Equal hashes, same code: the loops count too (a range whose index the AST no longer reads,
+  // such as a whole-upcast run-time axis's outer loop, still ends where it ends).
+  size_t hash() const {
+    size_t h = ast->hash;
+    for (const auto* ranges : {&global_ranges, &local_ranges})
+      for (const UOp* r : *ranges) h = h * 1000003 ^ r->hash;
+    return h;
+  }
 };
 
 struct Schedule {
@@ -40,6 +47,11 @@ struct ScheduleOptions {
 };
 
 Schedule schedule(Graph& g, const std::vector<const UOp*>& outputs, const ScheduleOptions& o = {});
+
+// Lists the vars buffer among k's inputs exactly when k's AST reads a VAR (kernels read VAR
+// values from it); opts that take a short run-time loop whole, or a VAR replaced by a
+// constant, may leave a kernel without one.
+void list_vars_buffer(const Graph& g, Kernel& k);
 
 // Multi-line listing: one block per kernel with shape, ranges, fused nodes and buffers.
 std::string describe(const Graph& g, const Schedule& s);

@@ -56,9 +56,7 @@ std::optional<CutBranch> branch_on_cut_inputs(Ctx& c, const onnx::GraphProto& g,
     if (std::optional<Outs> o = build(mid)) good = mid, outs = std::move(o);
     else bad = mid;
   }
-  const UOp* var = nullptr;
-  for (const UOp* v : c.g.vars())
-    if (v->var().name == key) var = v;
+  const UOp* var = c.g.find_var(key);
   if (!var) return std::nullopt;
   Tensor size = Tensor::index_value(c.g, Sym(c.g).mul(var, step), DType::I64);
   return CutBranch{std::move(*outs), size.le(Tensor::full(c.g, {}, double(good), DType::I64)),

@@ -20,14 +20,7 @@ DataAxis data_axis(Ctx& c, int64_t max, const Tensor& count) {
   max += 2;
   // The VAR is named after the node's first output, made unique where an unrolled loop imports
   // the node again (the same names in the same order at every trace).
-  std::string name = c.node.output(0) + ":size";
-  for (int k = 2; [&] {
-         for (const UOp* v : c.g.vars())
-           if (v->var().name == name) return true;
-         return false;
-       }();
-       ++k)
-    name = c.node.output(0) + ":size#" + std::to_string(k);
+  std::string name = c.g.fresh_var_name(c.node.output(0) + ":size");
   const UOp* var = c.g.declare_var(name, 0, max);
   int64_t size = max;
   if (c.options)
