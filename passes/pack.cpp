@@ -1,0 +1,162 @@
+#include "passes/pack.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+
+#include "ir/rewrite.h"
+#include "ir/symbolic.h"
+
+namespace tgc {
+
+namespace {
+
+// A load worth packing: its buffer is read along the output's contiguous axis and, `stride`
+// elements apart, along the reduce range `k`.
+struct Strip {
+  const UOp* load = nullptr;
+  const UOp* k = nullptr;
+  int64_t stride = 0;
+};
+
+int64_t next_range_id(const Kernel& k) {
+  int64_t id = 0;
+  for (const UOp* u : toposort({k.ast}))
+    if (u->op == Op::Range) id = std::max(id, u->range().id + 1);
+  for (const UOp* r : k.global_ranges) id = std::max(id, r->range().id + 1);
+  return id;
+}
+
+bool depends(const UOp* u, const UOp* r) {
+  for (const UOp* x : toposort({u}))
+    if (x == r) return true;
+  return false;
+}
+
+std::optional<Strip> find_strip(Graph& g, const Kernel& k, const UOp* j, int64_t width, const TargetProfile& t) {
+  for (const UOp* red : toposort({k.ast})) {
+    if (red->op != Op::KReduce) continue;
+    for (const UOp* l : toposort({red->src[0]})) {
+      if (l->op != Op::Load || l->src.size() != 2 || l->src[0]->ival() == k.output) continue;
+      const BufferInfo& b = g.buffer(l->src[0]->ival());
+      int64_t n = numel(b.shape);
+      // Smaller operands stay in L2 on their own (matmul 512, 1 MiB: the same time packed).
+      if (n * dtype_size(b.dtype) <= t.l2_bytes || stride_along(g, l->src[1], j) != 1) continue;
+      // Packing pays where B is read more than once: more output rows than one register tile's.
+      int64_t rows = 1;
+      for (const UOp* r : k.global_ranges)
+        if (r != j && !depends(l->src[1], r)) rows *= range_extent(r);
+      if (rows < 8) continue;
+      for (size_t i = 1; i < red->src.size(); ++i) {
+        const UOp* r = red->src[i];
+        if (!r->src[0]->is_const()) continue;
+        std::optional<int64_t> s = stride_along(g, l->src[1], r);
+        if (s && *s >= width && *s % width == 0 && n % *s == 0) return Strip{l, r, *s};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// Element x = q * stride + p * width + u of B goes to p * (rows * width) + q * width + u.
+const UOp* panel_index(Graph& g, const UOp* x, int64_t stride, int64_t rows, int64_t width) {
+  Sym s{g};
+  return s.add(s.add(s.mul(s.idiv(s.mod(x, stride), width), rows * width), s.mul(s.idiv(x, stride), width)), s.mod(x, width));
+}
+
+std::shared_ptr<const Bytes> pack_bytes(const BufferInfo& b, int64_t stride, int64_t width) {
+  size_t esize = size_t(dtype_size(b.dtype));
+  int64_t n = numel(b.shape), rows = n / stride;
+  std::vector<uint8_t> out(b.data->size());
+  for (int64_t q = 0; q < rows; ++q)
+    for (int64_t p = 0; p < stride / width; ++p)
+      std::memcpy(out.data() + size_t(p * rows * width + q * width) * esize, b.data->data() + size_t(q * stride + p * width) * esize,
+                  size_t(width) * esize);
+  return Bytes::own(std::move(out));
+}
+
+// The kernel that copies B into panels: P[p][q][u] = B[q * stride + p * width + u].
+Kernel pack_kernel(Graph& g, int64_t from, int64_t to, int64_t stride, int64_t width) {
+  const BufferInfo& b = g.buffer(from);
+  int64_t rows = numel(b.shape) / stride;
+  Sym s{g};
+  auto range = [&](int64_t n, int64_t id) { return g.make(Op::Range, DType::Index, {g.cint(n)}, RangeArg{id, RangeKind::Global}); };
+  const UOp *p = range(stride / width, 0), *q = range(rows, 1), *u = range(width, 2);
+  const UOp* value = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, from), s.add(s.add(s.mul(q, stride), s.mul(p, width)), u)});
+  Kernel k;
+  k.ast = g.make(Op::Store, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), s.add(s.add(s.mul(p, rows * width), s.mul(q, width)), u), value});
+  k.global_ranges = {p, q, u};
+  k.output = to;
+  k.inputs = {from};
+  return k;
+}
+}  // namespace
+
+void pack_panels(Graph& g, Schedule& s, const TargetProfile& t) {
+  if (t.gpu) return;
+  const int64_t width = 2 * int64_t(t.vector_lanes);  // the heuristic's vector tile: two registers
+  std::map<std::tuple<int64_t, int64_t, const UOp*>, int64_t> panels;  // (B, stride, node) -> P
+  std::vector<Kernel> out;
+  for (Kernel& k : s.kernels) {
+    bool reads_vars = std::count(k.inputs.begin(), k.inputs.end(), g.vars_buffer()) > 0;
+    const UOp* j = k.global_ranges.empty() ? nullptr : k.global_ranges.back();
+    std::optional<Strip> strip;
+    if (k.num_reduces && j && !reads_vars && j->src[0]->is_const() && range_extent(j) % width == 0 &&
+        stride_along(g, k.ast->src[1], j) == 1)
+      strip = find_strip(g, k, j, width, t);
+    if (!strip) {
+      out.push_back(std::move(k));
+      continue;
+    }
+    int64_t from = strip->load->src[0]->ival();
+    BufferInfo b = g.buffer(from);
+    int64_t rows = numel(b.shape) / strip->stride;
+    // j -> jo * width + ju, with jo outermost: a work item's panel stays in L2 across its rows.
+    int64_t id = next_range_id(k);
+    const UOp* jo = g.make(Op::Range, DType::Index, {g.cint(range_extent(j) / width)}, RangeArg{id, RangeKind::Global});
+    const UOp* ju = g.make(Op::Range, DType::Index, {g.cint(width)}, RangeArg{id + 1, RangeKind::Global});
+    Sym sym{g};
+    std::unordered_map<const UOp*, const UOp*> split_j{{j, sym.add(sym.mul(jo, width), ju)}};
+    // Only where the index simplifies to the panel's strides (else the packed kernel would be
+    // slower than the plain one).
+    const UOp* idx = simplify(g, substitute(g, panel_index(g, strip->load->src[1], strip->stride, rows, width), split_j));
+    if (stride_along(g, idx, ju) != 1 || stride_along(g, idx, strip->k) != width || stride_along(g, idx, jo) != rows * width) {
+      out.push_back(std::move(k));
+      continue;
+    }
+    auto key = std::make_tuple(from, strip->stride, k.node);
+    bool made = panels.count(key);
+    int64_t to = made ? panels.at(key) : g.add_buffer({b.name + "_panels", b.dtype, {strip->stride / width, rows, width},
+                                                      b.data ? BufferKind::Weight : BufferKind::Intermediate,
+                                                      b.data ? pack_bytes(b, strip->stride, width) : nullptr});
+    const UOp* packed = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), idx});
+    Kernel split = k;
+    split.ast = simplify(g, substitute(g, substitute(g, k.ast, {{strip->load, packed}}), split_j));
+    split.global_ranges = {jo};
+    for (const UOp* r : k.global_ranges)
+      if (r != j) split.global_ranges.push_back(r);
+    split.global_ranges.push_back(ju);
+    bool still_reads = false;
+    for (const UOp* u : toposort({split.ast}))
+      still_reads = still_reads || (u->op == Op::Load && u->src[0]->ival() == from);
+    auto at = std::find(split.inputs.begin(), split.inputs.end(), from);
+    if (still_reads) split.inputs.push_back(to);
+    else *at = to;
+    if (!made) {
+      panels[key] = to;
+      if (!b.data) {
+        Kernel pk = pack_kernel(g, from, to, strip->stride, width);
+        pk.node = k.node;  // (runs where its reader runs: the same If guard)
+        out.push_back(std::move(pk));
+      }
+    }
+    out.push_back(std::move(split));
+  }
+  s.kernels = std::move(out);
+  for (size_t i = 0; i < s.kernels.size(); ++i) s.kernels[i].name = "k" + std::to_string(i);
+}
+
+}  // namespace tgc
