@@ -4,6 +4,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -125,9 +126,26 @@ class CpuRenderer : LlvmExprHooks {
     access->setMetadata(llvm::LLVMContext::MD_noalias, noalias_.at(buffer));
   }
 
+  // Whether a loop's body holds copies of one computation (register tiles, LANES): then they are
+  // the vector lanes (SLP), and vectorizing the loop as well would multiply every accumulator by
+  // the vector width and spill. Other loops of such a kernel (a softmax's sum of exponentials
+  // beside its laned max) are left to the loop vectorizer: disabling it kernel-wide made softmax
+  // 9x slower than without opts.
+  static bool holds_copies(const std::vector<LStmt>& body) {
+    int n = 0;
+    std::function<void(const std::vector<LStmt>&)> count = [&](const std::vector<LStmt>& b) {
+      for (const LStmt& s : b) {
+        n += s.kind == LStmt::AccUpdate || s.kind == LStmt::Store;
+        count(s.body);
+      }
+    };
+    count(body);
+    return n > 1;
+  }
+
   // Emits `for (i = lo; i < hi; ++i) body(i)` with an alloca counter (mem2reg makes it a phi).
   template <typename F>
-  void loop(Value* lo, Value* hi, F body) {
+  void loop(Value* lo, Value* hi, F body, bool copies = true) {
     auto* i64 = b_.getInt64Ty();
     llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
     llvm::AllocaInst* slot = entry.CreateAlloca(i64);
@@ -143,9 +161,7 @@ class CpuRenderer : LlvmExprHooks {
     body(i);
     b_.CreateStore(b_.CreateAdd(i, b_.getInt64(1), "", true, true), slot);
     llvm::BranchInst* latch = b_.CreateBr(head);
-    // Expanded kernels are vectorized across their copies (SLP); vectorizing the loops as well
-    // would multiply every accumulator by the vector width and spill.
-    if (p_.lanes_expanded) {
+    if (p_.lanes_expanded && copies) {
       llvm::Metadata* off[] = {llvm::MDString::get(c_, "llvm.loop.vectorize.enable"),
                                llvm::ConstantAsMetadata::get(b_.getFalse())};
       llvm::MDNode* self = llvm::MDNode::getDistinct(c_, {nullptr, llvm::MDNode::get(c_, off)});
@@ -179,7 +195,7 @@ class CpuRenderer : LlvmExprHooks {
           loop(b_.getInt64(0), value(s.u->src[0]), [&](Value* i) {  // to a constant or a run-time dim's VAR
             e_.set(s.u, i);
             stmts(s.body);
-          });
+          }, holds_copies(s.body));
           break;
         }
         case LStmt::AccInit: {
@@ -236,7 +252,7 @@ class CpuRenderer : LlvmExprHooks {
       loop(lo, hi, [&](Value* i) {
         e_.set(s.u, i);
         stmts(s.body);
-      });
+      }, holds_copies(s.body));
       e_.values() = std::move(saved);
       known_true_.clear();
     };
