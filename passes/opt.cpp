@@ -12,6 +12,8 @@
 #include "ir/error.h"
 #include "ir/rewrite.h"
 #include "ir/symbolic.h"
+#include "passes/merge_axes.h"
+#include "passes/pack.h"
 
 namespace tgc {
 
@@ -53,14 +55,6 @@ const UOp* split_substitute(Graph& g, const UOp* root, const UOp* from, const UO
     return memo[u] = with_src(g, u, std::move(src));
   };
   return rec(root);
-}
-
-int64_t next_range_id(const Kernel& k) {
-  int64_t id = 0;
-  for (const UOp* u : toposort({k.ast}))
-    if (u->op == Op::Range) id = std::max(id, u->range().id + 1);
-  for (const UOp* r : k.global_ranges) id = std::max(id, r->range().id + 1);
-  return id;
 }
 
 // r -> outer * amount + inner, or with `top`, inner * (size / amount) + outer. The outer part
@@ -393,6 +387,24 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
 }
 }  // namespace
 
+void layout_kernels(Graph& g, Schedule& s, const TargetProfile& t) {
+  merge_axes(g, s, t);
+  pack_panels(g, s, t);
+}
+
+int64_t vector_width(int64_t n, const TargetProfile& t) {
+  int64_t lanes = t.vector_lanes;
+  if (int64_t v = pick_divisor(n, {2 * lanes, lanes, lanes / 2, 4}, n)) return v;
+  // Sizes without a power-of-two factor (6625 = 5^3 * 53): the largest divisor near the
+  // vector width still gives full vectors plus a short tail. (PADTO to whole vectors is left to
+  // BEAM: its gated loads become gathers in the SLP-vectorized tiles, 3x slower on rec.)
+  for (int64_t d = 2 * lanes; d > lanes / 2; --d)
+    if (n % d == 0) return d;
+  // A short axis (the 2-wide rows of a late conv layer) is taken whole: few lanes, but it
+  // opens the register tiles below, which give the multiply-adds independent chains.
+  return n > 1 && n <= lanes / 2 ? n : 0;
+}
+
 std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, bool tile_runtime_axes) {
   std::vector<Opt> opts;
   if (t.gpu) return gpu_heuristic_opts(g, k, t);
@@ -411,17 +423,7 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
     if (stride(g, store_idx, globals[size_t(a)]) != 1) continue;
     bool contiguous_load = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return stride(g, l->src[1], globals[size_t(a)]) == 1; });
     if (!contiguous_load) break;
-    int64_t lanes = t.vector_lanes, n = size_of(globals[size_t(a)]);
-    int64_t v = pick_divisor(n, {2 * lanes, lanes, lanes / 2, 4}, budget);
-    // Sizes without a power-of-two factor (6625 = 5^3 * 53): the largest divisor near the
-    // vector width still gives full vectors plus a short tail. (PADTO to whole vectors is left to
-    // BEAM: its gated loads become gathers in the SLP-vectorized tiles, 3x slower on rec.)
-    for (int64_t d = 2 * lanes; !v && d > lanes / 2; --d)
-      if (n % d == 0 && d <= budget) v = d;
-    // A short axis (the 2-wide rows of a late conv layer) is taken whole: few lanes, but it
-    // opens the register tiles below, which give the multiply-adds independent chains.
-    if (!v && n > 1 && n <= lanes / 2) v = n;
-    if (v) opts.push_back({OptOp::Upcast, a, v}), expand *= v, vec_axis = a;
+    if (int64_t v = vector_width(size_of(globals[size_t(a)]), t)) opts.push_back({OptOp::Upcast, a, v}), expand *= v, vec_axis = a;
   }
   // Without vector lanes along an output axis (a matmul against a transposed or a quantized
   // weight matrix: the reduce axis is the contiguous one), the lanes run along each reduce axis

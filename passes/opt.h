@@ -48,6 +48,15 @@ std::vector<const UOp*> kernel_axes(const Kernel& k);
 // Applies actions in order; throws tgc::Error naming the action when one is not legal.
 Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const TargetProfile& t);
 
+// Kernel rewrites that come before the choice of actions, on CPU targets: the two innermost
+// output axes merged where they are one run in memory (passes/merge_axes.h), and large matmul
+// operands packed in panels (passes/pack.h).
+void layout_kernels(Graph& g, Schedule& s, const TargetProfile& t);
+
+// The CPU heuristic's vector tile along a contiguous output axis of size n: two vectors where
+// they divide it, else the divisor nearest that width; 0 where none suits.
+int64_t vector_width(int64_t n, const TargetProfile& t);
+
 // The hand-coded default for a target, without search: register tiles along axes where a load
 // is reused (stride 0) and vector lanes along the contiguous output axis on CPUs.
 // `tile_runtime_axes`: register tiles along axes that end at a run-time size too (see below).

@@ -9,6 +9,7 @@
 
 #include "ir/rewrite.h"
 #include "ir/symbolic.h"
+#include "passes/opt.h"
 
 namespace tgc {
 
@@ -21,14 +22,6 @@ struct Strip {
   const UOp* k = nullptr;
   int64_t stride = 0;
 };
-
-int64_t next_range_id(const Kernel& k) {
-  int64_t id = 0;
-  for (const UOp* u : toposort({k.ast}))
-    if (u->op == Op::Range) id = std::max(id, u->range().id + 1);
-  for (const UOp* r : k.global_ranges) id = std::max(id, r->range().id + 1);
-  return id;
-}
 
 bool depends(const UOp* u, const UOp* r) {
   for (const UOp* x : toposort({u}))
@@ -97,15 +90,15 @@ Kernel pack_kernel(Graph& g, int64_t from, int64_t to, int64_t stride, int64_t w
 
 void pack_panels(Graph& g, Schedule& s, const TargetProfile& t) {
   if (t.gpu) return;
-  const int64_t width = 2 * int64_t(t.vector_lanes);  // the heuristic's vector tile: two registers
   std::map<std::tuple<int64_t, int64_t, const UOp*>, int64_t> panels;  // (B, stride, node) -> P
   std::vector<Kernel> out;
   for (Kernel& k : s.kernels) {
     bool reads_vars = std::count(k.inputs.begin(), k.inputs.end(), g.vars_buffer()) > 0;
     const UOp* j = k.global_ranges.empty() ? nullptr : k.global_ranges.back();
+    // Panels as wide as the heuristic's vector tile along j: at least one whole vector.
+    int64_t width = j && j->src[0]->is_const() ? vector_width(range_extent(j), t) : 0;
     std::optional<Strip> strip;
-    if (k.num_reduces && j && !reads_vars && j->src[0]->is_const() && range_extent(j) % width == 0 &&
-        stride_along(g, k.ast->src[1], j) == 1)
+    if (k.num_reduces && width >= t.vector_lanes && !reads_vars && stride_along(g, k.ast->src[1], j) == 1)
       strip = find_strip(g, k, j, width, t);
     if (!strip) {
       out.push_back(std::move(k));

@@ -545,6 +545,14 @@ void list_vars_buffer(const Graph& g, Kernel& k) {
   if (std::any_of(nodes.begin(), nodes.end(), [](const UOp* u) { return u->op == Op::Var; })) k.inputs.push_back(g.vars_buffer());
 }
 
+int64_t next_range_id(const Kernel& k) {
+  int64_t id = 0;
+  for (const UOp* u : toposort({k.ast}))
+    if (u->op == Op::Range) id = std::max(id, u->range().id + 1);
+  for (const UOp* r : k.global_ranges) id = std::max(id, r->range().id + 1);
+  return id;
+}
+
 std::string describe(const Graph& g, const Schedule& s) {
   std::ostringstream o;
   for (const Kernel& k : s.kernels) {

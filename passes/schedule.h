@@ -53,6 +53,9 @@ Schedule schedule(Graph& g, const std::vector<const UOp*>& outputs, const Schedu
 // constant, may leave a kernel without one.
 void list_vars_buffer(const Graph& g, Kernel& k);
 
+// A range id no range of k uses yet (for ranges that rewrites of k add).
+int64_t next_range_id(const Kernel& k);
+
 // Multi-line listing: one block per kernel with shape, ranges, fused nodes and buffers.
 std::string describe(const Graph& g, const Schedule& s);
 

@@ -1,9 +1,12 @@
-// Panel packing (passes/pack.h): which reduces get their operand packed, and that the packed
-// kernels (with and without the heuristic's actions) compute what the interpreter does. A
-// profile with a 1 KiB L2 makes small matmuls "large" so the reference backend can run them.
+// The CPU kernel rewrites before the choice of actions (passes/opt.h layout_kernels): panel
+// packing (passes/pack.h) and merged axes (passes/merge_axes.h). Which kernels they rewrite, and
+// that the rewritten kernels (with and without the heuristic's actions) compute what the
+// interpreter does. A profile with a 1 KiB L2 makes small matmuls "large" so the reference
+// backend can run them.
 #include <gtest/gtest.h>
 
 #include "passes/kernel_eval.h"
+#include "passes/merge_axes.h"
 #include "passes/opt.h"
 #include "passes/pack.h"
 #include "ran_cleanly.h"
@@ -18,17 +21,17 @@ TargetProfile tiny_l2() {
   return t;
 }
 
-class PackTest : public ::testing::Test, protected test::Env {
+class LayoutKernels : public ::testing::Test, protected test::Env {
  protected:
   // Schedules `out`, packs, runs every kernel (after the heuristic's actions when `opts`) and
   // compares with the interpreter. Returns the packed schedule.
-  Schedule check(const Tensor& out, bool opts) {
+  Schedule check(const Tensor& out, bool opts, const TargetProfile& t = tiny_l2()) {
     HostTensor want = run({out})[0];
     Schedule s = schedule(g, {out.uop()});
-    pack_panels(g, s, tiny_l2());
+    layout_kernels(g, s, t);
     KernelEvaluator m(g, feeds);
     for (const Kernel& plain : s.kernels) {
-      Kernel k = opts ? apply_opts(g, plain, heuristic_opts(g, plain, tiny_l2()), tiny_l2()) : plain;
+      Kernel k = opts ? apply_opts(g, plain, heuristic_opts(g, plain, t), t) : plain;
       SCOPED_TRACE(k.name);
       EXPECT_TRUE(test::ran_cleanly(m.run(k)));
     }
@@ -44,7 +47,7 @@ class PackTest : public ::testing::Test, protected test::Env {
   }
 };
 
-TEST_F(PackTest, InputOperandGetsAPackKernel) {
+TEST_F(LayoutKernels, InputOperandGetsAPackKernel) {
   Schedule s = check(input({24, 40}).matmul(input({40, 48})), false);
   ASSERT_EQ(s.kernels.size(), 2u);
   EXPECT_EQ(g.buffer(s.kernels[0].output).shape, (Shape{3, 40, 16}));  // 48 columns in panels of 16
@@ -53,23 +56,23 @@ TEST_F(PackTest, InputOperandGetsAPackKernel) {
   EXPECT_EQ(range_extent(s.kernels[1].global_ranges.front()), 3);
 }
 
-TEST_F(PackTest, PackedKernelKeepsResultsUnderHeuristicOpts) {
+TEST_F(LayoutKernels, PackedKernelKeepsResultsUnderHeuristicOpts) {
   Schedule s = check((input({16, 32}).matmul(input({32, 64})) + 1.0f).relu(), true);
   EXPECT_EQ(packed_reads(s), 1);
 }
 
-TEST_F(PackTest, WeightIsPackedAtCompileTime) {
+TEST_F(LayoutKernels, WeightIsPackedAtCompileTime) {
   Schedule s = check(input({9, 20}).matmul(weight({20, 32})), false);
   ASSERT_EQ(s.kernels.size(), 1u);  // no copy kernel
   EXPECT_EQ(packed_reads(s), 1);
 }
 
-TEST_F(PackTest, BatchedOperandPacksEveryMatrix) {
+TEST_F(LayoutKernels, BatchedOperandPacksEveryMatrix) {
   Schedule s = check(input({2, 12, 24}).matmul(input({2, 24, 32})), true);
   EXPECT_EQ(packed_reads(s), 1);
 }
 
-TEST_F(PackTest, LeavesAloneWhatWouldNotPay) {
+TEST_F(LayoutKernels, LeavesAloneWhatWouldNotPay) {
   EXPECT_EQ(packed_reads(check(input({4, 40}).matmul(input({40, 48})), false)), 0);   // B read once: one tile of rows
   EXPECT_EQ(packed_reads(check(input({24, 40}).matmul(input({40, 20})), false)), 0);  // no whole panel of columns
   EXPECT_EQ(packed_reads(check(input({24, 40}).matmul(input({48, 40}).permute({1, 0})), false)), 0);  // reduce axis contiguous
@@ -78,6 +81,23 @@ TEST_F(PackTest, LeavesAloneWhatWouldNotPay) {
   big.l2_bytes = 1 << 20;  // B's 512 bytes fit in L2
   pack_panels(g, s, big);
   EXPECT_EQ(packed_reads(s), 0);
+}
+
+// A 1x1 convolution's rows and columns are one run in memory: 12 x 12 columns take vectors of
+// 4, the merged 144 take two vectors of 8.
+TEST_F(LayoutKernels, OneByOneConvMergesRowsAndColumns) {
+  TargetProfile t = tiny_l2();
+  t.l2_bytes = 1 << 20;  // (no packing)
+  Schedule s = check(input({1, 6, 12, 12}).conv(weight({8, 6, 1, 1}), weight({8}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).relu(), true, t);
+  ASSERT_EQ(s.kernels.size(), 1u);
+  ASSERT_EQ(s.kernels.back().global_ranges.size(), 2u) << describe(g, s);
+  EXPECT_EQ(range_extent(s.kernels.back().global_ranges[1]), 144);
+}
+
+TEST_F(LayoutKernels, PaddedConvKeepsItsAxes) {
+  // Rows of the padded input are 14 apart, the output's 12: not one run.
+  Schedule s = check(input({1, 6, 12, 12}).conv(weight({8, 6, 3, 3}), std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1), true);
+  EXPECT_EQ(s.kernels.back().global_ranges.size(), 3u);
 }
 
 }  // namespace
