@@ -3,8 +3,9 @@
 // a strip of W columns of every row for each output tile. Where B is larger than a core's L2,
 // those strips (rows a power-of-two stride apart, all in one cache set) are fetched from L3 again
 // for every tile: a 2048^3 matmul ran at 7% of OpenBLAS. This pass gives such a kernel a copy of B
-// in panels, P[j / W][k][j % W] (W: the heuristic's vector tile along j), so a strip is one contiguous run, and puts the panel axis
-// outermost, so each work item keeps its panel in L2 while it passes the rows of the output.
+// in panels, P[j / W][k][j % W] (W: the heuristic's vector tile along j), so a strip is one
+// contiguous run, and puts the panel axis outermost, so each work item keeps its panel in L2
+// while it passes the rows of the output.
 // The copy is a kernel of its own placed before its first reader, or, for weights, made at
 // compile time.
 #pragma once
