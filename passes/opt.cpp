@@ -12,6 +12,7 @@
 #include "ir/error.h"
 #include "ir/rewrite.h"
 #include "ir/symbolic.h"
+#include "passes/channel_vectors.h"
 #include "passes/merge_axes.h"
 #include "passes/pack.h"
 
@@ -389,8 +390,11 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
 
 void layout_kernels(Graph& g, Schedule& s, const TargetProfile& t) {
   merge_axes(g, s, t);
+  channel_vectors(g, s, t);
   pack_panels(g, s, t);
 }
+
+bool narrow_rows(int64_t n, const TargetProfile& t) { return vector_width(n, t) * 4 <= t.vector_lanes; }
 
 int64_t vector_width(int64_t n, const TargetProfile& t) {
   int64_t lanes = t.vector_lanes;
@@ -425,6 +429,20 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
     if (!contiguous_load) break;
     if (int64_t v = vector_width(size_of(globals[size_t(a)]), t)) opts.push_back({OptOp::Upcast, a, v}), expand *= v, vec_axis = a;
   }
+  // Output rows of a quarter vector or less (96 channels of 12 x 4 positions): the lanes run along an
+  // output axis that some load reads contiguously instead (the channels of a weight that
+  // passes/channel_vectors transposed), one vector wide; the positions become register tiles
+  // (an audio embedding's 12x4 convolution: 0.158 -> 0.047 ms).
+  if (narrow_rows(size_of(globals.back()), t))
+    for (int a = 0; a < int(globals.size()); ++a) {
+      const UOp* r = globals[size_t(a)];
+      int64_t n = size_of(r), v = n % t.vector_lanes == 0 ? t.vector_lanes : vector_width(n, t);
+      if (a == vec_axis || !r->src[0]->is_const() || v < t.vector_lanes) continue;
+      if (std::none_of(loads.begin(), loads.end(), [&](const UOp* l) { return stride(g, l->src[1], r) == 1; })) continue;
+      opts.clear();
+      opts.push_back({OptOp::Upcast, a, v}), expand = v, vec_axis = a;
+      break;
+    }
   // Without vector lanes along an output axis (a matmul against a transposed or a quantized
   // weight matrix: the reduce axis is the contiguous one), the lanes run along each reduce axis
   // that some load reads contiguously, each lane its own partial sum: four vectors' worth, so

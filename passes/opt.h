@@ -56,6 +56,11 @@ void layout_kernels(Graph& g, Schedule& s, const TargetProfile& t);
 // The CPU heuristic's vector tile along a contiguous output axis of size n: two vectors where
 // they divide it, else the divisor nearest that width; 0 where none suits.
 int64_t vector_width(int64_t n, const TargetProfile& t);
+// Rows of n positions that fill a quarter vector or less (4 columns on AVX-512): the heuristic's
+// lanes then run along output channels (passes/channel_vectors.h). (Rows of 10 columns, 10 of
+// 16 lanes, stay: channel vectors with the few positions left for tiles ran det's 384-channel
+// 1x1 convs on 10x10 3x slower.)
+bool narrow_rows(int64_t n, const TargetProfile& t);
 
 // The hand-coded default for a target, without search: register tiles along axes where a load
 // is reused (stride 0) and vector lanes along the contiguous output axis on CPUs.

@@ -5,6 +5,7 @@
 // backend can run them.
 #include <gtest/gtest.h>
 
+#include "passes/channel_vectors.h"
 #include "passes/kernel_eval.h"
 #include "passes/merge_axes.h"
 #include "passes/opt.h"
@@ -98,6 +99,21 @@ TEST_F(LayoutKernels, PaddedConvKeepsItsAxes) {
   // Rows of the padded input are 14 apart, the output's 12: not one run.
   Schedule s = check(input({1, 6, 12, 12}).conv(weight({8, 6, 3, 3}), std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1), true);
   EXPECT_EQ(s.kernels.back().global_ranges.size(), 3u);
+}
+
+// Rows of 2 columns (a quarter of AVX2's 8 lanes): the weight is transposed at compile time so
+// the 16 output channels are contiguous, and the heuristic's lanes run along them.
+TEST_F(LayoutKernels, NarrowRowsGetChannelVectors) {
+  TargetProfile t = tiny_l2();
+  t.l2_bytes = 1 << 20;
+  Tensor out = input({1, 6, 8, 4}).conv(weight({16, 6, 3, 3}), weight({16}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1);
+  Schedule s = check(out, true, t);
+  ASSERT_EQ(s.kernels.size(), 1u);
+  const Kernel& k = s.kernels[0];
+  EXPECT_TRUE(std::any_of(k.inputs.begin(), k.inputs.end(), [&](int64_t b) { return g.buffer(b).name.ends_with("_by_channel"); }));
+  std::vector<Opt> opts = heuristic_opts(g, k, t);
+  ASSERT_FALSE(opts.empty());
+  EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 8})) << opts_str(opts);
 }
 
 }  // namespace

@@ -1,0 +1,65 @@
+#include "passes/channel_vectors.h"
+
+#include <cstring>
+
+#include "ir/rewrite.h"
+#include "ir/symbolic.h"
+#include "passes/opt.h"
+
+namespace tgc {
+
+namespace {
+
+bool depends(const UOp* u, const UOp* r) {
+  for (const UOp* x : toposort({u}))
+    if (x == r) return true;
+  return false;
+}
+
+// [channels, rest] -> [rest, channels].
+std::shared_ptr<const Bytes> transpose_bytes(const BufferInfo& b, int64_t channels, int64_t rest) {
+  size_t esize = size_t(dtype_size(b.dtype));
+  std::vector<uint8_t> out(b.data->size());
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t r = 0; r < rest; ++r)
+      std::memcpy(out.data() + size_t(r * channels + c) * esize, b.data->data() + size_t(c * rest + r) * esize, esize);
+  return Bytes::own(std::move(out));
+}
+}  // namespace
+
+void channel_vectors(Graph& g, Schedule& s, const TargetProfile& t) {
+  if (t.gpu) return;
+  for (Kernel& k : s.kernels) {
+    if (!k.num_reduces || k.global_ranges.size() < 2) continue;
+    const UOp* j = k.global_ranges.back();
+    if (!j->src[0]->is_const() || !narrow_rows(range_extent(j), t)) continue;
+    bool done = false;
+    for (const UOp* c : k.global_ranges) {
+      int64_t channels = range_extent(c);
+      if (done || c == j || !c->src[0]->is_const() || vector_width(channels, t) < t.vector_lanes) continue;
+      for (const UOp* l : toposort({k.ast})) {
+        if (l->op != Op::Load || l->src.size() != 2 || depends(l->src[1], j)) continue;
+        const BufferInfo& b = g.buffer(l->src[0]->ival());
+        std::optional<int64_t> stride = stride_along(g, l->src[1], c);
+        if (!b.data || !stride || *stride <= 1 || numel(b.shape) != channels * *stride) continue;
+        Sym sym{g};
+        const UOp* idx = simplify(g, sym.add(sym.mul(sym.mod(l->src[1], *stride), channels), sym.idiv(l->src[1], *stride)));
+        if (stride_along(g, idx, c) != 1) continue;
+        int64_t to = g.add_buffer({b.name + "_by_channel", b.dtype, {*stride, channels}, BufferKind::Weight,
+                                   transpose_bytes(b, channels, *stride)});
+        const UOp* load = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), idx});
+        int64_t from = l->src[0]->ival();
+        k.ast = simplify(g, substitute(g, k.ast, {{l, load}}));
+        bool still_reads = false;
+        for (const UOp* u : toposort({k.ast})) still_reads = still_reads || (u->op == Op::Load && u->src[0]->ival() == from);
+        auto at = std::find(k.inputs.begin(), k.inputs.end(), from);
+        if (still_reads) k.inputs.push_back(to);
+        else *at = to;
+        done = true;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace tgc
