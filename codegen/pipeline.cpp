@@ -12,6 +12,7 @@
 #include "codegen/dialect.h"
 #include "codegen/emit.h"
 #include "passes/branch_guards.h"
+#include "passes/fold_weights.h"
 #include "passes/memplan.h"
 #include "passes/schedule.h"
 
@@ -106,7 +107,10 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   for (const UOp* v : guards.vars) conditions.push_back(g.var_value(v));
   roots.insert(roots.begin(), conditions.begin(), conditions.end());
   Schedule s = run_stage("schedule", [&] { return schedule(g, roots, {.parallel_outputs = target.profile.gpu}); });
-  if (opt.optimize) layout_kernels(g, s, target.profile);
+  if (opt.optimize) {
+    layout_kernels(g, s, target.profile);
+    fold_weight_kernels(g, s);
+  }
   // Scheduled: the conditions, the outputs, the sizes computed from data (Model::schedule_roots).
   std::vector<int64_t> var_source(g.vars().size(), -1);
   for (size_t i = 0; i < guards.vars.size(); ++i) var_source[size_t(g.var_slot(guards.vars[i]))] = s.outputs[i];

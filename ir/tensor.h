@@ -186,9 +186,11 @@ class Tensor {
   // ---- neural network building blocks ---------------------------------------------------
   Tensor matmul(const Tensor& w) const;  // numpy matmul: 1-D promotion, batch broadcasting
   // N-d convolution over the trailing dims. x: [N, Cin, *spatial], w: [Cout, Cin/groups, *kernel].
-  // pads: begin pads then end pads per spatial dim (ONNX order).
+  // pads: begin pads then end pads per spatial dim (ONNX order). `combine`: Mul, or Dot4 for
+  // 32-bit words of packed bytes (u8 x, i8 w; an i32 sum of dot4 products, Op::Dot4).
   Tensor conv(const Tensor& w, const std::optional<Tensor>& bias, const std::vector<int64_t>& strides,
-              const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations, int64_t groups) const;
+              const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations, int64_t groups,
+              Op combine = Op::Mul) const;
   // Transposed convolution (the gradient of conv). w: [Cin, Cout/groups, *kernel]; pads are
   // removed from the full output, output_padding added at the end of each spatial dim.
   Tensor conv_transpose(const Tensor& w, const std::optional<Tensor>& bias, const std::vector<int64_t>& strides,

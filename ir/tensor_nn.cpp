@@ -104,7 +104,7 @@ Tensor Tensor::pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s
 }
 
 Tensor Tensor::conv(const Tensor& w, const std::optional<Tensor>& bias, const std::vector<int64_t>& strides,
-                    const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations, int64_t groups) const {
+                    const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations, int64_t groups, Op combine) const {
   int64_t nsp = w.ndim() - 2;
   if (nsp < 1 || ndim() != w.ndim()) throw Error("conv: input " + shape_str(shape()) + " and weight " + shape_str(w.shape()) + " ranks do not match");
   int64_t bs = dim(0), cin = dim(1), cout = w.dim(0), cin_g = w.dim(1);
@@ -135,7 +135,8 @@ Tensor Tensor::conv(const Tensor& w, const std::optional<Tensor>& bias, const st
   for (int64_t i = 0; i <= nsp; ++i) red.push_back(-1 - i);
   Shape out = {bs, cout};
   out.insert(out.end(), oyx.begin(), oyx.end());
-  Tensor r = (x * w.reshape(ws)).sum(red).reshape(out);
+  Tensor products = combine == Op::Dot4 ? dot4(x, w.reshape(ws), full(graph(), {}, 0, DType::I32)) : x * w.reshape(ws);
+  Tensor r = products.sum(red).reshape(out);
   if (!bias) return r;
   Shape bshape = {1, cout};
   bshape.insert(bshape.end(), size_t(nsp), 1);

@@ -109,16 +109,16 @@ struct KernelEvaluator::Run {
   bool is_state() const { return ev.g_.buffer(out).kind == BufferKind::State; }
 
   Num load(int64_t buf, int64_t i) {
-    auto it = ev.mem_.find(buf);
-    if (it == ev.mem_.end()) {
+    const std::vector<Num>* m = ev.memory(buf);
+    if (!m) {
       problem("reads buffer " + name(buf) + " before it is written");
       return Num{};
     }
-    if (i < 0 || i >= int64_t(it->second.size())) {
+    if (i < 0 || i >= int64_t(m->size())) {
       problem("reads " + name(buf) + " out of bounds at " + std::to_string(i));
       return Num{};
     }
-    return it->second[size_t(i)];
+    return (*m)[size_t(i)];
   }
 
   int64_t var(const UOp* v) const {
@@ -152,17 +152,23 @@ struct KernelEvaluator::Run {
   }
 };
 
+namespace {
+std::vector<Num> nums(DType t, const uint8_t* p, int64_t n) {
+  std::vector<Num> r;
+  for (int64_t i = 0; i < n; ++i) r.push_back(load_num(t, p + i * dtype_size(t)));
+  return r;
+}
+}  // namespace
+
 KernelEvaluator::KernelEvaluator(const Graph& g, const std::map<int64_t, HostTensor>& feeds) : g_(g) {
-  auto nums = [](DType t, const uint8_t* p, int64_t n) {
-    std::vector<Num> r;
-    for (int64_t i = 0; i < n; ++i) r.push_back(load_num(t, p + i * dtype_size(t)));
-    return r;
-  };
-  for (size_t id = 0; id < g.num_buffers(); ++id) {
-    const BufferInfo& b = g.buffer(int64_t(id));
-    if (b.data) mem_[int64_t(id)] = nums(b.dtype, b.data->data(), numel(b.shape));
-  }
   for (const auto& [id, h] : feeds) mem_[id] = nums(h.dtype, h.bytes.data(), h.numel());
+}
+
+const std::vector<Num>* KernelEvaluator::memory(int64_t id) const {
+  if (auto it = mem_.find(id); it != mem_.end()) return &it->second;
+  const BufferInfo& b = g_.buffer(id);  // weights are read at their first use (a model's may be large)
+  if (!b.data) return nullptr;
+  return &(mem_[id] = nums(b.dtype, b.data->data(), numel(b.shape)));
 }
 
 std::vector<std::string> KernelEvaluator::run(const Kernel& k) {
@@ -316,10 +322,10 @@ std::vector<std::string> KernelEvaluator::run(const LoopProgram& p) {
 }
 
 std::vector<double> KernelEvaluator::result(int64_t id) const {
-  auto it = mem_.find(id);
-  if (it == mem_.end()) throw Error("reference backend: nothing fed or wrote buffer '" + g_.buffer(id).name + "'");
+  const std::vector<Num>* m = memory(id);
+  if (!m) throw Error("reference backend: nothing fed or wrote buffer '" + g_.buffer(id).name + "'");
   std::vector<double> r;
-  for (const Num& v : it->second) r.push_back(v.as_double(g_.buffer(id).dtype));
+  for (const Num& v : *m) r.push_back(v.as_double(g_.buffer(id).dtype));
   return r;
 }
 

@@ -50,8 +50,11 @@ class KernelEvaluator {
  private:
   struct Run;  // one kernel's run: its loads, stores and problems
   class ProgramRun;
+  // A buffer's elements: what a kernel wrote or `feeds` gave, else its weight data; nullptr
+  // for none.
+  const std::vector<Num>* memory(int64_t id) const;
   const Graph& g_;
-  std::map<int64_t, std::vector<Num>> mem_;
+  mutable std::map<int64_t, std::vector<Num>> mem_;
 };
 
 }  // namespace tgc

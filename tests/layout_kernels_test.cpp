@@ -1,11 +1,14 @@
-// The CPU kernel rewrites before the choice of actions (passes/opt.h layout_kernels): panel
-// packing (passes/pack.h) and merged axes (passes/merge_axes.h). Which kernels they rewrite, and
+// The kernel rewrites between the schedule and the choice of actions: on CPUs panel packing
+// (passes/pack.h), merged axes (passes/merge_axes.h) and channel vectors
+// (passes/channel_vectors.h), and on every target weight-only integer kernels folded
+// (passes/fold_weights.h). Which kernels they rewrite, and
 // that the rewritten kernels (with and without the heuristic's actions) compute what the
 // interpreter does. A profile with a 1 KiB L2 makes small matmuls "large" so the reference
 // backend can run them.
 #include <gtest/gtest.h>
 
 #include "passes/channel_vectors.h"
+#include "passes/fold_weights.h"
 #include "passes/kernel_eval.h"
 #include "passes/merge_axes.h"
 #include "passes/opt.h"
@@ -114,6 +117,24 @@ TEST_F(LayoutKernels, NarrowRowsGetChannelVectors) {
   std::vector<Opt> opts = heuristic_opts(g, k, t);
   ASSERT_FALSE(opts.empty());
   EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 8})) << opts_str(opts);
+}
+
+// A weight-only integer kernel runs at compile time and its buffer becomes a weight; the same
+// computation in floats stays a kernel (the reference backend rounds otherwise).
+TEST_F(LayoutKernels, WeightOnlyIntegerKernelsAreFolded) {
+  Tensor w = int_weight({4, 8}, std::vector<float>(32, 3), DType::I32);
+  Tensor x = input({5, 4});
+  // Reduces over the weights' reduces: each realized in a kernel of its own.
+  Tensor sums = (w * 5.0).sum({1}, true), fsums = weight({4, 8}).sum({1}, true);
+  Tensor out = (x * 10.0).cast(DType::I32).matmul(sums).cast(DType::F32) + x.matmul(fsums);
+  HostTensor want = run({out})[0];
+  Schedule s = schedule(g, {out.uop()});
+  size_t before = s.kernels.size();
+  fold_weight_kernels(g, s);
+  EXPECT_EQ(s.kernels.size(), before - 1) << describe(g, s);
+  KernelEvaluator m(g, feeds);
+  for (const Kernel& k : s.kernels) EXPECT_TRUE(test::ran_cleanly(m.run(k)));
+  EXPECT_TRUE(test::all_close(m.result(s.outputs[0]), test::values(want), {1e-5, 1e-6}));
 }
 
 }  // namespace

@@ -180,6 +180,15 @@ save("dynamic_quantize_linear", [dq("a"), dq("b"), dq("c"), dq("d")],
       "d": (f32(40, 100) * np.float32(0.37) - np.float32(0.8)).astype(np.float32)},
      [(p + i, t) for i in "abcd" for p, t in (("y_", T.UINT8), ("s_", F), ("z_", T.UINT8))], 13)
 
+# ConvInteger with channels in fours: int8 dot products over packed words (Op::Dot4), the
+# zero points' terms apart; the padding holds x's zero point. Integer outputs: exact.
+u8 = lambda *shape: rng.integers(0, 256, shape).astype(np.uint8)
+save("conv_integer_dot4", [h.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], pads=[1, 2, 1, 0], strides=[2, 1])],
+     {"x": u8(2, 8, 9, 7), "xz": np.array(131, np.uint8)}, [("y", T.INT32)], 10,
+     [("w", u8(6, 8, 3, 3)), ("wz", np.array(97, np.uint8))])
+save("conv_integer_dot4_1d", [h.make_node("ConvInteger", ["x", "w"], ["y"], dilations=[2])],
+     {"x": u8(1, 12, 30)}, [("y", T.INT32)], 10, [("w", u8(5, 12, 3))])
+
 # Compared with --max-rel 0: every output bit for bit (float scales included).
 with open(os.path.join(out_dir, "exact.txt"), "w") as f:
     f.write("quantize_linear_ties\ndynamic_quantize_linear\nqlinearconv_per_channel\n")

@@ -107,7 +107,65 @@ Tensor conv_int(Ctx& c, const Tensor& x, const Tensor& w, const std::optional<Te
   return x.conv(w, bias, win.strides, win.pads, win.dilations, c.attr_int("group", 1));
 }
 
+// Bytes (i32 values, taken mod 256) packed four to a word along the channels (axis 1), which
+// must be a multiple of 4: byte k of word j is channel 4j + k.
+Tensor pack_channel_bytes(const Tensor& t) {
+  Shape s = t.shape();
+  s[1] /= 4;
+  s.insert(s.begin() + 2, 4);
+  Shape at(s.size(), 1);
+  at[2] = 4;
+  Tensor shift = (Tensor::arange(t.graph(), 4, DType::U32) * 8.0).reshape(at);
+  Tensor bytes = t.cast(DType::U32).bitwise(Op::And, t.scalar(255).cast(DType::U32)).reshape(s);
+  return bytes.bitwise(Op::Shl, shift).sum({2});  // (the bytes do not overlap: a sum is an OR)
+}
+
+// ConvInteger over u8 activations as int8 dot products (Op::Dot4: VNNI where the CPU has it):
+// with w shifted into i8 as w - o (o = 128 for u8 weights, 0 for i8),
+//   sum (x - xz)(w - wz) = sum x (w - o) + (o - wz) sum x - xz sum (w - wz),
+// the first two terms dot products of packed x against packed w - o and against ones, the last
+// one per output channel. The padding holds xz (a centered 0). Channels per group a multiple of
+// 4 and one group; other convs keep the plain i32 form.
+std::optional<Tensor> conv_integer_dot4(Ctx& c) {
+  const Tensor &x = c.in(0), &w = c.in(1);
+  int64_t groups = c.attr_int("group", 1);
+  if (x.dtype() != DType::U8 || (w.dtype() != DType::U8 && w.dtype() != DType::I8) || groups != 1 || x.ndim() < 3 ||
+      w.ndim() != x.ndim() || x.dim(1) % 4 || w.dim(1) != x.dim(1))
+    return std::nullopt;
+  std::vector<int64_t> k = c.attr_ints("kernel_shape", Shape(w.shape().begin() + 2, w.shape().end()));
+  Window win = window(c, x, k);
+  int64_t nsp = x.ndim() - 2, cout = w.dim(0);
+  Tensor xz = c.has(2) ? c.in(2).reshape({}).cast(DType::I32) : Tensor::full(x.graph(), {}, 0, DType::I32);
+  Tensor wz = c.has(3) ? c.in(3).cast(DType::I32) : Tensor::full(x.graph(), {}, 0, DType::I32);
+  if (wz.numel() > 1) wz = wz.reshape({cout});
+  else wz = wz.reshape({});
+  const double o = w.dtype() == DType::U8 ? 128 : 0;
+  // x's words, padded with xz's word.
+  std::vector<std::pair<int64_t, int64_t>> pads = {{0, 0}, {0, 0}};
+  for (int64_t i = 0; i < nsp; ++i) pads.push_back({win.pads[size_t(i)], win.pads[size_t(i + nsp)]});
+  Tensor words = pack_channel_bytes(x.cast(DType::I32));
+  Tensor inside = Tensor::full(x.graph(), words.shape(), 1, DType::U32).pad(pads);
+  Tensor xz_word = (xz * double(0x01010101)).cast(DType::U32);
+  words = words.pad(pads) + (inside.scalar(1) - inside) * xz_word;
+  std::vector<int64_t> none(size_t(2 * nsp), 0);
+  Tensor shifted = w.cast(DType::I32) - o;
+  Tensor dots = words.conv(pack_channel_bytes(shifted), std::nullopt, win.strides, none, win.dilations, 1, Op::Dot4);
+  Shape ones_shape = w.shape();
+  ones_shape[0] = 1;
+  Tensor sum_x = words.conv(pack_channel_bytes(Tensor::full(x.graph(), ones_shape, 1, DType::I32)), std::nullopt, win.strides, none,
+                            win.dilations, 1, Op::Dot4);  // [N, 1, *out]
+  // Per output channel: the zero point and the sum of the centered filter.
+  Shape per_channel(size_t(x.ndim()), 1), filter_shape(size_t(w.ndim()), 1);
+  per_channel[1] = filter_shape[0] = cout;
+  std::vector<int64_t> filter;
+  for (int64_t i = 1; i < w.ndim(); ++i) filter.push_back(i);
+  Tensor sum_w = (w.cast(DType::I32) - (wz.ndim() ? wz.reshape(filter_shape) : wz)).sum(filter).reshape(per_channel);
+  Tensor wz_c = wz.ndim() ? wz.reshape(per_channel) : wz;
+  return dots + sum_x * (wz_c.scalar(o) - wz_c) - sum_w * xz;
+}
+
 Tensor conv_integer(Ctx& c) {
+  if (std::optional<Tensor> dots = conv_integer_dot4(c)) return *dots;
   Tensor x = centered(c, 0, 2, 1), w = centered(c, 1, 3, 0);
   return conv_int(c, x, w, std::nullopt);
 }
