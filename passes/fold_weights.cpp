@@ -10,11 +10,14 @@ namespace {
 // Scalar evaluations a fold may take (the reference backend runs about 10^7 a second).
 constexpr int64_t kMaxWork = int64_t(1) << 24;
 
-int64_t work(const Kernel& k) {
-  int64_t n = 1;
+// The kernel's scalar evaluations, or the elements of its inputs (which the reference backend
+// holds as values), whichever is more.
+int64_t work(const Graph& g, const Kernel& k) {
+  int64_t n = 1, in = 0;
   for (const UOp* u : toposort({k.ast}))
     if (u->op == Op::Range) n *= std::max<int64_t>(1, range_extent(u));
-  return n;
+  for (int64_t b : k.inputs) in += numel(g.buffer(b).shape);
+  return std::max(n, in);
 }
 }  // namespace
 
@@ -26,7 +29,7 @@ void fold_weight_kernels(Graph& g, Schedule& s) {
     bool weights_only = std::all_of(k.inputs.begin(), k.inputs.end(), [&](int64_t b) { return g.buffer(b).kind == BufferKind::Weight; });
     bool requested = std::count(s.outputs.begin(), s.outputs.end(), k.output) > 0;
     if (!weights_only || requested || out.kind != BufferKind::Intermediate || is_float(out.dtype) || dtype_size(out.dtype) > 4 ||
-        work(k) > kMaxWork || !eval.run(k).empty()) {
+        work(g, k) > kMaxWork || !eval.run(k).empty()) {
       kept.push_back(std::move(k));
       continue;
     }
