@@ -25,6 +25,27 @@ std::shared_ptr<const Bytes> transpose_bytes(const BufferInfo& b, int64_t channe
       std::memcpy(out.data() + size_t(r * channels + c) * esize, b.data->data() + size_t(c * rest + r) * esize, esize);
   return Bytes::own(std::move(out));
 }
+// Gives k a copy, transposed at compile time, of a weight it reads along output channel axis c
+// one filter at a time (not along the rows' axis j): the channels become its contiguous axis.
+bool transpose_weight(Graph& g, Kernel& k, const UOp* c, const UOp* j) {
+  int64_t channels = range_extent(c);
+  for (const UOp* l : toposort({k.ast})) {
+    if (l->op != Op::Load || l->src.size() != 2 || depends(l->src[1], j)) continue;
+    int64_t from = l->src[0]->ival();
+    const BufferInfo b = g.buffer(from);  // (a copy: add_buffer below may move the table)
+    std::optional<int64_t> stride = stride_along(g, l->src[1], c);
+    if (!b.data || !stride || *stride <= 1 || numel(b.shape) != channels * *stride) continue;
+    Sym sym{g};
+    const UOp* idx = simplify(g, sym.add(sym.mul(sym.mod(l->src[1], *stride), channels), sym.idiv(l->src[1], *stride)));
+    if (stride_along(g, idx, c) != 1) continue;
+    int64_t to = g.add_buffer({b.name + "_by_channel", b.dtype, {*stride, channels}, BufferKind::Weight, transpose_bytes(b, channels, *stride)});
+    const UOp* load = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), idx});
+    k.ast = simplify(g, substitute(g, k.ast, {{l, load}}));
+    replace_input(k, from, to);
+    return true;
+  }
+  return false;
+}
 }  // namespace
 
 void channel_vectors(Graph& g, Schedule& s, const TargetProfile& t) {
@@ -33,32 +54,8 @@ void channel_vectors(Graph& g, Schedule& s, const TargetProfile& t) {
     if (!k.num_reduces || k.global_ranges.size() < 2) continue;
     const UOp* j = k.global_ranges.back();
     if (!j->src[0]->is_const() || !narrow_rows(range_extent(j), t)) continue;
-    bool done = false;
-    for (const UOp* c : k.global_ranges) {
-      int64_t channels = range_extent(c);
-      if (done || c == j || !c->src[0]->is_const() || vector_width(channels, t) < t.vector_lanes) continue;
-      for (const UOp* l : toposort({k.ast})) {
-        if (l->op != Op::Load || l->src.size() != 2 || depends(l->src[1], j)) continue;
-        const BufferInfo& b = g.buffer(l->src[0]->ival());
-        std::optional<int64_t> stride = stride_along(g, l->src[1], c);
-        if (!b.data || !stride || *stride <= 1 || numel(b.shape) != channels * *stride) continue;
-        Sym sym{g};
-        const UOp* idx = simplify(g, sym.add(sym.mul(sym.mod(l->src[1], *stride), channels), sym.idiv(l->src[1], *stride)));
-        if (stride_along(g, idx, c) != 1) continue;
-        int64_t to = g.add_buffer({b.name + "_by_channel", b.dtype, {*stride, channels}, BufferKind::Weight,
-                                   transpose_bytes(b, channels, *stride)});
-        const UOp* load = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), idx});
-        int64_t from = l->src[0]->ival();
-        k.ast = simplify(g, substitute(g, k.ast, {{l, load}}));
-        bool still_reads = false;
-        for (const UOp* u : toposort({k.ast})) still_reads = still_reads || (u->op == Op::Load && u->src[0]->ival() == from);
-        auto at = std::find(k.inputs.begin(), k.inputs.end(), from);
-        if (still_reads) k.inputs.push_back(to);
-        else *at = to;
-        done = true;
-        break;
-      }
-    }
+    for (const UOp* c : k.global_ranges)
+      if (c != j && c->src[0]->is_const() && vector_width(range_extent(c), t) >= t.vector_lanes && transpose_weight(g, k, c, j)) break;
   }
 }
 

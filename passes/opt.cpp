@@ -429,10 +429,10 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
     if (!contiguous_load) break;
     if (int64_t v = vector_width(size_of(globals[size_t(a)]), t)) opts.push_back({OptOp::Upcast, a, v}), expand *= v, vec_axis = a;
   }
-  // Output rows of a quarter vector or less (96 channels of 12 x 4 positions): the lanes run along an
-  // output axis that some load reads contiguously instead (the channels of a weight that
-  // passes/channel_vectors transposed), one vector wide; the positions become register tiles
-  // (an audio embedding's 12x4 convolution: 0.158 -> 0.047 ms).
+  // Output rows of a quarter vector or less (96 channels of 12 x 4 positions): the lanes run
+  // along an output axis that some load reads contiguously instead (the channels of a weight
+  // that passes/channel_vectors transposed), one vector wide; the positions become register
+  // tiles (an audio embedding's 12x4 convolution: 0.158 -> 0.047 ms).
   if (narrow_rows(size_of(globals.back()), t))
     for (int a = 0; a < int(globals.size()); ++a) {
       const UOp* r = globals[size_t(a)];

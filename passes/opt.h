@@ -49,8 +49,9 @@ std::vector<const UOp*> kernel_axes(const Kernel& k);
 Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const TargetProfile& t);
 
 // Kernel rewrites that come before the choice of actions, on CPU targets: the two innermost
-// output axes merged where they are one run in memory (passes/merge_axes.h), and large matmul
-// operands packed in panels (passes/pack.h).
+// output axes merged where they are one run in memory (passes/merge_axes.h), weights transposed
+// for vector lanes along output channels where rows are narrow (passes/channel_vectors.h), and
+// large matmul operands packed in panels (passes/pack.h).
 void layout_kernels(Graph& g, Schedule& s, const TargetProfile& t);
 
 // The CPU heuristic's vector tile along a contiguous output axis of size n: two vectors where

@@ -132,12 +132,7 @@ void pack_panels(Graph& g, Schedule& s, const TargetProfile& t) {
     for (const UOp* r : k.global_ranges)
       if (r != j) split.global_ranges.push_back(r);
     split.global_ranges.push_back(ju);
-    bool still_reads = false;
-    for (const UOp* u : toposort({split.ast}))
-      still_reads = still_reads || (u->op == Op::Load && u->src[0]->ival() == from);
-    auto at = std::find(split.inputs.begin(), split.inputs.end(), from);
-    if (still_reads) split.inputs.push_back(to);
-    else *at = to;
+    replace_input(split, from, to);
     if (!made) {
       panels[key] = to;
       if (!b.data) {

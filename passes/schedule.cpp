@@ -553,6 +553,14 @@ int64_t next_range_id(const Kernel& k) {
   return id;
 }
 
+void replace_input(Kernel& k, int64_t from, int64_t to) {
+  std::vector<const UOp*> nodes = toposort({k.ast});
+  bool still = std::any_of(nodes.begin(), nodes.end(), [&](const UOp* u) { return u->op == Op::Load && u->src[0]->ival() == from; });
+  auto at = std::find(k.inputs.begin(), k.inputs.end(), from);
+  if (still || at == k.inputs.end()) k.inputs.push_back(to);
+  else *at = to;
+}
+
 std::string describe(const Graph& g, const Schedule& s) {
   std::ostringstream o;
   for (const Kernel& k : s.kernels) {

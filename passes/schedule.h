@@ -55,6 +55,9 @@ void list_vars_buffer(const Graph& g, Kernel& k);
 
 // A range id no range of k uses yet (for ranges that rewrites of k add).
 int64_t next_range_id(const Kernel& k);
+// After a rewrite made k's AST read buffer `to` where it read `from`: `to` takes `from`'s place
+// among k's inputs, or comes last where the AST still reads `from` too.
+void replace_input(Kernel& k, int64_t from, int64_t to);
 
 // Multi-line listing: one block per kernel with shape, ranges, fused nodes and buffers.
 std::string describe(const Graph& g, const Schedule& s);
