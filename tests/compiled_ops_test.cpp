@@ -185,17 +185,23 @@ std::string compile_case(Builder& b, const std::string& target, const std::strin
 HostTensor run_artifact(Builder& b, const std::string& target, const std::string& triple,
                         std::function<std::vector<Opt>(Graph&, const Kernel&, const TargetProfile&)> choose) {
   fs::path dir = fs::temp_directory_path() / ("tgc-ops-" + std::to_string(getpid()));
+  // Removed on every way out (a CUDA case without a device throws), unless TGC_KEEP is set.
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!getenv("TGC_KEEP")) fs::remove_all(dir, ec);
+    }
+  } cleanup{dir};
   std::string args = compile_case(b, target, triple, choose, dir);
   std::string cmd = "cd '" + dir.string() + "' && ./model" + args + " -o out > log 2>&1";
   if (std::system(cmd.c_str()) != 0) {
     std::ifstream log(dir / "log");
     std::string first;
     std::getline(log, first);
-    throw Error("artifact failed: " + first + " (see " + (dir / "log").string() + ")");
+    throw Error("artifact failed: " + first + (getenv("TGC_KEEP") ? " (see " + (dir / "log").string() + ")" : " (TGC_KEEP=1 keeps " + dir.string() + ")"));
   }
-  HostTensor out = read_npy((dir / "out" / "out.npy").string());
-  if (!getenv("TGC_KEEP")) fs::remove_all(dir);
-  return out;
+  return read_npy((dir / "out" / "out.npy").string());
 }
 
 class CompiledOps : public ::testing::TestWithParam<OpCase> {
