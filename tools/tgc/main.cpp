@@ -257,7 +257,9 @@ const NamedTensor& find_input(const Model& m, const std::string& name) {
 
 // What the frontend needs from the command line (and from the target: its int8 matmul tiles).
 ImportOptions import_options(const Args& a) {
-  ImportOptions o{a.input_shapes, {}, a.input_values, {}, a.dynamic, a.context, a.kv_type};
+  ImportOptions o;
+  o.input_shapes = a.input_shapes, o.input_values = a.input_values, o.dynamic = a.dynamic;
+  o.context = a.context, o.kv_type = a.kv_type;
   o.max_loop_trips = a.max_trips;
   o.dynamic_step = a.dynamic_step;
   const TargetProfile profile = resolve_target(a.target, a.triple, a.cpu).profile;
@@ -416,7 +418,8 @@ double checksum(const HostTensor& t) {
 
 int cmd_eval(const Args& a) {
   // Input files fix the shapes of dynamic dims unless --input-shape says otherwise.
-  ImportOptions opt{a.input_shapes, {}, a.input_values, {}, {}};
+  ImportOptions opt;
+  opt.input_shapes = a.input_shapes, opt.input_values = a.input_values;
   opt.max_loop_trips = a.max_trips;
   std::vector<std::pair<std::string, HostTensor>> files;
   for (const auto& [name, file] : a.inputs) {
