@@ -12,7 +12,6 @@
 #include "codegen/dialect.h"
 #include "codegen/emit.h"
 #include "passes/branch_guards.h"
-#include "passes/fold_weights.h"
 #include "passes/memplan.h"
 #include "passes/schedule.h"
 
@@ -107,10 +106,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   for (const UOp* v : guards.vars) conditions.push_back(g.var_value(v));
   roots.insert(roots.begin(), conditions.begin(), conditions.end());
   Schedule s = run_stage("schedule", [&] { return schedule(g, roots, {.parallel_outputs = target.profile.gpu}); });
-  if (opt.optimize) {
-    layout_kernels(g, s, target.profile);
-    fold_weight_kernels(g, s);
-  }
+  if (opt.optimize) rewrite_kernels(g, s, target.profile);
   // Scheduled: the conditions, the outputs, the sizes computed from data (Model::schedule_roots).
   std::vector<int64_t> var_source(g.vars().size(), -1);
   for (size_t i = 0; i < guards.vars.size(); ++i) var_source[size_t(g.var_slot(guards.vars[i]))] = s.outputs[i];

@@ -4,6 +4,7 @@
 #include <limits>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/error.h"
 
@@ -266,6 +267,19 @@ int64_t Graph::var_slot(const UOp* var) const {
 int64_t Graph::add_buffer(BufferInfo info) {
   buffers_.push_back(std::move(info));
   return int64_t(buffers_.size()) - 1;
+}
+
+bool depends_on(const UOp* u, const UOp* r) {
+  std::vector<const UOp*> work = {u};
+  std::unordered_set<const UOp*> seen = {u};
+  while (!work.empty()) {
+    const UOp* x = work.back();
+    work.pop_back();
+    if (x == r) return true;
+    for (const UOp* s : x->src)
+      if (seen.insert(s).second) work.push_back(s);
+  }
+  return false;
 }
 
 std::vector<const UOp*> toposort(const std::vector<const UOp*>& roots) {

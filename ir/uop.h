@@ -122,6 +122,7 @@ class Graph {
   const UOp* var(const std::string& name, int64_t min, int64_t max) {
     return make(Op::Var, DType::Index, {}, VarArg{name, min, max});
   }
+  const UOp* range(int64_t n, int64_t id, RangeKind kind) { return make(Op::Range, DType::Index, {cint(n)}, RangeArg{id, kind}); }
 
   int64_t add_buffer(BufferInfo info);
   const BufferInfo& buffer(int64_t id) const { return buffers_.at(static_cast<size_t>(id)); }
@@ -241,5 +242,7 @@ inline int64_t range_extent(const UOp* r) { return r->src[0]->vmax; }
 
 // Nodes reachable from `roots`, each after all of its sources.
 std::vector<const UOp*> toposort(const std::vector<const UOp*>& roots);
+// Whether `r` is `u` or reachable from it (an index that depends on a range).
+bool depends_on(const UOp* u, const UOp* r);
 
 }  // namespace tgc

@@ -10,12 +10,6 @@ namespace tgc {
 
 namespace {
 
-bool depends(const UOp* u, const UOp* r) {
-  for (const UOp* x : toposort({u}))
-    if (x == r) return true;
-  return false;
-}
-
 // [channels, rest] -> [rest, channels].
 std::shared_ptr<const Bytes> transpose_bytes(const BufferInfo& b, int64_t channels, int64_t rest) {
   size_t esize = size_t(dtype_size(b.dtype));
@@ -30,7 +24,7 @@ std::shared_ptr<const Bytes> transpose_bytes(const BufferInfo& b, int64_t channe
 bool transpose_weight(Graph& g, Kernel& k, const UOp* c, const UOp* j) {
   int64_t channels = range_extent(c);
   for (const UOp* l : toposort({k.ast})) {
-    if (l->op != Op::Load || l->src.size() != 2 || depends(l->src[1], j)) continue;
+    if (l->op != Op::Load || l->src.size() != 2 || depends_on(l->src[1], j)) continue;
     int64_t from = l->src[0]->ival();
     const BufferInfo b = g.buffer(from);  // (a copy: add_buffer below may move the table)
     std::optional<int64_t> stride = stride_along(g, l->src[1], c);

@@ -37,7 +37,7 @@ void merge_axes(Graph& g, Schedule& s, const TargetProfile& t) {
     if (!a->src[0]->is_const() || !b->src[0]->is_const()) continue;
     int64_t na = range_extent(a), nb = range_extent(b);
     if (vector_width(na * nb, t) <= vector_width(nb, t) || !walks_as_one(g, k, a, b)) continue;
-    const UOp* m = g.make(Op::Range, DType::Index, {g.cint(na * nb)}, RangeArg{next_range_id(k), RangeKind::Global});
+    const UOp* m = g.range(na * nb, next_range_id(k), RangeKind::Global);
     Sym sym{g};
     Kernel merged = k;
     merged.ast = simplify(g, substitute(g, k.ast, {{a, sym.idiv(m, nb)}, {b, sym.mod(m, nb)}}));

@@ -13,6 +13,7 @@
 #include "ir/rewrite.h"
 #include "ir/symbolic.h"
 #include "passes/channel_vectors.h"
+#include "passes/fold_weights.h"
 #include "passes/merge_axes.h"
 #include "passes/pack.h"
 
@@ -23,19 +24,6 @@ constexpr const char* kNames[] = {"UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTO
 
 // A range's size in the layout: a run-time dim's upper bound where its loop ends at a VAR.
 int64_t size_of(const UOp* r) { return range_extent(r); }
-
-bool depends(const UOp* u, const UOp* r, std::unordered_map<const UOp*, bool>& memo) {
-  if (u == r) return true;
-  if (auto it = memo.find(u); it != memo.end()) return it->second;
-  bool d = false;
-  for (const UOp* s : u->src) d = d || depends(s, r, memo);
-  return memo[u] = d;
-}
-
-bool depends(const UOp* u, const UOp* r) {
-  std::unordered_map<const UOp*, bool> memo;
-  return depends(u, r, memo);
-}
 
 // Replaces `from` by `to` everywhere below `root`, except in a KREDUCE's list of ranges, where
 // `from` becomes `in_reduce` (the split's outer and inner ranges).
@@ -68,7 +56,7 @@ Kernel split_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount, Range
   // past E, inside the layout (amount divides its size), are computed and never read.
   const UOp* end = r->src[0]->is_const() ? g.cint(rest) : simplify(g, s.idiv(s.add(r->src[0], amount - 1), amount));
   const UOp* outer = g.make(Op::Range, DType::Index, {end}, RangeArg{id, r->range().kind});
-  const UOp* inner = g.make(Op::Range, DType::Index, {g.cint(amount)}, RangeArg{id + 1, kind});
+  const UOp* inner = g.range(amount, id + 1, kind);
   const UOp* value = top ? s.add(s.mul(inner, rest), outer) : s.add(s.mul(outer, amount), inner);
   Kernel out = k;
   out.ast = simplify(g, split_substitute(g, k.ast, r, value, {outer, inner}));
@@ -82,7 +70,7 @@ Kernel split_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount, Range
 // whose index could leave their buffer read nothing, and reduces over r add their identity.
 Kernel pad_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount) {
   int64_t n = size_of(r);
-  const UOp* padded = g.make(Op::Range, DType::Index, {g.cint((n + amount - 1) / amount * amount)}, RangeArg{next_range_id(k), r->range().kind});
+  const UOp* padded = g.range((n + amount - 1) / amount * amount, next_range_id(k), r->range().kind);
   Sym s{g};
   const UOp* inside = s.lt(padded, n);
   const UOp* root = substitute(g, k.ast, {{r, padded}});
@@ -90,7 +78,7 @@ Kernel pad_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount) {
   for (const UOp* u : toposort({root})) {
     std::vector<const UOp*> src;
     for (const UOp* x : u->src) src.push_back(done.at(x));
-    if (u->op == Op::Load && depends(src[1], padded)) {
+    if (u->op == Op::Load && depends_on(src[1], padded)) {
       const UOp* idx = src[1];
       if (idx->vmin < 0 || idx->vmax >= numel(g.buffer(src[0]->ival()).shape))
         src = {src[0], idx, s.and_(src.size() > 2 ? src[2] : nullptr, inside)};
@@ -146,7 +134,7 @@ int64_t expansion(const Kernel& k) {
 
 // The change of `idx` when `r` grows by one (0 when it does not depend on r at all).
 std::optional<int64_t> stride(Graph& g, const UOp* idx, const UOp* r) {
-  if (!depends(idx, r)) return 0;
+  if (!depends_on(idx, r)) return 0;
   return stride_along(g, idx, r);
 }
 
@@ -376,8 +364,8 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
   for (int a = int(globals.size()) - 2; a >= 0; --a) {
     const UOp* r = globals[size_t(a)];
     if (a == local_axis || !r->src[0]->is_const()) continue;
-    bool reused = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return !depends(l->src[1], r); });
-    bool varies = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends(l->src[1], r); });
+    bool reused = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return !depends_on(l->src[1], r); });
+    bool varies = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends_on(l->src[1], r); });
     if (!reused || !varies) continue;
     if (int64_t v = pick_divisor(size_of(r), {4, 2}, t.max_expand)) {
       opts.push_back({OptOp::Upcast, a, v});
@@ -388,10 +376,11 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
 }
 }  // namespace
 
-void layout_kernels(Graph& g, Schedule& s, const TargetProfile& t) {
+void rewrite_kernels(Graph& g, Schedule& s, const TargetProfile& t) {
   merge_axes(g, s, t);
   channel_vectors(g, s, t);
   pack_panels(g, s, t);
+  fold_weight_kernels(g, s);
 }
 
 bool narrow_rows(int64_t n, const TargetProfile& t) { return vector_width(n, t) * 4 <= t.vector_lanes; }
@@ -484,7 +473,7 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
     const UOp* outer = last_split(split).first;
     for (const UOp* u : toposort({split.ast}))
       for (const UOp* x : u->src)
-        if (x->dtype == DType::Index && u->dtype != DType::Index && u->op != Op::KReduce && depends(x, outer) && !stride_along(g, x, outer)) return false;
+        if (x->dtype == DType::Index && u->dtype != DType::Index && u->op != Op::KReduce && depends_on(x, outer) && !stride_along(g, x, outer)) return false;
     return true;
   };
   std::vector<const UOp*> lane_axes;
@@ -523,8 +512,8 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
     if (a == vec_axis) continue;
     const UOp* r = globals[size_t(a)];
     if (!r->src[0]->is_const() && r->src[0]->vmin < 2 && !tile_runtime_axes) continue;
-    bool reused = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return !depends(l->src[1], r); });
-    bool varies = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends(l->src[1], r); });
+    bool reused = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return !depends_on(l->src[1], r); });
+    bool varies = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends_on(l->src[1], r); });
     if (!reused || !varies) continue;
     int64_t v = pick_divisor(size_of(r), {4, 3, 2}, budget / expand);
     if (v) opts.push_back({OptOp::Upcast, a, v}), expand *= v;
@@ -559,7 +548,7 @@ SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t
   if (k.global_ranges.size() < 2 || end->op != Op::Var) return v;
   const UOp* tokens = k.global_ranges[0];
   std::vector<const UOp*> loads = reduce_loads(k);
-  if (std::all_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends(l->src[1], tokens); })) return v;
+  if (std::all_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends_on(l->src[1], tokens); })) return v;
   const int64_t kTokens = 4;
   if (size_of(tokens) % kTokens) return v;
   bool lanes = std::any_of(small.begin(), small.end(), [](const Opt& o) { return o.op == OptOp::Lanes; });

@@ -48,11 +48,12 @@ std::vector<const UOp*> kernel_axes(const Kernel& k);
 // Applies actions in order; throws tgc::Error naming the action when one is not legal.
 Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const TargetProfile& t);
 
-// Kernel rewrites that come before the choice of actions, on CPU targets: the two innermost
+// Kernel rewrites that come before the choice of actions. On CPU targets: the two innermost
 // output axes merged where they are one run in memory (passes/merge_axes.h), weights transposed
 // for vector lanes along output channels where rows are narrow (passes/channel_vectors.h), and
-// large matmul operands packed in panels (passes/pack.h).
-void layout_kernels(Graph& g, Schedule& s, const TargetProfile& t);
+// large matmul operands packed in panels (passes/pack.h); on every target, weight-only integer
+// kernels folded at compile time (passes/fold_weights.h).
+void rewrite_kernels(Graph& g, Schedule& s, const TargetProfile& t);
 
 // The CPU heuristic's vector tile along a contiguous output axis of size n: two vectors where
 // they divide it, else the divisor nearest that width; 0 where none suits.

@@ -23,12 +23,6 @@ struct Strip {
   int64_t stride = 0;
 };
 
-bool depends(const UOp* u, const UOp* r) {
-  for (const UOp* x : toposort({u}))
-    if (x == r) return true;
-  return false;
-}
-
 std::optional<Strip> find_strip(Graph& g, const Kernel& k, const UOp* j, int64_t width, const TargetProfile& t) {
   for (const UOp* red : toposort({k.ast})) {
     if (red->op != Op::KReduce) continue;
@@ -41,7 +35,7 @@ std::optional<Strip> find_strip(Graph& g, const Kernel& k, const UOp* j, int64_t
       // Packing pays where B is read more than once: more output rows than one register tile's.
       int64_t rows = 1;
       for (const UOp* r : k.global_ranges)
-        if (r != j && !depends(l->src[1], r)) rows *= range_extent(r);
+        if (r != j && !depends_on(l->src[1], r)) rows *= range_extent(r);
       if (rows < 8) continue;
       for (size_t i = 1; i < red->src.size(); ++i) {
         const UOp* r = red->src[i];
@@ -76,8 +70,7 @@ Kernel pack_kernel(Graph& g, int64_t from, int64_t to, int64_t stride, int64_t w
   const BufferInfo& b = g.buffer(from);
   int64_t rows = numel(b.shape) / stride;
   Sym s{g};
-  auto range = [&](int64_t n, int64_t id) { return g.make(Op::Range, DType::Index, {g.cint(n)}, RangeArg{id, RangeKind::Global}); };
-  const UOp *p = range(stride / width, 0), *q = range(rows, 1), *u = range(width, 2);
+  const UOp *p = g.range(stride / width, 0, RangeKind::Global), *q = g.range(rows, 1, RangeKind::Global), *u = g.range(width, 2, RangeKind::Global);
   const UOp* value = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, from), s.add(s.add(s.mul(q, stride), s.mul(p, width)), u)});
   Kernel k;
   k.ast = g.make(Op::Store, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), s.add(s.add(s.mul(p, rows * width), s.mul(q, width)), u), value});
@@ -109,8 +102,8 @@ void pack_panels(Graph& g, Schedule& s, const TargetProfile& t) {
     int64_t rows = numel(b.shape) / strip->stride;
     // j -> jo * width + ju, with jo outermost: a work item's panel stays in L2 across its rows.
     int64_t id = next_range_id(k);
-    const UOp* jo = g.make(Op::Range, DType::Index, {g.cint(range_extent(j) / width)}, RangeArg{id, RangeKind::Global});
-    const UOp* ju = g.make(Op::Range, DType::Index, {g.cint(width)}, RangeArg{id + 1, RangeKind::Global});
+    const UOp* jo = g.range(range_extent(j) / width, id, RangeKind::Global);
+    const UOp* ju = g.range(width, id + 1, RangeKind::Global);
     Sym sym{g};
     std::unordered_map<const UOp*, const UOp*> split_j{{j, sym.add(sym.mul(jo, width), ju)}};
     // Only where the index simplifies to the panel's strides (else the packed kernel would be

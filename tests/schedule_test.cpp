@@ -48,13 +48,6 @@ class ScheduleTest : public ::testing::Test, protected test::Env {
   }
 };
 
-// Does `u` depend on `range`?
-bool depends_on(const UOp* u, const UOp* range) {
-  if (u == range) return true;
-  for (const UOp* s : u->src)
-    if (depends_on(s, range)) return true;
-  return false;
-}
 void collect(const UOp* u, Op op, std::set<const UOp*>& out) {
   if (u->op == op) out.insert(u);
   for (const UOp* s : u->src) collect(s, op, out);

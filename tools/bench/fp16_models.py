@@ -8,12 +8,11 @@ float16, except the inputs the spec keeps in f32 (Resize's roi and scales). Each
 OUT_DIR/<name>_fp16.onnx and is checked with onnx.checker. This is what onnxconverter-common's
 float16 conversion does with keep_io_types=False for these models.
 """
-import pathlib
-import sys
-
 import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
+
+from twin_models import write_twins
 
 F32, F16 = TensorProto.FLOAT, TensorProto.FLOAT16
 
@@ -59,19 +58,10 @@ def convert_graph(g):
                     convert_graph(sub)
 
 
-def main():
-    if len(sys.argv) < 3:
-        sys.exit(__doc__)
-    out = pathlib.Path(sys.argv[1])
-    out.mkdir(parents=True, exist_ok=True)
-    for path in sys.argv[2:]:
-        m = onnx.load(path)
-        convert_graph(m.graph)
-        onnx.checker.check_model(m)
-        dst = out / (pathlib.Path(path).stem + "_fp16.onnx")
-        onnx.save(m, str(dst))
-        print(dst)
+def convert(model):
+    convert_graph(model.graph)
+    return model
 
 
 if __name__ == "__main__":
-    main()
+    write_twins(__doc__, "fp16", convert)

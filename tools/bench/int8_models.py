@@ -9,12 +9,13 @@ scale and zero point computed per run), ConvInteger against the weight quantized
 of the bias: the graph onnxruntime.quantization.quantize_dynamic writes for Conv. Each twin is
 OUT_DIR/<name>_int8.onnx and is checked with onnx.checker.
 """
-import pathlib
 import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from twin_models import write_twins
 
 
 def quantize_weight(w):
@@ -65,17 +66,5 @@ def convert(model):
     return model
 
 
-def main():
-    if len(sys.argv) < 3:
-        sys.exit(__doc__)
-    out = pathlib.Path(sys.argv[1])
-    out.mkdir(parents=True, exist_ok=True)
-    for path in sys.argv[2:]:
-        m = convert(onnx.load(path))
-        onnx.checker.check_model(m)
-        dest = out / (pathlib.Path(path).stem + "_int8.onnx")
-        onnx.save(m, dest)
-
-
 if __name__ == "__main__":
-    main()
+    write_twins(__doc__, "int8", convert)

@@ -357,6 +357,7 @@ Row bench_case(const Case& c, const Prepared& p, int threads, const Options& o) 
 // Conversions of real models, as converters write them: written by a script into <work>/<suffix>,
 // named <model>_<suffix>.onnx.
 struct Twins {
+  bool Options::*wanted;  // --fp16, --int8
   const char* suffix;
   const char* script;
   std::vector<const char*> models;
@@ -366,8 +367,8 @@ struct Twins {
   double tol;
 };
 const Twins kTwins[] = {
-    {"fp16", "fp16_models.py", {"ch_ppocr_mobile_v2.0_cls_infer", "ch_PP-OCRv4_det_infer", "embedding_model"}, 1e-2},
-    {"int8", "int8_models.py", {"embedding_model"}, 1e-3},
+    {&Options::fp16, "fp16", "fp16_models.py", {"ch_ppocr_mobile_v2.0_cls_infer", "ch_PP-OCRv4_det_infer", "embedding_model"}, 1e-2},
+    {&Options::int8, "int8", "int8_models.py", {"embedding_model"}, 1e-3},
 };
 
 std::vector<Case> collect_cases(const Options& o, const std::string& root) {
@@ -392,7 +393,7 @@ std::vector<Case> collect_cases(const Options& o, const std::string& root) {
     }
   }
   for (const Twins& t : kTwins) {
-    if (!o.models || !(t.suffix == std::string("fp16") ? o.fp16 : o.int8)) continue;
+    if (!o.models || !(o.*t.wanted)) continue;
     std::string dir = o.work + "/" + t.suffix;
     std::vector<std::string> cmd = {"/usr/bin/python3", root + "/tools/bench/" + t.script, dir};
     for (const char* m : t.models) cmd.push_back(root + "/../shared/models/real/" + m + ".onnx");

@@ -19,7 +19,6 @@
 #include "model/dynamic_dims.h"
 #include "model/evaluate.h"
 #include "passes/lower.h"
-#include "passes/fold_weights.h"
 #include "passes/opt.h"
 #include "passes/schedule.h"
 #include "target/targets.h"
@@ -282,11 +281,11 @@ int cmd_inspect(const Args& a) {
     std::cout << print_graph(*m.graph, roots);
   } else if (a.stage == "kernels") {
     Schedule s = run_stage("schedule", [&] { return schedule(*m.graph, roots, so); });
-    if (a.optimize) layout_kernels(*m.graph, s, target.profile), fold_weight_kernels(*m.graph, s);
+    if (a.optimize) rewrite_kernels(*m.graph, s, target.profile);
     std::cout << "# " << s.kernels.size() << " kernels\n" << run_stage("describe", [&] { return describe(*m.graph, s); });
   } else if (a.stage == "loops" || a.stage == "source" || a.stage == "llvm" || a.stage == "asm" || a.stage == "blob") {
     Schedule s = schedule(*m.graph, roots, so);
-    if (a.optimize) layout_kernels(*m.graph, s, target.profile), fold_weight_kernels(*m.graph, s);
+    if (a.optimize) rewrite_kernels(*m.graph, s, target.profile);
     const DialectOps& dialect = dialect_ops(target.desc->dialect);
     bool cpu = target.desc->dialect == Dialect::LlvmCpu;
     if ((a.stage == "llvm" || a.stage == "asm") && !cpu)

@@ -1,16 +1,13 @@
-// The kernel rewrites between the schedule and the choice of actions: on CPUs panel packing
-// (passes/pack.h), merged axes (passes/merge_axes.h) and channel vectors
-// (passes/channel_vectors.h), and on every target weight-only integer kernels folded
-// (passes/fold_weights.h). Which kernels they rewrite, and
-// that the rewritten kernels (with and without the heuristic's actions) compute what the
-// interpreter does. A profile with a 1 KiB L2 makes small matmuls "large" so the reference
+// The kernel rewrites between the schedule and the choice of actions (passes/opt.h
+// rewrite_kernels): on CPUs panel packing (passes/pack.h), merged axes (passes/merge_axes.h)
+// and channel vectors (passes/channel_vectors.h), and on every target weight-only integer
+// kernels folded (passes/fold_weights.h). Which kernels they rewrite, and that the rewritten
+// kernels (with and without the heuristic's actions) compute what the interpreter does. A profile with a 1 KiB L2 makes small matmuls "large" so the reference
 // backend can run them.
 #include <gtest/gtest.h>
 
-#include "passes/channel_vectors.h"
 #include "passes/fold_weights.h"
 #include "passes/kernel_eval.h"
-#include "passes/merge_axes.h"
 #include "passes/opt.h"
 #include "passes/pack.h"
 #include "ran_cleanly.h"
@@ -25,14 +22,14 @@ TargetProfile tiny_l2() {
   return t;
 }
 
-class LayoutKernels : public ::testing::Test, protected test::Env {
+class KernelRewrites : public ::testing::Test, protected test::Env {
  protected:
   // Schedules `out`, packs, runs every kernel (after the heuristic's actions when `opts`) and
   // compares with the interpreter. Returns the packed schedule.
   Schedule check(const Tensor& out, bool opts, const TargetProfile& t = tiny_l2()) {
     HostTensor want = run({out})[0];
     Schedule s = schedule(g, {out.uop()});
-    layout_kernels(g, s, t);
+    rewrite_kernels(g, s, t);
     KernelEvaluator m(g, feeds);
     for (const Kernel& plain : s.kernels) {
       Kernel k = opts ? apply_opts(g, plain, heuristic_opts(g, plain, t), t) : plain;
@@ -51,7 +48,7 @@ class LayoutKernels : public ::testing::Test, protected test::Env {
   }
 };
 
-TEST_F(LayoutKernels, InputOperandGetsAPackKernel) {
+TEST_F(KernelRewrites, InputOperandGetsAPackKernel) {
   Schedule s = check(input({24, 40}).matmul(input({40, 48})), false);
   ASSERT_EQ(s.kernels.size(), 2u);
   EXPECT_EQ(g.buffer(s.kernels[0].output).shape, (Shape{3, 40, 16}));  // 48 columns in panels of 16
@@ -60,23 +57,23 @@ TEST_F(LayoutKernels, InputOperandGetsAPackKernel) {
   EXPECT_EQ(range_extent(s.kernels[1].global_ranges.front()), 3);
 }
 
-TEST_F(LayoutKernels, PackedKernelKeepsResultsUnderHeuristicOpts) {
+TEST_F(KernelRewrites, PackedKernelKeepsResultsUnderHeuristicOpts) {
   Schedule s = check((input({16, 32}).matmul(input({32, 64})) + 1.0f).relu(), true);
   EXPECT_EQ(packed_reads(s), 1);
 }
 
-TEST_F(LayoutKernels, WeightIsPackedAtCompileTime) {
+TEST_F(KernelRewrites, WeightIsPackedAtCompileTime) {
   Schedule s = check(input({9, 20}).matmul(weight({20, 32})), false);
   ASSERT_EQ(s.kernels.size(), 1u);  // no copy kernel
   EXPECT_EQ(packed_reads(s), 1);
 }
 
-TEST_F(LayoutKernels, BatchedOperandPacksEveryMatrix) {
+TEST_F(KernelRewrites, BatchedOperandPacksEveryMatrix) {
   Schedule s = check(input({2, 12, 24}).matmul(input({2, 24, 32})), true);
   EXPECT_EQ(packed_reads(s), 1);
 }
 
-TEST_F(LayoutKernels, LeavesAloneWhatWouldNotPay) {
+TEST_F(KernelRewrites, LeavesAloneWhatWouldNotPay) {
   EXPECT_EQ(packed_reads(check(input({4, 40}).matmul(input({40, 48})), false)), 0);   // B read once: one tile of rows
   EXPECT_EQ(packed_reads(check(input({24, 40}).matmul(input({40, 20})), false)), 0);  // no whole panel of columns
   EXPECT_EQ(packed_reads(check(input({24, 40}).matmul(input({48, 40}).permute({1, 0})), false)), 0);  // reduce axis contiguous
@@ -89,7 +86,7 @@ TEST_F(LayoutKernels, LeavesAloneWhatWouldNotPay) {
 
 // A 1x1 convolution's rows and columns are one run in memory: 12 x 12 columns take vectors of
 // 4, the merged 144 take two vectors of 8.
-TEST_F(LayoutKernels, OneByOneConvMergesRowsAndColumns) {
+TEST_F(KernelRewrites, OneByOneConvMergesRowsAndColumns) {
   TargetProfile t = tiny_l2();
   t.l2_bytes = 1 << 20;  // (no packing)
   Schedule s = check(input({1, 6, 12, 12}).conv(weight({8, 6, 1, 1}), weight({8}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).relu(), true, t);
@@ -98,7 +95,7 @@ TEST_F(LayoutKernels, OneByOneConvMergesRowsAndColumns) {
   EXPECT_EQ(range_extent(s.kernels.back().global_ranges[1]), 144);
 }
 
-TEST_F(LayoutKernels, PaddedConvKeepsItsAxes) {
+TEST_F(KernelRewrites, PaddedConvKeepsItsAxes) {
   // Rows of the padded input are 14 apart, the output's 12: not one run.
   Schedule s = check(input({1, 6, 12, 12}).conv(weight({8, 6, 3, 3}), std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1), true);
   EXPECT_EQ(s.kernels.back().global_ranges.size(), 3u);
@@ -106,7 +103,7 @@ TEST_F(LayoutKernels, PaddedConvKeepsItsAxes) {
 
 // Rows of 2 columns (a quarter of AVX2's 8 lanes): the weight is transposed at compile time so
 // the 16 output channels are contiguous, and the heuristic's lanes run along them.
-TEST_F(LayoutKernels, NarrowRowsGetChannelVectors) {
+TEST_F(KernelRewrites, NarrowRowsGetChannelVectors) {
   TargetProfile t = tiny_l2();
   t.l2_bytes = 1 << 20;
   Tensor out = input({1, 6, 8, 4}).conv(weight({16, 6, 3, 3}), weight({16}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1);
@@ -121,7 +118,7 @@ TEST_F(LayoutKernels, NarrowRowsGetChannelVectors) {
 
 // A weight-only integer kernel runs at compile time and its buffer becomes a weight; the same
 // computation in floats stays a kernel (the reference backend rounds otherwise).
-TEST_F(LayoutKernels, WeightOnlyIntegerKernelsAreFolded) {
+TEST_F(KernelRewrites, WeightOnlyIntegerKernelsAreFolded) {
   Tensor w = int_weight({4, 8}, std::vector<float>(32, 3), DType::I32);
   Tensor x = input({5, 4});
   // Reduces over the weights' reduces: each realized in a kernel of its own.
