@@ -18,6 +18,16 @@ for k in 0 1 2 3; do "$work/digits" -i image="$samples/image_$k.npy" -o "$work/c
 deps=$(ldd "$work/digits" | awk '{print $1}' | grep -vE '^(linux-vdso|/lib64/ld-linux|libc\.so|libm\.so|libpthread\.so|libdl\.so)' || true)
 [ -z "$deps" ] || { echo "FAIL unexpected dependencies: $deps"; fail=1; }
 
+echo "== without clang-19: the system's cc links for the host; other triples say what is missing"
+mkdir -p "$work/nocl"
+for b in sh cc ld as collect2; do p="$(command -v $b || true)"; [ -z "$p" ] || ln -s "$p" "$work/nocl/$b"; done
+PATH="$work/nocl" "$tgc" compile "$model" -o "$work/cc/digits" 2>/dev/null
+"$work/cc/digits" -i image="$samples/image_0.npy" -o "$work/cc0"; expect_probs "$work/cc0" 0
+if PATH="$work/nocl" "$tgc" compile "$model" --triple=aarch64-linux-gnu -o "$work/cc/a64" 2>"$work/cc.err" ||
+   ! grep -q "linking for aarch64 needs clang-19 and lld on PATH" "$work/cc.err"; then
+  echo "FAIL aarch64 without clang-19: $(cat "$work/cc.err")"; fail=1
+fi
+
 echo "== cpu executable, external weights"
 "$tgc" compile "$model" --weights=external -o "$work/ext/digits"
 [ -s "$work/ext/digits.weights" ] || { echo "FAIL no external weights file"; fail=1; }

@@ -6,6 +6,7 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Program.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
@@ -137,7 +138,14 @@ void link_with_runtime(const std::vector<std::string>& objects, const std::strin
                        const std::string& output) {
   namespace fs = std::filesystem;
   std::string arch = arch_of(triple);
+  // clang-19 with lld links for any triple. Without it (a machine with only gcc, such as a GPU
+  // box tgc was carried to), the system's cc links for its own architecture.
   std::vector<std::string> cmd = {"clang-19", "--target=" + arch + "-linux-gnu", "-fuse-ld=lld"};
+  if (!llvm::sys::findProgramByName("clang-19")) {
+    if (arch != arch_of(llvm::sys::getDefaultTargetTriple()) || !llvm::sys::findProgramByName("cc"))
+      throw Error("linking for " + arch + " needs clang-19 and lld on PATH (Debian: apt-get install clang-19 lld-19)");
+    cmd = {"cc"};
+  }
   cmd.insert(cmd.end(), objects.begin(), objects.end());
   if (!runtime_dir.empty()) {
     fs::path rt = fs::path(runtime_dir) / (arch + "-linux-gnu") / "libtgc_runtime.a";

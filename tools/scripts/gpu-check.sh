@@ -6,6 +6,11 @@
 #       bundled digits CNN) for each TARGET (default: cuda qcom), with seeded inputs and
 #       onnxruntime-node's outputs; and every Tensor API op for cuda, with the interpreter's
 #       outputs. Needs build/ (tools/scripts/test.sh builds it; TGC=path overrides build/tgc).
+#       TARGET none: no artifacts; the models are copied into DIR/models instead, to compile there.
+#   tools/scripts/gpu-check.sh compile DIR LABEL TGC_ARGS...   compile every case (those whose name
+#       matches $TGC_CASES, a grep -E pattern, if set) with `tgc compile TGC_ARGS` into DIR/LABEL,
+#       which `run` then checks. On the GPU machine with a tgc from tools/scripts/pack-tgc.sh
+#       (TGC=path), this is how --beam tunes there: compile DIR vulkan-beam2 --target=vulkan --beam=2.
 #   tools/scripts/gpu-check.sh run DIR [BENCH_RUNS]      on the GPU machine (bash, python3 + numpy):
 #       runs each artifact, compares its outputs (models: max|tgc-ort| <= 1e-4 max|ort|; ops:
 #       |tgc-interp| <= atol + rtol|interp|, the case's tolerance), times each model artifact (--bench, median), checks
@@ -27,31 +32,49 @@ prepare() {
   real_model_inputs "$dir/inputs"
   cp "$root/models/digits_samples/image_0.npy" "$dir/inputs/digits_image.npy"
   cp "$root/tests/compare_npy.py" "$dir/"
-  { real_model_cases; echo "digits|$root/models/digits_cnn.onnx||image=digits_image.npy|"; } > "$dir/cases.txt"
+  mkdir -p "$dir/models"
+  cp "$root/models/digits_cnn.onnx" "$dir/models/"
+  { real_model_cases; echo "digits|digits_cnn.onnx||image=digits_image.npy|"; } > "$dir/cases.txt"
+  : > "$dir/targets.txt"
   while IFS='|' read -r name model cargs ins ort_only; do
-    [ "${model:0:1}" = / ] || model="$real/$model"
+    [ -f "$dir/models/$model" ] || cp "$real/$model" "$dir/models/"
     mapfile -t o < <(input_args "$dir/inputs" "$ins $ort_only")
-    node "$root/tools/ort/ort_run.js" "$model" "${o[@]}" -o "$dir/ort/$name" >/dev/null
-    for t in "${targets[@]}"; do
-      local triple=()
-      [ "$t" != qcom ] || triple=(--triple=x86_64-linux-gnu)
-      echo "== $name ($t)"
-      # shellcheck disable=SC2086
-      "$tgc" compile --target="$t" "${triple[@]}" --cpu=x86-64-v2 "$model" $cargs -o "$dir/$t/$name"
-      strip "$dir/$t/$name"
-      if [ "$t" = cuda ]; then
+    node "$root/tools/ort/ort_run.js" "$dir/models/$model" "${o[@]}" -o "$dir/ort/$name" >/dev/null
+  done < "$dir/cases.txt"
+  for t in "${targets[@]}"; do
+    [ "$t" != none ] || continue
+    local triple=()
+    [ "$t" != qcom ] || triple=(--triple=x86_64-linux-gnu)
+    compile "$dir" "$t" --target="$t" "${triple[@]}" --cpu=x86-64-v2
+    if [ "$t" = cuda ]; then
+      while IFS='|' read -r name model cargs _; do
         mkdir -p "$dir/ptx/$name"
         # shellcheck disable=SC2086
-        "$tgc" inspect --target=cuda "$model" $cargs --stage=blob -o "$dir/ptx/$name" >/dev/null
-      fi
-    done
-  done < "$dir/cases.txt"
+        "$tgc" inspect --target=cuda "$dir/models/$model" $cargs --stage=blob -o "$dir/ptx/$name" >/dev/null
+      done < "$dir/cases.txt"
+    fi
+  done
+  # The models travel only to be compiled there (TARGET none); artifacts carry their weights.
+  printf '%s\n' "${targets[@]}" | grep -qx none || rm -rf "$dir/models"
   if printf '%s\n' "${targets[@]}" | grep -qx cuda; then
     TGC_GPU_BUNDLE="$dir" "$root/build/tests/tgc_compiled_tests" --gtest_filter='*Cuda*' >/dev/null
     strip "$dir"/ops/*/model
   fi
-  printf '%s\n' "${targets[@]}" > "$dir/targets.txt"
   echo "prepared $dir: $(du -sh "$dir" | cut -f1)"
+}
+
+# compile DIR LABEL TGC_ARGS...: every case of DIR/cases.txt into DIR/LABEL, LABEL added to targets.txt.
+compile() {
+  local dir="$1" label="$2"; shift 2
+  local tgc="${TGC:-$root/build/tgc}"
+  while IFS='|' read -r name model cargs _; do
+    [ -z "${TGC_CASES:-}" ] || echo "$name" | grep -qE "$TGC_CASES" || continue
+    echo "== $name ($label)"
+    # shellcheck disable=SC2086
+    "$tgc" compile "$@" "$dir/models/$model" $cargs -o "$dir/$label/$name" </dev/null
+    strip "$dir/$label/$name" 2>/dev/null || true   # smaller to carry; strip may be missing there
+  done < "$dir/cases.txt"
+  grep -qx "$label" "$dir/targets.txt" 2>/dev/null || echo "$label" >> "$dir/targets.txt"
 }
 
 run() {
@@ -108,6 +131,7 @@ run() {
 
 case "${1:-}" in
   prepare) shift; [ $# -ge 1 ] || { echo "usage: $0 prepare DIR [TARGET...]" >&2; exit 2; }; prepare "$@" ;;
+  compile) shift; [ $# -ge 2 ] || { echo "usage: $0 compile DIR LABEL TGC_ARGS..." >&2; exit 2; }; compile "$@" ;;
   run) shift; [ $# -ge 1 ] || { echo "usage: $0 run DIR [BENCH_RUNS]" >&2; exit 2; }; run "$@" ;;
-  *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

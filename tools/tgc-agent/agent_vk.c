@@ -15,7 +15,11 @@
 
 enum { kRepeats = 8 };
 
-/* The device's name, from a model with no launches (the runtime picks the device at create). */
+/* The device's name, from a model with no launches (the runtime picks the device at create).
+ * That model lives as long as the agent: its Vulkan instance keeps the driver loaded. Each
+ * candidate makes and drops an instance of its own, and without one held the loader unloads the
+ * driver every time; NVIDIA's, loaded afresh per candidate, stopped loading after a few dozen
+ * (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER), so BEAM dropped most candidates there. */
 void agent_vk_describe(char* line, size_t cap) {
   static const int64_t shape[1] = {1};
   static const tgc_buffer out = {.name = "probe", .dtype = TGC_F32, .rank = 1, .shape = shape,
@@ -23,13 +27,13 @@ void agent_vk_describe(char* line, size_t cap) {
   static const int32_t outputs[1] = {0};
   tgc_model_desc d = {.abi_version = TGC_ABI_VERSION, .name = "tgc-agent probe", .backend = &tgc_backend_vulkan,
                       .num_buffers = 1, .buffers = &out, .num_outputs = 1, .outputs = outputs, .vars_buffer = -1};
-  tgc_model* m = tgc_create(&d, 1);
+  static tgc_model* m; /* held until exit */
+  m = tgc_create(&d, 1);
   if (!m) {
     snprintf(line, cap, "no-vulkan %s", tgc_last_error());
     return;
   }
   snprintf(line, cap, "vulkan %s", m->backend->device_name(m->be));
-  tgc_destroy(m);
   for (char* c = line; *c; ++c)
     if (*c == '\n' || *c == '\r') *c = ' ';
 }
