@@ -257,6 +257,31 @@ TEST(GlslDialect, WorkGroupKernelStructure) {
   EXPECT_FALSE(has(spirv_capabilities(spv), 11)) << "Int64";
 }
 
+// An UPCAST by 4 of the contiguous axis reads and writes 4-vectors where the four elements start
+// at a multiple of 4; a shifted window (base + 1) and f16 data stay scalar.
+TEST(GpuVectorAccess, UpcastBy4IsOneVectorAccess) {
+  Graph g;
+  Tensor x = Tensor::input(g, "x", DType::F32, {64, 32}), y = Tensor::input(g, "y", DType::F32, {64, 32});
+  LoopProgram p = gpu_program(g, x + y, {{OptOp::Upcast, 1, 4}});
+  std::string glsl = render_glsl(g, p, {.index_bits = 32}), cl = render_opencl(g, p, {.index_bits = 32});
+  EXPECT_NE(glsl.find("binding = 1) restrict readonly buffer B1v { vec4 b1v[]; };"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("binding = 0) restrict buffer B0v { vec4 b0v[]; };"), std::string::npos) << glsl;
+  EXPECT_EQ(count(glsl, "vec4 q"), 2u) << glsl;
+  EXPECT_EQ(count(glsl, "b0v[("), 1u) << glsl;
+  EXPECT_EQ(count(glsl, "b0["), 1u) << "all stores through the vector view (b0[] only declared): " << glsl;
+  EXPECT_NO_THROW(glsl_to_spirv(glsl, p.name));
+  EXPECT_EQ(count(cl, "((__global const float4*)b"), 2u) << cl;
+  EXPECT_EQ(count(cl, "((__global float4*)b0)["), 1u) << cl;
+
+  Tensor shifted = Tensor::input(g, "z", DType::F32, {64, 33}).shrink({{0, 64}, {1, 33}}) + 1.0;
+  std::string off = render_glsl(g, gpu_program(g, shifted, {{OptOp::Upcast, 1, 4}}), {.index_bits = 32});
+  EXPECT_EQ(off.find("b1v"), std::string::npos) << "x[j + 1] starts off a multiple of 4: " << off;
+  EXPECT_EQ(count(off, "b0v[("), 1u) << "the store still starts at one: " << off;
+  std::string half = render_glsl(g, gpu_program(g, Tensor::input(g, "h", DType::F16, {64}).relu(), {{OptOp::Upcast, 0, 4}}),
+                                 {.index_bits = 32});
+  EXPECT_EQ(half.find("vec4"), std::string::npos) << half;
+}
+
 // f16 in 16-bit storage with fp32 math: the module needs StorageBuffer16BitAccess, not Float16.
 TEST(GlslDialect, HalfStorageFloatMath) {
   Graph g;

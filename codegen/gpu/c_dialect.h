@@ -17,6 +17,7 @@ struct CBuffer {
   DType dtype;
   bool written;  // the kernel's output (the first buffer); the others are only read
   bool vars;     // the vars buffer (i64 run-time dims), unused where var_value() passes them
+  bool vector4 = false;  // also accessed 4 elements at a time (vector_element)
 };
 
 struct CKernelHead {
@@ -62,6 +63,18 @@ class CDialect {
   virtual std::string subgroup_reduce(Op op, DType t) const { return ""; }
   virtual std::string subgroup_size() const { return ""; }
   virtual std::string subgroup_lane() const { return ""; }
+
+  // 4-element vectors of 32-bit buffer elements, for an UPCAST's four neighbouring loads or
+  // stores (one 128-bit access where the driver would not merge four scalar ones; every buffer
+  // starts 16-byte aligned). vector_type is "" where the dialect has no such access for `t`;
+  // vector_element is element `index4` of `buffer` read as 4-vectors (an lvalue); vector_make
+  // builds one from four values.
+  virtual std::string vector_type(DType t) const { return ""; }
+  virtual std::string vector_element(const CBuffer& buffer, const std::string& index4) const { return ""; }
+  virtual std::string vector_make(DType t, const std::string& a, const std::string& b, const std::string& c,
+                                  const std::string& d) const {
+    return "";
+  }
 
   // Values.
   virtual std::string cast(const std::string& type, const std::string& x) const = 0;

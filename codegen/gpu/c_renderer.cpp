@@ -4,6 +4,7 @@
 #include <limits>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/error.h"
 
@@ -21,6 +22,7 @@ class CRenderer {
       head.buffers.push_back({"b" + std::to_string(i), g_.buffer(p_.args[i]).dtype, i == 0, p_.args[i] == g_.vars_buffer()});
       arg_[p_.args[i]] = i;
     }
+    plan_vectors(head.buffers);
     std::string idx = reg(DType::Index);
     o_ << d_.signature(head) << " {\n";
     if (k_.work_groups) {
@@ -63,11 +65,115 @@ class CRenderer {
 
   std::string buffer(int64_t id) const { return "b" + std::to_string(arg_.at(id)); }
 
+  // ---- 4-vector accesses. An UPCAST by 4 of a contiguous axis loads (or stores) base, base+1,
+  // base+2 and base+3 in one statement list; where base is a multiple of 4 and the dialect has
+  // 4-vectors of the type, the four become one vector access. Loads: the vector is read at the
+  // first of the four, which then take its components. Stores: all of an output's stores or none
+  // (GLSL writes them through a second view of the binding), written at the last of the four.
+  struct Quad {
+    int64_t buffer;
+    const UOp* base;
+    bool store;
+    const UOp* lane[4] = {};
+    const LStmt* first = nullptr;  // in statement order
+    const LStmt* last = nullptr;
+    bool complete() const { return lane[0] && lane[1] && lane[2] && lane[3]; }
+  };
+
+  static std::pair<const UOp*, int> lane_of(const UOp* index) {
+    if (index->op == Op::Add)
+      for (int c = 0; c < 2; ++c) {
+        const UOp* k = index->src[size_t(c)];
+        if (k->op == Op::Const && k->ival() >= 1 && k->ival() <= 3) return {index->src[size_t(1 - c)], int(k->ival())};
+      }
+    return {index, 0};
+  }
+  static bool multiple_of_4(const UOp* u) {
+    switch (u->op) {
+      case Op::Const: return u->ival() % 4 == 0;
+      case Op::Add: return multiple_of_4(u->src[0]) && multiple_of_4(u->src[1]);
+      case Op::Mul: return multiple_of_4(u->src[0]) || multiple_of_4(u->src[1]);
+      default: return false;
+    }
+  }
+
+  void plan_vectors(std::vector<CBuffer>& buffers) {
+    std::vector<Quad> stores;
+    std::unordered_map<int64_t, int> stores_of;  // buffer id -> its scalar stores in the kernel
+    plan_list(p_.body, buffers, stores, stores_of);
+    std::unordered_map<int64_t, int> in_quads;
+    for (const Quad& q : stores) in_quads[q.buffer] += 4;
+    for (const Quad& q : stores) {
+      if (in_quads[q.buffer] != stores_of[q.buffer]) continue;
+      buffers[arg_.at(q.buffer)].vector4 = true;
+      for (const UOp* l : q.lane) vector_store_skip_.insert(l);
+      vector_store_at_[q.last->u] = q;
+    }
+  }
+
+  void plan_list(const std::vector<LStmt>& body, std::vector<CBuffer>& buffers, std::vector<Quad>& stores,
+                 std::unordered_map<int64_t, int>& stores_of) {
+    std::vector<Quad> quads;
+    auto quad_of = [&](int64_t b, const UOp* base, bool store) -> Quad& {
+      for (Quad& q : quads)
+        if (q.buffer == b && q.base == base && q.store == store) return q;
+      return quads.emplace_back(Quad{b, base, store});
+    };
+    for (const LStmt& s : body) {
+      if (s.kind == LStmt::Loop) plan_list(s.body, buffers, stores, stores_of);
+      bool load = s.kind == LStmt::Let && s.u->op == Op::Load && s.u->src.size() == 2;
+      bool store = s.kind == LStmt::Store;
+      if (!load && !store) continue;
+      int64_t b = s.u->src[0]->ival();
+      if (store) ++stores_of[b];
+      DType t = load ? s.u->dtype : s.u->src[2]->dtype;
+      if (d_.vector_type(t).empty() || g_.buffer(b).dtype != t || (store && (s.u->src.size() > 3 || !k_.store_gate.empty())))
+        continue;
+      auto [base, k] = lane_of(s.u->src[1]);
+      Quad& q = quad_of(b, base, store);
+      if (q.lane[k]) continue;  // the same address twice: the second stays scalar
+      q.lane[k] = s.u;
+      if (!q.first) q.first = &s;
+      q.last = &s;
+    }
+    for (Quad& q : quads) {
+      if (!q.complete() || !multiple_of_4(q.base)) continue;
+      if (q.store) {
+        stores.push_back(q);
+        continue;
+      }
+      std::string v = "q" + std::to_string(vector_load_at_.size());
+      for (int k = 0; k < 4; ++k) vector_lane_[q.lane[k]] = v + "." + "xyzw"[k];
+      vector_load_at_[q.first->u] = {v, q};
+      buffers[arg_.at(q.buffer)].vector4 = true;
+    }
+  }
+
+  // The vector read before the first of its four loads.
+  void vector_load(const UOp* first, const std::string& pad) {
+    auto it = vector_load_at_.find(first);
+    if (it == vector_load_at_.end()) return;
+    const auto& [v, q] = it->second;
+    DType t = g_.buffer(q.buffer).dtype;
+    CBuffer b{buffer(q.buffer), t, false, false, true};
+    o_ << pad << d_.vector_type(t) << " " << v << " = " << d_.vector_element(b, "(" + ref(q.base) + " / 4)") << ";\n";
+  }
+
+  std::unordered_map<const UOp*, std::pair<std::string, Quad>> vector_load_at_;  // first load -> vector, quad
+  std::unordered_map<const UOp*, std::string> vector_lane_;                     // load -> "q3.y"
+  std::unordered_map<const UOp*, Quad> vector_store_at_;                        // last store -> quad
+  std::unordered_set<const UOp*> vector_store_skip_;                            // stores made by a vector store
+
   void stmts(const std::vector<LStmt>& body, int depth) {
     std::string pad(size_t(depth) * 2, ' ');
     for (const LStmt& s : body) {
       switch (s.kind) {
-        case LStmt::Let: o_ << pad << reg(s.u->dtype) << " " << name(s.u) << " = " << expr(s.u) << ";\n"; break;
+        case LStmt::Let: {
+          vector_load(s.u, pad);
+          auto lane = vector_lane_.find(s.u);
+          o_ << pad << reg(s.u->dtype) << " " << name(s.u) << " = " << (lane != vector_lane_.end() ? lane->second : expr(s.u)) << ";\n";
+          break;
+        }
         case LStmt::Loop: {
           std::string r = name(s.u);
           o_ << pad << "for (" << reg(DType::Index) << " " << r << " = 0; " << r << " < " << end_of(s.u) << "; ++" << r << ") {\n";
@@ -143,6 +249,17 @@ class CRenderer {
 
   // A gated store (a PADTO axis) skips the padding; with GROUP ranges only the first thread stores.
   void store(const UOp* st, const std::string& pad) {
+    if (vector_store_skip_.count(st)) {
+      auto it = vector_store_at_.find(st);
+      if (it == vector_store_at_.end()) return;
+      const Quad& q = it->second;
+      DType t = g_.buffer(q.buffer).dtype;
+      CBuffer b{buffer(q.buffer), t, true, false, true};
+      o_ << pad << d_.vector_element(b, "(" + ref(q.base) + " / 4)") << " = "
+         << d_.vector_make(t, ref(q.lane[0]->src[2]), ref(q.lane[1]->src[2]), ref(q.lane[2]->src[2]), ref(q.lane[3]->src[2]))
+         << ";\n";
+      return;
+    }
     std::string first = st->src.size() > 3 ? ref(st->src[3]) : "";
     for (const UOp* r : k_.store_gate) first += (first.empty() ? "" : " && ") + name(r) + " == 0";
     if (!first.empty()) o_ << pad << "if (" << first << ")\n" << pad << "  ";

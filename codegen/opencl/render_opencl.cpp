@@ -53,6 +53,17 @@ class OpenClDialect : public CDialect {
   }
   std::string barrier() const override { return "barrier(CLK_LOCAL_MEM_FENCE)"; }
 
+  std::string vector_type(DType t) const override {
+    return t == DType::F32 || t == DType::I32 || t == DType::U32 ? reg_type(t) + "4" : "";
+  }
+  std::string vector_element(const CBuffer& b, const std::string& index4) const override {
+    return "((__global " + std::string(b.written ? "" : "const ") + vector_type(b.dtype) + "*)" + b.name + ")[" + index4 + "]";
+  }
+  std::string vector_make(DType t, const std::string& a, const std::string& b, const std::string& c,
+                          const std::string& d) const override {
+    return "(" + vector_type(t) + ")(" + a + ", " + b + ", " + c + ", " + d + ")";
+  }
+
   std::string cast(const std::string& type, const std::string& x) const override { return "(" + type + ")(" + x + ")"; }
   std::string zero(const std::string& type) const override { return "(" + type + ")0"; }
   std::string float_suffix(DType t) const override { return t == DType::F64 ? "" : "f"; }

@@ -53,6 +53,11 @@ class GlslDialect : public CDialect {
       if (b.vars) continue;  // VARs come as push constants; the binding stays unused
       s += "layout(std430, set = 0, binding = " + std::to_string(i) + ") restrict " + (b.written ? "" : "readonly ") +
            "buffer B" + std::to_string(i) + " { " + mem_type(b.dtype) + " " + b.name + "[]; };\n";
+      // The same binding as 4-vectors. An output is written through one view only (the renderer
+      // vectorizes all of its stores or none), so both views stay restrict.
+      if (b.vector4)
+        s += "layout(std430, set = 0, binding = " + std::to_string(i) + ") restrict " + (b.written ? "" : "readonly ") +
+             "buffer B" + std::to_string(i) + "v { " + vector_type(b.dtype) + " " + b.name + "v[]; };\n";
     }
     // Run-time dims: one 32-bit int each, in slot order (the runtime pushes 4 * num_vars bytes).
     if (k.num_vars > 0) {
@@ -104,6 +109,16 @@ class GlslDialect : public CDialect {
   std::string subgroup_size() const override { return "gl_SubgroupSize"; }
   std::string subgroup_lane() const override { return "gl_SubgroupInvocationID"; }
 
+  std::string vector_type(DType t) const override {
+    return t == DType::F32 ? "vec4" : t == DType::I32 ? "ivec4" : t == DType::U32 ? "uvec4" : "";
+  }
+  std::string vector_element(const CBuffer& b, const std::string& index4) const override {
+    return b.name + "v[" + index4 + "]";
+  }
+  std::string vector_make(DType t, const std::string& a, const std::string& b, const std::string& c,
+                          const std::string& d) const override {
+    return vector_type(t) + "(" + a + ", " + b + ", " + c + ", " + d + ")";
+  }
   std::string cast(const std::string& type, const std::string& x) const override { return type + "(" + x + ")"; }
   std::string zero(const std::string& type) const override { return type + "(0)"; }
   std::string float_suffix(DType t) const override { return t == DType::F64 ? "lf" : ""; }
