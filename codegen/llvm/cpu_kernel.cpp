@@ -477,11 +477,13 @@ class CpuRenderer : LlvmExprHooks {
   // The emitter's hooks. A gated load (`gate ? buf[idx] : 0`) is a branch around the load: the
   // loop vectorizer turns it into a masked vector load where the index is contiguous (pads,
   // concats). Copies expanded for SLP keep the branch-free select form, since SLP works on
-  // straight-line code.
+  // straight-line code, and so do 16-bit loads (below).
   Value* load(const UOp* u) override {
     auto s = [&](int i) { return value(u->src[size_t(i)]); };
     if (u->src.size() <= 2) return load_buffer(u, s(1));
-    if (!p_.lanes_expanded) return conditional_load(u);
+    // 16-bit elements too: x86 has no masked 16-bit loads or gathers, so the loop vectorizer
+    // would leave a branch per element (an f16 concat of resized maps ran 17x its f32 twin).
+    if (!p_.lanes_expanded && dtype_size(u->dtype) != 2) return conditional_load(u);
     // Gated, branch-free: read index 0 (always in bounds) where the gate is false, then select 0.
     Value* v = load_buffer(u, b_.CreateSelect(s(2), s(1), b_.getInt64(0)));
     return b_.CreateSelect(s(2), v, llvm::Constant::getNullValue(v->getType()));
