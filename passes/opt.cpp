@@ -15,6 +15,7 @@
 #include "passes/channel_vectors.h"
 #include "passes/fold_weights.h"
 #include "passes/merge_axes.h"
+#include "passes/deinterleave.h"
 #include "passes/pack.h"
 
 namespace tgc {
@@ -379,6 +380,7 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
 void rewrite_kernels(Graph& g, Schedule& s, const TargetProfile& t) {
   merge_axes(g, s, t);
   channel_vectors(g, s, t);
+  deinterleave_strided(g, s, t);
   pack_panels(g, s, t);
   fold_weight_kernels(g, s);
 }

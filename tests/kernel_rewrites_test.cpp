@@ -1,6 +1,6 @@
 // The kernel rewrites between the schedule and the choice of actions (passes/opt.h
-// rewrite_kernels): on CPUs panel packing (passes/pack.h), merged axes (passes/merge_axes.h)
-// and channel vectors (passes/channel_vectors.h), and on every target weight-only integer
+// rewrite_kernels): on CPUs panel packing (passes/pack.h), merged axes (passes/merge_axes.h),
+// channel vectors (passes/channel_vectors.h) and phase copies (passes/deinterleave.h), and on every target weight-only integer
 // kernels folded (passes/fold_weights.h). Which kernels they rewrite, and that the rewritten
 // kernels (with and without the heuristic's actions) compute what the interpreter does. A profile with a 1 KiB L2 makes small matmuls "large" so the reference
 // backend can run them.
@@ -114,6 +114,26 @@ TEST_F(KernelRewrites, NarrowRowsGetChannelVectors) {
   std::vector<Opt> opts = heuristic_opts(g, k, t);
   ASSERT_FALSE(opts.empty());
   EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 8})) << opts_str(opts);
+}
+
+// A stride-2 conv reads its input two elements apart along the output's rows: it reads a copy
+// split by phase instead, contiguous along them, and the heuristic gives it vector lanes. A
+// depthwise one (each input element read once) is left alone.
+TEST_F(KernelRewrites, StridedConvReadsItsInputByPhase) {
+  TargetProfile t = tiny_l2();
+  t.l2_bytes = 1 << 20;
+  Schedule s = check(input({1, 3, 18, 34}).conv(weight({8, 3, 3, 3}), weight({8}), {2, 2}, {0, 0, 0, 0}, {1, 1}, 1), true, t);
+  ASSERT_EQ(s.kernels.size(), 2u) << describe(g, s);
+  EXPECT_EQ(g.buffer(s.kernels[0].output).shape, (Shape{2, 3 * 18 * 17}));
+  const Kernel& conv = s.kernels[1];
+  EXPECT_TRUE(std::any_of(conv.inputs.begin(), conv.inputs.end(), [&](int64_t b) { return g.buffer(b).name.ends_with("_phases"); }));
+  std::vector<Opt> opts = heuristic_opts(g, conv, t);
+  ASSERT_FALSE(opts.empty());
+  EXPECT_EQ(opts[0].op, OptOp::Upcast);
+  EXPECT_EQ(opts[0].axis, int(conv.global_ranges.size()) - 1) << opts_str(opts);
+
+  Schedule dw = check(input({1, 8, 18, 34}).conv(weight({8, 1, 3, 3}), std::nullopt, {2, 2}, {0, 0, 0, 0}, {1, 1}, 8), true, t);
+  EXPECT_EQ(dw.kernels.size(), 1u) << describe(g, dw);
 }
 
 // A weight-only integer kernel runs at compile time and its buffer becomes a weight; the same

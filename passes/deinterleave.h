@@ -1,0 +1,16 @@
+// Strided convolutions on CPUs. A stride-2 convolution reads its input two elements apart along
+// the output's contiguous axis, so the CPU heuristic finds no load to put vector lanes along and
+// leaves the kernel scalar (PP-OCRv4 det's first conv: 26 GFLOP/s, against ~100 for the
+// stride-1 ones). This pass gives such a kernel a copy of that input split by phase,
+// P[p][q] = B[q * s + p] (s: the stride), in which the elements the output's neighbours read
+// are neighbours, and so the heuristic's lanes and register tiles apply. The copy is a kernel of
+// its own before its first reader (intermediates and inputs; weights are never read so).
+#pragma once
+#include "passes/schedule.h"
+#include "target/profile.h"
+
+namespace tgc {
+
+void deinterleave_strided(Graph& g, Schedule& s, const TargetProfile& t);
+
+}  // namespace tgc
