@@ -4,7 +4,9 @@
 // stride-1 ones). This pass gives such a kernel a copy of that input split by phase,
 // P[p][q] = B[q * s + p] (s: the stride), in which the elements the output's neighbours read
 // are neighbours, and so the heuristic's lanes and register tiles apply. The copy is a kernel of
-// its own before its first reader (intermediates and inputs; weights are never read so).
+// its own before its first reader (intermediates and inputs; weights are never read so), which
+// the heuristic gives one copy per phase (passes/opt phase_opts) so that it reads the input
+// once, in wide loads, and writes every phase as a contiguous stream.
 #pragma once
 #include "passes/schedule.h"
 #include "target/profile.h"

@@ -117,8 +117,9 @@ TEST_F(KernelRewrites, NarrowRowsGetChannelVectors) {
 }
 
 // A stride-2 conv reads its input two elements apart along the output's rows: it reads a copy
-// split by phase instead, contiguous along them, and the heuristic gives it vector lanes. A
-// depthwise one (each input element read once) is left alone.
+// split by phase instead, contiguous along them, and the heuristic gives it vector lanes; the
+// copy gets one copy of its body per phase (an interleaved load, contiguous stores). Depthwise
+// ones too.
 TEST_F(KernelRewrites, StridedConvReadsItsInputByPhase) {
   TargetProfile t = tiny_l2();
   t.l2_bytes = 1 << 20;
@@ -131,9 +132,10 @@ TEST_F(KernelRewrites, StridedConvReadsItsInputByPhase) {
   ASSERT_FALSE(opts.empty());
   EXPECT_EQ(opts[0].op, OptOp::Upcast);
   EXPECT_EQ(opts[0].axis, int(conv.global_ranges.size()) - 1) << opts_str(opts);
+  EXPECT_EQ(heuristic_opts(g, s.kernels[0], t), (std::vector<Opt>{{OptOp::Upcast, 0, 2}}));
 
   Schedule dw = check(input({1, 8, 18, 34}).conv(weight({8, 1, 3, 3}), std::nullopt, {2, 2}, {0, 0, 0, 0}, {1, 1}, 8), true, t);
-  EXPECT_EQ(dw.kernels.size(), 1u) << describe(g, dw);
+  EXPECT_EQ(dw.kernels.size(), 2u) << describe(g, dw);
 }
 
 // A weight-only integer kernel runs at compile time and its buffer becomes a weight; the same

@@ -131,16 +131,25 @@ class CpuRenderer : LlvmExprHooks {
   // the vector width and spill. Other loops of such a kernel (a softmax's sum of exponentials
   // beside its laned max) are left to the loop vectorizer: disabling it kernel-wide made softmax
   // 9x slower than without opts.
+  // Stores of copies to addresses apart (an elementwise copy by phase, passes/opt phase_opts)
+  // are not SLP lanes: such a loop is left to the loop vectorizer, one vector per copy.
   static bool holds_copies(const std::vector<LStmt>& body) {
     int n = 0;
+    bool accumulates = false, neighbours = false;
+    std::vector<const UOp*> stored;
     std::function<void(const std::vector<LStmt>&)> count = [&](const std::vector<LStmt>& b) {
       for (const LStmt& s : b) {
         n += s.kind == LStmt::AccUpdate || s.kind == LStmt::Store;
+        accumulates |= s.kind == LStmt::AccUpdate;
+        if (s.kind == LStmt::Store) stored.push_back(s.u->src[1]);
         count(s.body);
       }
     };
     count(body);
-    return n > 1;
+    for (const UOp* i : stored)
+      for (const UOp* j : stored)
+        neighbours |= j->op == Op::Add && j->src[0] == i && j->src[1]->op == Op::Const && j->src[1]->ival() == 1;
+    return n > 1 && (accumulates || neighbours);
   }
 
   // Emits `for (i = lo; i < hi; ++i) body(i)` with an alloca counter (mem2reg makes it a phi).
