@@ -1,6 +1,5 @@
 #include "passes/deinterleave.h"
 
-#include <algorithm>
 #include <map>
 
 #include "ir/rewrite.h"
