@@ -4,31 +4,11 @@
 
 #include "ir/rewrite.h"
 #include "ir/symbolic.h"
+#include "passes/pack.h"
 
 namespace tgc {
 
 namespace {
-
-// Element x of B at P[x % s][x / s], for B of n elements (n % s == 0).
-const UOp* phase_index(Graph& g, const UOp* x, int64_t s, int64_t n) {
-  Sym y{g};
-  return y.add(y.mul(y.mod(x, s), n / s), y.idiv(x, s));
-}
-
-// The kernel that copies B into phases: P[p][q] = B[q * s + p].
-Kernel phase_kernel(Graph& g, int64_t from, int64_t to, int64_t s) {
-  const BufferInfo& b = g.buffer(from);
-  int64_t n = numel(b.shape);
-  Sym y{g};
-  const UOp *p = g.range(s, 0, RangeKind::Global), *q = g.range(n / s, 1, RangeKind::Global);
-  const UOp* value = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, from), y.add(y.mul(q, s), p)});
-  Kernel k;
-  k.ast = g.make(Op::Store, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), y.add(y.mul(p, n / s), q), value});
-  k.global_ranges = {p, q};
-  k.output = to;
-  k.inputs = {from};
-  return k;
-}
 
 // The load to split and its stride: an ungated load of an intermediate or input that the
 // reduce reads `s` elements apart along the output's contiguous axis j, in a kernel where no
@@ -61,7 +41,8 @@ void deinterleave_strided(Graph& g, Schedule& s, const TargetProfile& t) {
                           ? strided_load(g, k, j, stride)
                           : nullptr;
     int64_t from = load ? load->src[0]->ival() : -1;
-    const UOp* idx = load ? simplify(g, phase_index(g, load->src[1], stride, numel(g.buffer(from).shape))) : nullptr;
+    // Panels one element wide: P[x % s][x / s].
+    const UOp* idx = load ? simplify(g, panel_index(g, load->src[1], stride, numel(g.buffer(from).shape) / stride, 1)) : nullptr;
     // Only where the index simplifies to neighbours along j (x % s and x / s split off j's term).
     if (!idx || stride_along(g, idx, j) != 1) {
       out.push_back(std::move(k));
@@ -74,7 +55,7 @@ void deinterleave_strided(Graph& g, Schedule& s, const TargetProfile& t) {
                       : g.add_buffer({b.name + "_phases", b.dtype, {stride, numel(b.shape) / stride}, BufferKind::Intermediate, nullptr});
     if (!made) {
       phases[key] = to;
-      Kernel pk = phase_kernel(g, from, to, stride);
+      Kernel pk = pack_kernel(g, from, to, stride, 1);
       pk.node = k.node;  // (runs where its reader runs: the same If guard)
       out.push_back(std::move(pk));
     }

@@ -50,8 +50,9 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
 
 // Kernel rewrites that come before the choice of actions. On CPU targets: the two innermost
 // output axes merged where they are one run in memory (passes/merge_axes.h), weights transposed
-// for vector lanes along output channels where rows are narrow (passes/channel_vectors.h), and
-// large matmul operands packed in panels (passes/pack.h); on every target, weight-only integer
+// for vector lanes along output channels where rows are narrow (passes/channel_vectors.h), the
+// inputs of strided convs split by phase (passes/deinterleave.h), and large matmul operands
+// packed in panels (passes/pack.h); on every target, weight-only integer
 // kernels folded at compile time (passes/fold_weights.h).
 void rewrite_kernels(Graph& g, Schedule& s, const TargetProfile& t);
 

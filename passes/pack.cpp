@@ -48,11 +48,6 @@ std::optional<Strip> find_strip(Graph& g, const Kernel& k, const UOp* j, int64_t
   return std::nullopt;
 }
 
-// Element x = q * stride + p * width + u of B goes to p * (rows * width) + q * width + u.
-const UOp* panel_index(Graph& g, const UOp* x, int64_t stride, int64_t rows, int64_t width) {
-  Sym s{g};
-  return s.add(s.add(s.mul(s.idiv(s.mod(x, stride), width), rows * width), s.mul(s.idiv(x, stride), width)), s.mod(x, width));
-}
 
 std::shared_ptr<const Bytes> pack_bytes(const BufferInfo& b, int64_t stride, int64_t width) {
   size_t esize = size_t(dtype_size(b.dtype));
@@ -65,21 +60,29 @@ std::shared_ptr<const Bytes> pack_bytes(const BufferInfo& b, int64_t stride, int
   return Bytes::own(std::move(out));
 }
 
-// The kernel that copies B into panels: P[p][q][u] = B[q * stride + p * width + u].
+}  // namespace
+
+const UOp* panel_index(Graph& g, const UOp* x, int64_t stride, int64_t rows, int64_t width) {
+  Sym s{g};
+  return s.add(s.add(s.mul(s.idiv(s.mod(x, stride), width), rows * width), s.mul(s.idiv(x, stride), width)), s.mod(x, width));
+}
+
 Kernel pack_kernel(Graph& g, int64_t from, int64_t to, int64_t stride, int64_t width) {
   const BufferInfo& b = g.buffer(from);
   int64_t rows = numel(b.shape) / stride;
   Sym s{g};
-  const UOp *p = g.range(stride / width, 0, RangeKind::Global), *q = g.range(rows, 1, RangeKind::Global), *u = g.range(width, 2, RangeKind::Global);
+  const UOp *p = g.range(stride / width, 0, RangeKind::Global), *q = g.range(rows, 1, RangeKind::Global);
+  // Panels one element wide (phases) have no u: the copy's inner loop is then q.
+  const UOp* u = width > 1 ? g.range(width, 2, RangeKind::Global) : g.cint(0);
   const UOp* value = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, from), s.add(s.add(s.mul(q, stride), s.mul(p, width)), u)});
   Kernel k;
   k.ast = g.make(Op::Store, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), s.add(s.add(s.mul(p, rows * width), s.mul(q, width)), u), value});
-  k.global_ranges = {p, q, u};
+  k.global_ranges = {p, q};
+  if (width > 1) k.global_ranges.push_back(u);
   k.output = to;
   k.inputs = {from};
   return k;
 }
-}  // namespace
 
 void pack_panels(Graph& g, Schedule& s, const TargetProfile& t) {
   if (t.gpu) return;

@@ -16,4 +16,11 @@ namespace tgc {
 
 void pack_panels(Graph& g, Schedule& s, const TargetProfile& t);
 
+// The panel layout of an operand B of rows * stride elements, each row cut into panels of
+// `width`: element x = q * stride + p * width + u of B is at P[p][q][u]. Width 1 splits B by
+// phase, P[x % stride][x / stride] (passes/deinterleave.h).
+const UOp* panel_index(Graph& g, const UOp* x, int64_t stride, int64_t rows, int64_t width);
+// The kernel that copies B (buffer `from`) into P (buffer `to`): ranges p, q and (width > 1) u.
+Kernel pack_kernel(Graph& g, int64_t from, int64_t to, int64_t stride, int64_t width);
+
 }  // namespace tgc
