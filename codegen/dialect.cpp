@@ -6,12 +6,12 @@
 #include <sstream>
 
 #include "codegen/cuda/render_ptx.h"
+#include "codegen/gpu/runtime_candidate.h"
 #include "codegen/kernel_library.h"
 #include "codegen/opencl/opencl_candidate.h"
 #include "codegen/opencl/render_opencl.h"
 #include "codegen/vulkan/glsl_to_spirv.h"
 #include "codegen/vulkan/render_glsl.h"
-#include "codegen/vulkan/vulkan_candidate.h"
 #include "ir/error.h"
 
 namespace tgc {
@@ -78,10 +78,14 @@ const DialectOps& dialect_ops(Dialect d) {
                                  "time-cl"};
   static const DialectOps glsl{"glsl", {.inner_loop = false}, glsl_kernel, glsl_source,
                                [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
-                                 return vulkan_candidate(g, p, glsl_kernel(g, p, t.profile));
+                                 return runtime_candidate(RuntimeApi::Vulkan, g, p, glsl_kernel(g, p, t.profile));
                                },
                                "time-vk"};
-  static const DialectOps ptx{"ptx", {.inner_loop = false}, ptx_kernel, ptx_source, nullptr, nullptr};
+  static const DialectOps ptx{"ptx", {.inner_loop = false}, ptx_kernel, ptx_source,
+                              [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
+                                return runtime_candidate(RuntimeApi::Cuda, g, p, ptx_kernel(g, p, t.profile));
+                              },
+                              "time-cuda"};
   switch (d) {
     case Dialect::LlvmCpu: return llvm_cpu;
     case Dialect::OpenCL: return opencl;

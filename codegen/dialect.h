@@ -26,10 +26,10 @@ struct DialectOps {
   // --stage=source`; the blob itself where that is text). Empty for LlvmCpu.
   std::function<GpuKernel(const Graph&, const LoopProgram&, const TargetProfile&)> render_gpu;
   std::function<std::string(const Graph&, const LoopProgram&, const TargetProfile&)> render_source;
-  // A tuning candidate for tgc-agent (docs/tuning.md) and the agent request that times it;
-  // NULL where --beam does not support the dialect yet.
+  // A tuning candidate for tgc-agent (docs/tuning.md) and the agent request that times it.
   std::function<std::string(const Graph&, const LoopProgram&, const ResolvedTarget&, const std::string& workdir)> candidate;
-  const char* agent_request;  // "time" (a one-kernel shared object), "time-cl" (OpenCL C), "time-vk" (SPIR-V)
+  const char* agent_request;  // "time" (a one-kernel shared object), "time-cl" (OpenCL C), "time-vk" (SPIR-V),
+                              // "time-cuda" (PTX)
 };
 
 const DialectOps& dialect_ops(Dialect d);

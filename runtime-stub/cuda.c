@@ -34,9 +34,12 @@ typedef struct {
   CUevent* events;       /* TGC_PROFILE: one before each launch and one after the last */
   double* profile_ms;
   int64_t profile_runs;
+  CUevent around[2];     /* m->time_launches: before and after the graph's launch */
+  double launch_ms;      /* of the last run, -1 when not measured */
 } tgc_cuda;
 
 static const char* cuda_device_name(const void* be) { return be ? ((const tgc_cuda*)be)->device_name : ""; }
+static double cuda_launch_ms(const void* be) { return ((const tgc_cuda*)be)->launch_ms; }
 
 /* Sets the error for a failed call and returns 1 when r is not CUDA_SUCCESS. */
 static int failed(tgc_cuda* c, CUresult r, const char* what, const char* name) {
@@ -58,6 +61,8 @@ static void cuda_free(tgc_cuda* c) {
     if (c->events)
       for (int32_t l = 0; l <= d->num_launches; ++l)
         if (c->events[l]) a->cuEventDestroy(c->events[l]);
+    for (int i = 0; i < 2; ++i)
+      if (c->around[i]) a->cuEventDestroy(c->around[i]);
     if (c->modules)
       for (int32_t l = 0; l < d->num_launches; ++l)
         if (c->modules[l]) { /* unloaded by its first launch */
@@ -226,6 +231,7 @@ static void* cuda_create(tgc_model* m, int num_threads) {
   tgc_cuda* c = calloc(1, sizeof *c);
   if (!c) return tgc_set_error("out of memory"), NULL;
   c->desc = d;
+  c->launch_ms = -1;
   size_t nb = (size_t)d->num_buffers + 1, nl = (size_t)d->num_launches + 1;
   c->own = calloc(nb, sizeof(CUdeviceptr));
   c->ptr = calloc(nb, sizeof(CUdeviceptr));
@@ -337,7 +343,13 @@ static int64_t cuda_run(void* be, tgc_model* m, int64_t sample) {
     if (run_profiled(c) != 0) goto fail;
   } else {
     if (!c->exec && capture(c) != 0) goto fail;
+    if (m->time_launches && !c->around[1] &&
+        (failed(c, a->cuEventCreate(&c->around[0], CU_EVENT_DEFAULT), "cuEventCreate", NULL) ||
+         failed(c, a->cuEventCreate(&c->around[1], CU_EVENT_DEFAULT), "cuEventCreate", NULL)))
+      goto fail;
+    if (m->time_launches && failed(c, a->cuEventRecord(c->around[0], c->stream), "cuEventRecord", NULL)) goto fail;
     if (failed(c, a->cuGraphLaunch(c->exec, c->stream), "launching the CUDA graph of", d->name)) goto fail;
+    if (m->time_launches && failed(c, a->cuEventRecord(c->around[1], c->stream), "cuEventRecord", NULL)) goto fail;
   }
   for (int32_t k = 0; k < d->num_outputs; ++k) {
     int32_t i = d->outputs[k];
@@ -347,6 +359,9 @@ static int64_t cuda_run(void* be, tgc_model* m, int64_t sample) {
       goto fail;
   }
   if (failed(c, a->cuStreamSynchronize(c->stream), "running", d->name)) return -1;
+  float ms = -1;
+  if (c->around[1] && a->cuEventElapsedTime(&ms, c->around[0], c->around[1]) != 0) ms = -1;
+  c->launch_ms = ms;
   for (int32_t k = 0; k < d->num_outputs; ++k) {
     int32_t i = d->outputs[k];
     if (d->buffers[i].nbytes > 0) memcpy(m->cur[i], c->staging[i], (size_t)d->buffers[i].nbytes);
@@ -364,4 +379,5 @@ const struct tgc_backend tgc_backend_cuda = {
     .run = cuda_run,
     .destroy = cuda_destroy,
     .device_name = cuda_device_name,
+    .launch_ms = cuda_launch_ms,
 };

@@ -87,6 +87,11 @@ struct tgc_backend {
   void (*destroy)(void* be, tgc_model* m);
   /* The device, for the --bench JSON; NULL where there is none to name (CPU). */
   const char* (*device_name)(const void* be);
+  /* The device time of the last run's launches, from the first one's start to the last one's
+   * end, in ms, when m->time_launches was set before the first run (tgc-agent times tuning
+   * candidates so, without the inputs' and outputs' copies); -1 when not measured. NULL where the
+   * backend cannot measure it (CPU, OpenCL). */
+  double (*launch_ms)(const void* be);
 };
 
 /* ---- the model (runtime.c) ---- */
@@ -112,6 +117,7 @@ struct tgc_model {
   int num_threads;        /* host threads running kernels (CPU backend), else 0 */
   int64_t kv_length;      /* desc->kv_position: positions the KV cache holds */
   int last_logits_only;   /* tgc_llm_all_logits(m, 0): logit_rows_var bound to 1 */
+  int time_launches;      /* the backend measures launch_ms (set before the first run) */
   int64_t* dense_nbytes;  /* per buffer: the size of dense[i] */
   struct tgc_tokenizer* tokenizer; /* desc->vocab: made at the first tgc_tokenize_text */
 };

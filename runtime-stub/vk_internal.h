@@ -61,6 +61,7 @@ typedef struct {
   VkQueryPool queries; /* TGC_PROFILE: a timestamp before the first dispatch and after each */
   double* profile_ms; /* per launch, summed over runs */
   int64_t profile_runs;
+  double launch_ms;   /* the last run's, from the timestamps; -1 without them */
 } tgc_vk;
 
 int tgc_vk_verbose(void);

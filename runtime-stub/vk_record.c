@@ -5,7 +5,8 @@
  * what one of them wrote since the last barrier, or writes what one of them read or wrote (the
  * arena reuses memory, so buffers are compared as byte ranges of their VkBuffers).
  * TGC_PROFILE=1 (or =all): a barrier after every dispatch and a timestamp after each, so each
- * dispatch's GPU time is the difference; destroying the model prints the means, slowest first. */
+ * dispatch's GPU time is the difference; destroying the model prints the means, slowest first.
+ * m->time_launches (tgc-agent) records the same timestamps, and prints nothing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +86,7 @@ int tgc_vk_needs_recording(const tgc_vk* vk, const tgc_model* m) {
 
 int tgc_vk_record(tgc_vk* vk, tgc_model* m) {
   const tgc_model_desc* d = vk->desc;
-  int profile = profiling();
+  int profile = profiling() || m->time_launches;
   if (!vk->prepared && tgc_vk_prepare(vk) != 0) return -1;
   if (profile && !vk->queries && !vk->profile_ms && make_queries(vk) != 0) return -1;
   for (int32_t v = 0; v < d->num_vars; ++v) vk->pushed[v] = (int32_t)m->var_value[v];
@@ -196,6 +197,7 @@ void tgc_vk_collect_profile(tgc_vk* vk) {
     uint64_t mask = vk->timestamp_bits >= 64 ? ~0ull : (1ull << vk->timestamp_bits) - 1;
     double ns = vk->props.limits.timestampPeriod;
     for (int32_t l = 0; l < n; ++l) vk->profile_ms[l] += (double)((t[l + 1] - t[l]) & mask) * ns / 1e6;
+    vk->launch_ms = (double)((t[n] - t[0]) & mask) * ns / 1e6;
     vk->profile_runs++;
   }
   free(t);
@@ -203,7 +205,7 @@ void tgc_vk_collect_profile(tgc_vk* vk) {
 
 /* As the other backends print it: the mean per launch over all runs, slowest first. */
 void tgc_vk_print_profile(const tgc_vk* vk) {
-  if (!vk->profile_ms || vk->profile_runs == 0) return;
+  if (!vk->profile_ms || vk->profile_runs == 0 || !profiling()) return;
   char title[64], suffix[400];
   snprintf(title, sizeof title, "%lld runs", (long long)vk->profile_runs);
   snprintf(suffix, sizeof suffix, " of GPU time (timestamps; one barrier per dispatch while profiling) on '%s'",

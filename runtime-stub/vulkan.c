@@ -16,6 +16,7 @@ int tgc_vk_verbose(void) {
 }
 
 static const char* vk_device_name(const void* be) { return be ? ((const tgc_vk*)be)->props.deviceName : ""; }
+static double vk_launch_ms(const void* be) { return ((const tgc_vk*)be)->launch_ms; }
 
 const char* tgc_vk_err(VkResult r) {
   switch (r) {
@@ -328,6 +329,7 @@ static void* vk_create(tgc_model* model, int num_threads) {
   tgc_vk* vk = calloc(1, sizeof *vk);
   if (!vk) return tgc_set_error("out of memory"), NULL;
   vk->desc = d;
+  vk->launch_ms = -1;
   size_t nb = (size_t)d->num_buffers + 1, nl = (size_t)d->num_launches + 1;
   vk->own = calloc(nb, sizeof *vk->own);
   vk->bound = calloc(nb, sizeof *vk->bound);
@@ -403,4 +405,5 @@ const struct tgc_backend tgc_backend_vulkan = {
     .run = vk_run,
     .destroy = vk_destroy,
     .device_name = vk_device_name,
+    .launch_ms = vk_launch_ms,
 };

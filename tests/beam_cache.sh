@@ -29,6 +29,17 @@ else
   check "one-line error naming --tune-via" grep -q -- "--tune-via" "$work/log3"
 fi
 
+if "$build/tgc-agent" < /dev/null 2> /dev/null | grep -q '^no-cuda '; then
+  echo "== --target=cuda on an agent without CUDA"
+  if "$tgc" compile "$work/mlp.onnx" -o "$work/mc" --target=cuda --beam=1 --tune-cache="$work/tune.sqlite" 2> "$work/log5"; then
+    echo "FAIL tuned CUDA kernels on an agent without CUDA"; fail=1
+  else
+    cat "$work/log5"
+    check "one-line error saying the agent has no CUDA device" grep -q "has no CUDA device" "$work/log5"
+    check "the error is one line" [ "$(wc -l < "$work/log5")" -eq 1 ]
+  fi
+fi
+
 if command -v qemu-aarch64 > /dev/null && [ -x "$build/tgc-agent-aarch64" ] && [ -e "$build/runtime/aarch64-linux-gnu/libtgc_runtime.a" ]; then
   echo "== aarch64 target, agent under qemu"
   qemu="qemu-aarch64 -L /usr/aarch64-linux-gnu"

@@ -25,33 +25,29 @@ double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock:
 }  // namespace
 
 int parse_agent_greeting(const std::string& line, AgentGreeting& g) {
-  auto bad = [&] { return Error("expected the greeting 'tgc-agent 1|2|3 <device>', got '" + line.substr(0, 200) + "'"); };
+  auto bad = [&] { return Error("expected the greeting 'tgc-agent 1|2|3|4 <device>', got '" + line.substr(0, 200) + "'"); };
   if (line.rfind(kGreeting, 0) != 0) throw bad();
   size_t v = std::strlen(kGreeting), sp = line.find(' ', v);
   std::string version = line.substr(v, sp == std::string::npos ? std::string::npos : sp - v);
-  if (version != "1" && version != "2" && version != "3") {
+  if (version.size() != 1 || version[0] < '1' || version[0] > '4') {
     if (version.empty() || version.find_first_not_of("0123456789") != std::string::npos) throw bad();
-    throw Error("tgc-agent speaks protocol version " + version + ", this tgc knows 1 to 3 (use the tgc-agent built with this tgc)");
+    throw Error("tgc-agent speaks protocol version " + version + ", this tgc knows 1 to 4 (use the tgc-agent built with this tgc)");
   }
   if (sp == std::string::npos || sp + 1 >= line.size()) throw bad();
   g = AgentGreeting{};
   g.version = version[0] - '0';
   g.device = line.substr(sp + 1);
-  if (g.version == 1) g.no_opencl_why = "it is an older tgc-agent (protocol 1, CPU only)";
-  if (g.version < 3) g.no_vulkan_why = "it is an older tgc-agent (protocol " + version + ", no Vulkan)";
+  for (int n = g.version; n <= 3; ++n)
+    g.api(n).why = "it is an older tgc-agent (protocol " + version + ", no " + AgentGreeting::api_name(n) + ")";
   return g.version - 1;
 }
 
-void parse_agent_opencl_line(const std::string& line, AgentGreeting& g) {
-  if (line.rfind("opencl ", 0) == 0 && line.size() > 7) g.opencl_device = line.substr(7), g.no_opencl_why.clear();
-  else if (line.rfind("no-opencl ", 0) == 0 && line.size() > 10) g.no_opencl_why = line.substr(10), g.opencl_device.clear();
-  else throw Error("expected the greeting's 'opencl <device>' or 'no-opencl <why>' line, got '" + line.substr(0, 200) + "'");
-}
-
-void parse_agent_vulkan_line(const std::string& line, AgentGreeting& g) {
-  if (line.rfind("vulkan ", 0) == 0 && line.size() > 7) g.vulkan_device = line.substr(7), g.no_vulkan_why.clear();
-  else if (line.rfind("no-vulkan ", 0) == 0 && line.size() > 10) g.no_vulkan_why = line.substr(10), g.vulkan_device.clear();
-  else throw Error("expected the greeting's 'vulkan <device>' or 'no-vulkan <why>' line, got '" + line.substr(0, 200) + "'");
+void parse_agent_api_line(int n, const std::string& line, AgentGreeting& g) {
+  std::string api = AgentGreeting::api_name(n), yes = api + " ", no = "no-" + api + " ";
+  AgentDevice& d = g.api(n);
+  if (line.rfind(yes, 0) == 0 && line.size() > yes.size()) d = {line.substr(yes.size()), ""};
+  else if (line.rfind(no, 0) == 0 && line.size() > no.size()) d = {"", line.substr(no.size())};
+  else throw Error("expected the greeting's '" + api + " <device>' or 'no-" + api + " <why>' line, got '" + line.substr(0, 200) + "'");
 }
 
 bool parse_agent_reply(const std::string& line, AgentTiming& t) {
@@ -103,8 +99,7 @@ void AgentClient::start() {
       if (!read_line(line, wait_s))
         throw Error(timed_out_ ? "no greeting within " + std::to_string(int(wait_s)) + " s" : exit_reason());
       if (n == 0) lines = parse_agent_greeting(line, greeting_) + 1;
-      else if (n == 1) parse_agent_opencl_line(line, greeting_);
-      else parse_agent_vulkan_line(line, greeting_);
+      else parse_agent_api_line(n, line, greeting_);
     }
   } catch (const Error& e) {
     stop(true);

@@ -16,23 +16,28 @@ struct AgentTiming {
   double out_sum = 0, out_abs_sum = 0;  // checksum of the output buffer
 };
 
+// A GPU API the agent may time candidates on.
+struct AgentDevice {
+  std::string name;  // the device; empty when the agent cannot run the API's candidates ...
+  std::string why;   // ... and then why not
+};
+
 // What an agent's greeting says (docs/tuning.md): version 1 is one line, "tgc-agent 1 <device>";
-// version 2 adds a line "opencl <CL device>, driver <version>" or "no-opencl <why>"; version 3 a
-// third, "vulkan <device>" or "no-vulkan <why>".
+// each later version adds one API's line, "<api> <device>" or "no-<api> <why>": version 2
+// opencl, version 3 vulkan, version 4 cuda.
 struct AgentGreeting {
   int version = 0;
-  std::string device;         // the CPU: "x86_64 AMD EPYC 7B13"
-  std::string opencl_device;  // empty when the agent cannot run OpenCL candidates ...
-  std::string no_opencl_why;  // ... and then why not
-  std::string vulkan_device;  // empty when the agent cannot run Vulkan candidates ...
-  std::string no_vulkan_why;  // ... and then why not
+  std::string device;  // the CPU: "x86_64 AMD EPYC 7B13"
+  AgentDevice opencl, vulkan, cuda;
+  // The API of the greeting's line n (1 to 3), and its name there.
+  AgentDevice& api(int n) { return n == 1 ? opencl : n == 2 ? vulkan : cuda; }
+  const AgentDevice& api(int n) const { return const_cast<AgentGreeting*>(this)->api(n); }
+  static const char* api_name(int n) { return n == 1 ? "opencl" : n == 2 ? "vulkan" : "cuda"; }
 };
 // Parse the first line into g; returns how many more lines the greeting has. Throws tgc::Error.
 int parse_agent_greeting(const std::string& line, AgentGreeting& g);
-// Parses version 2's OpenCL line (the second) into g. Throws tgc::Error.
-void parse_agent_opencl_line(const std::string& line, AgentGreeting& g);
-// Parses version 3's Vulkan line (the third) into g. Throws tgc::Error.
-void parse_agent_vulkan_line(const std::string& line, AgentGreeting& g);
+// Parses the greeting's line n (1 to 3: opencl, vulkan, cuda) into g. Throws tgc::Error.
+void parse_agent_api_line(int n, const std::string& line, AgentGreeting& g);
 
 // Parses a timing reply "ok MIN MEDIAN ITERS SUM ABS_SUM" into t; false when it is not one.
 bool parse_agent_reply(const std::string& line, AgentTiming& t);
@@ -52,7 +57,7 @@ class AgentClient {
 
   // Times the shared object `so`. nullopt with `why` set when the agent reports an error, crashes
   // or does not answer within the timeout (then it is restarted).
-  // `verb` is the request a dialect's candidates take ("time", "time-cl", "time-vk": codegen/dialect.h).
+  // `verb` is the request a dialect's candidates take ("time", "time-cl", "time-vk", "time-cuda": codegen/dialect.h).
   std::optional<AgentTiming> measure(const char* verb, const std::string& payload, int max_iters, double budget_ms,
                                      std::string& why) {
     return request(verb, payload, max_iters, budget_ms, why);

@@ -148,9 +148,6 @@ std::string summary_line(const TuneReport& r) {
 }
 
 std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>& kernels, const ResolvedTarget& t) {
-  // Before the agent starts: a dialect without tuning candidates.
-  if (!dialect_ops(t.desc->dialect).candidate)
-    throw Error("--beam is not supported for --target=" + t.desc->name + " yet");
   auto t0 = std::chrono::steady_clock::now();
   report_ = TuneReport{};
   report_.kernels = kernels.size();
@@ -179,21 +176,21 @@ std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>&
       target = "cpu " + t.triple + " " + t.cpu;
       break;
     case Dialect::OpenCL:
-      if (agent.greeting().opencl_device.empty())
-        throw Error("--beam: tgc-agent on " + agent.device() + " has no OpenCL device (" + agent.greeting().no_opencl_why +
-                    "): --beam for " + t.desc->name + " needs one (use --tune-via to reach a machine with it)");
-      report_.device = agent.greeting().opencl_device;
-      target = "opencl " + t.desc->name;
-      break;
     case Dialect::Glsl:
-      if (agent.greeting().vulkan_device.empty())
-        throw Error("--beam: tgc-agent on " + agent.device() + " has no Vulkan device (" + agent.greeting().no_vulkan_why +
-                    "): --beam for " + t.desc->name + " needs one (use --tune-via to reach a machine with it)");
-      report_.device = agent.greeting().vulkan_device;
-      // SPIR-V is the same for any device; the timings are the device's.
-      target = "vulkan " + t.desc->name + " " + report_.device;
+    case Dialect::Ptx: {
+      // The API that runs the dialect's candidates: the greeting's line n.
+      int n = t.desc->dialect == Dialect::OpenCL ? 1 : t.desc->dialect == Dialect::Glsl ? 2 : 3;
+      const AgentDevice& d = agent.greeting().api(n);
+      const char* api = n == 1 ? "OpenCL" : n == 2 ? "Vulkan" : "CUDA";
+      if (d.name.empty())
+        throw Error("--beam: tgc-agent on " + agent.device() + " has no " + api + " device (" + d.why + "): --beam for " +
+                    t.desc->name + " needs one (use --tune-via to reach a machine with it)");
+      report_.device = d.name;
+      // OpenCL C is compiled by the device's driver; SPIR-V and PTX are the same for any device,
+      // their timings are the device's.
+      target = std::string(AgentGreeting::api_name(n)) + " " + t.desc->name + (n == 1 ? "" : " " + d.name);
       break;
-    case Dialect::Ptx: break;  // refused above
+    }
   }
 
   // Distinct kernels in order of first use.

@@ -1,4 +1,4 @@
-// What tgc reads from tgc-agent (tune/agent_client.cpp): the greeting, its OpenCL line and the
+// What tgc reads from tgc-agent (tune/agent_client.cpp): the greeting, its API lines and the
 // timing replies. Lines of the input are fed as an agent would send them; each is parsed or
 // refused with a tgc::Error (greeting) or false (reply).
 #include <cmath>
@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     tgc::AgentGreeting g;
     int more = tgc::parse_agent_greeting(line, g);
-    if (more && next(line)) tgc::parse_agent_opencl_line(line, g);
+    for (int n = 1; n <= more && next(line); ++n) tgc::parse_agent_api_line(n, line, g);
   } catch (const tgc::Error&) {
   }
   while (next(line)) {

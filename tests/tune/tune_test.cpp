@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "cl_candidate.h"
+#include "codegen/dialect.h"
+#include "codegen/llvm/target.h"
 #include "codegen/opencl/opencl_candidate.h"
 #include "ir/error.h"
 #include "ir/tensor.h"
@@ -226,39 +228,48 @@ TEST(BeamSearch, GpuActionsAddWorkGroupsWithinMaxLocal) {
   EXPECT_TRUE(has(cpu, OptOp::Lanes, 2, 8)) << opts_str(cpu);
 }
 
-TEST(AgentGreeting, ParsesBothVersionsAndRejectsOthers) {
+TEST(AgentGreeting, ParsesEveryVersionAndRejectsOthers) {
   AgentGreeting g;
   EXPECT_EQ(parse_agent_greeting("tgc-agent 1 x86_64 AMD EPYC", g), 0);
   EXPECT_EQ(g.device, "x86_64 AMD EPYC");
-  EXPECT_EQ(g.opencl_device, "");
-  EXPECT_NE(g.no_opencl_why.find("older tgc-agent"), std::string::npos) << g.no_opencl_why;
+  EXPECT_EQ(g.opencl.name, "");
+  EXPECT_NE(g.opencl.why.find("older tgc-agent"), std::string::npos) << g.opencl.why;
 
   EXPECT_EQ(parse_agent_greeting("tgc-agent 2 aarch64 implementer 0x41 part 0xd05", g), 1) << "an OpenCL line follows";
   EXPECT_EQ(g.device, "aarch64 implementer 0x41 part 0xd05");
-  parse_agent_opencl_line("opencl QUALCOMM Adreno(TM) 740, driver OpenCL 3.0 QUALCOMM build", g);
-  EXPECT_EQ(g.opencl_device, "QUALCOMM Adreno(TM) 740, driver OpenCL 3.0 QUALCOMM build");
-  parse_agent_opencl_line("no-opencl cannot load libOpenCL.so.1", g);
-  EXPECT_EQ(g.opencl_device, "");
-  EXPECT_EQ(g.no_opencl_why, "cannot load libOpenCL.so.1");
+  parse_agent_api_line(1, "opencl QUALCOMM Adreno(TM) 740, driver OpenCL 3.0 QUALCOMM build", g);
+  EXPECT_EQ(g.opencl.name, "QUALCOMM Adreno(TM) 740, driver OpenCL 3.0 QUALCOMM build");
+  parse_agent_api_line(1, "no-opencl cannot load libOpenCL.so.1", g);
+  EXPECT_EQ(g.opencl.name, "");
+  EXPECT_EQ(g.opencl.why, "cannot load libOpenCL.so.1");
 
   for (const char* bad : {"tgc-agent", "tgc-agent 2", "tgc-agent 2 ", "tgc-agent x86_64", "hello", "tgc-agent 1x foo"})
     EXPECT_THROW(parse_agent_greeting(bad, g), Error) << bad;
-  EXPECT_NE(g.no_vulkan_why.find("older tgc-agent"), std::string::npos) << g.no_vulkan_why;
+  EXPECT_NE(g.vulkan.why.find("older tgc-agent"), std::string::npos) << g.vulkan.why;
 
   EXPECT_EQ(parse_agent_greeting("tgc-agent 3 x86_64 AMD EPYC", g), 2) << "OpenCL and Vulkan lines follow";
-  parse_agent_vulkan_line("vulkan NVIDIA H200", g);
-  EXPECT_EQ(g.vulkan_device, "NVIDIA H200");
-  parse_agent_vulkan_line("no-vulkan cannot load libvulkan.so.1", g);
-  EXPECT_EQ(g.vulkan_device, "");
-  EXPECT_EQ(g.no_vulkan_why, "cannot load libvulkan.so.1");
+  EXPECT_NE(g.cuda.why.find("older tgc-agent"), std::string::npos) << g.cuda.why;
+  parse_agent_api_line(2, "vulkan NVIDIA H200", g);
+  EXPECT_EQ(g.vulkan.name, "NVIDIA H200");
+  parse_agent_api_line(2, "no-vulkan cannot load libvulkan.so.1", g);
+  EXPECT_EQ(g.vulkan.name, "");
+  EXPECT_EQ(g.vulkan.why, "cannot load libvulkan.so.1");
+
+  EXPECT_EQ(parse_agent_greeting("tgc-agent 4 x86_64 AMD EPYC", g), 3) << "OpenCL, Vulkan and CUDA lines follow";
+  parse_agent_api_line(3, "cuda NVIDIA H100 80GB HBM3", g);
+  EXPECT_EQ(g.cuda.name, "NVIDIA H100 80GB HBM3");
+  parse_agent_api_line(3, "no-cuda cannot load libcuda.so.1", g);
+  EXPECT_EQ(g.cuda.name, "");
+  EXPECT_EQ(g.cuda.why, "cannot load libcuda.so.1");
   try {
-    parse_agent_greeting("tgc-agent 4 x86_64 AMD EPYC", g);
+    parse_agent_greeting("tgc-agent 5 x86_64 AMD EPYC", g);
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("version 4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("version 5"), std::string::npos) << e.what();
   }
-  for (const char* bad : {"opencl", "opencl ", "no-opencl", "ok 1 2 3", ""}) EXPECT_THROW(parse_agent_opencl_line(bad, g), Error) << bad;
-  for (const char* bad : {"vulkan", "vulkan ", "no-vulkan", "opencl x", ""}) EXPECT_THROW(parse_agent_vulkan_line(bad, g), Error) << bad;
+  for (const char* bad : {"opencl", "opencl ", "no-opencl", "ok 1 2 3", ""}) EXPECT_THROW(parse_agent_api_line(1, bad, g), Error) << bad;
+  for (const char* bad : {"vulkan", "vulkan ", "no-vulkan", "opencl x", ""}) EXPECT_THROW(parse_agent_api_line(2, bad, g), Error) << bad;
+  for (const char* bad : {"cuda", "cuda ", "no-cuda", "vulkan x", ""}) EXPECT_THROW(parse_agent_api_line(3, bad, g), Error) << bad;
 }
 
 LoopProgram opencl_program(Graph& g, const Kernel& k, const std::vector<Opt>& opts) {
@@ -317,12 +328,47 @@ TEST(OpenClCandidate, MalformedCandidatesSayWhatIsWrong) {
   }
 }
 
+// Vulkan and CUDA candidates, as the tuner builds them, parse on the agent with the launch the
+// runtime makes: the kernel name, whole blocks for CUDA, the buffers, the blob to the end.
+TEST(RuntimeCandidate, WhatTgcWritesTheAgentReads) {
+  for (const char* target : {"vulkan", "cuda"}) {
+    Graph g;
+    Kernel k = matmul_kernel(g, 8, 64, 96, "x");
+    ResolvedTarget t = resolve_target(target, "", "");
+    const DialectOps& d = dialect_ops(t.desc->dialect);
+    LoopProgram p = lower_kernel(g, k, {{OptOp::Local, 1, 32}}, t).program;
+    std::string payload = d.candidate(g, p, t, "");
+    auto c = std::make_unique<tgc_cl_candidate>();
+    char err[256] = "";
+    bool vk = std::string(target) == "vulkan";
+    ASSERT_EQ((vk ? tgc_vk_candidate_parse : tgc_cuda_candidate_parse)(payload.data(), payload.size(), c.get(), err, sizeof err), 0)
+        << target << ": " << err;
+    EXPECT_EQ(c->kernel, p.name) << target;
+    EXPECT_EQ(c->local_size, 32) << target;
+    EXPECT_EQ(c->global_size, 8 * 96) << target;
+    ASSERT_EQ(c->num_buffers, 3) << target;
+    EXPECT_EQ(c->buffer_bytes[0], 8 * 96 * 4) << target << ": output first";
+    GpuKernel kernel = d.render_gpu(g, p, t.profile);
+    EXPECT_EQ(std::string(c->source, c->source_len), kernel.blob) << target;
+    EXPECT_NE((vk ? tgc_cuda_candidate_parse : tgc_vk_candidate_parse)(payload.data(), payload.size(), c.get(), err, sizeof err), 0)
+        << target << ": the other API's candidate";
+  }
+  auto c = std::make_unique<tgc_cl_candidate>();
+  char err[256] = "";
+  std::string ragged = "tgc-cuda 1\nkernel k\nglobal 100\nlocal 64\nbuffer 400 11\nptx\n.version 8.0";
+  EXPECT_NE(tgc_cuda_candidate_parse(ragged.data(), ragged.size(), c.get(), err, sizeof err), 0);
+  EXPECT_NE(std::string(err).find("not a multiple"), std::string::npos) << err;
+  std::string no_block = "tgc-cuda 1\nkernel k\nglobal 128\nlocal 0\nbuffer 400 11\nptx\n.version 8.0";
+  EXPECT_NE(tgc_cuda_candidate_parse(no_block.data(), no_block.size(), c.get(), err, sizeof err), 0);
+  EXPECT_NE(std::string(err).find("needs a work-group size"), std::string::npos) << err;
+}
+
 // The OpenCL side of the agent, on whatever device this machine has (pocl in CI).
 class AgentOpenCl : public ::testing::Test {
  protected:
   void SetUp() override {
     agent_ = std::make_unique<AgentClient>(agent_command(), /*timeout_s=*/20);
-    if (agent_->greeting().opencl_device.empty()) GTEST_SKIP() << "no OpenCL device: " << agent_->greeting().no_opencl_why;
+    if (agent_->greeting().opencl.name.empty()) GTEST_SKIP() << "no OpenCL device: " << agent_->greeting().opencl.why;
   }
   std::unique_ptr<AgentClient> agent_;
 };

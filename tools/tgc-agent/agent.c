@@ -2,16 +2,18 @@
  *
  * It speaks a line protocol on stdin/stdout, so tgc can drive it through any command: locally,
  * under qemu, or on a board (`ssh board tgc-agent`, `adb shell /data/local/tmp/tgc-agent`).
- *   agent -> tgc   tgc-agent 3 <device description>                 (once, at start)
+ *   agent -> tgc   tgc-agent 4 <device description>                 (once, at start)
  *   agent -> tgc   opencl <CL device>, driver <version>  |  no-opencl <why>
  *   agent -> tgc   vulkan <Vulkan device>  |  no-vulkan <why>
+ *   agent -> tgc   cuda <CUDA device>  |  no-cuda <why>
  *   tgc -> agent   time <so_bytes> <max_iters> <budget_ms>\n<so_bytes bytes of a shared object>
  *   tgc -> agent   time-cl <bytes> <max_iters> <budget_ms>\n<bytes of an OpenCL candidate>
  *   tgc -> agent   time-vk <bytes> <max_iters> <budget_ms>\n<bytes of a Vulkan (SPIR-V) candidate>
+ *   tgc -> agent   time-cuda <bytes> <max_iters> <budget_ms>\n<bytes of a CUDA (PTX) candidate>
  *   agent -> tgc   ok <min_us> <median_us> <iters> <out_sum> <out_abs_sum>  |  err <message>
  *   tgc -> agent   quit
  * The shared object follows tools/tgc-agent/tgc_candidate.h, the OpenCL candidate
- * tools/tgc-agent/cl_candidate.h (agent_cl.c runs it; agent_vk.c runs the Vulkan one). The agent fills the buffers with
+ * tools/tgc-agent/cl_candidate.h (agent_cl.c runs it; agent_gpu.c the Vulkan and CUDA ones). The agent fills the buffers with
  * the same pseudo-random data every time (so candidates of one kernel can be compared by the
  * checksum of their output), runs it once to warm up, then takes up to max_iters samples until
  * budget_ms have passed (at least 3), on one thread; a sample repeats a kernel faster than
@@ -265,11 +267,12 @@ int main(int argc, char** argv) {
    * from here. */
   if (!dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL)) dlopen("libm.so", RTLD_NOW | RTLD_GLOBAL);
   struct utsname u;
-  char model[256], cl[512], vk[512];
+  char model[256], cl[512], vk[512], cuda[512];
   cpu_model(model, sizeof model);
   agent_cl_describe(cl, sizeof cl);
-  agent_vk_describe(vk, sizeof vk);
-  fprintf(agent_out, "tgc-agent 3 %s %s\n%s\n%s\n", uname(&u) == 0 ? u.machine : "unknown-arch", model, cl, vk);
+  agent_gpu_describe(&tgc_backend_vulkan, "vulkan", vk, sizeof vk);
+  agent_gpu_describe(&tgc_backend_cuda, "cuda", cuda, sizeof cuda);
+  fprintf(agent_out, "tgc-agent 4 %s %s\n%s\n%s\n%s\n", uname(&u) == 0 ? u.machine : "unknown-arch", model, cl, vk, cuda);
   fflush(agent_out);
 
   const char* tmp = getenv("TMPDIR");
@@ -280,17 +283,22 @@ int main(int argc, char** argv) {
     long long nbytes = 0, iters = 0;
     double budget_ms = 0;
     if (!strcmp(line, "quit")) break;
-    int cl_request = !strncmp(line, "time-cl ", 8), vk_request = !strncmp(line, "time-vk ", 8);
-    int gpu = cl_request || vk_request;
-    if (sscanf(line + (gpu ? 8 : 0), gpu ? "%lld %lld %lf" : "time %lld %lld %lf", &nbytes, &iters, &budget_ms) != 3 ||
+    /* "time-cl ", "time-vk ", "time-cuda ": GPU candidates; "time ": a CPU one. */
+    const char* api = !strncmp(line, "time-", 5) ? line + 5 : NULL;
+    const char* args = api ? strchr(api, ' ') : line;
+    if (!args || sscanf(args, api ? " %lld %lld %lf" : "time %lld %lld %lf", &nbytes, &iters, &budget_ms) != 3 ||
         nbytes <= 0 || nbytes > (1ll << 30) || iters < 1 || iters > MAX_ITERS) {
       agent_reply_err("bad request", line);
       continue;
     }
     char* payload = read_payload(nbytes);
     if (!payload) return 1; /* the driver went away mid-request */
-    if (gpu) {
-      (cl_request ? agent_time_cl : agent_time_vk)(payload, (size_t)nbytes, iters, budget_ms);
+    if (api) {
+      size_t len = (size_t)(args - api);
+      if (len == 2 && !strncmp(api, "cl", 2)) agent_time_cl(payload, (size_t)nbytes, iters, budget_ms);
+      else if (len == 2 && !strncmp(api, "vk", 2)) agent_time_gpu(&tgc_backend_vulkan, payload, (size_t)nbytes, iters, budget_ms);
+      else if (len == 4 && !strncmp(api, "cuda", 4)) agent_time_gpu(&tgc_backend_cuda, payload, (size_t)nbytes, iters, budget_ms);
+      else agent_reply_err("unknown request", line);
       free(payload);
       continue;
     }

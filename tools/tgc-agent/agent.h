@@ -32,9 +32,12 @@ void agent_reply_err(const char* what, const char* detail);
 void agent_cl_describe(char* line, size_t cap);
 void agent_time_cl(const char* payload, size_t bytes, long long max_iters, double budget_ms);
 
-/* agent_vk.c: Vulkan candidates, run through the tgc runtime's Vulkan backend. */
-/* Writes the greeting's third line: "vulkan <device>" or "no-vulkan <why>". */
-void agent_vk_describe(char* line, size_t cap);
-void agent_time_vk(const char* payload, size_t bytes, long long max_iters, double budget_ms);
+/* agent_gpu.c: Vulkan and CUDA candidates, run through the tgc runtime's backend (tgc_backend_vulkan,
+ * tgc_backend_cuda). */
+struct tgc_backend;
+/* Writes the greeting's line of `api`: "vulkan <device>" or "no-vulkan <why>" (third), "cuda ..." (fourth). */
+void agent_gpu_describe(const struct tgc_backend* backend, const char* api, char* line, size_t cap);
+void agent_time_gpu(const struct tgc_backend* backend, const char* payload, size_t bytes, long long max_iters,
+                    double budget_ms);
 
 #endif

@@ -38,9 +38,11 @@ static int is_identifier(const char* s) {
   return 1;
 }
 
-/* OpenCL and Vulkan candidates differ only in their first line and the line before the code. */
-static int parse(const char* payload, size_t n, const char* first, const char* code, const char* kind, int vulkan,
-                 tgc_cl_candidate* c, char* err, size_t err_cap) {
+/* The candidates differ only in their first line, the line before the code and what a local
+ * size may be: 0 (OpenCL: the driver chooses) unless `needs_local`, a divisor of the global size
+ * unless `ragged` (Vulkan: padding threads return at once). */
+static int parse(const char* payload, size_t n, const char* first, const char* code, const char* kind, int needs_local,
+                 int ragged, tgc_cl_candidate* c, char* err, size_t err_cap) {
   const char *p = payload, *end = payload + n;
   char line[512];
   memset(c, 0, sizeof *c);
@@ -78,8 +80,8 @@ static int parse(const char* payload, size_t n, const char* first, const char* c
   if (!c->kernel[0]) FAIL("the candidate names no kernel");
   if (c->global_size < 1) FAIL("the candidate has no global size");
   if (c->local_size < 0) FAIL("the candidate has no local size");
-  if (vulkan && c->local_size < 1) FAIL("a Vulkan candidate needs a work-group size");
-  if (!vulkan && c->local_size > 0 && c->global_size % c->local_size != 0)
+  if (needs_local && c->local_size < 1) FAIL("a %s candidate needs a work-group size", kind);
+  if (!ragged && c->local_size > 0 && c->global_size % c->local_size != 0)
     FAIL("global size %lld is not a multiple of local size %lld", (long long)c->global_size, (long long)c->local_size);
   if (c->num_buffers < 1) FAIL("the candidate has no buffers");
   if (p >= end) FAIL("the candidate has no %s", code);
@@ -89,9 +91,13 @@ static int parse(const char* payload, size_t n, const char* first, const char* c
 }
 
 int tgc_cl_candidate_parse(const char* payload, size_t n, tgc_cl_candidate* c, char* err, size_t err_cap) {
-  return parse(payload, n, "tgc-cl 1", "source", "OpenCL", 0, c, err, err_cap);
+  return parse(payload, n, "tgc-cl 1", "source", "OpenCL", 0, 0, c, err, err_cap);
 }
 
 int tgc_vk_candidate_parse(const char* payload, size_t n, tgc_cl_candidate* c, char* err, size_t err_cap) {
-  return parse(payload, n, "tgc-vk 1", "spirv", "Vulkan", 1, c, err, err_cap);
+  return parse(payload, n, "tgc-vk 1", "spirv", "Vulkan", 1, 1, c, err, err_cap);
+}
+
+int tgc_cuda_candidate_parse(const char* payload, size_t n, tgc_cl_candidate* c, char* err, size_t err_cap) {
+  return parse(payload, n, "tgc-cuda 1", "ptx", "CUDA", 1, 0, c, err, err_cap);
 }

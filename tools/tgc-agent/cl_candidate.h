@@ -37,6 +37,9 @@ int tgc_cl_candidate_parse(const char* payload, size_t n, tgc_cl_candidate* c, c
  * global size need not be a multiple of it, and "spirv" precedes the SPIR-V binary; c->source
  * points at the binary. */
 int tgc_vk_candidate_parse(const char* payload, size_t n, tgc_cl_candidate* c, char* err, size_t err_cap);
+/* The CUDA candidate (`time-cuda`) starts with "tgc-cuda 1", its local size is the block (never
+ * 0, a divisor of the global size), and "ptx" precedes the PTX text. */
+int tgc_cuda_candidate_parse(const char* payload, size_t n, tgc_cl_candidate* c, char* err, size_t err_cap);
 
 #ifdef __cplusplus
 }
