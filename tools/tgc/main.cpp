@@ -75,7 +75,8 @@ usage:
       tgc-agent next to tgc, for host triples; e.g. --tune-via="ssh board tgc-agent" or
       --tune-via="qemu-aarch64 -L /usr/aarch64-linux-gnu build/tgc-agent-aarch64"). For
       --target=qcom the candidates are OpenCL C, timed on the agent's OpenCL device (default:
-      this machine's, e.g. pocl; --tune-via="adb shell /data/local/tmp/tgc-agent" for a phone). A candidate
+      this machine's, e.g. pocl; --tune-via="adb shell /data/local/tmp/tgc-agent" for a phone);
+      for vulkan and adreno SPIR-V on its Vulkan device, for cuda PTX on its CUDA device. A candidate
       that crashes or runs past --tune-timeout (default 10) is dropped. Results are kept in a
       SQLite cache (default $XDG_CACHE_HOME/tgc/tune.sqlite or ~/.cache/tgc/tune.sqlite) keyed
       by target, device and kernel, and reused by later compiles. See docs/tuning.md.
