@@ -154,6 +154,15 @@ static int make_buffers(tgc_cuda* c, tgc_model* m) {
         if (b->storage == TGC_STORAGE_STATE && b->nbytes > 0 &&
             failed(c, a->cuMemcpyHtoD(c->ptr[i], m->buf[i], (size_t)b->nbytes), "initializing state", name))
           return -1;
+        /* Callers read and write the pinned staging itself, so a run copies it to and from the
+         * device without a memcpy on the host (det, 1.2 MB in and 0.4 MB out: ~90 us of a 0.53 ms
+         * run). A batched buffer moves by a sample per run and keeps the runtime's memory. */
+        if (!b->batched) {
+          memcpy(c->staging[i], m->buf[i], (size_t)b->nbytes);
+          tgc_free64(m->io_alloc[i]);
+          m->io_alloc[i] = NULL;
+          m->buf[i] = c->staging[i];
+        }
     }
   }
   return 0;
@@ -283,7 +292,7 @@ static int cuda_upload(void* be, tgc_model* m, const int32_t* bufs, int32_t n) {
     const tgc_buffer* b = &c->desc->buffers[i];
     if (b->nbytes <= 0) continue;
     /* The staging copy is read by the device after we return: the run's synchronize waits for it. */
-    memcpy(c->staging[i], m->cur[i], (size_t)b->nbytes);
+    if (m->cur[i] != c->staging[i]) memcpy(c->staging[i], m->cur[i], (size_t)b->nbytes);
     if (failed(c, a->cuMemcpyHtoDAsync(c->ptr[i], c->staging[i], (size_t)b->nbytes, c->stream),
                b->storage == TGC_STORAGE_STATE ? "copying state" : "copying input", b->name)) {
       a->cuStreamSynchronize(c->stream);
@@ -364,7 +373,8 @@ static int64_t cuda_run(void* be, tgc_model* m, int64_t sample) {
   c->launch_ms = ms;
   for (int32_t k = 0; k < d->num_outputs; ++k) {
     int32_t i = d->outputs[k];
-    if (d->buffers[i].nbytes > 0) memcpy(m->cur[i], c->staging[i], (size_t)d->buffers[i].nbytes);
+    if (d->buffers[i].nbytes > 0 && m->cur[i] != c->staging[i])
+      memcpy(m->cur[i], c->staging[i], (size_t)d->buffers[i].nbytes);
   }
   return 1;
 fail:
