@@ -57,22 +57,25 @@ static int allocate(tgc_vk* vk, VkDeviceSize size, int type, VkDeviceMemory* out
 }
 
 /* Host-visible coherent memory for staging, cached where possible (the host reads outputs back). */
-static int staging_type(tgc_vk* vk, uint32_t bits) {
+/* Host-visible coherent memory, cached by the host where the device offers it (*cached). */
+static int staging_type(tgc_vk* vk, uint32_t bits, int* cached) {
   VkPhysicalDeviceMemoryProperties mp;
   vkGetPhysicalDeviceMemoryProperties(vk->phys, &mp);
   VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   int t = find_type(&mp, bits, hv | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0);
+  *cached = t >= 0;
   if (t < 0) t = find_type(&mp, bits, hv, 0);
   if (t < 0) tgc_set_error("Vulkan backend: '%s' has no host-visible coherent memory for staging", vk->props.deviceName);
   return t;
 }
 
-/* A host-visible buffer of `size` bytes, mapped. */
-static int make_staging(tgc_vk* vk, VkDeviceSize size, VkBuffer* buf, VkDeviceMemory* mem, unsigned char** mapped) {
+/* A host-visible buffer of `size` bytes, mapped; *cached when the host caches it. */
+static int make_staging(tgc_vk* vk, VkDeviceSize size, VkBuffer* buf, VkDeviceMemory* mem, unsigned char** mapped,
+                        int* cached) {
   if (make_buffer(vk, size, buf) != 0) return -1;
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(vk->device, *buf, &req);
-  int type = staging_type(vk, req.memoryTypeBits);
+  int type = staging_type(vk, req.memoryTypeBits, cached);
   if (type < 0 || allocate(vk, req.size, type, mem, "staging memory") != 0) return -1;
   VkResult r = vkBindBufferMemory(vk->device, *buf, *mem, 0);
   if (r == VK_SUCCESS) r = vkMapMemory(vk->device, *mem, 0, VK_WHOLE_SIZE, 0, (void**)mapped);
@@ -105,7 +108,8 @@ static int upload_now(tgc_vk* vk, const int32_t* bufs, const void* const* srcs, 
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   unsigned char* mapped;
   int rc = -1;
-  if (make_staging(vk, total, &buf, &mem, &mapped) != 0) goto done;
+  int cached;
+  if (make_staging(vk, total, &buf, &mem, &mapped, &cached) != 0) goto done;
   VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                     .commandPool = vk->cmd_pool,
                                     .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
@@ -269,9 +273,21 @@ int tgc_vk_make_memory(tgc_vk* vk, tgc_model* model) {
       vk->staging_at[i] = slots;
       slots += ((VkDeviceSize)d->buffers[i].nbytes + 63) / 64 * 64;
     }
-  if (make_staging(vk, slots, &vk->staging, &vk->staging_memory, &vk->staging_mapped) != 0) return -1;
+  int cached;
+  if (make_staging(vk, slots, &vk->staging, &vk->staging_memory, &vk->staging_mapped, &cached) != 0) return -1;
   for (int32_t i = 0; i < n; ++i)
-    if (tgc_vk_staged_input(vk, i) || tgc_vk_staged_output(vk, i)) vk->host[i] = vk->staging_mapped + vk->staging_at[i];
+    if (tgc_vk_staged_input(vk, i) || tgc_vk_staged_output(vk, i)) {
+      vk->host[i] = vk->staging_mapped + vk->staging_at[i];
+      /* Callers read and write the staging slot itself where the host caches it, so a run
+       * copies it only on the device (as the CUDA backend does with its pinned staging). A
+       * batched buffer moves by a sample per run and keeps the runtime's memory. */
+      if (cached && !d->buffers[i].batched) {
+        memcpy(vk->host[i], model->buf[i], (size_t)d->buffers[i].nbytes);
+        tgc_free64(model->io_alloc[i]);
+        model->io_alloc[i] = NULL;
+        model->buf[i] = vk->host[i];
+      }
+    }
   int32_t* once = calloc((size_t)n + 1, sizeof *once);
   const void** src = calloc((size_t)n + 1, sizeof *src);
   int32_t k = 0;

@@ -370,7 +370,9 @@ static int vk_upload(void* be, tgc_model* m, const int32_t* bufs, int32_t n) {
     int32_t b = bufs[i];
     const tgc_buffer* x = &vk->desc->buffers[b];
     if (x->nbytes <= 0 || b == vk->desc->vars_buffer) continue;
-    if (vk->host[b]) memcpy(vk->host[b], m->cur[b], (size_t)x->nbytes);
+    if (vk->host[b]) {
+      if (vk->host[b] != m->cur[b]) memcpy(vk->host[b], m->cur[b], (size_t)x->nbytes);
+    }
     else if (tgc_vk_copy_to_device(vk, b, m->cur[b]) != 0) return -1;
   }
   return 0;
@@ -392,7 +394,7 @@ static int64_t vk_run(void* be, tgc_model* m, int64_t sample) {
   tgc_vk_collect_profile(vk);
   for (int32_t i = 0; i < d->num_outputs; ++i) {
     int32_t b = d->outputs[i];
-    if (d->buffers[b].nbytes > 0) memcpy(m->cur[b], vk->host[b], (size_t)d->buffers[b].nbytes);
+    if (d->buffers[b].nbytes > 0 && m->cur[b] != vk->host[b]) memcpy(m->cur[b], vk->host[b], (size_t)d->buffers[b].nbytes);
   }
   if (tgc_vk_check_messages(vk, "during the run") != 0) return -1;
   return 1;
