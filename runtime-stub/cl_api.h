@@ -15,6 +15,7 @@ typedef uint64_t cl_bitfield;
 typedef cl_bitfield cl_device_type;
 typedef cl_bitfield cl_mem_flags;
 typedef cl_bitfield cl_command_queue_properties;
+typedef cl_bitfield cl_map_flags;
 typedef intptr_t cl_context_properties;
 typedef cl_uint cl_device_info, cl_program_info, cl_program_build_info, cl_buffer_create_type, cl_bool;
 typedef struct _cl_platform_id* cl_platform_id;
@@ -42,12 +43,15 @@ typedef struct {
 #define CL_CONTEXT_PLATFORM 0x1084
 #define CL_MEM_READ_WRITE (1 << 0)
 #define CL_MEM_READ_ONLY (1 << 2)
+#define CL_MEM_ALLOC_HOST_PTR (1 << 4)
 #define CL_MEM_COPY_HOST_PTR (1 << 5)
 #define CL_PROGRAM_BINARY_SIZES 0x1165
 #define CL_PROGRAM_BINARIES 0x1166
 #define CL_PROGRAM_BUILD_LOG 0x1183
 #define CL_BUFFER_CREATE_TYPE_REGION 0x1220
 #define CL_QUEUE_PROFILING_ENABLE (1 << 1)
+#define CL_MAP_READ (1 << 0)
+#define CL_MAP_WRITE (1 << 1)
 #define CL_PROFILING_COMMAND_START 0x1282
 #define CL_PROFILING_COMMAND_END 0x1283
 #define CL_KERNEL_WORK_GROUP_SIZE 0x11B0
@@ -78,6 +82,9 @@ typedef struct {
     (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void*, cl_uint, const cl_event*, cl_event*))        \
   X(cl_int, clEnqueueReadBuffer,                                                                                  \
     (cl_command_queue, cl_mem, cl_bool, size_t, size_t, void*, cl_uint, const cl_event*, cl_event*))              \
+  X(void*, clEnqueueMapBuffer,                                                                                    \
+    (cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t, cl_uint, const cl_event*, cl_event*, cl_int*)) \
+  X(cl_int, clEnqueueUnmapMemObject, (cl_command_queue, cl_mem, void*, cl_uint, const cl_event*, cl_event*))      \
   X(cl_int, clFinish, (cl_command_queue))                                                                         \
   X(cl_int, clReleaseMemObject, (cl_mem))                                                                         \
   X(cl_int, clReleaseKernel, (cl_kernel))                                                                         \

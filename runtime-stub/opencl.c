@@ -34,6 +34,8 @@ typedef struct {
   cl_mem arena;
   cl_mem* mem;     /* per desc buffer */
   int* mem_owned;  /* per desc buffer: release on destroy */
+  cl_mem* host_mem; /* per desc buffer: the mapped host-side buffer holding an input or output */
+  void** host_ptr;  /* ... and its mapping, which is the runtime's memory for it */
   cl_prog* progs;  /* up to num_launches distinct programs */
   int num_progs;
   cl_kernel* kernels; /* per launch, created at the first run */
@@ -82,6 +84,13 @@ static void cl_free(tgc_cl* cl) {
   if (cl->progs)
     for (int i = 0; i < cl->num_progs; ++i)
       if (cl->progs[i].program) a->clReleaseProgram(cl->progs[i].program);
+  if (cl->host_mem) {
+    for (int32_t i = 0; i < cl->desc->num_buffers; ++i)
+      if (cl->host_mem[i]) a->clEnqueueUnmapMemObject(cl->queue, cl->host_mem[i], cl->host_ptr[i], 0, NULL, NULL);
+    a->clFinish(cl->queue);
+    for (int32_t i = 0; i < cl->desc->num_buffers; ++i)
+      if (cl->host_mem[i]) a->clReleaseMemObject(cl->host_mem[i]);
+  }
   /* Buffers in the reverse of their creation order: NVIDIA's driver (580.159) segfaults
    * releasing an arena sub-buffer while sub-buffers created after it are alive. */
   if (cl->mem)
@@ -95,9 +104,43 @@ static void cl_free(tgc_cl* cl) {
   free(cl->progs);
   free(cl->mem);
   free(cl->mem_owned);
+  free(cl->host_mem);
+  free(cl->host_ptr);
   free(cl->events);
   free(cl->profile_ms);
   free(cl);
+}
+
+/* Unbatched inputs and outputs live in host-side buffers of the driver's (CL_MEM_ALLOC_HOST_PTR),
+ * mapped for the model's lifetime: pinned memory, from which a run's copies go straight to the
+ * device (NVIDIA's driver copies pageable memory through a bounce buffer of its own; on a
+ * unified-memory GPU it is memory both sides share). A buffer the driver cannot give keeps the
+ * runtime's memory. */
+static int map_io(tgc_cl* cl, tgc_model* model) {
+  cl_api* a = &cl->api;
+  const tgc_model_desc* d = cl->desc;
+  cl->host_mem = calloc((size_t)d->num_buffers + 1, sizeof(cl_mem));
+  cl->host_ptr = calloc((size_t)d->num_buffers + 1, sizeof(void*));
+  if (!cl->host_mem || !cl->host_ptr) return tgc_set_error("out of memory"), -1;
+  for (int32_t i = 0; i < d->num_buffers; ++i) {
+    const tgc_buffer* b = &d->buffers[i];
+    if ((b->storage != TGC_STORAGE_INPUT && b->storage != TGC_STORAGE_OUTPUT) || b->batched || b->nbytes <= 0) continue;
+    cl_int e;
+    cl_mem h = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, (size_t)b->nbytes, NULL, &e);
+    void* p = h ? a->clEnqueueMapBuffer(cl->queue, h, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, (size_t)b->nbytes, 0,
+                                        NULL, NULL, &e)
+                : NULL;
+    if (!p) {
+      if (h) a->clReleaseMemObject(h);
+      continue;
+    }
+    cl->host_mem[i] = h, cl->host_ptr[i] = p;
+    memcpy(p, model->buf[i], (size_t)b->nbytes);
+    tgc_free64(model->io_alloc[i]);
+    model->io_alloc[i] = NULL;
+    model->buf[i] = p;
+  }
+  return 0;
 }
 
 
@@ -222,6 +265,7 @@ static void* cl_create(tgc_model* model, int num_threads) {
     cl->mem[i] = m;
     cl->mem_owned[i] = 1;
   }
+  if (map_io(cl, model) != 0) goto fail;
   return cl;
 fail:
   cl_free(cl);

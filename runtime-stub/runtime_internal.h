@@ -102,8 +102,8 @@ struct tgc_model {
   void* arena;            /* host arena: the CPU backend's (64-byte aligned), NULL on GPU backends */
   void** buf;             /* base address of each desc->buffers[i] (host side); a GPU backend may
                            * point unbatched INPUT/OUTPUT/STATE buffers at host memory of its own
-                           * (CUDA: its pinned staging, Vulkan: cached staging slots; io_alloc
-                           * is then NULL) */
+                           * (CUDA: its pinned staging, Vulkan: cached staging slots, OpenCL:
+                           * mapped host-side buffers; io_alloc is then NULL) */
   void** cur;             /* address of each buffer for the sample being run: buf, but batched
                            * buffers move by a sample per run of the launches */
   int64_t batch;          /* samples held by batched buffers (1 without desc->batch_dim) */
