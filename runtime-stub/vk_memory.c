@@ -223,6 +223,26 @@ static int choose_memory(tgc_vk* vk, uint32_t bits) {
   return type;
 }
 
+/* Callers read and write an input's or output's host view itself where the host caches that
+ * memory, so a run copies nothing on the host (as the CUDA backend does with its pinned staging).
+ * A batched buffer moves by a sample per run and keeps the runtime's memory. */
+static void adopt_host_view(tgc_vk* vk, tgc_model* model, int32_t i) {
+  const tgc_buffer* b = &vk->desc->buffers[i];
+  if ((b->storage != TGC_STORAGE_INPUT && b->storage != TGC_STORAGE_OUTPUT) || b->batched || b->nbytes <= 0 ||
+      i == vk->desc->vars_buffer)
+    return;
+  memcpy(vk->host[i], model->buf[i], (size_t)b->nbytes);
+  tgc_free64(model->io_alloc[i]);
+  model->io_alloc[i] = NULL;
+  model->buf[i] = vk->host[i];
+}
+
+static int host_cached(tgc_vk* vk, int type) {
+  VkPhysicalDeviceMemoryProperties mp;
+  vkGetPhysicalDeviceMemoryProperties(vk->phys, &mp);
+  return (mp.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0;
+}
+
 int tgc_vk_make_memory(tgc_vk* vk, tgc_model* model) {
   const tgc_model_desc* d = vk->desc;
   int32_t n = d->num_buffers;
@@ -256,11 +276,14 @@ int tgc_vk_make_memory(tgc_vk* vk, tgc_model* model) {
     return free(at), -1;
   }
   if (vk->direct) {
+    int cached = host_cached(vk, type);
+    if (tgc_vk_verbose() && cached) fprintf(stderr, "tgc: vulkan: inputs and outputs are read and written in place (host-cached memory)\n");
     for (int32_t i = 0; i < n; ++i) {
       vk->host[i] = vk->mapped + (vk->own[i] != VK_NULL_HANDLE ? at[i] : at[n] + vk->offset[i]);
       const tgc_buffer* b = &d->buffers[i];
       if ((b->storage == TGC_STORAGE_WEIGHT || b->storage == TGC_STORAGE_STATE) && b->nbytes > 0)
         memcpy(vk->host[i], model->buf[i], (size_t)b->nbytes);
+      if (cached) adopt_host_view(vk, model, i);
     }
     free(at);
     return 0;
@@ -275,18 +298,11 @@ int tgc_vk_make_memory(tgc_vk* vk, tgc_model* model) {
     }
   int cached;
   if (make_staging(vk, slots, &vk->staging, &vk->staging_memory, &vk->staging_mapped, &cached) != 0) return -1;
+  if (tgc_vk_verbose() && cached) fprintf(stderr, "tgc: vulkan: inputs and outputs are read and written in their staging slots (host-cached memory)\n");
   for (int32_t i = 0; i < n; ++i)
     if (tgc_vk_staged_input(vk, i) || tgc_vk_staged_output(vk, i)) {
       vk->host[i] = vk->staging_mapped + vk->staging_at[i];
-      /* Callers read and write the staging slot itself where the host caches it, so a run
-       * copies it only on the device (as the CUDA backend does with its pinned staging). A
-       * batched buffer moves by a sample per run and keeps the runtime's memory. */
-      if (cached && !d->buffers[i].batched) {
-        memcpy(vk->host[i], model->buf[i], (size_t)d->buffers[i].nbytes);
-        tgc_free64(model->io_alloc[i]);
-        model->io_alloc[i] = NULL;
-        model->buf[i] = vk->host[i];
-      }
+      if (cached) adopt_host_view(vk, model, i);
     }
   int32_t* once = calloc((size_t)n + 1, sizeof *once);
   const void** src = calloc((size_t)n + 1, sizeof *src);
