@@ -85,8 +85,8 @@ usage:
               [--target=NAME] [--triple=T] [--cpu=NAME] [--no-opt]
       Print the IR graph, the kernels the scheduler cuts it into with what each fuses, the
       loop program of each kernel after the target's optimizations (listed before each), each
-      kernel's source (GPU targets: OpenCL C, GLSL; cpu: LLVM IR), with --stage=blob -o DIR each GPU
-      kernel's launch blob as the artifact carries it (DIR/k12.bin: OpenCL C, SPIR-V), or
+      kernel's source (GPU targets: OpenCL C, GLSL, PTX; cpu: LLVM IR), with --stage=blob -o DIR each GPU
+      kernel's launch blob as the artifact carries it (DIR/k12.bin: OpenCL C, SPIR-V, PTX), or
       each CPU kernel's LLVM IR as rendered (before O3) or assembly (after O3). --kernel: only that
       kernel (k12); --opts: its actions instead of the heuristic's, e.g. 'UPCAST(1,8) UNROLL(2,4)'.
       A dynamic batch dim is shown at batch 1 (the program the artifact runs per sample).
