@@ -56,20 +56,20 @@ static int allocate(tgc_vk* vk, VkDeviceSize size, int type, VkDeviceMemory* out
   return 0;
 }
 
-/* Host-visible coherent memory for staging, cached where possible (the host reads outputs back). */
-/* Host-visible coherent memory, cached by the host where the device offers it (*cached). */
+/* Host-visible coherent memory for staging, cached where possible (the host reads outputs back;
+ * *cached says whether it is, where cached is not NULL). */
 static int staging_type(tgc_vk* vk, uint32_t bits, int* cached) {
   VkPhysicalDeviceMemoryProperties mp;
   vkGetPhysicalDeviceMemoryProperties(vk->phys, &mp);
   VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   int t = find_type(&mp, bits, hv | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0);
-  *cached = t >= 0;
+  if (cached) *cached = t >= 0;
   if (t < 0) t = find_type(&mp, bits, hv, 0);
   if (t < 0) tgc_set_error("Vulkan backend: '%s' has no host-visible coherent memory for staging", vk->props.deviceName);
   return t;
 }
 
-/* A host-visible buffer of `size` bytes, mapped; *cached when the host caches it. */
+/* A host-visible buffer of `size` bytes, mapped; *cached when the host caches it (cached may be NULL). */
 static int make_staging(tgc_vk* vk, VkDeviceSize size, VkBuffer* buf, VkDeviceMemory* mem, unsigned char** mapped,
                         int* cached) {
   if (make_buffer(vk, size, buf) != 0) return -1;
@@ -108,8 +108,7 @@ static int upload_now(tgc_vk* vk, const int32_t* bufs, const void* const* srcs, 
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   unsigned char* mapped;
   int rc = -1;
-  int cached;
-  if (make_staging(vk, total, &buf, &mem, &mapped, &cached) != 0) goto done;
+  if (make_staging(vk, total, &buf, &mem, &mapped, NULL) != 0) goto done;
   VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                     .commandPool = vk->cmd_pool,
                                     .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
@@ -277,7 +276,8 @@ int tgc_vk_make_memory(tgc_vk* vk, tgc_model* model) {
   }
   if (vk->direct) {
     int cached = host_cached(vk, type);
-    if (tgc_vk_verbose() && cached) fprintf(stderr, "tgc: vulkan: inputs and outputs are read and written in place (host-cached memory)\n");
+    if (tgc_vk_verbose() && cached)
+      fprintf(stderr, "tgc: vulkan: inputs and outputs are read and written in place (host-cached memory)\n");
     for (int32_t i = 0; i < n; ++i) {
       vk->host[i] = vk->mapped + (vk->own[i] != VK_NULL_HANDLE ? at[i] : at[n] + vk->offset[i]);
       const tgc_buffer* b = &d->buffers[i];
@@ -298,7 +298,8 @@ int tgc_vk_make_memory(tgc_vk* vk, tgc_model* model) {
     }
   int cached;
   if (make_staging(vk, slots, &vk->staging, &vk->staging_memory, &vk->staging_mapped, &cached) != 0) return -1;
-  if (tgc_vk_verbose() && cached) fprintf(stderr, "tgc: vulkan: inputs and outputs are read and written in their staging slots (host-cached memory)\n");
+  if (tgc_vk_verbose() && cached)
+    fprintf(stderr, "tgc: vulkan: inputs and outputs are read and written in their staging slots (host-cached memory)\n");
   for (int32_t i = 0; i < n; ++i)
     if (tgc_vk_staged_input(vk, i) || tgc_vk_staged_output(vk, i)) {
       vk->host[i] = vk->staging_mapped + vk->staging_at[i];
