@@ -64,17 +64,22 @@ prepare() {
 }
 
 # compile DIR LABEL TGC_ARGS...: every case of DIR/cases.txt into DIR/LABEL, LABEL added to targets.txt.
+# A case that does not compile (its model left out of the bundle, a tgc error) is reported and
+# skipped, and the others still compile; exit 1 at the end if any failed.
 compile() {
   local dir="$1" label="$2"; shift 2
-  local tgc="${TGC:-$root/build/tgc}"
+  local tgc="${TGC:-$root/build/tgc}" failed=()
   while IFS='|' read -r name model cargs _; do
     [ -z "${TGC_CASES:-}" ] || echo "$name" | grep -qE "$TGC_CASES" || continue
     echo "== $name ($label)"
     # shellcheck disable=SC2086
-    "$tgc" compile "$@" "$dir/models/$model" $cargs -o "$dir/$label/$name" </dev/null
+    if ! "$tgc" compile "$@" "$dir/models/$model" $cargs -o "$dir/$label/$name" </dev/null; then
+      failed+=("$name"); continue
+    fi
     strip "$dir/$label/$name" 2>/dev/null || true   # smaller to carry; strip may be missing there
   done < "$dir/cases.txt"
   grep -qx "$label" "$dir/targets.txt" 2>/dev/null || echo "$label" >> "$dir/targets.txt"
+  [ ${#failed[@]} -eq 0 ] || { echo "gpu-check: $label: did not compile: ${failed[*]}" >&2; return 1; }
 }
 
 run() {
