@@ -138,6 +138,18 @@ TEST_F(KernelRewrites, StridedConvReadsItsInputByPhase) {
   EXPECT_EQ(dw.kernels.size(), 2u) << describe(g, dw);
 }
 
+// An elementwise chain of special functions (tanh after tanh) is latency-bound: two vectors per
+// iteration; one sigmoid keeps the loop vectorizer's choice. Either way the values are the same.
+TEST_F(KernelRewrites, ChainsOfSpecialFunctionsRunTwoVectorsPerIteration) {
+  TargetProfile t = tiny_l2();  // 8 lanes
+  Schedule chain = check(((input({4, 64}) * 0.9 + 0.1).tanh() * 0.9 + 0.1).tanh(), true, t);
+  ASSERT_EQ(chain.kernels.size(), 1u) << describe(g, chain);
+  EXPECT_EQ(heuristic_opts(g, chain.kernels[0], t), (std::vector<Opt>{{OptOp::Upcast, 1, 16}}));
+  Schedule one = check(input({4, 64}).sigmoid() * 2.0, true, t);
+  ASSERT_EQ(one.kernels.size(), 1u) << describe(g, one);
+  EXPECT_TRUE(heuristic_opts(g, one.kernels[0], t).empty());
+}
+
 // A weight-only integer kernel runs at compile time and its buffer becomes a weight; the same
 // computation in floats stays a kernel (the reference backend rounds otherwise).
 TEST_F(KernelRewrites, WeightOnlyIntegerKernelsAreFolded) {
