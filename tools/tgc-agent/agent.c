@@ -176,8 +176,8 @@ void agent_reply_ok(double min_us, double median_us, long long samples, const vo
   fflush(agent_out);
 }
 
-int agent_sample(agent_run_fn run, void* ctx, long long max_iters, double budget_ms, double* min_us, double* median_us,
-                 long long* samples) {
+int agent_sample(agent_run_fn run, agent_device_us_fn device_us, void* ctx, long long max_iters, double budget_ms,
+                 double* min_us, double* median_us, long long* samples) {
   double* times = malloc((size_t)max_iters * sizeof *times);
   if (!times) return -1;
   /* Warm-up (page faults, caches, a GPU's first launch), which also says how many runs one
@@ -185,14 +185,15 @@ int agent_sample(agent_run_fn run, void* ctx, long long max_iters, double budget
   double t0 = agent_now_us();
   if (run(ctx, 1) != 0) return free(times), -1;
   double once = agent_now_us() - t0;
-  long long reps = once >= AGENT_MIN_SAMPLE_US ? 1 : (long long)(AGENT_MIN_SAMPLE_US / (once > 0.01 ? once : 0.01)) + 1;
+  int on_device = device_us && device_us(ctx) >= 0;
+  long long reps = once >= AGENT_MIN_SAMPLE_US || on_device ? 1 : (long long)(AGENT_MIN_SAMPLE_US / (once > 0.01 ? once : 0.01)) + 1;
   if (reps > 10000) reps = 10000;
   double start = agent_now_us();
   long long it = 0;
   while (it < max_iters && (it < 3 || agent_now_us() - start < budget_ms * 1e3)) {
     t0 = agent_now_us();
     if (run(ctx, reps) != 0) return free(times), -1;
-    times[it++] = (agent_now_us() - t0) / (double)reps;
+    times[it++] = on_device ? device_us(ctx) : (agent_now_us() - t0) / (double)reps;
   }
   qsort(times, (size_t)it, sizeof *times, cmp_double);
   *min_us = times[0], *median_us = times[it / 2], *samples = it;
@@ -237,7 +238,7 @@ static void time_candidate(const char* path, long long max_iters, double budget_
   cpu_run run = {kernel, bufs, d->work_items};
   double min_us, median_us;
   long long samples;
-  if (ok && agent_sample(run_cpu, &run, max_iters, budget_ms, &min_us, &median_us, &samples) == 0)
+  if (ok && agent_sample(run_cpu, NULL, &run, max_iters, budget_ms, &min_us, &median_us, &samples) == 0)
     agent_reply_ok(min_us, median_us, samples, bufs[0], d->buffer_bytes[0], d->buffer_dtypes[0]);
   else
     agent_reply_err("out of memory", NULL);

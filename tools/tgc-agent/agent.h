@@ -19,10 +19,13 @@ uint64_t agent_seed(int32_t buffer); /* the seed of a candidate's i-th buffer */
 double agent_element(const void* p, int64_t i, int32_t dtype);
 int64_t agent_dtype_bytes(int32_t dtype);
 /* Runs a kernel `reps` times per sample (fast kernels: enough for AGENT_MIN_SAMPLE_US), until
- * max_iters samples or budget_ms have passed (at least 3); returns -1 when `run` failed. */
+ * max_iters samples or budget_ms have passed (at least 3); returns -1 when `run` failed. Where
+ * `device_us` (may be NULL) answers >= 0 after the warm-up run, a sample is one run and its
+ * time is what device_us says after it (the device's own clock), not the wall clock. */
 typedef int (*agent_run_fn)(void* ctx, long long reps);
-int agent_sample(agent_run_fn run, void* ctx, long long max_iters, double budget_ms, double* min_us, double* median_us,
-                 long long* samples);
+typedef double (*agent_device_us_fn)(void* ctx);
+int agent_sample(agent_run_fn run, agent_device_us_fn device_us, void* ctx, long long max_iters, double budget_ms,
+                 double* min_us, double* median_us, long long* samples);
 /* Replies "ok ..." with the checksum of the output buffer (host memory). */
 void agent_reply_ok(double min_us, double median_us, long long samples, const void* out, int64_t bytes, int32_t dtype);
 void agent_reply_err(const char* what, const char* detail);

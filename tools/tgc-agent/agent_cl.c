@@ -131,7 +131,7 @@ void agent_time_cl(const char* payload, size_t bytes, long long max_iters, doubl
   cl_run run = {kernel, (size_t)c.global_size, (size_t)c.local_size, CL_SUCCESS};
   double min_us, median_us;
   long long samples;
-  if (agent_sample(run_cl, &run, max_iters, budget_ms, &min_us, &median_us, &samples) != 0) {
+  if (agent_sample(run_cl, NULL, &run, max_iters, budget_ms, &min_us, &median_us, &samples) != 0) {
     snprintf(msg, sizeof msg, "global %lld, local %lld: %s", (long long)c.global_size, (long long)c.local_size,
              run.error != CL_SUCCESS ? cl_err(run.error) : "out of memory");
     agent_reply_err("launch failed", msg);

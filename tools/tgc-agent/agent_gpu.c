@@ -7,8 +7,9 @@
  * launch is what a model's launch costs. A run also copies the inputs in and the output back
  * (on a discrete GPU, tens of microseconds for a large buffer: more than many kernels take), so
  * a sample is the launches' device time, from the backend's timestamps (CUDA events around the
- * graph, Vulkan timestamp queries), where the device has them; else the run's wall clock. libvulkan.so.1 and libcuda.so.1 are loaded only by the
- * runtime, so an agent without them still times CPU and OpenCL candidates. */
+ * graph, Vulkan timestamp queries), where the device has them; else the run's wall clock.
+ * libvulkan.so.1 and libcuda.so.1 are loaded only by the runtime, so an agent without them still
+ * times CPU and OpenCL candidates. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,26 +50,11 @@ static int run_model(void* ctx, long long reps) {
   return 0;
 }
 
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
-/* As agent_sample, with the device's time of each run's launches as the sample. */
-static int sample_device(tgc_model* m, long long max_iters, double budget_ms, double* min_us, double* median_us,
-                         long long* samples) {
-  double* times = malloc((size_t)max_iters * sizeof *times);
-  if (!times) return -1;
-  double start = agent_now_us();
-  long long it = 0;
-  while (it < max_iters && (it < 3 || agent_now_us() - start < budget_ms * 1e3)) {
-    if (tgc_run(m) != 0) return free(times), -1;
-    times[it++] = m->backend->launch_ms(m->be) * 1e3;
-  }
-  qsort(times, (size_t)it, sizeof *times, cmp_double);
-  *min_us = times[0], *median_us = times[it / 2], *samples = it;
-  free(times);
-  return 0;
+/* The device's time of the last run's launches (CUDA events, Vulkan timestamps), -1 without. */
+static double launches_us(void* ctx) {
+  tgc_model* m = ctx;
+  double ms = m->backend->launch_ms ? m->backend->launch_ms(m->be) : -1;
+  return ms >= 0 ? ms * 1e3 : -1;
 }
 
 void agent_time_gpu(const struct tgc_backend* backend, const char* payload, size_t bytes, long long max_iters,
@@ -121,10 +107,7 @@ void agent_time_gpu(const struct tgc_backend* backend, const char* payload, size
   }
   double min_us, median_us;
   long long samples;
-  int timed = m->backend->launch_ms && m->backend->launch_ms(m->be) >= 0
-                  ? sample_device(m, max_iters, budget_ms, &min_us, &median_us, &samples)
-                  : agent_sample(run_model, m, max_iters, budget_ms, &min_us, &median_us, &samples);
-  if (timed != 0) {
+  if (agent_sample(run_model, launches_us, m, max_iters, budget_ms, &min_us, &median_us, &samples) != 0) {
     agent_reply_err("the candidate does not run", tgc_last_error());
     goto done;
   }
