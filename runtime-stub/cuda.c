@@ -157,12 +157,7 @@ static int make_buffers(tgc_cuda* c, tgc_model* m) {
         /* Callers read and write the pinned staging itself, so a run copies it to and from the
          * device without a memcpy on the host (det, 1.2 MB in and 0.4 MB out: ~90 us of a 0.53 ms
          * run). A batched buffer moves by a sample per run and keeps the runtime's memory. */
-        if (!b->batched) {
-          memcpy(c->staging[i], m->buf[i], (size_t)b->nbytes);
-          tgc_free64(m->io_alloc[i]);
-          m->io_alloc[i] = NULL;
-          m->buf[i] = c->staging[i];
-        }
+        if (!b->batched) tgc_adopt_host_memory(m, i, c->staging[i]);
     }
   }
   return 0;

@@ -135,10 +135,7 @@ static int map_io(tgc_cl* cl, tgc_model* model) {
       continue;
     }
     cl->host_mem[i] = h, cl->host_ptr[i] = p;
-    memcpy(p, model->buf[i], (size_t)b->nbytes);
-    tgc_free64(model->io_alloc[i]);
-    model->io_alloc[i] = NULL;
-    model->buf[i] = p;
+    tgc_adopt_host_memory(model, i, p);
   }
   return 0;
 }

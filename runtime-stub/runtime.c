@@ -131,6 +131,13 @@ void tgc_free64(void* p) {
   if (p) free(((void**)p)[-1]);
 }
 
+void tgc_adopt_host_memory(tgc_model* m, int32_t i, void* p) {
+  memcpy(p, m->buf[i], (size_t)m->desc->buffers[i].nbytes);
+  tgc_free64(m->io_alloc[i]);
+  m->io_alloc[i] = NULL;
+  m->buf[i] = p;
+}
+
 static const char* storage_name(int32_t s) {
   switch (s) {
     case TGC_STORAGE_ARENA: return "arena";

@@ -128,6 +128,10 @@ struct tgc_model {
 /* 64-byte aligned, zeroed allocation of at least nbytes (64 when nbytes <= 0); tgc_free64() it. */
 void* tgc_alloc64(int64_t nbytes);
 void tgc_free64(void* p);
+/* Makes p, host memory of a GPU backend's (at least the buffer's nbytes), the runtime's memory
+ * for the INPUT/OUTPUT/STATE buffer i (see tgc_model.buf): what the buffer holds moves there and
+ * the runtime's own allocation is freed. Called by the backend's create. */
+void tgc_adopt_host_memory(tgc_model* m, int32_t i, void* p);
 /* Sets buffer addresses `cur` and launch arguments `args` for sample `s`: arena buffers in
  * `arena` (NULL without a host arena), batched buffers at the sample's slice, the rest at their
  * base. tgc_at_sample does it for the model's own arena, cur and launch_args. */

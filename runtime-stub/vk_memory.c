@@ -230,10 +230,7 @@ static void adopt_host_view(tgc_vk* vk, tgc_model* model, int32_t i) {
   if ((b->storage != TGC_STORAGE_INPUT && b->storage != TGC_STORAGE_OUTPUT) || b->batched || b->nbytes <= 0 ||
       i == vk->desc->vars_buffer)
     return;
-  memcpy(vk->host[i], model->buf[i], (size_t)b->nbytes);
-  tgc_free64(model->io_alloc[i]);
-  model->io_alloc[i] = NULL;
-  model->buf[i] = vk->host[i];
+  tgc_adopt_host_memory(model, i, vk->host[i]);
 }
 
 static int host_cached(tgc_vk* vk, int type) {
