@@ -15,7 +15,8 @@ namespace {
 // load is contiguous along j.
 const UOp* strided_load(Graph& g, const Kernel& k, const UOp* j, int64_t& s) {
   const UOp* found = nullptr;
-  for (const UOp* l : toposort({k.ast})) {
+  std::vector<const UOp*> nodes = toposort({k.ast});
+  for (const UOp* l : nodes) {
     if (l->op != Op::Load) continue;
     std::optional<int64_t> along = stride_along(g, l->src[1], j);
     if (along == 1) return nullptr;
@@ -24,7 +25,7 @@ const UOp* strided_load(Graph& g, const Kernel& k, const UOp* j, int64_t& s) {
     found = l, s = *along;
   }
   // The copy replaces the buffer in the kernel's inputs: no other load may read it.
-  for (const UOp* l : toposort({k.ast}))
+  for (const UOp* l : nodes)
     if (found && l->op == Op::Load && l != found && l->src[0]->ival() == found->src[0]->ival()) return nullptr;
   return found;
 }
@@ -65,7 +66,7 @@ void deinterleave_strided(Graph& g, Schedule& s, const TargetProfile& t) {
     out.push_back(std::move(split));
   }
   s.kernels = std::move(out);
-  for (size_t i = 0; i < s.kernels.size(); ++i) s.kernels[i].name = "k" + std::to_string(i);
+  renumber_kernels(s);
 }
 
 }  // namespace tgc

@@ -40,7 +40,7 @@ void fold_weight_kernels(Graph& g, Schedule& s) {
     out.data = Bytes::own(std::move(value.bytes));
   }
   s.kernels = std::move(kept);
-  for (size_t i = 0; i < s.kernels.size(); ++i) s.kernels[i].name = "k" + std::to_string(i);
+  renumber_kernels(s);
 }
 
 }  // namespace tgc

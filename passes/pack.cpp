@@ -48,7 +48,6 @@ std::optional<Strip> find_strip(Graph& g, const Kernel& k, const UOp* j, int64_t
   return std::nullopt;
 }
 
-
 std::shared_ptr<const Bytes> pack_bytes(const BufferInfo& b, int64_t stride, int64_t width) {
   size_t esize = size_t(dtype_size(b.dtype));
   int64_t n = numel(b.shape), rows = n / stride;
@@ -140,7 +139,7 @@ void pack_panels(Graph& g, Schedule& s, const TargetProfile& t) {
     out.push_back(std::move(split));
   }
   s.kernels = std::move(out);
-  for (size_t i = 0; i < s.kernels.size(); ++i) s.kernels[i].name = "k" + std::to_string(i);
+  renumber_kernels(s);
 }
 
 }  // namespace tgc

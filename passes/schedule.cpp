@@ -561,6 +561,10 @@ void replace_input(Kernel& k, int64_t from, int64_t to) {
   else *at = to;
 }
 
+void renumber_kernels(Schedule& s) {
+  for (size_t i = 0; i < s.kernels.size(); ++i) s.kernels[i].name = "k" + std::to_string(i);
+}
+
 std::string describe(const Graph& g, const Schedule& s) {
   std::ostringstream o;
   for (const Kernel& k : s.kernels) {

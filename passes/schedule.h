@@ -58,6 +58,8 @@ int64_t next_range_id(const Kernel& k);
 // After a rewrite made k's AST read buffer `to` where it read `from`: `to` takes `from`'s place
 // among k's inputs, or comes last where the AST still reads `from` too.
 void replace_input(Kernel& k, int64_t from, int64_t to);
+// Names s's kernels k0, k1, ... in their order, after a pass added or removed some.
+void renumber_kernels(Schedule& s);
 
 // Multi-line listing: one block per kernel with shape, ranges, fused nodes and buffers.
 std::string describe(const Graph& g, const Schedule& s);
