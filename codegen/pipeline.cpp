@@ -13,6 +13,7 @@
 #include "codegen/emit.h"
 #include "passes/branch_guards.h"
 #include "passes/memplan.h"
+#include "passes/precision.h"
 #include "passes/schedule.h"
 
 namespace tgc {
@@ -107,6 +108,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   roots.insert(roots.begin(), conditions.begin(), conditions.end());
   Schedule s = run_stage("schedule", [&] { return schedule(g, roots, {.parallel_outputs = target.profile.gpu}); });
   if (opt.optimize) rewrite_kernels(g, s, target.profile);
+  store_in_half(g, s, opt.storage);
   // Scheduled: the conditions, the outputs, the sizes computed from data (Model::schedule_roots).
   std::vector<int64_t> var_source(g.vars().size(), -1);
   for (size_t i = 0; i < guards.vars.size(); ++i) var_source[size_t(g.var_slot(guards.vars[i]))] = s.outputs[i];

@@ -31,6 +31,7 @@ struct CompileOptions {
   std::string output;          // artifact path
   std::string runtime_dir;     // holds <triple>/libtgc_runtime.a
   int jobs = 0;                // threads for kernel codegen; 0: one per core
+  DType storage = DType::F32;  // weights and intermediates (--precision; passes/precision.h)
 };
 
 struct CompileReport {

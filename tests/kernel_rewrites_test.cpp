@@ -10,6 +10,7 @@
 #include "passes/kernel_eval.h"
 #include "passes/opt.h"
 #include "passes/pack.h"
+#include "passes/precision.h"
 #include "ran_cleanly.h"
 #include "test_util.h"
 
@@ -166,6 +167,30 @@ TEST_F(KernelRewrites, WeightOnlyIntegerKernelsAreFolded) {
   KernelEvaluator m(g, feeds);
   for (const Kernel& k : s.kernels) EXPECT_TRUE(test::ran_cleanly(m.run(k)));
   EXPECT_TRUE(test::all_close(m.result(s.outputs[0]), test::values(want), {1e-5, 1e-6}));
+}
+
+// --precision=fp16: weights and intermediates narrow to f16, the input, the output and a weight
+// past f16's range stay f32, and the kernels compute what the interpreter does to f16's precision.
+TEST_F(KernelRewrites, HalfStorageNarrowsWeightsAndIntermediates) {
+  Tensor x = input({16, 32});
+  Tensor w = weight({32, 8}), big = weight_data({8}, std::vector<float>(8, 1e5f));
+  Tensor out = (x.matmul(w).exp() + 1.0).sum({1}, true) + (x.sum({1}, true) * big.sum({0}, true));
+  HostTensor want = run({out})[0];
+  Schedule s = schedule(g, {out.uop()});
+  ASSERT_GE(s.kernels.size(), 3u);
+  store_in_half(g, s, DType::F16);
+  EXPECT_EQ(g.buffer(w.uop()->ival()).dtype, DType::F16);
+  EXPECT_EQ(g.buffer(w.uop()->ival()).data->size(), 32u * 8 * 2);
+  EXPECT_EQ(g.buffer(big.uop()->ival()).dtype, DType::F32);
+  EXPECT_EQ(g.buffer(x.uop()->ival()).dtype, DType::F32);
+  EXPECT_EQ(g.buffer(s.outputs[0]).dtype, DType::F32);
+  int narrowed = 0;
+  for (const Kernel& k : s.kernels) narrowed += k.output != s.outputs[0] && g.buffer(k.output).dtype == DType::F16;
+  EXPECT_EQ(narrowed, int(s.kernels.size()) - 1) << describe(g, s);
+  KernelEvaluator m(g, feeds);
+  for (const Kernel& k : s.kernels) EXPECT_TRUE(test::ran_cleanly(m.run(k)));
+  EXPECT_TRUE(test::all_close(m.result(s.outputs[0]), test::values(want), {2e-3, 0}));
+  EXPECT_FALSE(test::all_close(m.result(s.outputs[0]), test::values(want), {1e-6, 0}));  // it did round
 }
 
 }  // namespace

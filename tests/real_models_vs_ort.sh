@@ -3,9 +3,10 @@
 # and each output compared with onnxruntime-node on the same inputs: max|tgc - ort| must be at
 # most 1e-4 of max|ort| (fp32); on cpu also bit-identical at 1, 2 and 8 threads. Cases and inputs:
 # tests/real_models_lib.sh.
-# usage: real_models_vs_ort.sh TGC_BINARY REPO_ROOT [TARGET]   (TGC_REAL_MODELS overrides the model dir)
+# With PRECISION fp16 or bf16 (--precision), each case's tolerance is real_model_tolerance's.
+# usage: real_models_vs_ort.sh TGC_BINARY REPO_ROOT [TARGET [PRECISION]]   (TGC_REAL_MODELS overrides the model dir)
 set -euo pipefail
-tgc="$1"; root="$2"; target="${3:-cpu}"
+tgc="$1"; root="$2"; target="${3:-cpu}"; precision="${4:-fp32}"
 real="${TGC_REAL_MODELS:-$root/../shared/models/real}"
 ort="$root/tools/ort/ort_run.js"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
@@ -19,13 +20,16 @@ real_models_covered || fail=1
 real_model_inputs "$work"
 while IFS='|' read -r name model cargs ins ort_only; do
   echo "== $name"
+  # shellcheck disable=SC2207
+  tolerance=($(real_model_tolerance "$name" "$precision"))
+  [ "${tolerance[0]}" != skip: ] || { echo "skipped at $precision: ${tolerance[*]:1}"; continue; }
   mapfile -t a < <(input_args "$work" "$ins")
   mapfile -t o < <(input_args "$work" "$ins $ort_only")
   # shellcheck disable=SC2086
-  if ! "$tgc" compile --target="$target" "$real/$model" $cargs -o "$work/$name"; then fail=1; continue; fi
+  if ! "$tgc" compile --target="$target" --precision="$precision" "$real/$model" $cargs -o "$work/$name"; then fail=1; continue; fi
   "$work/$name" "${a[@]}" -o "$work/$name.tgc" || { echo "FAIL $name: artifact failed"; fail=1; continue; }
   # CPU results do not depend on the thread count: a split never changes an order of summation.
-  if [ "$target" = cpu ]; then
+  if [ "$target" = cpu ] && [ "$precision" = fp32 ]; then
     for t in 1 2 8; do
       "$work/$name" "${a[@]}" --threads "$t" -o "$work/$name.t$t" || { echo "FAIL $name: artifact failed at $t threads"; fail=1; continue; }
       for f in "$work/$name.tgc"/*.npy; do
@@ -34,6 +38,6 @@ while IFS='|' read -r name model cargs ins ort_only; do
     done
   fi
   node "$ort" "$real/$model" "${o[@]}" -o "$work/$name.ort"
-  /usr/bin/python3 "$root/tests/compare_npy.py" "$work/$name.tgc" "$work/$name.ort" --max-rel 1e-4 || fail=1
+  /usr/bin/python3 "$root/tests/compare_npy.py" "$work/$name.tgc" "$work/$name.ort" "${tolerance[@]}" || fail=1
 done < <(real_model_cases)
 exit $fail

@@ -12,7 +12,8 @@
 #       which `run` then checks. On the GPU machine with a tgc from tools/scripts/pack-tgc.sh
 #       (TGC=path), this is how --beam tunes there: compile DIR vulkan-beam2 --target=vulkan --beam=2.
 #   tools/scripts/gpu-check.sh run DIR [BENCH_RUNS]      on the GPU machine (bash, python3 + numpy):
-#       runs each artifact, compares its outputs (models: max|tgc-ort| <= 1e-4 max|ort|; ops:
+#       runs each artifact, compares its outputs (models: max|tgc-ort| <= 1e-4 max|ort|, or the
+#       tolerance of tests/real_models_lib.sh at the label's --precision; ops:
 #       |tgc-interp| <= atol + rtol|interp|, the case's tolerance), times each model artifact (--bench, median), checks
 #       every PTX kernel with ptxas when it is there, and prints a table. Exit 1 on any failure.
 #
@@ -31,7 +32,7 @@ prepare() {
   rm -rf "$dir"; mkdir -p "$dir/inputs" "$dir/ort" "$dir/ptx"
   real_model_inputs "$dir/inputs"
   cp "$root/models/digits_samples/image_0.npy" "$dir/inputs/digits_image.npy"
-  cp "$root/tests/compare_npy.py" "$dir/"
+  cp "$root/tests/compare_npy.py" "$root/tests/real_models_lib.sh" "$dir/"
   mkdir -p "$dir/models"
   cp "$root/models/digits_cnn.onnx" "$dir/models/"
   { real_model_cases; echo "digits|digits_cnn.onnx||image=digits_image.npy|"; } > "$dir/cases.txt"
@@ -68,7 +69,10 @@ prepare() {
 # skipped, and the others still compile; exit 1 at the end if any failed.
 compile() {
   local dir="$1" label="$2"; shift 2
-  local tgc="${TGC:-$root/build/tgc}" failed=()
+  local tgc="${TGC:-$root/build/tgc}" failed=() arg
+  mkdir -p "$dir/$label"
+  echo fp32 > "$dir/$label/precision"
+  for arg in "$@"; do [ "${arg#--precision=}" = "$arg" ] || echo "${arg#--precision=}" > "$dir/$label/precision"; done
   while IFS='|' read -r name model cargs _; do
     [ -z "${TGC_CASES:-}" ] || echo "$name" | grep -qE "$TGC_CASES" || continue
     echo "== $name ($label)"
@@ -87,6 +91,8 @@ run() {
   local runs="${2:-200}" fail=0
   local cmp="python3 $dir/compare_npy.py"
   local work; work="$(mktemp -d)"
+  # shellcheck source=tests/real_models_lib.sh
+  . "$dir/real_models_lib.sh"
   command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
   if command -v ptxas >/dev/null && [ -d "$dir/ptx" ]; then
     local n=0 bad=0 f
@@ -116,11 +122,14 @@ run() {
     while read -r t; do
       local art="$dir/$t/$name" result="ok" ms="-"
       [ -x "$art" ] || continue
-      local a=() kv
+      local a=() kv tolerance
+      # shellcheck disable=SC2207
+      tolerance=($(real_model_tolerance "$name" "$(cat "$dir/$t/precision" 2>/dev/null || echo fp32)"))
+      [ "${tolerance[0]}" != skip: ] || { echo "| $name | $t | skipped: ${tolerance[*]:1} | - |" >> "$work/table"; continue; }
       for kv in $ins; do a+=(-i "${kv%%=*}=$dir/inputs/${kv#*=}"); done
       if ! "$art" "${a[@]}" -o "$work/$t-$name" >"$work/log" 2>&1; then
         result="FAIL: $(head -c 200 "$work/log" | tr '\n' ' ')"; fail=1
-      elif ! $cmp "$work/$t-$name" "$dir/ort/$name" --max-rel 1e-4 >"$work/cmp" 2>&1; then
+      elif ! $cmp "$work/$t-$name" "$dir/ort/$name" "${tolerance[@]}" >"$work/cmp" 2>&1; then
         result="WRONG: $(grep FAIL "$work/cmp" | head -2 | tr '\n' ' ')"; fail=1
       else
         result="ok (max rel err $(grep -o 'max rel err [^ ]*' "$work/cmp" | awk '{print $4}' | sort -g | tail -1))"

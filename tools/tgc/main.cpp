@@ -20,6 +20,7 @@
 #include "model/evaluate.h"
 #include "passes/lower.h"
 #include "passes/opt.h"
+#include "passes/precision.h"
 #include "passes/schedule.h"
 #include "target/targets.h"
 #include "tune/tuner.h"
@@ -43,7 +44,7 @@ usage:
   tgc compile MODEL.onnx -o PATH [--target=NAME] [--triple=T] [--cpu=NAME] [--shared]
               [--weights=auto|embedded|external] [--input-shape NAME=d0,d1,...] [--input-value NAME=v0,...]
               [--dynamic NAME=MAX] [--max-trips N] [--ctx N] [--kv-type f16|f32] [--quant-matmul int8|f32]
-              [--no-opt] [--jobs=N]
+              [--precision=fp32|fp16|bf16] [--no-opt] [--jobs=N]
       Compile to a standalone executable (default) or, with --shared, PATH=libNAME.so plus
       NAME.h beside it. --triple: x86_64-linux-gnu or aarch64-linux-gnu (default: host).
       --cpu: LLVM CPU name (default: the host CPU for host triples, generic otherwise).
@@ -51,6 +52,9 @@ usage:
       (default) embeds up to 1 GiB.
       --input-value fixes an input at compile time (e.g. a sample rate that selects an If
       branch): the artifact is specialised and no longer takes that input.
+      --precision=fp16|bf16: weights and the tensors between kernels are stored in 16 bits
+      (half the memory traffic); kernels compute in f32, reduces accumulate in f32, and the
+      artifact's inputs and outputs keep their types. fp32 (default) changes nothing.
       --no-opt: skip the target's kernel optimizations (register tiles, vector lanes).
       --jobs: threads that generate CPU kernel code (default: one per core).
       Symbolic input dims need sizes (--input-shape; `?` keeps a dim symbolic), except the
@@ -82,7 +86,7 @@ usage:
       by target, device and kernel, and reused by later compiles. See docs/tuning.md.
   tgc inspect MODEL [--stage=graph|kernels|loops|source|blob|llvm|asm|meta] [--kernel=NAME [--opts=LIST]] [-o DIR]
               [--input-shape NAME=d0,d1,...] [--dynamic NAME=MAX]
-              [--target=NAME] [--triple=T] [--cpu=NAME] [--no-opt]
+              [--target=NAME] [--triple=T] [--cpu=NAME] [--precision=P] [--no-opt]
       Print the IR graph, the kernels the scheduler cuts it into with what each fuses, the
       loop program of each kernel after the target's optimizations (listed before each), each
       kernel's source (GPU targets: OpenCL C, GLSL, PTX; cpu: LLVM IR), with --stage=blob -o DIR each GPU
@@ -110,7 +114,7 @@ std::string usage() {
 
 struct Args {
   std::string command, model, stage = "graph", kernel, opts, out_dir;
-  std::string target = "cpu", triple, cpu, weights = "auto";
+  std::string target = "cpu", triple, cpu, weights = "auto", precision = "fp32";
   bool shared = false, optimize = true;
   int beam = 0, jobs = 0;
   std::string tune_via, tune_cache;
@@ -206,6 +210,7 @@ Args parse_args(int argc, char** argv) {
     else if (s.rfind("--triple", 0) == 0) a.triple = value("--triple");
     else if (s.rfind("--cpu", 0) == 0) a.cpu = value("--cpu");
     else if (s.rfind("--weights", 0) == 0) a.weights = value("--weights");
+    else if (s.rfind("--precision", 0) == 0) storage_type(a.precision = value("--precision"));  // (checks the name)
     else if (s.rfind("--beam", 0) == 0) a.beam = parse_count(value("--beam"), "--beam");
     else if (s.rfind("--ctx", 0) == 0) a.context = parse_count(value("--ctx"), "--ctx");
     else if (s.rfind("--max-trips", 0) == 0) a.max_trips = parse_count(value("--max-trips"), "--max-trips");
@@ -277,16 +282,20 @@ int cmd_inspect(const Args& a) {
   Model m = build_dynamic_model(open_model(a.model, import_options(a)));
   std::vector<const UOp*> roots = m.schedule_roots();  // as compile_model schedules them
   ResolvedTarget target = resolve_target(a.target, a.triple, a.cpu);
-  ScheduleOptions so{.parallel_outputs = target.profile.gpu};
+  // As compile_model cuts and rewrites them.
+  auto kernels = [&] {
+    Schedule s = run_stage("schedule", [&] { return schedule(*m.graph, roots, {.parallel_outputs = target.profile.gpu}); });
+    if (a.optimize) rewrite_kernels(*m.graph, s, target.profile);
+    store_in_half(*m.graph, s, storage_type(a.precision));
+    return s;
+  };
   if (a.stage == "graph") {
     std::cout << print_graph(*m.graph, roots);
   } else if (a.stage == "kernels") {
-    Schedule s = run_stage("schedule", [&] { return schedule(*m.graph, roots, so); });
-    if (a.optimize) rewrite_kernels(*m.graph, s, target.profile);
+    Schedule s = kernels();
     std::cout << "# " << s.kernels.size() << " kernels\n" << run_stage("describe", [&] { return describe(*m.graph, s); });
   } else if (a.stage == "loops" || a.stage == "source" || a.stage == "llvm" || a.stage == "asm" || a.stage == "blob") {
-    Schedule s = schedule(*m.graph, roots, so);
-    if (a.optimize) rewrite_kernels(*m.graph, s, target.profile);
+    Schedule s = kernels();
     const DialectOps& dialect = dialect_ops(target.desc->dialect);
     bool cpu = target.desc->dialect == Dialect::LlvmCpu;
     if ((a.stage == "llvm" || a.stage == "asm") && !cpu)
@@ -354,6 +363,7 @@ int cmd_compile(const Args& a) {
   opt.shared = a.shared;
   opt.optimize = a.optimize;
   opt.jobs = a.jobs;
+  opt.storage = storage_type(a.precision);
   // auto: weights past 1 GiB go beside the artifact (PATH.weights, mapped at run time): an
   // executable that large links slowly and loads whole, and past 2 GiB the default code model's
   // 32-bit offsets no longer reach its data.
