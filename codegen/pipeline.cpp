@@ -109,6 +109,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   Schedule s = run_stage("schedule", [&] { return schedule(g, roots, {.parallel_outputs = target.profile.gpu}); });
   if (opt.optimize) rewrite_kernels(g, s, target.profile);
   store_in_half(g, s, opt.storage);
+  if (!target.profile.gpu) widen_reused_halves(g, s, target.profile);
   // Scheduled: the conditions, the outputs, the sizes computed from data (Model::schedule_roots).
   std::vector<int64_t> var_source(g.vars().size(), -1);
   for (size_t i = 0; i < guards.vars.size(); ++i) var_source[size_t(g.var_slot(guards.vars[i]))] = s.outputs[i];

@@ -1,6 +1,7 @@
 #include "passes/precision.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -82,6 +83,71 @@ void store_in_half(Graph& g, Schedule& s, DType half) {
       done[u] = out;
     }
     k.ast = done.at(k.ast);
+  }
+}
+
+void widen_reused_halves(Graph& g, Schedule& s, const TargetProfile& t) {
+  auto is_half = [](DType t) { return t == DType::F16 || t == DType::BF16; };
+  // CAST(f32, LOAD(16-bit weight or intermediate)) where the load's index stays put along output
+  // ranges of kReuseToWiden positions or more (of a fixed size: a run-time dim may be 1).
+  auto reused = [&](const Kernel& k, const UOp* u) {
+    if (u->op != Op::Cast || u->dtype != DType::F32 || u->src[0]->op != Op::Load || !is_half(u->src[0]->dtype)) return false;
+    const UOp* load = u->src[0];
+    const BufferInfo& b = g.buffer(load->src[0]->ival());
+    bool small_weight = b.kind == BufferKind::Weight && 2 * int64_t(b.data->size()) <= t.l2_bytes;
+    if (!small_weight && b.kind != BufferKind::Intermediate) return false;
+    int64_t reuse = 1;
+    for (const UOp* r : k.global_ranges)
+      if (r->src[0]->is_const() && !depends_on(load->src[1], r)) reuse *= range_extent(r);
+    return reuse >= kReuseToWiden;
+  };
+  std::set<int64_t> intermediates;
+  for (const Kernel& k : s.kernels)
+    for (const UOp* u : toposort({k.ast}))
+      if (reused(k, u) && g.buffer(u->src[0]->src[0]->ival()).kind == BufferKind::Intermediate)
+        intermediates.insert(u->src[0]->src[0]->ival());
+  std::unordered_map<int64_t, int64_t> twin;  // 16-bit weight -> its f32 twin
+  auto twin_of = [&](int64_t b) {
+    if (auto it = twin.find(b); it != twin.end()) return it->second;
+    const BufferInfo& info = g.buffer(b);
+    std::vector<uint8_t> wide(info.data->size() * 2);
+    for (size_t i = 0; i + 2 <= info.data->size(); i += 2)
+      store_num(DType::F32, wide.data() + 2 * i, load_num(info.dtype, info.data->data() + i));
+    return twin[b] = g.add_buffer({info.name + "_f32", DType::F32, info.shape, BufferKind::Weight, Bytes::own(std::move(wide))});
+  };
+  std::map<int64_t, DType> narrow;  // widened intermediates: the 16-bit type their values keep
+  for (int64_t b : intermediates) narrow[b] = g.buffer(b).dtype, g.buffer(b).dtype = DType::F32;
+  auto wide_buffer = [&](int64_t b) { return g.make(Op::Buffer, DType::F32, {}, b); };
+  for (Kernel& k : s.kernels) {
+    std::unordered_map<const UOp*, const UOp*> done;
+    std::vector<int64_t> twins;
+    for (const UOp* u : toposort({k.ast})) {
+      std::vector<const UOp*> src;
+      for (const UOp* x : u->src) src.push_back(done.at(x));
+      const UOp* out = with_src(g, u, src);
+      int64_t b = u->op == Op::Load || u->op == Op::Store ? u->src[0]->ival() : -1;
+      if (reused(k, u) && g.buffer(u->src[0]->src[0]->ival()).kind == BufferKind::Weight) {
+        std::vector<const UOp*> load = done.at(u->src[0])->src;
+        int64_t t = twin_of(u->src[0]->src[0]->ival());
+        load[0] = wide_buffer(t);
+        twins.push_back(t);
+        out = g.make(Op::Load, DType::F32, load, u->src[0]->arg);
+      } else if (u->op == Op::Cast && u->dtype == DType::F32 && u->src[0]->op == Op::Load && narrow.count(u->src[0]->src[0]->ival())) {
+        out = done.at(u->src[0])->src[0];  // the f32 load under the narrowing below
+      } else if (u->op == Op::Load && narrow.count(b)) {
+        src[0] = wide_buffer(b);
+        out = g.make(Op::Cast, u->dtype, {g.make(Op::Load, DType::F32, src, u->arg)});
+      } else if (u->op == Op::Store && narrow.count(b)) {
+        src[0] = wide_buffer(b);
+        src[2] = g.make(Op::Cast, DType::F32, {src[2]});
+        out = g.make(Op::Store, DType::F32, src, u->arg);
+      }
+      done[u] = out;
+    }
+    k.ast = done.at(k.ast);
+    std::vector<int64_t> weights = k.inputs;  // (replace_input edits k.inputs)
+    for (int64_t w : weights)
+      if (twin.count(w) && std::count(twins.begin(), twins.end(), twin.at(w))) replace_input(k, w, twin.at(w));
   }
 }
 

@@ -5,6 +5,7 @@
 // (KV caches) keep their types, so the artifact's interface does not change.
 #pragma once
 #include "passes/schedule.h"
+#include "target/profile.h"
 
 namespace tgc {
 
@@ -15,5 +16,17 @@ DType storage_type(const std::string& precision);
 // stores of every kernel. A buffer stays f32 where a kernel reads it as another type, or (f16)
 // where a weight holds finite values past f16's range, which would become infinities.
 void store_in_half(Graph& g, Schedule& s, DType half);
+
+// CPUs compute 16-bit floats in f32 (passes/half_math.h), and widening costs an instruction on
+// the vector units that the multiply-adds need: an f16 conv ran 1.4x its f32 twin's time (x86,
+// vcvtph2ps; aarch64 has fcvtl). A 16-bit weight or intermediate that some kernel reads for at
+// least kReuseToWiden output positions (a conv's filter, read at every pixel; its input, read for
+// every output channel) is widened once instead: a weight gets an f32 twin made at compile time,
+// an intermediate becomes an f32 buffer whose producer stores the value rounded to 16 bits, as
+// before, in f32. Data read once per output (an LLM's decode matvec weights, bound by memory,
+// where 16 bits are the point) stays as it is, and so does a weight whose f32 twin would not fit
+// in the L2 cache (streamed from memory, its 16 bits save more than the conversion costs).
+constexpr int64_t kReuseToWiden = 16;
+void widen_reused_halves(Graph& g, Schedule& s, const TargetProfile& t);
 
 }  // namespace tgc

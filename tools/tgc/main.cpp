@@ -287,6 +287,7 @@ int cmd_inspect(const Args& a) {
     Schedule s = run_stage("schedule", [&] { return schedule(*m.graph, roots, {.parallel_outputs = target.profile.gpu}); });
     if (a.optimize) rewrite_kernels(*m.graph, s, target.profile);
     store_in_half(*m.graph, s, storage_type(a.precision));
+    if (!target.profile.gpu) widen_reused_halves(*m.graph, s, target.profile);
     return s;
   };
   if (a.stage == "graph") {
