@@ -101,7 +101,14 @@ void widen_reused_halves(Graph& g, Schedule& s, const TargetProfile& t) {
       if (r->src[0]->is_const() && !depends_on(load->src[1], r)) reuse *= range_extent(r);
     return reuse >= kReuseToWiden;
   };
+  // Intermediates reused so, and every one that fits in L2 (where conversions cost more than
+  // the bytes they save).
   std::set<int64_t> intermediates;
+  for (size_t b = 0; b < g.num_buffers(); ++b) {
+    const BufferInfo& info = g.buffer(int64_t(b));
+    if (info.kind == BufferKind::Intermediate && is_half(info.dtype) && 4 * numel(info.shape) <= t.l2_bytes)
+      intermediates.insert(int64_t(b));
+  }
   for (const Kernel& k : s.kernels)
     for (const UOp* u : toposort({k.ast}))
       if (reused(k, u) && g.buffer(u->src[0]->src[0]->ival()).kind == BufferKind::Intermediate)
@@ -138,8 +145,10 @@ void widen_reused_halves(Graph& g, Schedule& s, const TargetProfile& t) {
         src[0] = wide_buffer(b);
         out = g.make(Op::Cast, u->dtype, {g.make(Op::Load, DType::F32, src, u->arg)});
       } else if (u->op == Op::Store && narrow.count(b)) {
+        // The value as computed, in f32: the narrowing to 16 bits goes with the 16-bit buffer.
+        const UOp* v = src[2];
         src[0] = wide_buffer(b);
-        src[2] = g.make(Op::Cast, DType::F32, {src[2]});
+        src[2] = v->op == Op::Cast && v->src[0]->dtype == DType::F32 ? v->src[0] : g.make(Op::Cast, DType::F32, {v});
         out = g.make(Op::Store, DType::F32, src, u->arg);
       }
       done[u] = out;

@@ -22,8 +22,9 @@ void store_in_half(Graph& g, Schedule& s, DType half);
 // vcvtph2ps; aarch64 has fcvtl). A 16-bit weight or intermediate that some kernel reads for at
 // least kReuseToWiden output positions (a conv's filter, read at every pixel; its input, read for
 // every output channel) is widened once instead: a weight gets an f32 twin made at compile time,
-// an intermediate becomes an f32 buffer whose producer stores the value rounded to 16 bits, as
-// before, in f32. Data read once per output (an LLM's decode matvec weights, bound by memory,
+// an intermediate becomes an f32 buffer (its values are no longer rounded to 16 bits: more
+// precise, never less, and the rounding cost two more conversions), as does every intermediate
+// that fits in the L2 cache in f32, where conversions cost more than bytes. Data read once per output (an LLM's decode matvec weights, bound by memory,
 // where 16 bits are the point) stays as it is, and so does a weight whose f32 twin would not fit
 // in the L2 cache (streamed from memory, its 16 bits save more than the conversion costs).
 constexpr int64_t kReuseToWiden = 16;
