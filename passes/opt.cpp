@@ -421,19 +421,24 @@ static std::vector<Opt> phase_opts(Graph& g, const Kernel& k) {
 
 // An elementwise kernel whose element is a long chain of special functions (two or more tanh or
 // sigmoid in a row: 4+ of exp2, log2, sin, sqrt, recip) is bound by that chain's latency, and
-// LLVM's loop vectorizer, seeing a large body, runs one vector per iteration. Two vectors per
-// iteration (copies along the contiguous innermost axis) give it two independent chains:
-// eltwise16_1M (5 tanh) 4.4 -> 4.0 ms at one thread. A single sigmoid (SiLU over 1M floats) did
-// not gain, so shorter chains keep the loop vectorizer's choice.
+// LLVM's loop vectorizer, seeing a large body, runs one vector per iteration. Copies along the
+// contiguous innermost axis give it independent chains, one vector each, a quarter of the
+// vector registers' worth (a chain holds its value and the temporaries of an exp2): 8 on
+// AVX-512, where eltwise16_1M (5 tanh) ran 4.4 ms at one thread with one vector per iteration,
+// 3.77 with two, 3.51 with four, 3.43 with eight, and spilled past that (3.39-3.73 with 16).
+// A single sigmoid (SiLU over 1M floats) did not gain, so shorter chains keep the loop
+// vectorizer's choice.
 static std::vector<Opt> chain_opts(Graph& g, const Kernel& k, const TargetProfile& t) {
   const std::vector<const UOp*>& globals = k.global_ranges;
-  int64_t two = 2 * t.vector_lanes;
-  if (globals.empty() || stride(g, k.ast->src[1], globals.back()) != 1 || size_of(globals.back()) % two != 0) return {};
+  if (globals.empty() || stride(g, k.ast->src[1], globals.back()) != 1) return {};
   int special = 0;
   for (const UOp* u : toposort({k.ast}))
     special += u->op == Op::Exp2 || u->op == Op::Log2 || u->op == Op::Sin || u->op == Op::Sqrt || u->op == Op::Recip;
   if (special < 4) return {};
-  return {{OptOp::Upcast, int(globals.size()) - 1, two}};
+  for (int64_t chains = std::max(2, t.vector_registers / 4); chains >= 2; chains /= 2)
+    if (size_of(globals.back()) % (chains * t.vector_lanes) == 0)
+      return {{OptOp::Upcast, int(globals.size()) - 1, chains * t.vector_lanes}};
+  return {};
 }
 
 std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, bool tile_runtime_axes) {

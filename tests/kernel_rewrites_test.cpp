@@ -141,11 +141,13 @@ TEST_F(KernelRewrites, StridedConvReadsItsInputByPhase) {
 
 // An elementwise chain of special functions (tanh after tanh) is latency-bound: two vectors per
 // iteration; one sigmoid keeps the loop vectorizer's choice. Either way the values are the same.
-TEST_F(KernelRewrites, ChainsOfSpecialFunctionsRunTwoVectorsPerIteration) {
-  TargetProfile t = tiny_l2();  // 8 lanes
+TEST_F(KernelRewrites, ChainsOfSpecialFunctionsRunSeveralVectorsPerIteration) {
+  TargetProfile t = tiny_l2();  // 8 lanes, 16 registers: 4 chains of one vector each
   Schedule chain = check(((input({4, 64}) * 0.9 + 0.1).tanh() * 0.9 + 0.1).tanh(), true, t);
   ASSERT_EQ(chain.kernels.size(), 1u) << describe(g, chain);
-  EXPECT_EQ(heuristic_opts(g, chain.kernels[0], t), (std::vector<Opt>{{OptOp::Upcast, 1, 16}}));
+  EXPECT_EQ(heuristic_opts(g, chain.kernels[0], t), (std::vector<Opt>{{OptOp::Upcast, 1, 32}}));
+  Schedule rows = check(((input({4, 48}) * 0.9 + 0.1).tanh() * 0.9 + 0.1).tanh(), true, t);  // 48: two chains divide it
+  EXPECT_EQ(heuristic_opts(g, rows.kernels[0], t), (std::vector<Opt>{{OptOp::Upcast, 1, 16}}));
   Schedule one = check(input({4, 64}).sigmoid() * 2.0, true, t);
   ASSERT_EQ(one.kernels.size(), 1u) << describe(g, one);
   EXPECT_TRUE(heuristic_opts(g, one.kernels[0], t).empty());
