@@ -36,6 +36,9 @@ struct LoopProgram {
   // LANES: runs of accumulator updates of consecutive lanes, which the CPU codegen emits as
   // vectors (codegen/llvm/lane_vectors.h).
   bool lane_sums = false;
+  // The TC action: the program is the kernel's plain one (its STORE the last statement), which
+  // the CUDA renderer replaces by WMMA tiles (passes/tensor_cores.h).
+  bool tensor_cores = false;
   std::vector<LStmt> body;
 };
 

@@ -17,11 +17,12 @@
 #include "passes/fold_weights.h"
 #include "passes/merge_axes.h"
 #include "passes/pack.h"
+#include "passes/tensor_cores.h"
 
 namespace tgc {
 
 namespace {
-constexpr const char* kNames[] = {"UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "PADTO", "LANES", "SWAP"};
+constexpr const char* kNames[] = {"UPCAST", "UNROLL", "LOCAL", "GROUP", "GROUPTOP", "PADTO", "LANES", "SWAP", "TC"};
 
 // A range's size in the layout: a run-time dim's upper bound where its loop ends at a VAR.
 int64_t size_of(const UOp* r) { return range_extent(r); }
@@ -212,6 +213,14 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
       BufferKind kind = g.buffer(cur.output).kind;
       if (kind != BufferKind::Intermediate && kind != BufferKind::Output) fail("the axis is a run-time dim of a buffer the kernel updates");
     }
+    if (o.op == OptOp::Tc) {
+      std::string why;
+      if (!has_tensor_cores(t)) fail("the target has no tensor cores (CUDA sm_70 or later)");
+      if (opts.size() != 1) fail("TC is the kernel's only action");
+      if (!tensor_core_plan(g, cur, &why)) fail(why);
+      cur.tensor_cores = true;
+      continue;
+    }
     if (o.op == OptOp::Swap) {
       if (t.gpu) fail("SWAP needs a CPU target");
       size_t other = size_t(o.amount);
@@ -274,6 +283,7 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
         break;
       }
       case OptOp::Swap:
+      case OptOp::Tc:
       case OptOp::Padto: break;  // handled above
     }
   }
@@ -290,6 +300,8 @@ namespace {
 //   serves every copy;
 // - work-groups along the innermost output axis: neighbouring threads read neighbouring data.
 std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t) {
+  // A matrix product of f16 runs on tensor cores where the target has them.
+  if (has_tensor_cores(t) && tensor_core_plan(g, k)) return {{OptOp::Tc, 0, 0}};
   std::vector<Opt> opts;
   const std::vector<const UOp*>& globals = k.global_ranges;
   std::vector<const UOp*> axes = kernel_axes(k);

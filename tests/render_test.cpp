@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "codegen/cuda/render_ptx.h"
 #include "codegen/gpu/c_renderer.h"
 #include "codegen/llvm/cpu_kernel.h"
 #include "codegen/llvm/llvm_expr.h"
@@ -19,6 +20,7 @@
 #include "ir/error.h"
 #include "ir/tensor.h"
 #include "passes/opt.h"
+#include "passes/tensor_cores.h"
 
 namespace tgc {
 namespace {
@@ -569,6 +571,59 @@ TEST(LlvmExprEmitter, MathTheTargetCannotEmitIsAnError) {
     EXPECT_NE(std::string(e.what()).find("kernel k7: this target cannot emit LOG2 of f32"), std::string::npos) << e.what();
   }
   EXPECT_THROW(f.e.value(g.make(Op::Neg, DType::F32, {x})), Error) << "never computed";
+}
+
+TargetProfile sm90() {
+  TargetProfile t = cuda_profile();
+  t.gpu_arch = "sm_90";
+  return t;
+}
+
+Tensor half_matmul(Graph& g, int64_t m, int64_t k, int64_t n) {
+  return Tensor::input(g, "a", DType::F16, {m, k}).matmul(Tensor::input(g, "b", DType::F16, {k, n}));
+}
+
+// A matrix product of f16 becomes WMMA tiles on CUDA: the heuristic picks TC, and the PTX loads
+// fragments, multiplies them on tensor cores, and finishes the tile from shared memory.
+TEST(TensorCores, HalfMatmulRunsAsWmmaTiles) {
+  Graph g;
+  Kernel k = only_kernel(g, half_matmul(g, 32, 64, 48) * 2.0);
+  std::optional<TensorCorePlan> plan = tensor_core_plan(g, k);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(range_extent(plan->m), 32);
+  EXPECT_EQ(range_extent(plan->n), 48);
+  EXPECT_EQ(range_extent(plan->k), 64);
+  EXPECT_TRUE(plan->a_row && plan->b_row);
+  EXPECT_EQ(plan->lda, 64);
+  EXPECT_EQ(plan->ldb, 48);
+  std::vector<Opt> opts = heuristic_opts(g, k, sm90());
+  ASSERT_EQ(opts, (std::vector<Opt>{{OptOp::Tc, 0, 0}}));
+  LoopProgram p = lower(g, apply_opts(g, k, opts, sm90()), {.inner_loop = false});
+  EXPECT_TRUE(p.tensor_cores);
+  EXPECT_EQ(ptx_block_size(p), 32);
+  EXPECT_EQ(ptx_grid_threads(p), 2 * 3 * 32);  // a warp per 16x16 tile
+  std::string ptx = render_ptx(g, p, {.sm = "sm_90"});
+  EXPECT_GT(count(ptx, "wmma.load.a.sync.aligned.row.m16n16k16.global.f16"), 0u) << ptx;
+  EXPECT_GT(count(ptx, "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32"), 0u);
+  EXPECT_EQ(count(ptx, "wmma.store.d.sync.aligned.row.m16n16k16.shared.f32"), 1u);
+}
+
+TEST(TensorCores, OnlyTilesOfHalfMatricesOnTargetsWithTensorCores) {
+  Graph g;
+  std::string why;
+  EXPECT_FALSE(tensor_core_plan(g, only_kernel(g, matmul(g, 32, 64, 48)), &why));
+  EXPECT_EQ(why, "the products are not of two f16 loads");
+  EXPECT_FALSE(tensor_core_plan(g, only_kernel(g, half_matmul(g, 24, 64, 48)), &why)) << "24 rows";
+  EXPECT_FALSE(tensor_core_plan(g, only_kernel(g, half_matmul(g, 32, 40, 48)), &why)) << "a sum of 40";
+  EXPECT_EQ(why, "the reduce is not a multiple of 16 long");
+  Kernel k = only_kernel(g, half_matmul(g, 32, 64, 48));
+  EXPECT_THROW(apply_opts(g, k, {{OptOp::Tc, 0, 0}}, opencl_profile()), Error);
+  TargetProfile volta = sm90(), pascal = sm90();
+  volta.gpu_arch = "sm_70", pascal.gpu_arch = "sm_61";
+  EXPECT_TRUE(apply_opts(g, k, {{OptOp::Tc, 0, 0}}, volta).tensor_cores);
+  EXPECT_THROW(apply_opts(g, k, {{OptOp::Tc, 0, 0}}, pascal), Error);
+  EXPECT_THROW(apply_opts(g, k, {{OptOp::Tc, 0, 0}, {OptOp::Upcast, 0, 2}}, volta), Error);
+  EXPECT_EQ(parse_opts("TC(0,0)"), (std::vector<Opt>{{OptOp::Tc, 0, 0}}));
 }
 
 }  // namespace

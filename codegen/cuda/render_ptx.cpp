@@ -8,11 +8,15 @@
 
 #include <memory>
 #include <numbers>
+#include <functional>
+#include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "codegen/llvm/llvm_expr.h"
 #include "codegen/llvm/target.h"
 #include "ir/error.h"
+#include "passes/tensor_cores.h"
 
 namespace tgc {
 
@@ -49,6 +53,13 @@ class PtxRenderer : LlvmExprHooks {
 
     Value* tid = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), i64);
     Value* block = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), i64);
+    if (p_.tensor_cores) {
+      tensor_core_tiles(tid, block);
+      b_.CreateBr(exit_);
+      b_.SetInsertPoint(exit_);
+      b_.CreateRetVoid();
+      return;
+    }
     if (args_.count(g_.vars_buffer()))
       for (const UOp* v : g_.vars())
         e_.set(v, b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v))),
@@ -207,7 +218,113 @@ class PtxRenderer : LlvmExprHooks {
     }
   }
 
-  Value* value(const UOp* u) { return e_.value(u); }
+  Value* value(const UOp* u) { return cur_->value(u); }
+
+  // ---- Tensor cores (the TC action, passes/tensor_cores.h). One warp per block computes a 16x16
+  // output tile: its fragments of A and B are loaded straight from global memory by WMMA, 16
+  // along the reduce at a time, and multiplied into an f32 accumulator fragment, which goes to
+  // shared memory; then each lane finishes 8 of the tile's elements with the rest of the
+  // kernel's expression (the sum read back from shared memory) and stores them.
+  void tensor_core_tiles(Value* lane, Value* tile) {
+    Kernel k;
+    k.name = p_.name;
+    k.global_ranges = p_.globals;
+    k.ast = p_.body.back().u;
+    std::string why;
+    std::optional<TensorCorePlan> plan = tensor_core_plan(const_cast<Graph&>(g_), k, &why);
+    if (!plan) throw Error("ptx codegen: kernel " + p_.name + ": tensor cores: " + why);
+    const TensorCorePlan& tc = *plan;
+    auto* i64 = b_.getInt64Ty();
+    auto* f32 = b_.getFloatTy();
+    const int64_t T = kTensorCoreTile;
+    // Tile coordinates: the column tile innermost, then the row tile, then the other ranges.
+    std::unordered_map<const UOp*, Value*> at;  // each output range's value at the tile's origin
+    auto take = [&](int64_t extent) {
+      Value* n = b_.getInt64(uint64_t(extent));
+      Value* v = b_.CreateURem(tile, n);
+      tile = b_.CreateUDiv(tile, n);
+      return v;
+    };
+    at[tc.n] = b_.CreateMul(take(range_extent(tc.n) / T), b_.getInt64(T));
+    at[tc.m] = b_.CreateMul(take(range_extent(tc.m) / T), b_.getInt64(T));
+    for (auto r = p_.globals.rbegin(); r != p_.globals.rend(); ++r)
+      if (*r != tc.m && *r != tc.n) at[*r] = take(range_extent(*r));
+    // Evaluates `u` (nothing under the KREDUCE) in a fresh emitter where the ranges are `values`.
+    auto eval = [&](const UOp* u, const std::unordered_map<const UOp*, Value*>& values) {
+      LlvmExprEmitter e(b_, *this, p_.name);
+      if (args_.count(g_.vars_buffer()))
+        for (const UOp* v : g_.vars()) e.set(v, b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v)))));
+      for (const auto& [r, v] : values) e.set(r, v);
+      cur_ = &e;
+      std::vector<const UOp*> order;
+      std::unordered_set<const UOp*> seen;
+      std::function<void(const UOp*)> visit = [&](const UOp* x) {
+        if (!seen.insert(x).second || x->op == Op::KReduce || e.has(x)) return;
+        for (const UOp* s : x->src) visit(s);
+        order.push_back(x);
+      };
+      visit(u);
+      for (const UOp* x : order)
+        if (x->op != Op::Const && x->op != Op::Buffer) e.set(x, e.compute(x));
+      Value* v = x_value(e, u);
+      cur_ = &e_;
+      return v;
+    };
+    // The accumulator fragment: 8 floats per lane.
+    auto* frag_ty = llvm::ArrayType::get(f32, 8);
+    llvm::AllocaInst* acc = entry_alloca(frag_ty);
+    for (unsigned i = 0; i < 8; ++i) b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), b_.CreateConstGEP2_32(frag_ty, acc, 0, i));
+    using I = llvm::Intrinsic::ID;
+    I load_a = tc.a_row ? llvm::Intrinsic::nvvm_wmma_m16n16k16_load_a_f16_row_stride : llvm::Intrinsic::nvvm_wmma_m16n16k16_load_a_f16_col_stride;
+    I load_b = tc.b_row ? llvm::Intrinsic::nvvm_wmma_m16n16k16_load_b_f16_row_stride : llvm::Intrinsic::nvvm_wmma_m16n16k16_load_b_f16_col_stride;
+    I mma = tc.a_row ? (tc.b_row ? llvm::Intrinsic::nvvm_wmma_m16n16k16_mma_row_row_f32_f32 : llvm::Intrinsic::nvvm_wmma_m16n16k16_mma_row_col_f32_f32)
+                     : (tc.b_row ? llvm::Intrinsic::nvvm_wmma_m16n16k16_mma_col_row_f32_f32 : llvm::Intrinsic::nvvm_wmma_m16n16k16_mma_col_col_f32_f32);
+    auto* gptr = b_.getPtrTy(kGlobal);
+    auto fragment = [&](I id, const UOp* load, int64_t ld, const std::unordered_map<const UOp*, Value*>& values) {
+      Value* idx = eval(load->src[1], values);
+      Value* ptr = b_.CreateGEP(b_.getHalfTy(), args_.at(load->src[0]->ival()), idx);
+      Value* f = b_.CreateIntrinsic(id, {gptr}, {ptr, b_.getInt32(uint32_t(ld))});
+      std::vector<Value*> parts;
+      for (unsigned i = 0; i < 8; ++i) parts.push_back(b_.CreateExtractValue(f, i));
+      return parts;
+    };
+    loop(b_.getInt64(uint64_t(range_extent(tc.k) / T)), [&](Value* kt) {
+      std::unordered_map<const UOp*, Value*> values = at;
+      values[tc.k] = b_.CreateMul(kt, b_.getInt64(T));
+      std::vector<Value*> args = fragment(load_a, tc.a, tc.lda, values);
+      std::vector<Value*> bf = fragment(load_b, tc.b, tc.ldb, values);
+      args.insert(args.end(), bf.begin(), bf.end());
+      for (unsigned i = 0; i < 8; ++i) args.push_back(b_.CreateLoad(f32, b_.CreateConstGEP2_32(frag_ty, acc, 0, i)));
+      Value* d = b_.CreateIntrinsic(mma, {}, args);
+      for (unsigned i = 0; i < 8; ++i) b_.CreateStore(b_.CreateExtractValue(d, i), b_.CreateConstGEP2_32(frag_ty, acc, 0, i));
+    });
+    // The tile to shared memory, row-major.
+    auto* tile_ty = llvm::ArrayType::get(f32, uint64_t(T * T));
+    auto* sm = new llvm::GlobalVariable(m_, tile_ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(tile_ty),
+                                        "tc_tile", nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
+    sm->setAlignment(llvm::Align(32));
+    std::vector<Value*> st{sm};
+    for (unsigned i = 0; i < 8; ++i) st.push_back(b_.CreateLoad(f32, b_.CreateConstGEP2_32(frag_ty, acc, 0, i)));
+    st.push_back(b_.getInt32(uint32_t(T)));
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_wmma_m16n16k16_store_d_f32_row_stride, {b_.getPtrTy(kShared)}, st);
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
+    const UOp* store = p_.body.back().u;
+    loop(b_.getInt64(T * T / 32), [&](Value* e) {
+      Value* idx = b_.CreateAdd(lane, b_.CreateMul(e, b_.getInt64(32)));
+      std::unordered_map<const UOp*, Value*> values = at;
+      values[tc.m] = b_.CreateAdd(at[tc.m], b_.CreateUDiv(idx, b_.getInt64(T)));
+      values[tc.n] = b_.CreateAdd(at[tc.n], b_.CreateURem(idx, b_.getInt64(T)));
+      tc_sum_ = b_.CreateLoad(f32, b_.CreateGEP(tile_ty, sm, {b_.getInt64(0), idx}));
+      Value* v = eval(store->src[2], values);
+      Value* where = eval(store->src[1], values);
+      tc_sum_ = nullptr;
+      DType t = store->src[2]->dtype;
+      if (t == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
+      b_.CreateStore(v, b_.CreateGEP(llvm_type(c_, t, true), args_.at(store->src[0]->ival()), where));
+    });
+  }
+  // u's value in emitter e (a constant or a KREDUCE are not set there).
+  Value* x_value(LlvmExprEmitter& e, const UOp* u) { return u->op == Op::KReduce ? accumulator(u) : e.value(u); }
 
   // The emitter's hooks. A gated load reads index 0 (always in bounds) where its gate is false,
   // then selects 0: no branch, so the loads of a tile can be scheduled together.
@@ -222,6 +339,7 @@ class PtxRenderer : LlvmExprHooks {
   }
 
   Value* accumulator(const UOp* reduce) override {
+    if (tc_sum_) return tc_sum_;
     llvm::AllocaInst* a = acc_.at(reduce);
     return b_.CreateLoad(a->getAllocatedType(), a);
   }
@@ -260,6 +378,8 @@ class PtxRenderer : LlvmExprHooks {
   llvm::LLVMContext& c_;
   llvm::IRBuilder<> b_;
   LlvmExprEmitter e_;
+  LlvmExprEmitter* cur_ = &e_;  // where value() looks (the tensor-core path evaluates in scopes of its own)
+  Value* tc_sum_ = nullptr;      // the tensor-core path: the KREDUCE's value, read back from the tile
   llvm::Function* fn_ = nullptr;
   llvm::BasicBlock* exit_ = nullptr;
   int shared_ = 0;
@@ -268,9 +388,13 @@ class PtxRenderer : LlvmExprHooks {
 };
 }  // namespace
 
-int64_t ptx_block_size(const LoopProgram& p) { return p.locals.empty() ? kPtxDefaultBlock : gpu_local_size(p); }
+int64_t ptx_block_size(const LoopProgram& p) {
+  if (p.tensor_cores) return 32;  // a warp per 16x16 tile
+  return p.locals.empty() ? kPtxDefaultBlock : gpu_local_size(p);
+}
 
 int64_t ptx_grid_threads(const LoopProgram& p) {
+  if (p.tensor_cores) return gpu_global_size(p) / (kTensorCoreTile * kTensorCoreTile) * 32;
   int64_t block = ptx_block_size(p), n = gpu_global_size(p);
   return (n + block - 1) / block * block;
 }

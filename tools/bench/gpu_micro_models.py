@@ -7,6 +7,8 @@ usage: gpu_micro_models.py OUT_DIR
                   per-kernel cost inside a model is a run's latency / 100. Input x.npy.
   mm1024.onnx     C = A @ B of two [n,n] inputs, no weights (small to carry); inputs
   mm4096.onnx     a{n}.npy, b{n}.npy are written on the GPU machine by `--inputs` (256 MB at 4096).
+  mm1024_f16.onnx the same in f16 (tensor cores on cuda), inputs a{n}_f16.npy, b{n}_f16.npy.
+  mm4096_f16.onnx
 
 On the GPU machine: `gpu_micro_models.py --inputs DIR` writes only the matmul inputs.
 """
@@ -33,8 +35,11 @@ def main():
         out = pathlib.Path(sys.argv[2])
         for n in (1024, 4096):
             r = np.random.default_rng(n)
-            np.save(out / f"a{n}.npy", r.standard_normal((n, n)).astype(np.float32))
-            np.save(out / f"b{n}.npy", r.standard_normal((n, n)).astype(np.float32))
+            a, b = r.standard_normal((n, n)).astype(np.float32), r.standard_normal((n, n)).astype(np.float32)
+            np.save(out / f"a{n}.npy", a)
+            np.save(out / f"b{n}.npy", b)
+            np.save(out / f"a{n}_f16.npy", a.astype(np.float16))
+            np.save(out / f"b{n}_f16.npy", b.astype(np.float16))
         return
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -50,9 +55,10 @@ def main():
          [helper.make_tensor_value_info("y", F32, [1, 16])], weights)
     np.save(out / "x.npy", rng.standard_normal((1, 16)).astype(np.float32))
     for n in (1024, 4096):
-        save(out / f"mm{n}.onnx", [helper.make_node("MatMul", ["a", "b"], ["c"])],
-             [helper.make_tensor_value_info("a", F32, [n, n]), helper.make_tensor_value_info("b", F32, [n, n])],
-             [helper.make_tensor_value_info("c", F32, [n, n])])
+        for t, suffix in ((F32, ""), (TensorProto.FLOAT16, "_f16")):
+            save(out / f"mm{n}{suffix}.onnx", [helper.make_node("MatMul", ["a", "b"], ["c"])],
+                 [helper.make_tensor_value_info("a", t, [n, n]), helper.make_tensor_value_info("b", t, [n, n])],
+                 [helper.make_tensor_value_info("c", t, [n, n])])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,92 @@
+#include "passes/tensor_cores.h"
+
+#include "ir/symbolic.h"
+
+namespace tgc {
+namespace {
+
+// LOAD(f16) under CAST(f32): an operand of the product.
+const UOp* half_load(const UOp* u) {
+  if (u->op != Op::Cast || u->dtype != DType::F32) return nullptr;
+  const UOp* l = u->src[0];
+  return l->op == Op::Load && l->dtype == DType::F16 && l->src.size() == 2 ? l : nullptr;
+}
+
+// Whether WMMA can load 16x16 tiles of `load`'s matrix, with rows along `row` and columns along
+// `col` (tiles at multiples of 16 of both): the index is exactly base + row*ld_row + col*ld_col
+// with one of the two strides 1, the other a multiple of 8 elements (16 bytes), and every tile
+// starts 32-byte aligned (the base is a multiple of 16 elements along every other range).
+struct Walk {
+  bool ok = false, contiguous_cols = false;
+  int64_t ld = 0;
+};
+Walk walk(Graph& g, const UOp* load, const UOp* row, const UOp* col, const std::vector<const UOp*>& ranges) {
+  const UOp* idx = load->src[1];
+  std::optional<int64_t> sr = stride_along(g, idx, row), sc = stride_along(g, idx, col);
+  if (!sr || !sc || (*sr != 1 && *sc != 1)) return {};
+  Sym s{g};
+  const UOp* base = simplify(g, s.add(idx, s.add(s.mul(row, -*sr), s.mul(col, -*sc))));
+  if (depends_on(base, row) || depends_on(base, col)) return {};
+  std::unordered_map<const UOp*, const UOp*> zero;
+  for (const UOp* r : ranges) {
+    if (!depends_on(base, r)) continue;
+    std::optional<int64_t> st = stride_along(g, base, r);
+    if (!st || *st % kTensorCoreTile != 0) return {};
+    zero[r] = g.cint(0);
+  }
+  const UOp* at0 = simplify(g, substitute(g, base, zero));
+  if (!at0->is_const() || at0->ival() % kTensorCoreTile != 0) return {};
+  int64_t ld = *sc == 1 ? *sr : *sc;
+  if (ld % 8 != 0 || ld < kTensorCoreTile) return {};
+  return {true, *sc == 1, ld};
+}
+
+}  // namespace
+
+bool has_tensor_cores(const TargetProfile& t) {
+  return t.gpu && t.gpu_arch.rfind("sm_", 0) == 0 && std::atoi(t.gpu_arch.c_str() + 3) >= 70;
+}
+
+std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::string* why) {
+  auto no = [&](const char* w) -> std::optional<TensorCorePlan> {
+    if (why) *why = w;
+    return std::nullopt;
+  };
+  const UOp* st = k.ast;
+  if (st->src.size() > 3) return no("the store is gated");
+  if (!k.local_ranges.empty()) return no("the kernel has local ranges");
+  const UOp* reduce = nullptr;
+  for (const UOp* u : toposort({st}))
+    if (u->op == Op::KReduce) {
+      if (reduce) return no("more than one reduce");
+      reduce = u;
+    }
+  if (!reduce || reduce->reduce().op != Op::Add || reduce->dtype != DType::F32) return no("no f32 sum");
+  if (reduce->src.size() != 2) return no("the sum runs over more than one range");
+  const UOp* kr = reduce->src[1];
+  const UOp* mul = reduce->src[0];
+  if (mul->op != Op::Mul) return no("the sum is not of products");
+  const UOp *x = half_load(mul->src[0]), *y = half_load(mul->src[1]);
+  if (!x || !y) return no("the products are not of two f16 loads");
+  std::vector<const UOp*> ranges = k.global_ranges;
+  ranges.push_back(kr);
+  for (const UOp* r : ranges)
+    if (!r->src[0]->is_const()) return no("a range ends at a run-time size");
+  if (range_extent(kr) % kTensorCoreTile != 0) return no("the reduce is not a multiple of 16 long");
+  // Rows: an output range that A follows and B does not; columns the other way round.
+  for (int swap = 0; swap < 2; ++swap) {
+    const UOp* a = swap ? y : x;
+    const UOp* b = swap ? x : y;
+    for (const UOp* m : k.global_ranges)
+      for (const UOp* n : k.global_ranges) {
+        if (m == n || range_extent(m) % kTensorCoreTile || range_extent(n) % kTensorCoreTile) continue;
+        if (!depends_on(a->src[1], m) || depends_on(a->src[1], n) || !depends_on(b->src[1], n) || depends_on(b->src[1], m))
+          continue;
+        Walk wa = walk(g, a, m, kr, ranges), wb = walk(g, b, kr, n, ranges);
+        if (wa.ok && wb.ok) return TensorCorePlan{reduce, m, n, kr, a, b, wa.contiguous_cols, wb.contiguous_cols, wa.ld, wb.ld};
+      }
+  }
+  return no("no pair of output ranges along which two f16 operands are 16x16 tiles WMMA can load");
+}
+
+}  // namespace tgc

@@ -1,0 +1,34 @@
+// Tensor cores (CUDA, sm_70+): a kernel that is a matrix product of 16-bit floats -- an f32 sum
+// over one reduce range of products of two f16 loads, each an affine walk of a matrix whose tiles
+// WMMA can load -- runs as 16x16 output tiles, one warp each, through WMMA (m16n16k16, f16
+// inputs, f32 accumulation: the products are exact in f32 and only the order of the sum differs
+// from the CUDA cores'). Whatever the kernel does with the sum (bias, activation, a cast) runs
+// per element after it. The TC action (passes/opt.h) selects it; codegen/cuda/render_ptx.cpp
+// renders it.
+#pragma once
+#include <optional>
+
+#include "passes/schedule.h"
+#include "target/profile.h"
+
+namespace tgc {
+
+struct TensorCorePlan {
+  const UOp* reduce;         // the KREDUCE
+  const UOp* m;              // the output ranges along the tile's rows and columns, and the reduce range
+  const UOp* n;
+  const UOp* k;
+  const UOp* a;              // LOAD of A (m x k) and of B (k x n), both f16
+  const UOp* b;
+  bool a_row, b_row;         // A row-major (k contiguous) or column-major; B row-major (n contiguous) or not
+  int64_t lda, ldb;          // elements between rows (row-major) or columns
+};
+
+constexpr int64_t kTensorCoreTile = 16;
+
+// Whether the target has tensor cores: CUDA sm_70 and later.
+bool has_tensor_cores(const TargetProfile& t);
+// The plan for kernel k, or nullopt (with the reason in *why, where given).
+std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::string* why = nullptr);
+
+}  // namespace tgc
