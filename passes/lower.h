@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "passes/schedule.h"
+#include "passes/tensor_cores.h"
 
 namespace tgc {
 
@@ -37,8 +38,8 @@ struct LoopProgram {
   // vectors (codegen/llvm/lane_vectors.h).
   bool lane_sums = false;
   // The TC action: the program is the kernel's plain one (its STORE the last statement), which
-  // the CUDA renderer replaces by WMMA tiles (passes/tensor_cores.h).
-  bool tensor_cores = false;
+  // the CUDA renderer replaces by WMMA tiles laid out so (passes/tensor_cores.h).
+  TensorCoreTiles tensor_cores;
   std::vector<LStmt> body;
 };
 

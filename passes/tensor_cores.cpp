@@ -83,7 +83,24 @@ std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::s
         if (!depends_on(a->src[1], m) || depends_on(a->src[1], n) || !depends_on(b->src[1], n) || depends_on(b->src[1], m))
           continue;
         Walk wa = walk(g, a, m, kr, ranges), wb = walk(g, b, kr, n, ranges);
-        if (wa.ok && wb.ok) return TensorCorePlan{reduce, m, n, kr, a, b, wa.contiguous_cols, wb.contiguous_cols, wa.ld, wb.ld};
+        if (!wa.ok || !wb.ok) continue;
+        // The largest warp tile that leaves kEnoughWarps warps (4 x 4 fragments: 8 fragment loads
+        // per 16 products, 128 accumulator registers per thread), else one fragment per warp;
+        // up to 4 warps per block. H100, 4096^3: 4.80 ms with 1 x 1, 1.96 with 2 x 4, 1.28 with
+        // 4 x 4; 1024^3: 0.052 ms with 2 x 4 (512 warps), 0.060 with 4 x 4 (256).
+        constexpr int64_t kEnoughWarps = 512;
+        int64_t fm = range_extent(m) / kTensorCoreTile, fn = range_extent(n) / kTensorCoreTile, others = 1;
+        for (const UOp* r : k.global_ranges)
+          if (r != m && r != n) others *= range_extent(r);
+        TensorCoreTiles t{1, 1, 1};
+        for (auto [wm, wn] : {std::pair<int64_t, int64_t>{4, 4}, {2, 4}, {4, 2}, {2, 2}, {1, 4}, {4, 1}, {1, 2}, {2, 1}})
+          if (fm % wm == 0 && fn % wn == 0 && fm / wm * (fn / wn) * others >= kEnoughWarps) {
+            t.wm = wm, t.wn = wn;
+            break;
+          }
+        int64_t warps = fm / t.wm * (fn / t.wn) * others;
+        t.warps = warps % 4 == 0 ? 4 : warps % 2 == 0 ? 2 : 1;
+        return TensorCorePlan{reduce, m, n, kr, a, b, wa.contiguous_cols, wb.contiguous_cols, wa.ld, wb.ld, t};
       }
   }
   return no("no pair of output ranges along which two f16 operands are 16x16 tiles WMMA can load");

@@ -2,8 +2,8 @@
 // over one reduce range of products of two f16 loads, each an affine walk of a matrix whose tiles
 // WMMA can load -- runs as 16x16 output tiles, one warp each, through WMMA (m16n16k16, f16
 // inputs, f32 accumulation: the products are exact in f32 and only the order of the sum differs
-// from the CUDA cores'). Whatever the kernel does with the sum (bias, activation, a cast) runs
-// per element after it. The TC action (passes/opt.h) selects it; codegen/cuda/render_ptx.cpp
+// from the CUDA cores'), each warp a block of such tiles. Whatever the kernel does with the sum
+// (bias, activation, a cast) runs per element after it. The TC action (passes/opt.h) selects it; codegen/cuda/render_ptx.cpp
 // renders it.
 #pragma once
 #include <optional>
@@ -12,6 +12,15 @@
 #include "target/profile.h"
 
 namespace tgc {
+
+// How a kernel's output tiles map onto warps: each warp computes wm x wn fragments of 16x16
+// (loading wm fragments of A and wn of B per step of 16 along the reduce, for wm * wn products),
+// and a block holds `warps` warps. All zero: no tensor cores.
+struct TensorCoreTiles {
+  int64_t wm = 0, wn = 0, warps = 0;
+  bool on() const { return wm > 0; }
+  bool operator==(const TensorCoreTiles&) const = default;
+};
 
 struct TensorCorePlan {
   const UOp* reduce;         // the KREDUCE
@@ -22,6 +31,7 @@ struct TensorCorePlan {
   const UOp* b;
   bool a_row, b_row;         // A row-major (k contiguous) or column-major; B row-major (n contiguous) or not
   int64_t lda, ldb;          // elements between rows (row-major) or columns
+  TensorCoreTiles tiles;
 };
 
 constexpr int64_t kTensorCoreTile = 16;

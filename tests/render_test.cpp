@@ -599,13 +599,18 @@ TEST(TensorCores, HalfMatmulRunsAsWmmaTiles) {
   std::vector<Opt> opts = heuristic_opts(g, k, sm90());
   ASSERT_EQ(opts, (std::vector<Opt>{{OptOp::Tc, 0, 0}}));
   LoopProgram p = lower(g, apply_opts(g, k, opts, sm90()), {.inner_loop = false});
-  EXPECT_TRUE(p.tensor_cores);
-  EXPECT_EQ(ptx_block_size(p), 32);
-  EXPECT_EQ(ptx_grid_threads(p), 2 * 3 * 32);  // a warp per 16x16 tile
+  // 2 x 3 fragments of 16x16: too few for more than one per warp; 6 warps, 2 per block.
+  EXPECT_EQ(p.tensor_cores, (TensorCoreTiles{1, 1, 2}));
+  EXPECT_EQ(ptx_block_size(p), 64);
+  EXPECT_EQ(ptx_grid_threads(p), 6 * 32);
   std::string ptx = render_ptx(g, p, {.sm = "sm_90"});
   EXPECT_GT(count(ptx, "wmma.load.a.sync.aligned.row.m16n16k16.global.f16"), 0u) << ptx;
   EXPECT_GT(count(ptx, "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32"), 0u);
   EXPECT_EQ(count(ptx, "wmma.store.d.sync.aligned.row.m16n16k16.shared.f32"), 1u);
+  // 1024 x 1024 outputs: 4 x 4 fragments per warp would leave 256 warps, 2 x 4 leaves 512;
+  // 2048 x 2048: 4 x 4 leaves 1024.
+  EXPECT_EQ(tensor_core_plan(g, only_kernel(g, half_matmul(g, 1024, 64, 1024)))->tiles, (TensorCoreTiles{2, 4, 4}));
+  EXPECT_EQ(tensor_core_plan(g, only_kernel(g, half_matmul(g, 2048, 64, 2048)))->tiles, (TensorCoreTiles{4, 4, 4}));
 }
 
 TEST(TensorCores, OnlyTilesOfHalfMatricesOnTargetsWithTensorCores) {

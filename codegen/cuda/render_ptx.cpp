@@ -53,7 +53,7 @@ class PtxRenderer : LlvmExprHooks {
 
     Value* tid = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), i64);
     Value* block = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), i64);
-    if (p_.tensor_cores) {
+    if (p_.tensor_cores.on()) {
       tensor_core_tiles(tid, block);
       b_.CreateBr(exit_);
       b_.SetInsertPoint(exit_);
@@ -220,12 +220,13 @@ class PtxRenderer : LlvmExprHooks {
 
   Value* value(const UOp* u) { return cur_->value(u); }
 
-  // ---- Tensor cores (the TC action, passes/tensor_cores.h). One warp per block computes a 16x16
-  // output tile: its fragments of A and B are loaded straight from global memory by WMMA, 16
-  // along the reduce at a time, and multiplied into an f32 accumulator fragment, which goes to
-  // shared memory; then each lane finishes 8 of the tile's elements with the rest of the
-  // kernel's expression (the sum read back from shared memory) and stores them.
-  void tensor_core_tiles(Value* lane, Value* tile) {
+  // ---- Tensor cores (the TC action, passes/tensor_cores.h). Each warp computes wm x wn 16x16
+  // fragments of the output: per step of 16 along the reduce it loads wm fragments of A and wn of
+  // B straight from global memory (WMMA) and multiplies each pair into an f32 accumulator
+  // fragment. The fragments then go to the warp's part of shared memory, and each lane finishes
+  // its share of the elements with the rest of the kernel's expression (the sum read back from
+  // shared memory) and stores them.
+  void tensor_core_tiles(Value* tid, Value* block) {
     Kernel k;
     k.name = p_.name;
     k.global_ranges = p_.globals;
@@ -234,10 +235,14 @@ class PtxRenderer : LlvmExprHooks {
     std::optional<TensorCorePlan> plan = tensor_core_plan(const_cast<Graph&>(g_), k, &why);
     if (!plan) throw Error("ptx codegen: kernel " + p_.name + ": tensor cores: " + why);
     const TensorCorePlan& tc = *plan;
+    const TensorCoreTiles& w = p_.tensor_cores;
     auto* i64 = b_.getInt64Ty();
     auto* f32 = b_.getFloatTy();
-    const int64_t T = kTensorCoreTile;
-    // Tile coordinates: the column tile innermost, then the row tile, then the other ranges.
+    const int64_t T = kTensorCoreTile, rows = w.wm * T, cols = w.wn * T;
+    Value* lane = b_.CreateURem(tid, b_.getInt64(32));
+    Value* warp = b_.CreateUDiv(tid, b_.getInt64(32));
+    Value* tile = b_.CreateAdd(b_.CreateMul(block, b_.getInt64(uint64_t(w.warps))), warp);
+    // The warp's tile: columns innermost, then rows, then the other output ranges.
     std::unordered_map<const UOp*, Value*> at;  // each output range's value at the tile's origin
     auto take = [&](int64_t extent) {
       Value* n = b_.getInt64(uint64_t(extent));
@@ -245,15 +250,16 @@ class PtxRenderer : LlvmExprHooks {
       tile = b_.CreateUDiv(tile, n);
       return v;
     };
-    at[tc.n] = b_.CreateMul(take(range_extent(tc.n) / T), b_.getInt64(T));
-    at[tc.m] = b_.CreateMul(take(range_extent(tc.m) / T), b_.getInt64(T));
+    at[tc.n] = b_.CreateMul(take(range_extent(tc.n) / cols), b_.getInt64(uint64_t(cols)));
+    at[tc.m] = b_.CreateMul(take(range_extent(tc.m) / rows), b_.getInt64(uint64_t(rows)));
     for (auto r = p_.globals.rbegin(); r != p_.globals.rend(); ++r)
       if (*r != tc.m && *r != tc.n) at[*r] = take(range_extent(*r));
     // Evaluates `u` (nothing under the KREDUCE) in a fresh emitter where the ranges are `values`.
     auto eval = [&](const UOp* u, const std::unordered_map<const UOp*, Value*>& values) {
       LlvmExprEmitter e(b_, *this, p_.name);
       if (args_.count(g_.vars_buffer()))
-        for (const UOp* v : g_.vars()) e.set(v, b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v)))));
+        for (const UOp* v : g_.vars())
+          e.set(v, b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v)))));
       for (const auto& [r, v] : values) e.set(r, v);
       cur_ = &e;
       std::vector<const UOp*> order;
@@ -266,24 +272,30 @@ class PtxRenderer : LlvmExprHooks {
       visit(u);
       for (const UOp* x : order)
         if (x->op != Op::Const && x->op != Op::Buffer) e.set(x, e.compute(x));
-      Value* v = x_value(e, u);
+      Value* v = u->op == Op::KReduce ? accumulator(u) : e.value(u);
       cur_ = &e_;
       return v;
     };
-    // The accumulator fragment: 8 floats per lane.
-    auto* frag_ty = llvm::ArrayType::get(f32, 8);
-    llvm::AllocaInst* acc = entry_alloca(frag_ty);
-    for (unsigned i = 0; i < 8; ++i) b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), b_.CreateConstGEP2_32(frag_ty, acc, 0, i));
+    auto shifted = [&](const std::unordered_map<const UOp*, Value*>& values, const UOp* r, int64_t by) {
+      std::unordered_map<const UOp*, Value*> v = values;
+      v[r] = b_.CreateAdd(v.at(r), b_.getInt64(uint64_t(by)));
+      return v;
+    };
+    // The accumulators: wm x wn fragments of 8 floats per lane.
+    const unsigned frags = unsigned(w.wm * w.wn);
+    auto* acc_ty = llvm::ArrayType::get(f32, 8 * frags);
+    llvm::AllocaInst* acc = entry_alloca(acc_ty);
+    auto acc_at = [&](unsigned i) { return b_.CreateConstGEP2_32(acc_ty, acc, 0, i); };
+    for (unsigned i = 0; i < 8 * frags; ++i) b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), acc_at(i));
     using I = llvm::Intrinsic::ID;
-    I load_a = tc.a_row ? llvm::Intrinsic::nvvm_wmma_m16n16k16_load_a_f16_row_stride : llvm::Intrinsic::nvvm_wmma_m16n16k16_load_a_f16_col_stride;
-    I load_b = tc.b_row ? llvm::Intrinsic::nvvm_wmma_m16n16k16_load_b_f16_row_stride : llvm::Intrinsic::nvvm_wmma_m16n16k16_load_b_f16_col_stride;
-    I mma = tc.a_row ? (tc.b_row ? llvm::Intrinsic::nvvm_wmma_m16n16k16_mma_row_row_f32_f32 : llvm::Intrinsic::nvvm_wmma_m16n16k16_mma_row_col_f32_f32)
-                     : (tc.b_row ? llvm::Intrinsic::nvvm_wmma_m16n16k16_mma_col_row_f32_f32 : llvm::Intrinsic::nvvm_wmma_m16n16k16_mma_col_col_f32_f32);
-    auto* gptr = b_.getPtrTy(kGlobal);
+    namespace In = llvm::Intrinsic;
+    I load_a = tc.a_row ? In::nvvm_wmma_m16n16k16_load_a_f16_row_stride : In::nvvm_wmma_m16n16k16_load_a_f16_col_stride;
+    I load_b = tc.b_row ? In::nvvm_wmma_m16n16k16_load_b_f16_row_stride : In::nvvm_wmma_m16n16k16_load_b_f16_col_stride;
+    I mma = tc.a_row ? (tc.b_row ? In::nvvm_wmma_m16n16k16_mma_row_row_f32_f32 : In::nvvm_wmma_m16n16k16_mma_row_col_f32_f32)
+                     : (tc.b_row ? In::nvvm_wmma_m16n16k16_mma_col_row_f32_f32 : In::nvvm_wmma_m16n16k16_mma_col_col_f32_f32);
     auto fragment = [&](I id, const UOp* load, int64_t ld, const std::unordered_map<const UOp*, Value*>& values) {
-      Value* idx = eval(load->src[1], values);
-      Value* ptr = b_.CreateGEP(b_.getHalfTy(), args_.at(load->src[0]->ival()), idx);
-      Value* f = b_.CreateIntrinsic(id, {gptr}, {ptr, b_.getInt32(uint32_t(ld))});
+      Value* ptr = b_.CreateGEP(b_.getHalfTy(), args_.at(load->src[0]->ival()), eval(load->src[1], values));
+      Value* f = b_.CreateIntrinsic(id, {b_.getPtrTy(kGlobal)}, {ptr, b_.getInt32(uint32_t(ld))});
       std::vector<Value*> parts;
       for (unsigned i = 0; i < 8; ++i) parts.push_back(b_.CreateExtractValue(f, i));
       return parts;
@@ -291,30 +303,41 @@ class PtxRenderer : LlvmExprHooks {
     loop(b_.getInt64(uint64_t(range_extent(tc.k) / T)), [&](Value* kt) {
       std::unordered_map<const UOp*, Value*> values = at;
       values[tc.k] = b_.CreateMul(kt, b_.getInt64(T));
-      std::vector<Value*> args = fragment(load_a, tc.a, tc.lda, values);
-      std::vector<Value*> bf = fragment(load_b, tc.b, tc.ldb, values);
-      args.insert(args.end(), bf.begin(), bf.end());
-      for (unsigned i = 0; i < 8; ++i) args.push_back(b_.CreateLoad(f32, b_.CreateConstGEP2_32(frag_ty, acc, 0, i)));
-      Value* d = b_.CreateIntrinsic(mma, {}, args);
-      for (unsigned i = 0; i < 8; ++i) b_.CreateStore(b_.CreateExtractValue(d, i), b_.CreateConstGEP2_32(frag_ty, acc, 0, i));
+      std::vector<std::vector<Value*>> a, b;
+      for (int64_t i = 0; i < w.wm; ++i) a.push_back(fragment(load_a, tc.a, tc.lda, shifted(values, tc.m, i * T)));
+      for (int64_t j = 0; j < w.wn; ++j) b.push_back(fragment(load_b, tc.b, tc.ldb, shifted(values, tc.n, j * T)));
+      for (unsigned i = 0; i < unsigned(w.wm); ++i)
+        for (unsigned j = 0; j < unsigned(w.wn); ++j) {
+          unsigned f = i * unsigned(w.wn) + j;
+          std::vector<Value*> args = a[i];
+          args.insert(args.end(), b[j].begin(), b[j].end());
+          for (unsigned x = 0; x < 8; ++x) args.push_back(b_.CreateLoad(f32, acc_at(8 * f + x)));
+          Value* d = b_.CreateIntrinsic(mma, {}, args);
+          for (unsigned x = 0; x < 8; ++x) b_.CreateStore(b_.CreateExtractValue(d, x), acc_at(8 * f + x));
+        }
     });
-    // The tile to shared memory, row-major.
-    auto* tile_ty = llvm::ArrayType::get(f32, uint64_t(T * T));
+    // The warp's tile to its part of shared memory, row-major (rows x cols floats).
+    auto* tile_ty = llvm::ArrayType::get(f32, uint64_t(w.warps * rows * cols));
     auto* sm = new llvm::GlobalVariable(m_, tile_ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(tile_ty),
-                                        "tc_tile", nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
+                                        "tc_tiles", nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
     sm->setAlignment(llvm::Align(32));
-    std::vector<Value*> st{sm};
-    for (unsigned i = 0; i < 8; ++i) st.push_back(b_.CreateLoad(f32, b_.CreateConstGEP2_32(frag_ty, acc, 0, i)));
-    st.push_back(b_.getInt32(uint32_t(T)));
-    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_wmma_m16n16k16_store_d_f32_row_stride, {b_.getPtrTy(kShared)}, st);
-    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
+    Value* mine = b_.CreateMul(warp, b_.getInt64(uint64_t(rows * cols)));
+    for (unsigned i = 0; i < unsigned(w.wm); ++i)
+      for (unsigned j = 0; j < unsigned(w.wn); ++j) {
+        Value* origin = b_.CreateAdd(mine, b_.getInt64(uint64_t(int64_t(i) * T * cols + int64_t(j) * T)));
+        std::vector<Value*> st{b_.CreateGEP(f32, sm, origin)};
+        for (unsigned x = 0; x < 8; ++x) st.push_back(b_.CreateLoad(f32, acc_at(8 * (i * unsigned(w.wn) + j) + x)));
+        st.push_back(b_.getInt32(uint32_t(cols)));
+        b_.CreateIntrinsic(In::nvvm_wmma_m16n16k16_store_d_f32_row_stride, {b_.getPtrTy(kShared)}, st);
+      }
+    b_.CreateIntrinsic(In::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
     const UOp* store = p_.body.back().u;
-    loop(b_.getInt64(T * T / 32), [&](Value* e) {
+    loop(b_.getInt64(uint64_t(rows * cols / 32)), [&](Value* e) {
       Value* idx = b_.CreateAdd(lane, b_.CreateMul(e, b_.getInt64(32)));
       std::unordered_map<const UOp*, Value*> values = at;
-      values[tc.m] = b_.CreateAdd(at[tc.m], b_.CreateUDiv(idx, b_.getInt64(T)));
-      values[tc.n] = b_.CreateAdd(at[tc.n], b_.CreateURem(idx, b_.getInt64(T)));
-      tc_sum_ = b_.CreateLoad(f32, b_.CreateGEP(tile_ty, sm, {b_.getInt64(0), idx}));
+      values[tc.m] = b_.CreateAdd(at[tc.m], b_.CreateUDiv(idx, b_.getInt64(uint64_t(cols))));
+      values[tc.n] = b_.CreateAdd(at[tc.n], b_.CreateURem(idx, b_.getInt64(uint64_t(cols))));
+      tc_sum_ = b_.CreateLoad(f32, b_.CreateGEP(f32, sm, b_.CreateAdd(mine, idx)));
       Value* v = eval(store->src[2], values);
       Value* where = eval(store->src[1], values);
       tc_sum_ = nullptr;
@@ -323,8 +346,6 @@ class PtxRenderer : LlvmExprHooks {
       b_.CreateStore(v, b_.CreateGEP(llvm_type(c_, t, true), args_.at(store->src[0]->ival()), where));
     });
   }
-  // u's value in emitter e (a constant or a KREDUCE are not set there).
-  Value* x_value(LlvmExprEmitter& e, const UOp* u) { return u->op == Op::KReduce ? accumulator(u) : e.value(u); }
 
   // The emitter's hooks. A gated load reads index 0 (always in bounds) where its gate is false,
   // then selects 0: no branch, so the loads of a tile can be scheduled together.
@@ -389,12 +410,15 @@ class PtxRenderer : LlvmExprHooks {
 }  // namespace
 
 int64_t ptx_block_size(const LoopProgram& p) {
-  if (p.tensor_cores) return 32;  // a warp per 16x16 tile
+  if (p.tensor_cores.on()) return 32 * p.tensor_cores.warps;
   return p.locals.empty() ? kPtxDefaultBlock : gpu_local_size(p);
 }
 
 int64_t ptx_grid_threads(const LoopProgram& p) {
-  if (p.tensor_cores) return gpu_global_size(p) / (kTensorCoreTile * kTensorCoreTile) * 32;
+  if (p.tensor_cores.on()) {  // a warp per tile of wm x wn fragments
+    const TensorCoreTiles& w = p.tensor_cores;
+    return gpu_global_size(p) / (kTensorCoreTile * kTensorCoreTile * w.wm * w.wn) * 32;
+  }
   int64_t block = ptx_block_size(p), n = gpu_global_size(p);
   return (n + block - 1) / block * block;
 }
