@@ -19,6 +19,7 @@
 #include "codegen/vulkan/render_glsl.h"
 #include "ir/error.h"
 #include "ir/tensor.h"
+#include "passes/beam.h"
 #include "passes/opt.h"
 #include "passes/tensor_cores.h"
 
@@ -598,7 +599,9 @@ TEST(TensorCores, HalfMatmulRunsAsWmmaTiles) {
   EXPECT_EQ(plan->ldb, 48);
   std::vector<Opt> opts = heuristic_opts(g, k, sm90());
   ASSERT_EQ(opts, (std::vector<Opt>{{OptOp::Tc, 0, 0}}));
-  LoopProgram p = lower(g, apply_opts(g, k, opts, sm90()), {.inner_loop = false});
+  Kernel tc = apply_opts(g, k, opts, sm90());
+  EXPECT_NE(tuning_key(g, tc), tuning_key(g, k)) << "BEAM times TC beside the plain kernel";
+  LoopProgram p = lower(g, tc, {.inner_loop = false});
   // 2 x 3 fragments of 16x16: too few for more than one per warp; 6 warps, 2 per block.
   EXPECT_EQ(p.tensor_cores, (TensorCoreTiles{1, 1, 2}));
   EXPECT_EQ(ptx_block_size(p), 64);
