@@ -100,6 +100,9 @@ std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::s
           }
         int64_t warps = fm / t.wm * (fn / t.wn) * others;
         t.warps = warps % 4 == 0 ? 4 : warps % 2 == 0 ? 2 : 1;
+        t.staged = wa.contiguous_cols && wb.contiguous_cols && fm % (2 * t.wm) == 0 && fn % (2 * t.wn) == 0 &&
+                   range_extent(kr) % (2 * kTensorCoreTile) == 0;
+        if (t.staged) t.warps = 4;
         return TensorCorePlan{reduce, m, n, kr, a, b, wa.contiguous_cols, wb.contiguous_cols, wa.ld, wb.ld, t};
       }
   }

@@ -221,11 +221,14 @@ class PtxRenderer : LlvmExprHooks {
   Value* value(const UOp* u) { return cur_->value(u); }
 
   // ---- Tensor cores (the TC action, passes/tensor_cores.h). Each warp computes wm x wn 16x16
-  // fragments of the output: per step of 16 along the reduce it loads wm fragments of A and wn of
-  // B straight from global memory (WMMA) and multiplies each pair into an f32 accumulator
-  // fragment. The fragments then go to the warp's part of shared memory, and each lane finishes
-  // its share of the elements with the rest of the kernel's expression (the sum read back from
-  // shared memory) and stores them.
+  // fragments of the output, multiplying fragments of A and B into f32 accumulator fragments per
+  // step of 16 along the reduce. Unstaged, a warp loads its fragments straight from global memory
+  // (WMMA). Staged, a block of 2 x 2 warps first copies its rows of A and columns of B, 32 along
+  // the reduce at a time, into shared memory with 16-byte loads, and its warps load their
+  // fragments from there: each element of A and B leaves global memory once per block instead of
+  // once per warp. The accumulators then go to shared memory a row of fragments at a time, and
+  // each lane finishes its share of the elements with the rest of the kernel's expression (the
+  // sum read back from shared memory) and stores them.
   void tensor_core_tiles(Value* tid, Value* block) {
     Kernel k;
     k.name = p_.name;
@@ -238,22 +241,30 @@ class PtxRenderer : LlvmExprHooks {
     const TensorCoreTiles& w = p_.tensor_cores;
     auto* i64 = b_.getInt64Ty();
     auto* f32 = b_.getFloatTy();
+    auto* f16 = b_.getHalfTy();
+    auto c64 = [&](int64_t v) { return b_.getInt64(uint64_t(v)); };
     const int64_t T = kTensorCoreTile, rows = w.wm * T, cols = w.wn * T;
-    Value* lane = b_.CreateURem(tid, b_.getInt64(32));
-    Value* warp = b_.CreateUDiv(tid, b_.getInt64(32));
-    Value* tile = b_.CreateAdd(b_.CreateMul(block, b_.getInt64(uint64_t(w.warps))), warp);
-    // The warp's tile: columns innermost, then rows, then the other output ranges.
-    std::unordered_map<const UOp*, Value*> at;  // each output range's value at the tile's origin
+    Value* lane = b_.CreateURem(tid, c64(32));
+    Value* warp = b_.CreateUDiv(tid, c64(32));
+    // The tile's origin: columns innermost, then rows, then the other output ranges. Unstaged a
+    // tile is a warp's; staged it is the block's, 2 x 2 warp tiles.
+    const int64_t brows = w.staged ? 2 * rows : rows, bcols = w.staged ? 2 * cols : cols;
+    Value* tile = w.staged ? block : b_.CreateAdd(b_.CreateMul(block, c64(w.warps)), warp);
+    std::unordered_map<const UOp*, Value*> at;  // each output range's value at the warp's origin
     auto take = [&](int64_t extent) {
-      Value* n = b_.getInt64(uint64_t(extent));
-      Value* v = b_.CreateURem(tile, n);
-      tile = b_.CreateUDiv(tile, n);
+      Value* v = b_.CreateURem(tile, c64(extent));
+      tile = b_.CreateUDiv(tile, c64(extent));
       return v;
     };
-    at[tc.n] = b_.CreateMul(take(range_extent(tc.n) / cols), b_.getInt64(uint64_t(cols)));
-    at[tc.m] = b_.CreateMul(take(range_extent(tc.m) / rows), b_.getInt64(uint64_t(rows)));
+    at[tc.n] = b_.CreateMul(take(range_extent(tc.n) / bcols), c64(bcols));
+    at[tc.m] = b_.CreateMul(take(range_extent(tc.m) / brows), c64(brows));
     for (auto r = p_.globals.rbegin(); r != p_.globals.rend(); ++r)
       if (*r != tc.m && *r != tc.n) at[*r] = take(range_extent(*r));
+    std::unordered_map<const UOp*, Value*> block_at = at;
+    if (w.staged) {
+      at[tc.n] = b_.CreateAdd(at[tc.n], b_.CreateMul(b_.CreateURem(warp, c64(2)), c64(cols)));
+      at[tc.m] = b_.CreateAdd(at[tc.m], b_.CreateMul(b_.CreateUDiv(warp, c64(2)), c64(rows)));
+    }
     // Evaluates `u` (nothing under the KREDUCE) in a fresh emitter where the ranges are `values`.
     auto eval = [&](const UOp* u, const std::unordered_map<const UOp*, Value*>& values) {
       LlvmExprEmitter e(b_, *this, p_.name);
@@ -276,10 +287,17 @@ class PtxRenderer : LlvmExprHooks {
       cur_ = &e_;
       return v;
     };
-    auto shifted = [&](const std::unordered_map<const UOp*, Value*>& values, const UOp* r, int64_t by) {
+    auto shifted = [&](const std::unordered_map<const UOp*, Value*>& values, const UOp* r, Value* by) {
       std::unordered_map<const UOp*, Value*> v = values;
-      v[r] = b_.CreateAdd(v.at(r), b_.getInt64(uint64_t(by)));
+      v[r] = b_.CreateAdd(v.at(r), by);
       return v;
+    };
+    auto shared = [&](llvm::Type* t, int64_t n, const char* name) {
+      auto* ty = llvm::ArrayType::get(t, uint64_t(n));
+      auto* g = new llvm::GlobalVariable(m_, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty), name,
+                                         nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
+      g->setAlignment(llvm::Align(32));
+      return g;
     };
     // The accumulators: wm x wn fragments of 8 floats per lane.
     const unsigned frags = unsigned(w.wm * w.wn);
@@ -293,19 +311,13 @@ class PtxRenderer : LlvmExprHooks {
     I load_b = tc.b_row ? In::nvvm_wmma_m16n16k16_load_b_f16_row_stride : In::nvvm_wmma_m16n16k16_load_b_f16_col_stride;
     I mma = tc.a_row ? (tc.b_row ? In::nvvm_wmma_m16n16k16_mma_row_row_f32_f32 : In::nvvm_wmma_m16n16k16_mma_row_col_f32_f32)
                      : (tc.b_row ? In::nvvm_wmma_m16n16k16_mma_col_row_f32_f32 : In::nvvm_wmma_m16n16k16_mma_col_col_f32_f32);
-    auto fragment = [&](I id, const UOp* load, int64_t ld, const std::unordered_map<const UOp*, Value*>& values) {
-      Value* ptr = b_.CreateGEP(b_.getHalfTy(), args_.at(load->src[0]->ival()), eval(load->src[1], values));
-      Value* f = b_.CreateIntrinsic(id, {b_.getPtrTy(kGlobal)}, {ptr, b_.getInt32(uint32_t(ld))});
+    auto fragment = [&](I id, Value* ptr, unsigned space, int64_t ld) {
+      Value* f = b_.CreateIntrinsic(id, {b_.getPtrTy(space)}, {ptr, b_.getInt32(uint32_t(ld))});
       std::vector<Value*> parts;
       for (unsigned i = 0; i < 8; ++i) parts.push_back(b_.CreateExtractValue(f, i));
       return parts;
     };
-    loop(b_.getInt64(uint64_t(range_extent(tc.k) / T)), [&](Value* kt) {
-      std::unordered_map<const UOp*, Value*> values = at;
-      values[tc.k] = b_.CreateMul(kt, b_.getInt64(T));
-      std::vector<std::vector<Value*>> a, b;
-      for (int64_t i = 0; i < w.wm; ++i) a.push_back(fragment(load_a, tc.a, tc.lda, shifted(values, tc.m, i * T)));
-      for (int64_t j = 0; j < w.wn; ++j) b.push_back(fragment(load_b, tc.b, tc.ldb, shifted(values, tc.n, j * T)));
+    auto multiply = [&](const std::vector<std::vector<Value*>>& a, const std::vector<std::vector<Value*>>& b) {
       for (unsigned i = 0; i < unsigned(w.wm); ++i)
         for (unsigned j = 0; j < unsigned(w.wn); ++j) {
           unsigned f = i * unsigned(w.wn) + j;
@@ -315,36 +327,88 @@ class PtxRenderer : LlvmExprHooks {
           Value* d = b_.CreateIntrinsic(mma, {}, args);
           for (unsigned x = 0; x < 8; ++x) b_.CreateStore(b_.CreateExtractValue(d, x), acc_at(8 * f + x));
         }
-    });
-    // The warp's tile to its part of shared memory, row-major (rows x cols floats).
-    auto* tile_ty = llvm::ArrayType::get(f32, uint64_t(w.warps * rows * cols));
-    auto* sm = new llvm::GlobalVariable(m_, tile_ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(tile_ty),
-                                        "tc_tiles", nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
-    sm->setAlignment(llvm::Align(32));
-    Value* mine = b_.CreateMul(warp, b_.getInt64(uint64_t(rows * cols)));
-    for (unsigned i = 0; i < unsigned(w.wm); ++i)
+    };
+    auto global_at = [&](const UOp* load, const std::unordered_map<const UOp*, Value*>& values) {
+      return b_.CreateGEP(f16, args_.at(load->src[0]->ival()), eval(load->src[1], values));
+    };
+    if (!w.staged) {
+      loop(c64(range_extent(tc.k) / T), [&](Value* kt) {
+        std::unordered_map<const UOp*, Value*> values = at;
+        values[tc.k] = b_.CreateMul(kt, c64(T));
+        std::vector<std::vector<Value*>> a, b;
+        for (int64_t i = 0; i < w.wm; ++i) a.push_back(fragment(load_a, global_at(tc.a, shifted(values, tc.m, c64(i * T))), kGlobal, tc.lda));
+        for (int64_t j = 0; j < w.wn; ++j) b.push_back(fragment(load_b, global_at(tc.b, shifted(values, tc.n, c64(j * T))), kGlobal, tc.ldb));
+        multiply(a, b);
+      });
+    } else {
+      // Row-major A and B (tensor_core_plan's `staged` condition): A's block rows are brows x BK
+      // halves at lda apart, B's BK rows of bcols halves at ldb apart; in shared memory each row
+      // is padded by 8 halves (16 bytes), which keeps WMMA's rows off one bank.
+      constexpr int64_t BK = 2 * kTensorCoreTile, kPad = 8, kChunk = 8;  // a chunk: 8 halves, 16 bytes
+      const int64_t lda_s = BK + kPad, ldb_s = bcols + kPad, threads = 32 * w.warps;
+      llvm::GlobalVariable* sa = shared(f16, brows * lda_s, "tc_a");
+      llvm::GlobalVariable* sb = shared(f16, BK * ldb_s, "tc_b");
+      auto* chunk_ty = llvm::FixedVectorType::get(f16, kChunk);
+      // Copies a rows x (row_chunks * 8) block from global (ld apart, from `from`) to shared (ld_s apart).
+      auto copy = [&](Value* from, int64_t ld, llvm::GlobalVariable* to, int64_t ld_s, int64_t rows_n, int64_t row_chunks) {
+        for (int64_t c0 = 0; c0 < rows_n * row_chunks; c0 += threads) {
+          Value* c = b_.CreateAdd(tid, c64(c0));
+          Value* r = b_.CreateUDiv(c, c64(row_chunks)), *q = b_.CreateMul(b_.CreateURem(c, c64(row_chunks)), c64(kChunk));
+          Value* src = b_.CreateGEP(f16, from, b_.CreateAdd(b_.CreateMul(r, c64(ld)), q));
+          Value* dst = b_.CreateGEP(f16, to, b_.CreateAdd(b_.CreateMul(r, c64(ld_s)), q));
+          b_.CreateAlignedStore(b_.CreateAlignedLoad(chunk_ty, src, llvm::Align(16)), dst, llvm::Align(16));
+        }
+      };
+      Value* warp_row = b_.CreateMul(b_.CreateUDiv(warp, c64(2)), c64(rows));
+      Value* warp_col = b_.CreateMul(b_.CreateURem(warp, c64(2)), c64(cols));
+      loop(c64(range_extent(tc.k) / BK), [&](Value* kt) {
+        std::unordered_map<const UOp*, Value*> values = block_at;
+        values[tc.k] = b_.CreateMul(kt, c64(BK));
+        copy(global_at(tc.a, values), tc.lda, sa, lda_s, brows, BK / kChunk);
+        copy(global_at(tc.b, values), tc.ldb, sb, ldb_s, BK, bcols / kChunk);
+        barrier();
+        for (int64_t kk = 0; kk < BK; kk += T) {
+          std::vector<std::vector<Value*>> a, b;
+          for (int64_t i = 0; i < w.wm; ++i) {
+            Value* row = b_.CreateAdd(warp_row, c64(i * T));
+            a.push_back(fragment(load_a, b_.CreateGEP(f16, sa, b_.CreateAdd(b_.CreateMul(row, c64(lda_s)), c64(kk))), kShared, lda_s));
+          }
+          for (int64_t j = 0; j < w.wn; ++j) {
+            Value* col = b_.CreateAdd(warp_col, c64(j * T));
+            b.push_back(fragment(load_b, b_.CreateGEP(f16, sb, b_.CreateAdd(c64(kk * ldb_s), col)), kShared, ldb_s));
+          }
+          multiply(a, b);
+        }
+        barrier();
+      });
+    }
+    // A row of the warp's fragments at a time to its part of shared memory (T x cols floats).
+    llvm::GlobalVariable* sm = shared(f32, w.warps * T * cols, "tc_tiles");
+    Value* mine = b_.CreateMul(warp, c64(T * cols));
+    const UOp* store = p_.body.back().u;
+    for (unsigned i = 0; i < unsigned(w.wm); ++i) {
       for (unsigned j = 0; j < unsigned(w.wn); ++j) {
-        Value* origin = b_.CreateAdd(mine, b_.getInt64(uint64_t(int64_t(i) * T * cols + int64_t(j) * T)));
-        std::vector<Value*> st{b_.CreateGEP(f32, sm, origin)};
+        std::vector<Value*> st{b_.CreateGEP(f32, sm, b_.CreateAdd(mine, c64(int64_t(j) * T)))};
         for (unsigned x = 0; x < 8; ++x) st.push_back(b_.CreateLoad(f32, acc_at(8 * (i * unsigned(w.wn) + j) + x)));
         st.push_back(b_.getInt32(uint32_t(cols)));
         b_.CreateIntrinsic(In::nvvm_wmma_m16n16k16_store_d_f32_row_stride, {b_.getPtrTy(kShared)}, st);
       }
-    b_.CreateIntrinsic(In::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
-    const UOp* store = p_.body.back().u;
-    loop(b_.getInt64(uint64_t(rows * cols / 32)), [&](Value* e) {
-      Value* idx = b_.CreateAdd(lane, b_.CreateMul(e, b_.getInt64(32)));
-      std::unordered_map<const UOp*, Value*> values = at;
-      values[tc.m] = b_.CreateAdd(at[tc.m], b_.CreateUDiv(idx, b_.getInt64(uint64_t(cols))));
-      values[tc.n] = b_.CreateAdd(at[tc.n], b_.CreateURem(idx, b_.getInt64(uint64_t(cols))));
-      tc_sum_ = b_.CreateLoad(f32, b_.CreateGEP(f32, sm, b_.CreateAdd(mine, idx)));
-      Value* v = eval(store->src[2], values);
-      Value* where = eval(store->src[1], values);
-      tc_sum_ = nullptr;
-      DType t = store->src[2]->dtype;
-      if (t == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
-      b_.CreateStore(v, b_.CreateGEP(llvm_type(c_, t, true), args_.at(store->src[0]->ival()), where));
-    });
+      b_.CreateIntrinsic(In::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
+      loop(c64(T * cols / 32), [&](Value* e) {
+        Value* idx = b_.CreateAdd(lane, b_.CreateMul(e, c64(32)));
+        std::unordered_map<const UOp*, Value*> values = at;
+        values[tc.m] = b_.CreateAdd(at[tc.m], b_.CreateAdd(c64(int64_t(i) * T), b_.CreateUDiv(idx, c64(cols))));
+        values[tc.n] = b_.CreateAdd(at[tc.n], b_.CreateURem(idx, c64(cols)));
+        tc_sum_ = b_.CreateLoad(f32, b_.CreateGEP(f32, sm, b_.CreateAdd(mine, idx)));
+        Value* v = eval(store->src[2], values);
+        Value* where = eval(store->src[1], values);
+        tc_sum_ = nullptr;
+        DType t = store->src[2]->dtype;
+        if (t == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
+        b_.CreateStore(v, b_.CreateGEP(llvm_type(c_, t, true), args_.at(store->src[0]->ival()), where));
+      });
+      b_.CreateIntrinsic(In::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
+    }
   }
 
   // The emitter's hooks. A gated load reads index 0 (always in bounds) where its gate is false,
