@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <numbers>
+#include <array>
 #include <functional>
 #include <optional>
 #include <unordered_map>
@@ -348,25 +349,53 @@ class PtxRenderer : LlvmExprHooks {
       const int64_t lda_s = BK + kPad, ldb_s = bcols + kPad, threads = 32 * w.warps;
       llvm::GlobalVariable* sa = shared(f16, brows * lda_s, "tc_a");
       llvm::GlobalVariable* sb = shared(f16, BK * ldb_s, "tc_b");
+      // The chunks of a rows x (row_chunks * 8) block that this thread moves: loaded from global
+      // memory (ld apart, from `from`) into registers, later stored to shared memory (ld_s apart).
+      // The next step's chunks are loaded while this step multiplies, so the loads' latency hides
+      // behind the tensor cores' work.
       auto* chunk_ty = llvm::FixedVectorType::get(f16, kChunk);
-      // Copies a rows x (row_chunks * 8) block from global (ld apart, from `from`) to shared (ld_s apart).
-      auto copy = [&](Value* from, int64_t ld, llvm::GlobalVariable* to, int64_t ld_s, int64_t rows_n, int64_t row_chunks) {
-        for (int64_t c0 = 0; c0 < rows_n * row_chunks; c0 += threads) {
+      struct Part { Value* from; int64_t ld; llvm::GlobalVariable* to; int64_t ld_s, rows_n, row_chunks; };
+      auto each_chunk = [&](const Part& p, const std::function<void(int64_t, Value*, Value*)>& f) {
+        for (int64_t c0 = 0, n = 0; c0 < p.rows_n * p.row_chunks; c0 += threads, ++n) {
           Value* c = b_.CreateAdd(tid, c64(c0));
-          Value* r = b_.CreateUDiv(c, c64(row_chunks)), *q = b_.CreateMul(b_.CreateURem(c, c64(row_chunks)), c64(kChunk));
-          Value* src = b_.CreateGEP(f16, from, b_.CreateAdd(b_.CreateMul(r, c64(ld)), q));
-          Value* dst = b_.CreateGEP(f16, to, b_.CreateAdd(b_.CreateMul(r, c64(ld_s)), q));
-          b_.CreateAlignedStore(b_.CreateAlignedLoad(chunk_ty, src, llvm::Align(16)), dst, llvm::Align(16));
+          Value* r = b_.CreateUDiv(c, c64(p.row_chunks)), *q = b_.CreateMul(b_.CreateURem(c, c64(p.row_chunks)), c64(kChunk));
+          f(n, b_.CreateAdd(b_.CreateMul(r, c64(p.ld)), q), b_.CreateAdd(b_.CreateMul(r, c64(p.ld_s)), q));
         }
+      };
+      const int64_t chunks_a = brows * BK / kChunk / threads, chunks_b = BK * bcols / kChunk / threads;
+      auto* regs_ty = llvm::ArrayType::get(chunk_ty, uint64_t(chunks_a + chunks_b));
+      llvm::AllocaInst* regs = entry_alloca(regs_ty);
+      auto parts = [&](Value* kt) {
+        std::unordered_map<const UOp*, Value*> values = block_at;
+        values[tc.k] = b_.CreateMul(kt, c64(BK));
+        return std::array<Part, 2>{Part{global_at(tc.a, values), tc.lda, sa, lda_s, brows, BK / kChunk},
+                                   Part{global_at(tc.b, values), tc.ldb, sb, ldb_s, BK, bcols / kChunk}};
+      };
+      auto fetch = [&](Value* kt) {
+        std::array<Part, 2> ps = parts(kt);
+        for (int x = 0; x < 2; ++x)
+          each_chunk(ps[size_t(x)], [&](int64_t n, Value* src, Value*) {
+            Value* v = b_.CreateAlignedLoad(chunk_ty, b_.CreateGEP(f16, ps[size_t(x)].from, src), llvm::Align(16));
+            b_.CreateStore(v, b_.CreateConstGEP2_32(regs_ty, regs, 0, unsigned(x ? chunks_a + n : n)));
+          });
+      };
+      auto put = [&](Value* kt) {
+        std::array<Part, 2> ps = parts(kt);
+        for (int x = 0; x < 2; ++x)
+          each_chunk(ps[size_t(x)], [&](int64_t n, Value*, Value* dst) {
+            Value* v = b_.CreateLoad(chunk_ty, b_.CreateConstGEP2_32(regs_ty, regs, 0, unsigned(x ? chunks_a + n : n)));
+            b_.CreateAlignedStore(v, b_.CreateGEP(f16, ps[size_t(x)].to, dst), llvm::Align(16));
+          });
       };
       Value* warp_row = b_.CreateMul(b_.CreateUDiv(warp, c64(2)), c64(rows));
       Value* warp_col = b_.CreateMul(b_.CreateURem(warp, c64(2)), c64(cols));
-      loop(c64(range_extent(tc.k) / BK), [&](Value* kt) {
-        std::unordered_map<const UOp*, Value*> values = block_at;
-        values[tc.k] = b_.CreateMul(kt, c64(BK));
-        copy(global_at(tc.a, values), tc.lda, sa, lda_s, brows, BK / kChunk);
-        copy(global_at(tc.b, values), tc.ldb, sb, ldb_s, BK, bcols / kChunk);
+      const int64_t steps = range_extent(tc.k) / BK;
+      fetch(c64(0));
+      loop(c64(steps), [&](Value* kt) {
+        put(kt);
         barrier();
+        // The next step's chunks (the last step fetches its own again: in bounds, unused).
+        fetch(b_.CreateSelect(b_.CreateICmpULT(b_.CreateAdd(kt, c64(1)), c64(steps)), b_.CreateAdd(kt, c64(1)), kt));
         for (int64_t kk = 0; kk < BK; kk += T) {
           std::vector<std::vector<Value*>> a, b;
           for (int64_t i = 0; i < w.wm; ++i) {
