@@ -18,9 +18,9 @@ namespace tgc {
 // and a block holds `warps` warps. wm zero: no tensor cores.
 struct TensorCoreTiles {
   int64_t wm = 0, wn = 0, warps = 0;
-  // A block of 2 x 2 warps stages its rows of A and columns of B in shared memory (row-major A
-  // and B whose block tiles divide the output and whose reduce is a multiple of 32).
-  bool staged = false;
+  // staged > 0: a block of 2 x 2 warps stages its rows of A and columns of B in shared memory,
+  // this many along the reduce at a time (row-major A and B whose block tiles divide the output).
+  int64_t staged = 0;
   bool on() const { return wm > 0; }
   bool operator==(const TensorCoreTiles&) const = default;
 };

@@ -613,11 +613,11 @@ TEST(TensorCores, HalfMatmulRunsAsWmmaTiles) {
   // 1024 x 1024 outputs: 4 x 4 fragments per warp would leave 256 warps, 2 x 4 leaves 512;
   // 2048 x 2048: 4 x 4 leaves 1024. Blocks of 2 x 2 such warps divide both, so they are staged
   // through shared memory.
-  EXPECT_EQ(tensor_core_plan(g, only_kernel(g, half_matmul(g, 1024, 64, 1024)))->tiles, (TensorCoreTiles{2, 4, 4, true}));
-  EXPECT_EQ(tensor_core_plan(g, only_kernel(g, half_matmul(g, 2048, 64, 2048)))->tiles, (TensorCoreTiles{4, 4, 4, true}));
+  EXPECT_EQ(tensor_core_plan(g, only_kernel(g, half_matmul(g, 1024, 64, 1024)))->tiles, (TensorCoreTiles{2, 4, 4, 64}));
+  EXPECT_EQ(tensor_core_plan(g, only_kernel(g, half_matmul(g, 2048, 64, 2048)))->tiles, (TensorCoreTiles{4, 4, 4, 32}));
   LoopProgram staged = lower(g, apply_opts(g, only_kernel(g, half_matmul(g, 256, 64, 256) + 1.0), {{OptOp::Tc, 0, 0}}, sm90()),
                              {.inner_loop = false});
-  ASSERT_TRUE(staged.tensor_cores.staged);
+  ASSERT_EQ(staged.tensor_cores.staged, 64);
   EXPECT_EQ(ptx_block_size(staged), 128);
   std::string sptx = render_ptx(g, staged, {.sm = "sm_90"});
   EXPECT_GT(count(sptx, "wmma.load.a.sync.aligned.row.m16n16k16.shared.f16"), 0u) << sptx;

@@ -224,8 +224,8 @@ class PtxRenderer : LlvmExprHooks {
   // ---- Tensor cores (the TC action, passes/tensor_cores.h). Each warp computes wm x wn 16x16
   // fragments of the output, multiplying fragments of A and B into f32 accumulator fragments per
   // step of 16 along the reduce. Unstaged, a warp loads its fragments straight from global memory
-  // (WMMA). Staged, a block of 2 x 2 warps first copies its rows of A and columns of B, 32 along
-  // the reduce at a time, into shared memory with 16-byte loads, and its warps load their
+  // (WMMA). Staged, a block of 2 x 2 warps first copies its rows of A and columns of B, 32 or 64
+  // along the reduce at a time, into shared memory with 16-byte loads, and its warps load their
   // fragments from there: each element of A and B leaves global memory once per block instead of
   // once per warp. The accumulators then go to shared memory a row of fragments at a time, and
   // each lane finishes its share of the elements with the rest of the kernel's expression (the
@@ -345,9 +345,11 @@ class PtxRenderer : LlvmExprHooks {
       // Row-major A and B (tensor_core_plan's `staged` condition): A's block rows are brows x BK
       // halves at lda apart, B's BK rows of bcols halves at ldb apart; in shared memory each row
       // is padded by 8 halves (16 bytes), which keeps WMMA's rows off one bank.
-      constexpr int64_t BK = 2 * kTensorCoreTile, kPad = 8, kChunk = 8;  // a chunk: 8 halves, 16 bytes
+      constexpr int64_t kPad = 8, kChunk = 8;  // a chunk: 8 halves, 16 bytes
+      const int64_t BK = w.staged;
       const int64_t lda_s = BK + kPad, ldb_s = bcols + kPad, threads = 32 * w.warps;
-      llvm::GlobalVariable* sa = shared(f16, brows * lda_s, "tc_a");
+      llvm::GlobalVariable* sa = shared(f16, std::max(brows * lda_s, 2 * w.warps * T * cols), "tc_a");
+      staging_a_ = sa;
       llvm::GlobalVariable* sb = shared(f16, BK * ldb_s, "tc_b");
       // The chunks of a rows x (row_chunks * 8) block that this thread moves: loaded from global
       // memory (ld apart, from `from`) into registers, later stored to shared memory (ld_s apart).
@@ -411,8 +413,10 @@ class PtxRenderer : LlvmExprHooks {
         barrier();
       });
     }
-    // A row of the warp's fragments at a time to its part of shared memory (T x cols floats).
-    llvm::GlobalVariable* sm = shared(f32, w.warps * T * cols, "tc_tiles");
+    // A row of the warp's fragments at a time to its part of shared memory (T x cols floats),
+    // staged: in A's staging buffer, which the last step's barrier freed.
+    llvm::GlobalVariable* sm = staging_a_ ? staging_a_ : shared(f32, w.warps * T * cols, "tc_tiles");
+    staging_a_ = nullptr;
     Value* mine = b_.CreateMul(warp, c64(T * cols));
     const UOp* store = p_.body.back().u;
     for (unsigned i = 0; i < unsigned(w.wm); ++i) {
@@ -494,6 +498,7 @@ class PtxRenderer : LlvmExprHooks {
   LlvmExprEmitter e_;
   LlvmExprEmitter* cur_ = &e_;  // where value() looks (the tensor-core path evaluates in scopes of its own)
   Value* tc_sum_ = nullptr;      // the tensor-core path: the KREDUCE's value, read back from the tile
+  llvm::GlobalVariable* staging_a_ = nullptr;  // ... and its shared memory for A, reused for the tiles
   llvm::Function* fn_ = nullptr;
   llvm::BasicBlock* exit_ = nullptr;
   int shared_ = 0;
