@@ -1,7 +1,6 @@
 #include "passes/precision.h"
 
 #include <cmath>
-#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -122,8 +121,7 @@ void widen_reused_halves(Graph& g, Schedule& s, const TargetProfile& t) {
       store_num(DType::F32, wide.data() + 2 * i, load_num(info.dtype, info.data->data() + i));
     return twin[b] = g.add_buffer({info.name + "_f32", DType::F32, info.shape, BufferKind::Weight, Bytes::own(std::move(wide))});
   };
-  std::map<int64_t, DType> narrow;  // widened intermediates: the 16-bit type their values keep
-  for (int64_t b : intermediates) narrow[b] = g.buffer(b).dtype, g.buffer(b).dtype = DType::F32;
+  for (int64_t b : intermediates) g.buffer(b).dtype = DType::F32;
   auto wide_buffer = [&](int64_t b) { return g.make(Op::Buffer, DType::F32, {}, b); };
   for (Kernel& k : s.kernels) {
     std::unordered_map<const UOp*, const UOp*> done;
@@ -139,12 +137,12 @@ void widen_reused_halves(Graph& g, Schedule& s, const TargetProfile& t) {
         load[0] = wide_buffer(t);
         twins.push_back(t);
         out = g.make(Op::Load, DType::F32, load, u->src[0]->arg);
-      } else if (u->op == Op::Cast && u->dtype == DType::F32 && u->src[0]->op == Op::Load && narrow.count(u->src[0]->src[0]->ival())) {
+      } else if (u->op == Op::Cast && u->dtype == DType::F32 && u->src[0]->op == Op::Load && intermediates.count(u->src[0]->src[0]->ival())) {
         out = done.at(u->src[0])->src[0];  // the f32 load under the narrowing below
-      } else if (u->op == Op::Load && narrow.count(b)) {
+      } else if (u->op == Op::Load && intermediates.count(b)) {
         src[0] = wide_buffer(b);
         out = g.make(Op::Cast, u->dtype, {g.make(Op::Load, DType::F32, src, u->arg)});
-      } else if (u->op == Op::Store && narrow.count(b)) {
+      } else if (u->op == Op::Store && intermediates.count(b)) {
         // The value as computed, in f32: the narrowing to 16 bits goes with the 16-bit buffer.
         const UOp* v = src[2];
         src[0] = wide_buffer(b);
