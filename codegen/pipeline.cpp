@@ -78,6 +78,12 @@ KernelLaunch launch_of(const Graph& g, const LoopProgram& p) {
 }
 }  // namespace
 
+void prepare_kernels(Graph& g, Schedule& s, const TargetProfile& t, bool optimize, DType storage) {
+  if (optimize) rewrite_kernels(g, s, t);
+  store_in_half(g, s, storage);
+  if (!t.gpu) widen_reused_halves(g, s, t);
+}
+
 CompileReport compile_model(Model& m, const CompileOptions& opt) {
   if (opt.output.empty()) throw Error("no output path (-o)");
   ResolvedTarget target = resolve_target(opt.target, opt.triple, opt.cpu);
@@ -107,9 +113,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   for (const UOp* v : guards.vars) conditions.push_back(g.var_value(v));
   roots.insert(roots.begin(), conditions.begin(), conditions.end());
   Schedule s = run_stage("schedule", [&] { return schedule(g, roots, {.parallel_outputs = target.profile.gpu}); });
-  if (opt.optimize) rewrite_kernels(g, s, target.profile);
-  store_in_half(g, s, opt.storage);
-  if (!target.profile.gpu) widen_reused_halves(g, s, target.profile);
+  prepare_kernels(g, s, target.profile, opt.optimize, opt.storage);
   // Scheduled: the conditions, the outputs, the sizes computed from data (Model::schedule_roots).
   std::vector<int64_t> var_source(g.vars().size(), -1);
   for (size_t i = 0; i < guards.vars.size(); ++i) var_source[size_t(g.var_slot(guards.vars[i]))] = s.outputs[i];

@@ -44,6 +44,11 @@ struct CompileReport {
 
 CompileReport compile_model(Model& m, const CompileOptions& opt);
 
+// What compile_model does to the kernels between the schedule and the choice of actions: the
+// target's rewrites (with `optimize`), the storage precision, and on CPUs the widening of
+// reused 16-bit data (passes/opt.h, passes/precision.h). `tgc inspect` shows kernels so.
+void prepare_kernels(Graph& g, Schedule& s, const TargetProfile& t, bool optimize, DType storage);
+
 // Runs `fn` as stage `stage` of a compile: errors that are not tgc::Error (an internal failure,
 // e.g. std::bad_variant_access) become one tgc::Error naming the stage.
 template <class F>

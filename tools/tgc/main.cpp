@@ -286,9 +286,7 @@ int cmd_inspect(const Args& a) {
   // As compile_model cuts and rewrites them.
   auto kernels = [&] {
     Schedule s = run_stage("schedule", [&] { return schedule(*m.graph, roots, {.parallel_outputs = target.profile.gpu}); });
-    if (a.optimize) rewrite_kernels(*m.graph, s, target.profile);
-    store_in_half(*m.graph, s, storage_type(a.precision));
-    if (!target.profile.gpu) widen_reused_halves(*m.graph, s, target.profile);
+    prepare_kernels(*m.graph, s, target.profile, a.optimize, storage_type(a.precision));
     return s;
   };
   if (a.stage == "graph") {
