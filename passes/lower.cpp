@@ -230,7 +230,7 @@ LoopProgram lower(Graph& g, const Kernel& k, const LowerOptions& opt) {
   p.name = k.name;
   p.globals = k.global_ranges;
   p.locals = k.local_ranges;
-  if (k.tensor_cores) p.tensor_cores = tensor_core_plan(g, k).value().tiles;
+  if (k.tensor_cores) p.tensor_cores = tensor_core_plan(g, k).value();
   if (opt.inner_loop && !p.globals.empty()) p.inner = p.globals.back();
   p.args.push_back(k.output);
   p.args.insert(p.args.end(), k.inputs.begin(), k.inputs.end());
@@ -248,7 +248,7 @@ LoopProgram lower(Graph& g, const Kernel& k, const LowerOptions& opt) {
 std::string print_program(const Graph& g, const LoopProgram& p) {
   Printer pr{g, {}, {}};
   std::ostringstream& o = pr.o;
-  o << p.name << (p.tensor_cores.on() ? " [tensor cores]" : "") << "(";
+  o << p.name << (p.tensor_cores ? " [tensor cores]" : "") << "(";
   for (size_t i = 0; i < p.args.size(); ++i) o << (i ? ", " : "") << g.buffer(p.args[i]).name;
   o << ") global[";
   for (size_t i = 0; i < p.globals.size(); ++i) o << (i ? "," : "") << "r" << p.globals[i]->range().id << "<" << print_expr(g, p.globals[i]->src[0]);

@@ -5,6 +5,7 @@
 // over its ranges, and an update. Reduces over the same ranges share one loop nest, so the
 // copies of a register tile run side by side.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,8 @@ struct LoopProgram {
   // vectors (codegen/llvm/lane_vectors.h).
   bool lane_sums = false;
   // The TC action: the program is the kernel's plain one (its STORE the last statement), which
-  // the CUDA renderer replaces by WMMA tiles laid out so (passes/tensor_cores.h).
-  TensorCoreTiles tensor_cores;
+  // the CUDA renderer replaces by WMMA tiles as this plan says (passes/tensor_cores.h).
+  std::optional<TensorCorePlan> tensor_cores;
   std::vector<LStmt> body;
 };
 

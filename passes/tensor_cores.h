@@ -15,13 +15,12 @@ namespace tgc {
 
 // How a kernel's output tiles map onto warps: each warp computes wm x wn fragments of 16x16
 // (loading wm fragments of A and wn of B per step of 16 along the reduce, for wm * wn products),
-// and a block holds `warps` warps. wm zero: no tensor cores.
+// and a block holds `warps` warps.
 struct TensorCoreTiles {
   int64_t wm = 0, wn = 0, warps = 0;
   // staged > 0: a block of 2 x 2 warps stages its rows of A and columns of B in shared memory,
   // this many along the reduce at a time (row-major A and B whose block tiles divide the output).
   int64_t staged = 0;
-  bool on() const { return wm > 0; }
   bool operator==(const TensorCoreTiles&) const = default;
 };
 

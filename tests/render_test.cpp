@@ -603,7 +603,8 @@ TEST(TensorCores, HalfMatmulRunsAsWmmaTiles) {
   EXPECT_NE(tuning_key(g, tc), tuning_key(g, k)) << "BEAM times TC beside the plain kernel";
   LoopProgram p = lower(g, tc, {.inner_loop = false});
   // 2 x 3 fragments of 16x16: too few for more than one per warp; 6 warps, 2 per block.
-  EXPECT_EQ(p.tensor_cores, (TensorCoreTiles{1, 1, 2}));
+  ASSERT_TRUE(p.tensor_cores);
+  EXPECT_EQ(p.tensor_cores->tiles, (TensorCoreTiles{1, 1, 2}));
   EXPECT_EQ(ptx_block_size(p), 64);
   EXPECT_EQ(ptx_grid_threads(p), 6 * 32);
   std::string ptx = render_ptx(g, p, {.sm = "sm_90"});
@@ -617,7 +618,8 @@ TEST(TensorCores, HalfMatmulRunsAsWmmaTiles) {
   EXPECT_EQ(tensor_core_plan(g, only_kernel(g, half_matmul(g, 2048, 64, 2048)))->tiles, (TensorCoreTiles{4, 4, 4, 32}));
   LoopProgram staged = lower(g, apply_opts(g, only_kernel(g, half_matmul(g, 256, 64, 256) + 1.0), {{OptOp::Tc, 0, 0}}, sm90()),
                              {.inner_loop = false});
-  ASSERT_EQ(staged.tensor_cores.staged, 64);
+  ASSERT_TRUE(staged.tensor_cores);
+  ASSERT_EQ(staged.tensor_cores->tiles.staged, 64);
   EXPECT_EQ(ptx_block_size(staged), 128);
   std::string sptx = render_ptx(g, staged, {.sm = "sm_90"});
   EXPECT_GT(count(sptx, "wmma.load.a.sync.aligned.row.m16n16k16.shared.f16"), 0u) << sptx;

@@ -54,17 +54,14 @@ class PtxRenderer : LlvmExprHooks {
 
     Value* tid = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), i64);
     Value* block = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), i64);
-    if (p_.tensor_cores.on()) {
+    if (p_.tensor_cores) {
       tensor_core_tiles(tid, block);
       b_.CreateBr(exit_);
       b_.SetInsertPoint(exit_);
       b_.CreateRetVoid();
       return;
     }
-    if (args_.count(g_.vars_buffer()))
-      for (const UOp* v : g_.vars())
-        e_.set(v, b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v))),
-                                v->var().name));
+    for (const UOp* v : read_vars()) e_.set(v, var_value(v));
     if (k_.work_groups) {
       decode(k_.local_decode, tid);
       decode(k_.global_decode, block);
@@ -221,6 +218,13 @@ class PtxRenderer : LlvmExprHooks {
 
   Value* value(const UOp* u) { return cur_->value(u); }
 
+  // The run-time dims (VARs) the kernel reads from the vars buffer, and one's value there.
+  std::vector<const UOp*> read_vars() const { return args_.count(g_.vars_buffer()) ? g_.vars() : std::vector<const UOp*>{}; }
+  Value* var_value(const UOp* v) {
+    auto* i64 = b_.getInt64Ty();
+    return b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v))), v->var().name);
+  }
+
   // ---- Tensor cores (the TC action, passes/tensor_cores.h). Each warp computes wm x wn 16x16
   // fragments of the output, multiplying fragments of A and B into f32 accumulator fragments per
   // step of 16 along the reduce. Unstaged, a warp loads its fragments straight from global memory
@@ -231,16 +235,8 @@ class PtxRenderer : LlvmExprHooks {
   // each lane finishes its share of the elements with the rest of the kernel's expression (the
   // sum read back from shared memory) and stores them.
   void tensor_core_tiles(Value* tid, Value* block) {
-    Kernel k;
-    k.name = p_.name;
-    k.global_ranges = p_.globals;
-    k.ast = p_.body.back().u;
-    std::string why;
-    std::optional<TensorCorePlan> plan = tensor_core_plan(const_cast<Graph&>(g_), k, &why);
-    if (!plan) throw Error("ptx codegen: kernel " + p_.name + ": tensor cores: " + why);
-    const TensorCorePlan& tc = *plan;
-    const TensorCoreTiles& w = p_.tensor_cores;
-    auto* i64 = b_.getInt64Ty();
+    const TensorCorePlan& tc = *p_.tensor_cores;
+    const TensorCoreTiles& w = tc.tiles;
     auto* f32 = b_.getFloatTy();
     auto* f16 = b_.getHalfTy();
     auto c64 = [&](int64_t v) { return b_.getInt64(uint64_t(v)); };
@@ -261,6 +257,7 @@ class PtxRenderer : LlvmExprHooks {
     at[tc.m] = b_.CreateMul(take(range_extent(tc.m) / brows), c64(brows));
     for (auto r = p_.globals.rbegin(); r != p_.globals.rend(); ++r)
       if (*r != tc.m && *r != tc.n) at[*r] = take(range_extent(*r));
+    for (const UOp* v : read_vars()) at[v] = var_value(v);  // (run-time dims: read once)
     std::unordered_map<const UOp*, Value*> block_at = at;
     if (w.staged) {
       at[tc.n] = b_.CreateAdd(at[tc.n], b_.CreateMul(b_.CreateURem(warp, c64(2)), c64(cols)));
@@ -269,9 +266,6 @@ class PtxRenderer : LlvmExprHooks {
     // Evaluates `u` (nothing under the KREDUCE) in a fresh emitter where the ranges are `values`.
     auto eval = [&](const UOp* u, const std::unordered_map<const UOp*, Value*>& values) {
       LlvmExprEmitter e(b_, *this, p_.name);
-      if (args_.count(g_.vars_buffer()))
-        for (const UOp* v : g_.vars())
-          e.set(v, b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v)))));
       for (const auto& [r, v] : values) e.set(r, v);
       cur_ = &e;
       std::vector<const UOp*> order;
@@ -332,6 +326,7 @@ class PtxRenderer : LlvmExprHooks {
     auto global_at = [&](const UOp* load, const std::unordered_map<const UOp*, Value*>& values) {
       return b_.CreateGEP(f16, args_.at(load->src[0]->ival()), eval(load->src[1], values));
     };
+    llvm::GlobalVariable* staging_a = nullptr;  // staged: A's shared memory, reused for the tiles below
     if (!w.staged) {
       loop(c64(range_extent(tc.k) / T), [&](Value* kt) {
         std::unordered_map<const UOp*, Value*> values = at;
@@ -349,7 +344,7 @@ class PtxRenderer : LlvmExprHooks {
       const int64_t BK = w.staged;
       const int64_t lda_s = BK + kPad, ldb_s = bcols + kPad, threads = 32 * w.warps;
       llvm::GlobalVariable* sa = shared(f16, std::max(brows * lda_s, 2 * w.warps * T * cols), "tc_a");
-      staging_a_ = sa;
+      staging_a = sa;
       llvm::GlobalVariable* sb = shared(f16, BK * ldb_s, "tc_b");
       // The chunks of a rows x (row_chunks * 8) block that this thread moves: loaded from global
       // memory (ld apart, from `from`) into registers, later stored to shared memory (ld_s apart).
@@ -415,8 +410,7 @@ class PtxRenderer : LlvmExprHooks {
     }
     // A row of the warp's fragments at a time to its part of shared memory (T x cols floats),
     // staged: in A's staging buffer, which the last step's barrier freed.
-    llvm::GlobalVariable* sm = staging_a_ ? staging_a_ : shared(f32, w.warps * T * cols, "tc_tiles");
-    staging_a_ = nullptr;
+    llvm::GlobalVariable* sm = staging_a ? staging_a : shared(f32, w.warps * T * cols, "tc_tiles");
     Value* mine = b_.CreateMul(warp, c64(T * cols));
     const UOp* store = p_.body.back().u;
     for (unsigned i = 0; i < unsigned(w.wm); ++i) {
@@ -498,7 +492,6 @@ class PtxRenderer : LlvmExprHooks {
   LlvmExprEmitter e_;
   LlvmExprEmitter* cur_ = &e_;  // where value() looks (the tensor-core path evaluates in scopes of its own)
   Value* tc_sum_ = nullptr;      // the tensor-core path: the KREDUCE's value, read back from the tile
-  llvm::GlobalVariable* staging_a_ = nullptr;  // ... and its shared memory for A, reused for the tiles
   llvm::Function* fn_ = nullptr;
   llvm::BasicBlock* exit_ = nullptr;
   int shared_ = 0;
@@ -508,13 +501,13 @@ class PtxRenderer : LlvmExprHooks {
 }  // namespace
 
 int64_t ptx_block_size(const LoopProgram& p) {
-  if (p.tensor_cores.on()) return 32 * p.tensor_cores.warps;
+  if (p.tensor_cores) return 32 * p.tensor_cores->tiles.warps;
   return p.locals.empty() ? kPtxDefaultBlock : gpu_local_size(p);
 }
 
 int64_t ptx_grid_threads(const LoopProgram& p) {
-  if (p.tensor_cores.on()) {  // a warp per tile of wm x wn fragments
-    const TensorCoreTiles& w = p.tensor_cores;
+  if (p.tensor_cores) {  // a warp per tile of wm x wn fragments
+    const TensorCoreTiles& w = p.tensor_cores->tiles;
     return gpu_global_size(p) / (kTensorCoreTile * kTensorCoreTile * w.wm * w.wn) * 32;
   }
   int64_t block = ptx_block_size(p), n = gpu_global_size(p);
