@@ -14,6 +14,7 @@ enum class DType : uint8_t {
 int dtype_size(DType t);             // bytes per element (Index: 8)
 bool is_float(DType t);
 bool is_unsigned(DType t);           // Bool counts as unsigned
+inline bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }  // 16-bit floats
 inline bool is_int(DType t) { return !is_float(t); }
 std::string_view dtype_name(DType t);  // "f32", "i64", ...
 DType dtype_from_name(std::string_view name);  // throws tgc::Error on unknown names

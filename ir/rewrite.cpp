@@ -9,6 +9,18 @@ const UOp* with_src(Graph& g, const UOp* u, std::vector<const UOp*> src) {
   return g.make(u->op, u->dtype, std::move(src), u->arg);
 }
 
+const UOp* rebuild(Graph& g, const UOp* root,
+                   const std::function<const UOp*(const UOp* u, std::vector<const UOp*>& src)>& f) {
+  std::unordered_map<const UOp*, const UOp*> done;
+  for (const UOp* u : toposort({root})) {
+    std::vector<const UOp*> src;
+    for (const UOp* s : u->src) src.push_back(done.at(s));
+    const UOp* out = f(u, src);
+    done[u] = out ? out : with_src(g, u, std::move(src));
+  }
+  return done.at(root);
+}
+
 const UOp* substitute(Graph& g, const UOp* root, const std::unordered_map<const UOp*, const UOp*>& m) {
   std::unordered_map<const UOp*, const UOp*> done(m);
   for (const UOp* u : toposort({root})) {

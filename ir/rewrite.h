@@ -31,6 +31,12 @@ inline const UOp* graph_rewrite(Graph& g, const UOp* root, const std::vector<Rul
 // Rebuilds `u` with new sources (same op, dtype and arg).
 const UOp* with_src(Graph& g, const UOp* u, std::vector<const UOp*> src);
 
+// `root` rebuilt bottom-up: each node gets its rebuilt sources, then `f(node, sources)` gives its
+// replacement, or nullptr for the node with those sources (a pass that changes some nodes'
+// types, where a rule table's fixed point is not what is wanted).
+const UOp* rebuild(Graph& g, const UOp* root,
+                   const std::function<const UOp*(const UOp* u, std::vector<const UOp*>& src)>& f);
+
 // `root` with every node that is a key of `m` replaced by its value (replacements are not
 // substituted again, and nothing is simplified).
 const UOp* substitute(Graph& g, const UOp* root, const std::unordered_map<const UOp*, const UOp*>& m);

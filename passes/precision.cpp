@@ -63,30 +63,17 @@ void store_in_half(Graph& g, Schedule& s, DType half) {
     if (info.data) info.data = narrowed(half, *info.data);
     info.dtype = half;
   }
-  auto narrow = [&](const UOp* u) { return u->op == Op::Buffer && ids.count(u->ival()) ? g.make(Op::Buffer, half, {}, u->ival()) : nullptr; };
-  for (Kernel& k : s.kernels) {
-    std::unordered_map<const UOp*, const UOp*> done;
-    for (const UOp* u : toposort({k.ast})) {
-      std::vector<const UOp*> src;
-      for (const UOp* x : u->src) src.push_back(done.at(x));
-      const UOp* out = with_src(g, u, src);
-      if (const UOp* buffer = u->op == Op::Load || u->op == Op::Store ? narrow(u->src[0]) : nullptr) {
-        src[0] = buffer;
-        if (u->op == Op::Load) {
-          out = g.make(Op::Cast, DType::F32, {g.make(Op::Load, half, src, u->arg)});
-        } else {
-          src[2] = g.make(Op::Cast, half, {src[2]});
-          out = g.make(Op::Store, half, src, u->arg);
-        }
-      }
-      done[u] = out;
-    }
-    k.ast = done.at(k.ast);
-  }
+  for (Kernel& k : s.kernels)
+    k.ast = rebuild(g, k.ast, [&](const UOp* u, std::vector<const UOp*>& src) -> const UOp* {
+      if ((u->op != Op::Load && u->op != Op::Store) || !ids.count(u->src[0]->ival())) return nullptr;
+      src[0] = g.make(Op::Buffer, half, {}, u->src[0]->ival());
+      if (u->op == Op::Load) return g.make(Op::Cast, DType::F32, {g.make(Op::Load, half, src, u->arg)});
+      src[2] = g.make(Op::Cast, half, {src[2]});
+      return g.make(Op::Store, half, src, u->arg);
+    });
 }
 
 void widen_reused_halves(Graph& g, Schedule& s, const TargetProfile& t) {
-  auto is_half = [](DType t) { return t == DType::F16 || t == DType::BF16; };
   // CAST(f32, LOAD(16-bit weight or intermediate)) where the load's index stays put along output
   // ranges of kReuseToWiden positions or more (of a fixed size: a run-time dim may be 1).
   auto reused = [&](const Kernel& k, const UOp* u) {
@@ -124,34 +111,31 @@ void widen_reused_halves(Graph& g, Schedule& s, const TargetProfile& t) {
   for (int64_t b : intermediates) g.buffer(b).dtype = DType::F32;
   auto wide_buffer = [&](int64_t b) { return g.make(Op::Buffer, DType::F32, {}, b); };
   for (Kernel& k : s.kernels) {
-    std::unordered_map<const UOp*, const UOp*> done;
     std::vector<int64_t> twins;
-    for (const UOp* u : toposort({k.ast})) {
-      std::vector<const UOp*> src;
-      for (const UOp* x : u->src) src.push_back(done.at(x));
-      const UOp* out = with_src(g, u, src);
+    k.ast = rebuild(g, k.ast, [&](const UOp* u, std::vector<const UOp*>& src) -> const UOp* {
       int64_t b = u->op == Op::Load || u->op == Op::Store ? u->src[0]->ival() : -1;
       if (reused(k, u) && g.buffer(u->src[0]->src[0]->ival()).kind == BufferKind::Weight) {
-        std::vector<const UOp*> load = done.at(u->src[0])->src;
+        std::vector<const UOp*> load = src[0]->src;  // (a weight's load is rebuilt unchanged)
         int64_t t = twin_of(u->src[0]->src[0]->ival());
         load[0] = wide_buffer(t);
         twins.push_back(t);
-        out = g.make(Op::Load, DType::F32, load, u->src[0]->arg);
-      } else if (u->op == Op::Cast && u->dtype == DType::F32 && u->src[0]->op == Op::Load && intermediates.count(u->src[0]->src[0]->ival())) {
-        out = done.at(u->src[0])->src[0];  // the f32 load under the narrowing below
-      } else if (u->op == Op::Load && intermediates.count(b)) {
+        return g.make(Op::Load, DType::F32, load, u->src[0]->arg);
+      }
+      if (u->op == Op::Cast && u->dtype == DType::F32 && u->src[0]->op == Op::Load && intermediates.count(u->src[0]->src[0]->ival()))
+        return src[0]->src[0];  // the f32 load under the narrowing below
+      if (u->op == Op::Load && intermediates.count(b)) {
         src[0] = wide_buffer(b);
-        out = g.make(Op::Cast, u->dtype, {g.make(Op::Load, DType::F32, src, u->arg)});
-      } else if (u->op == Op::Store && intermediates.count(b)) {
+        return g.make(Op::Cast, u->dtype, {g.make(Op::Load, DType::F32, src, u->arg)});
+      }
+      if (u->op == Op::Store && intermediates.count(b)) {
         // The value as computed, in f32: the narrowing to 16 bits goes with the 16-bit buffer.
         const UOp* v = src[2];
         src[0] = wide_buffer(b);
         src[2] = v->op == Op::Cast && v->src[0]->dtype == DType::F32 ? v->src[0] : g.make(Op::Cast, DType::F32, {v});
-        out = g.make(Op::Store, DType::F32, src, u->arg);
+        return g.make(Op::Store, DType::F32, src, u->arg);
       }
-      done[u] = out;
-    }
-    k.ast = done.at(k.ast);
+      return nullptr;
+    });
     std::vector<int64_t> weights = k.inputs;  // (replace_input edits k.inputs)
     for (int64_t w : weights)
       if (twin.count(w) && std::count(twins.begin(), twins.end(), twin.at(w))) replace_input(k, w, twin.at(w));
