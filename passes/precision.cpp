@@ -74,6 +74,9 @@ void store_in_half(Graph& g, Schedule& s, DType half) {
 }
 
 void widen_reused_halves(Graph& g, Schedule& s, const TargetProfile& t) {
+  bool any = false;  // (most models have no 16-bit buffer: nothing to walk then)
+  for (size_t b = 0; b < g.num_buffers() && !any; ++b) any = is_half(g.buffer(int64_t(b)).dtype);
+  if (!any) return;
   // CAST(f32, LOAD(16-bit weight or intermediate)) where the load's index stays put along output
   // ranges of kReuseToWiden positions or more (of a fixed size: a run-time dim may be 1).
   auto reused = [&](const Kernel& k, const UOp* u) {
