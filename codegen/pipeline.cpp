@@ -81,6 +81,7 @@ KernelLaunch launch_of(const Graph& g, const LoopProgram& p) {
 void prepare_kernels(Graph& g, Schedule& s, const TargetProfile& t, bool optimize, DType storage) {
   if (optimize) rewrite_kernels(g, s, t);
   store_in_half(g, s, storage);
+  if (storage == DType::F16 && t.half_math) compute_in_half(g, s);
   if (!t.gpu) widen_reused_halves(g, s, t);
 }
 

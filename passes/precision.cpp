@@ -73,6 +73,47 @@ void store_in_half(Graph& g, Schedule& s, DType half) {
     });
 }
 
+namespace {
+// The f16 form of an f32 value: a widened f16 value, or a constant f16 can hold (rounded).
+const UOp* half_form(Graph& g, const UOp* u) {
+  if (u->op == Op::Cast && u->src[0]->dtype == DType::F16) return u->src[0];
+  if (u->op == Op::Const && (!std::isfinite(u->fval()) || std::abs(u->fval()) <= kHalfMax))
+    return g.cfloat(round_float(DType::F16, u->fval()), DType::F16);
+  return nullptr;
+}
+
+bool computes_in_half(Op op) {
+  switch (op) {
+    case Op::Add: case Op::Mul: case Op::Max: case Op::Neg: case Op::MulAcc: case Op::Where: case Op::CmpLt: case Op::CmpNe:
+      return true;
+    default: return false;
+  }
+}
+}  // namespace
+
+void compute_in_half(Graph& g, Schedule& s) {
+  for (Kernel& k : s.kernels)
+    k.ast = rebuild(g, k.ast, [&](const UOp* u, std::vector<const UOp*>& src) -> const UOp* {
+      // A narrowing of a widened f16 value is that value (the store of an f16 result).
+      if (u->op == Op::Cast && u->dtype == DType::F16 && src[0]->op == Op::Cast && src[0]->src[0]->dtype == DType::F16)
+        return src[0]->src[0];
+      if (!computes_in_half(u->op) || (u->dtype != DType::F32 && u->dtype != DType::Bool)) return nullptr;
+      // A square stays f32: a norm's squares overflow f16 past 256.
+      if (u->op == Op::Mul && src[0] == src[1]) return nullptr;
+      std::vector<const UOp*> half = src;
+      bool widened = false;  // an operand that is not a constant (those fold elsewhere)
+      for (size_t i = 0; i < src.size(); ++i) {
+        if (src[i]->dtype != DType::F32) continue;  // WHERE's condition
+        half[i] = half_form(g, src[i]);
+        if (!half[i]) return nullptr;
+        widened |= src[i]->op == Op::Cast;
+      }
+      if (!widened) return nullptr;
+      if (u->dtype == DType::Bool) return g.make(u->op, DType::Bool, half, u->arg);
+      return g.make(Op::Cast, DType::F32, {g.make(u->op, DType::F16, half, u->arg)});
+    });
+}
+
 void widen_reused_halves(Graph& g, Schedule& s, const TargetProfile& t) {
   bool any = false;  // (most models have no 16-bit buffer: nothing to walk then)
   for (size_t b = 0; b < g.num_buffers() && !any; ++b) any = is_half(g.buffer(int64_t(b)).dtype);

@@ -17,6 +17,15 @@ DType storage_type(const std::string& precision);
 // where a weight holds finite values past f16's range, which would become infinities.
 void store_in_half(Graph& g, Schedule& s, DType half);
 
+// GPU kernel languages with f16 arithmetic (TargetProfile::half_math) under --precision=fp16:
+// arithmetic whose operands are all f16 values (widened loads, earlier f16 results, constants
+// within f16's range) runs in f16 -- add, multiply, max, negate, fused multiply-add, select and
+// compare; Adreno runs f16 at twice f32's rate. Reduces still accumulate in f32 (a product may
+// be f16, the sum of products is not), exp2, log2, sin, sqrt and division stay f32, where f16's
+// 11-bit mantissa would lose most, and so do squares (a norm's overflow f16 past 256). Runs
+// after store_in_half.
+void compute_in_half(Graph& g, Schedule& s);
+
 // CPUs compute 16-bit floats in f32 (passes/half_math.h), and widening costs an instruction on
 // the vector units that the multiply-adds need: an f16 conv ran 1.4x its f32 twin's time (x86,
 // vcvtph2ps; aarch64 has fcvtl). A 16-bit weight or intermediate that some kernel reads for at

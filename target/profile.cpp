@@ -23,6 +23,9 @@ TargetProfile opencl_profile() {
   t.vector_lanes = 1;
   t.max_local = 256;
   t.local_bytes = 16 << 10;
+  // half arithmetic where the device has cl_khr_fp16 (Adreno's doubles its ALU rate), float
+  // where it does not: the kernels carry both (codegen/opencl/render_opencl.cpp).
+  t.half_math = true;
   return t;
 }
 
@@ -39,6 +42,8 @@ TargetProfile vulkan_profile() {
   // Subgroup arithmetic in compute shaders: every desktop GPU and Adreno 6xx+ have it; the
   // runtime names the feature when a device does not.
   t.subgroup_reduce = true;
+  // float16_t arithmetic (shaderFloat16): Adreno, Mali, desktop GPUs and lavapipe have it.
+  t.half_math = true;
   return t;
 }
 

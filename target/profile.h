@@ -23,6 +23,7 @@ struct TargetProfile {
   int index_bits = 64;         // width of index arithmetic in kernels (GPUs may want 32)
   std::string gpu_arch;        // the GPU architecture kernels are written for ("sm_90"), if the target names one
   bool subgroup_reduce = false;  // GPU: group reduces through subgroup arithmetic
+  bool half_math = false;        // GPU: the kernel language computes in f16 (--precision=fp16 uses it)
   Int8Dot int8_dot = Int8Dot::None;  // CPU
 };
 

@@ -195,6 +195,34 @@ TEST_F(KernelRewrites, HalfStorageNarrowsWeightsAndIntermediates) {
   EXPECT_FALSE(test::all_close(m.result(s.outputs[0]), test::values(want), {1e-6, 0}));  // it did round
 }
 
+// GPU targets with f16 arithmetic: arithmetic between f16 values runs in f16 (a product inside a
+// sum too), while sums accumulate in f32 and exp2, squares and f32 operands stay f32.
+TEST_F(KernelRewrites, HalfMathNarrowsArithmeticNotSumsOrFunctions) {
+  Tensor x = input({16, 32});
+  Tensor w1 = weight({32, 8}), w2 = weight({8, 4}), b = weight({4});
+  Tensor y = (x.matmul(w1).exp() * 0.5).matmul(w2);  // two kernels: the second reads an f16 intermediate
+  Tensor out = ((y + b).relu() + x.sum({1}, true) + (y * y).sum({1}, true)).sum({1}, true);
+  HostTensor want = run({out})[0];
+  Schedule s = schedule(g, {out.uop()});
+  store_in_half(g, s, DType::F16);
+  compute_in_half(g, s);
+  int half_ops = 0, squares = 0;
+  for (const Kernel& k : s.kernels)
+    for (const UOp* u : toposort({k.ast})) {
+      if (u->op == Op::KReduce || u->op == Op::Exp2) EXPECT_EQ(u->dtype, DType::F32) << describe(g, s);
+      half_ops += u->dtype == DType::F16 && (u->op == Op::Mul || u->op == Op::Add || u->op == Op::Max);
+      if (u->op == Op::Mul && u->src[0] == u->src[1]) {
+        EXPECT_EQ(u->dtype, DType::F32) << "a square: " << describe(g, s);
+        ++squares;
+      }
+    }
+  EXPECT_GE(half_ops, 1) << describe(g, s);
+  EXPECT_EQ(squares, 1) << describe(g, s);
+  KernelEvaluator m(g, feeds);
+  for (const Kernel& k : s.kernels) EXPECT_TRUE(test::ran_cleanly(m.run(k)));
+  EXPECT_TRUE(test::all_close(m.result(s.outputs[0]), test::values(want), {1e-2, 1e-2}));
+}
+
 // On CPUs, an f16 weight or intermediate read for many output positions is widened once: the
 // weight gets an f32 twin with the same values, the intermediate becomes an f32 buffer (no longer
 // rounded to f16), so the results change only by the roundings left out.

@@ -15,6 +15,8 @@ work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 [ -d "$root/tools/ort/node_modules/onnxruntime-node" ] || { echo "FAIL onnxruntime-node is not installed (run tools/scripts/install-deps.sh)"; exit 1; }
 # shellcheck source=tests/real_models_lib.sh
 . "$root/tests/real_models_lib.sh"
+# qcom artifacts are for aarch64 phones by default; here they run on pocl.
+host=(); [ "$target" != qcom ] || host=(--triple=x86_64-linux-gnu)
 fail=0
 real_models_covered || fail=1
 real_model_inputs "$work"
@@ -26,7 +28,7 @@ while IFS='|' read -r name model cargs ins ort_only; do
   mapfile -t a < <(input_args "$work" "$ins")
   mapfile -t o < <(input_args "$work" "$ins $ort_only")
   # shellcheck disable=SC2086
-  if ! "$tgc" compile --target="$target" --precision="$precision" "$real/$model" $cargs -o "$work/$name"; then fail=1; continue; fi
+  if ! "$tgc" compile --target="$target" "${host[@]}" --precision="$precision" "$real/$model" $cargs -o "$work/$name"; then fail=1; continue; fi
   "$work/$name" "${a[@]}" -o "$work/$name.tgc" || { echo "FAIL $name: artifact failed"; fail=1; continue; }
   # CPU results do not depend on the thread count: a split never changes an order of summation.
   if [ "$target" = cpu ] && [ "$precision" = fp32 ]; then

@@ -21,6 +21,7 @@
 #include "ir/tensor.h"
 #include "passes/beam.h"
 #include "passes/opt.h"
+#include "passes/precision.h"
 #include "passes/tensor_cores.h"
 
 namespace tgc {
@@ -300,6 +301,52 @@ TEST(GlslDialect, HalfStorageFloatMath) {
   EXPECT_NO_THROW(glsl_to_spirv(bf16, "bf16"));
   std::string f64 = render_glsl(g, gpu_program(g, Tensor::input(g, "d", DType::F64, {64}).relu(), {}), {.index_bits = 32});
   EXPECT_TRUE(has(spirv_capabilities(glsl_to_spirv(f64, "f64")), 10)) << "Float64";
+}
+
+// --precision=fp16 on a target with f16 arithmetic: the kernel's one kernel after compute_in_half.
+LoopProgram half_math_program(Graph& g, const Tensor& out, const std::vector<Opt>& opts) {
+  Schedule s = schedule(g, {out.uop()});
+  EXPECT_EQ(s.kernels.size(), 1u);
+  compute_in_half(g, s);
+  return lower(g, apply_opts(g, s.kernels.at(0), opts, opencl_profile()), {.inner_loop = false});
+}
+
+// f16 arithmetic: float16_t registers (Float16), f16vec4 accesses; sums still accumulate in float.
+TEST(GlslDialect, HalfMathInFloat16Registers) {
+  Graph g;
+  Tensor h = Tensor::input(g, "h", DType::F16, {64});
+  LoopProgram p = half_math_program(g, (h * 2.0 + 1.0).relu(), {{OptOp::Upcast, 0, 4}});
+  ASSERT_TRUE(computes_in_half(p));
+  std::string glsl = render_glsl(g, p, {.index_bits = 32});
+  EXPECT_NE(glsl.find("f16vec4 q0 = b1v[("), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("b0v[("), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("float16_t(2.0)"), std::string::npos) << glsl;
+  EXPECT_EQ(glsl.find("float v"), std::string::npos) << "no f32 registers: " << glsl;
+  std::vector<uint32_t> caps = spirv_capabilities(glsl_to_spirv(glsl, p.name));
+  EXPECT_TRUE(has(caps, 9)) << "Float16";
+
+  LoopProgram sum = half_math_program(g, (Tensor::input(g, "a", DType::F16, {8, 64}) * h).sum({1}), {});
+  ASSERT_TRUE(computes_in_half(sum)) << "the products";
+  std::string reduce = render_glsl(g, sum, {.index_bits = 32});
+  EXPECT_NE(reduce.find(" = float(v"), std::string::npos) << "each f16 product widened: " << reduce;
+  EXPECT_GE(count(reduce, "  float v"), 2u) << "an f32 accumulator: " << reduce;
+  EXPECT_NO_THROW(glsl_to_spirv(reduce, sum.name));
+}
+
+// One OpenCL C source for every device: f16 arithmetic under cl_khr_fp16, float without it.
+TEST(OpenClDialect, HalfMathWhereTheDeviceHasFp16) {
+  Graph g;
+  Tensor h = Tensor::input(g, "h", DType::F16, {64});
+  std::string cl = render_opencl(g, half_math_program(g, (h * 2.0 + 1.0).relu(), {}));
+  EXPECT_EQ(cl.rfind("#ifdef cl_khr_fp16\n#pragma OPENCL EXTENSION cl_khr_fp16 : enable\ntypedef half tgc_half;\n", 0), 0u) << cl;
+  EXPECT_NE(cl.find("#else\ntypedef float tgc_half;\n"), std::string::npos) << cl;
+  EXPECT_NE(cl.find("tgc_half v"), std::string::npos) << cl;
+  EXPECT_NE(cl.find("tgc_load_half("), std::string::npos) << cl;
+  EXPECT_NE(cl.find("tgc_store_half("), std::string::npos) << cl;
+  EXPECT_NE(cl.find("(tgc_half)(2.0f)"), std::string::npos) << cl;
+  // Without f16 arithmetic in the kernel, nothing changes.
+  std::string plain = render_opencl(g, gpu_program(g, h.relu(), {}));
+  EXPECT_EQ(plain.find("tgc_half"), std::string::npos) << plain;
 }
 
 // Run-time dims are push constants: the vars buffer (i64) is not declared, so the kernel needs

@@ -292,6 +292,9 @@ class CRenderer {
   }
 
   std::string float_lit(double v, DType t) const {
+    // f16 registers of their own type: the constant converted (folded by every compiler), as
+    // neither GLSL nor OpenCL C narrows a float literal implicitly everywhere.
+    if (t == DType::F16 && d_.reg_type(DType::F16) != d_.reg_type(DType::F32)) return d_.cast(reg(t), float_lit(v, DType::F32));
     if (std::isnan(v)) return d_.nan();
     if (std::isinf(v)) return v > 0 ? d_.infinity() : "(-" + d_.infinity() + ")";
     std::ostringstream o;
@@ -399,7 +402,17 @@ class CRenderer {
   std::unordered_map<const UOp*, std::string> names_;
   std::unordered_map<int64_t, size_t> arg_;
 };
+bool any_half_arithmetic(const std::vector<LStmt>& body) {
+  for (const LStmt& s : body) {
+    if (s.kind == LStmt::Loop && any_half_arithmetic(s.body)) return true;
+    bool value = s.u->op != Op::Load && s.u->op != Op::Cast && s.u->op != Op::Bitcast && s.u->op != Op::Const;
+    if (s.kind == LStmt::Let && s.u->dtype == DType::F16 && value) return true;
+  }
+  return false;
+}
 }  // namespace
+
+bool computes_in_half(const LoopProgram& p) { return any_half_arithmetic(p.body); }
 
 std::string render_c(const Graph& g, const GpuProgram& k, const CDialect& d) { return CRenderer(g, k, d).run(); }
 

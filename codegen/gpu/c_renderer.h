@@ -8,6 +8,11 @@
 
 namespace tgc {
 
+// Whether the kernel computes in f16 (passes/precision.h compute_in_half narrowed some of its
+// arithmetic). Its f16 values then live in f16 registers, which its dialect is made to have;
+// otherwise f16 values are floats in registers (CDialect::reg_type).
+bool computes_in_half(const LoopProgram& p);
+
 std::string render_c(const Graph& g, const GpuProgram& k, const CDialect& d);
 
 }  // namespace tgc

@@ -8,6 +8,9 @@ namespace {
 // OpenCL C 1.2's spellings for the C-style renderer.
 class OpenClDialect : public CDialect {
  public:
+  // `half`: the kernel computes in f16 where the device has cl_khr_fp16 (tgc_half registers).
+  explicit OpenClDialect(bool half) : half_(half) {}
+
   std::string reg_type(DType t) const override {
     switch (t) {
       case DType::Bool: return "bool";
@@ -20,6 +23,7 @@ class OpenClDialect : public CDialect {
       case DType::I64: return "long";
       case DType::U64: return "ulong";
       case DType::F64: return "double";
+      case DType::F16: return half_ ? "tgc_half" : "float";
       default: return "float";
     }
   }
@@ -32,9 +36,26 @@ class OpenClDialect : public CDialect {
   }
 
   std::string prelude(const CKernelHead& k) const override {
+    std::string s;
     for (const CBuffer& b : k.buffers)
-      if (b.dtype == DType::F64) return "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
-    return "";
+      if (b.dtype == DType::F64) {
+        s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+        break;
+      }
+    // One source for every device: f16 arithmetic where the compiler defines cl_khr_fp16, float
+    // elsewhere (pocl), with vload_half/vstore_half, which need no extension, in between.
+    if (half_)
+      s += "#ifdef cl_khr_fp16\n"
+           "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
+           "typedef half tgc_half;\n"
+           "#define tgc_load_half(i, p) ((p)[i])\n"
+           "#define tgc_store_half(v, i, p) ((p)[i] = (v))\n"
+           "#else\n"
+           "typedef float tgc_half;\n"
+           "#define tgc_load_half(i, p) vload_half(i, p)\n"
+           "#define tgc_store_half(v, i, p) vstore_half_rte(v, i, p)\n"
+           "#endif\n";
+    return s;
   }
   std::string signature(const CKernelHead& k) const override {
     std::string s = "__kernel void " + k.name + "(";
@@ -92,18 +113,21 @@ class OpenClDialect : public CDialect {
   std::string bitcast(DType from, DType to, const std::string& x) const override { return "as_" + reg_type(to) + "(" + x + ")"; }
   // vload_half/vstore_half need no cl_khr_fp16 (pocl in CI has none).
   std::string load_half(DType t, const std::string& buffer, const std::string& index) const override {
-    if (t == DType::F16) return "vload_half(" + index + ", " + buffer + ")";
+    if (t == DType::F16) return std::string(half_ ? "tgc_load_half(" : "vload_half(") + index + ", " + buffer + ")";
     return bf16_from_bits(buffer + "[" + index + "]");
   }
   std::string store_half(DType t, const std::string& buffer, const std::string& index, const std::string& value) const override {
-    if (t == DType::F16) return "vstore_half_rte(" + value + ", " + index + ", " + buffer + ")";
+    if (t == DType::F16) return std::string(half_ ? "tgc_store_half(" : "vstore_half_rte(") + value + ", " + index + ", " + buffer + ")";
     return buffer + "[" + index + "] = " + bf16_bits(value);
   }
+
+ private:
+  bool half_;
 };
 }  // namespace
 
 std::string render_opencl(const Graph& g, const LoopProgram& p, const GpuOptions& o) {
-  return render_c(g, lower_gpu(g, p, o), OpenClDialect());
+  return render_c(g, lower_gpu(g, p, o), OpenClDialect(computes_in_half(p)));
 }
 
 }  // namespace tgc

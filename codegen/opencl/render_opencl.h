@@ -1,6 +1,8 @@
 // Renders a loop program as OpenCL C 1.2 (the qcom target): the GPU lowering
 // (codegen/gpu/gpu_lowering.h) printed in OpenCL C's spellings. f16 buffers go through
-// vload_half/vstore_half so the kernels also build on devices without cl_khr_fp16 (pocl in CI).
+// vload_half/vstore_half so the kernels also build on devices without cl_khr_fp16 (pocl in CI); a
+// kernel that computes in half (passes/precision.h compute_in_half) does so where the device has
+// cl_khr_fp16 and in float elsewhere, from one source.
 #pragma once
 #include <string>
 

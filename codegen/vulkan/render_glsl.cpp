@@ -11,10 +11,12 @@ namespace {
 class GlslDialect : public CDialect {
  public:
   // A 32-bit kernel computes its ids in uint, so only kernels with 64-bit data need Int64.
-  GlslDialect(int index_bits, bool subgroups)
+  // `half`: the kernel computes in f16 (float16_t registers, shaderFloat16).
+  GlslDialect(int index_bits, bool subgroups, bool half)
       : index_(index_bits == 32 ? "int" : "int64_t"),
         thread_(index_bits == 32 ? "tgc_thread()" : "tgc_thread64()"),
-        subgroups_(subgroups) {}
+        subgroups_(subgroups),
+        half_(half) {}
 
   std::string reg_type(DType t) const override {
     switch (t) {
@@ -28,6 +30,7 @@ class GlslDialect : public CDialect {
       case DType::I64: return "int64_t";
       case DType::U64: return "uint64_t";
       case DType::F64: return "double";
+      case DType::F16: return half_ ? "float16_t" : "float";
       default: return "float";
     }
   }
@@ -110,6 +113,7 @@ class GlslDialect : public CDialect {
   std::string subgroup_lane() const override { return "gl_SubgroupInvocationID"; }
 
   std::string vector_type(DType t) const override {
+    if (t == DType::F16) return half_ ? "f16vec4" : "";
     return t == DType::F32 ? "vec4" : t == DType::I32 ? "ivec4" : t == DType::U32 ? "uvec4" : "";
   }
   std::string vector_element(const CBuffer& b, const std::string& index4) const override {
@@ -156,8 +160,10 @@ class GlslDialect : public CDialect {
     }
     return "";
   }
-  // f16 registers are floats: their bits go through packHalf2x16, which needs no Float16.
+  // f16 registers that are floats: their bits go through packHalf2x16, which needs no Float16.
   std::string bitcast(DType from, DType to, const std::string& x) const override {
+    if (half_ && from == DType::F16) return cast(reg_type(to), "float16BitsToUint16(" + x + ")");
+    if (half_ && to == DType::F16) return "uint16BitsToFloat16(uint16_t(" + x + "))";
     if (from == DType::F32) return to == DType::U32 ? "floatBitsToUint(" + x + ")" : "floatBitsToInt(" + x + ")";
     if (to == DType::F32) return from == DType::U32 ? "uintBitsToFloat(" + x + ")" : "intBitsToFloat(" + x + ")";
     if (from == DType::F64) return to == DType::U64 ? "doubleBitsToUint64(" + x + ")" : "doubleBitsToInt64(" + x + ")";
@@ -167,7 +173,7 @@ class GlslDialect : public CDialect {
     return cast(reg_type(to), x);
   }
   std::string load_half(DType t, const std::string& buffer, const std::string& index) const override {
-    if (t == DType::F16) return "float(" + buffer + "[" + index + "])";
+    if (t == DType::F16) return half_ ? buffer + "[" + index + "]" : "float(" + buffer + "[" + index + "])";
     return bf16_from_bits(buffer + "[" + index + "]");
   }
   std::string store_half(DType t, const std::string& buffer, const std::string& index, const std::string& value) const override {
@@ -179,11 +185,12 @@ class GlslDialect : public CDialect {
   std::string index_;   // the integer type of the kernel's index width
   std::string thread_;  // the flattened thread id, unsigned, in that width
   bool subgroups_;      // group reduces may use subgroup arithmetic
+  bool half_;           // f16 registers are float16_t
 };
 }  // namespace
 
 std::string render_glsl(const Graph& g, const LoopProgram& p, const GpuOptions& o) {
-  return render_c(g, lower_gpu(g, p, o), GlslDialect(o.index_bits, o.subgroups));
+  return render_c(g, lower_gpu(g, p, o), GlslDialect(o.index_bits, o.subgroups, computes_in_half(p)));
 }
 
 }  // namespace tgc

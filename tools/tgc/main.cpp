@@ -54,8 +54,10 @@ usage:
       branch): the artifact is specialised and no longer takes that input.
       --precision=fp16|bf16: weights and the tensors between kernels are stored in 16 bits
       (half the memory traffic); kernels compute in f32, reduces accumulate in f32, and the
-      artifact's inputs and outputs keep their types. fp32 (default) changes nothing. On cuda
-      (sm_70+), matrix products of f16 operands run on tensor cores (f32 accumulation).
+      artifact's inputs and outputs keep their types. fp32 (default) changes nothing. fp16 on
+      vulkan/adreno (the device needs shaderFloat16) and qcom (where the device has
+      cl_khr_fp16; f32 elsewhere): add, multiply, max and select of f16 values run in f16. On
+      cuda (sm_70+), matrix products of f16 operands run on tensor cores (f32 accumulation).
       --no-opt: skip the target's kernel optimizations (register tiles, vector lanes).
       --jobs: threads that generate CPU kernel code (default: one per core).
       Symbolic input dims need sizes (--input-shape; `?` keeps a dim symbolic), except the
