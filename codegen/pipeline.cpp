@@ -14,6 +14,7 @@
 #include "passes/branch_guards.h"
 #include "passes/memplan.h"
 #include "passes/precision.h"
+#include "passes/tensor_cores.h"
 #include "passes/schedule.h"
 
 namespace tgc {
@@ -85,9 +86,17 @@ void prepare_kernels(Graph& g, Schedule& s, const TargetProfile& t, bool optimiz
   if (!t.gpu) widen_reused_halves(g, s, t);
 }
 
+void apply_precision(ResolvedTarget& t, const Precision& p) {
+  t.profile.tf32 = p.tf32;
+  if (p.tf32 && !has_tensor_cores(t.profile, DType::F32))
+    throw Error("--precision=tf32: tf32 tensor cores need a cuda target of sm_80 or later (target: " + t.desc->name +
+                (t.profile.gpu_arch.empty() ? "" : ":" + t.profile.gpu_arch) + ")");
+}
+
 CompileReport compile_model(Model& m, const CompileOptions& opt) {
   if (opt.output.empty()) throw Error("no output path (-o)");
   ResolvedTarget target = resolve_target(opt.target, opt.triple, opt.cpu);
+  apply_precision(target, opt.precision);
   const DialectOps& dialect = dialect_ops(target.desc->dialect);
   CompileReport rep;
   Graph& g = *m.graph;
@@ -114,7 +123,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   for (const UOp* v : guards.vars) conditions.push_back(g.var_value(v));
   roots.insert(roots.begin(), conditions.begin(), conditions.end());
   Schedule s = run_stage("schedule", [&] { return schedule(g, roots, {.parallel_outputs = target.profile.gpu}); });
-  prepare_kernels(g, s, target.profile, opt.optimize, opt.storage);
+  prepare_kernels(g, s, target.profile, opt.optimize, opt.precision.storage);
   // Scheduled: the conditions, the outputs, the sizes computed from data (Model::schedule_roots).
   std::vector<int64_t> var_source(g.vars().size(), -1);
   for (size_t i = 0; i < guards.vars.size(); ++i) var_source[size_t(g.var_slot(guards.vars[i]))] = s.outputs[i];

@@ -15,6 +15,7 @@
 #include "ir/error.h"
 #include "model/model.h"
 #include "passes/opt.h"
+#include "passes/precision.h"
 
 namespace tgc {
 
@@ -31,7 +32,7 @@ struct CompileOptions {
   std::string output;          // artifact path
   std::string runtime_dir;     // holds <triple>/libtgc_runtime.a
   int jobs = 0;                // threads for kernel codegen; 0: one per core
-  DType storage = DType::F32;  // weights and intermediates (--precision; passes/precision.h)
+  Precision precision;         // --precision (passes/precision.h)
 };
 
 struct CompileReport {
@@ -48,6 +49,10 @@ CompileReport compile_model(Model& m, const CompileOptions& opt);
 // target's rewrites (with `optimize`), the storage precision, and on CPUs the widening of
 // reused 16-bit data (passes/opt.h, passes/precision.h). `tgc inspect` shows kernels so.
 void prepare_kernels(Graph& g, Schedule& s, const TargetProfile& t, bool optimize, DType storage);
+
+// The target as --precision changes it (tf32: tensor cores for f32 matrix products, which only
+// cuda sm_80+ has: an error elsewhere).
+void apply_precision(ResolvedTarget& t, const Precision& p);
 
 // Runs `fn` as stage `stage` of a compile: errors that are not tgc::Error (an internal failure,
 // e.g. std::bad_variant_access) become one tgc::Error naming the stage.

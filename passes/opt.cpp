@@ -217,7 +217,11 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
       std::string why;
       if (!has_tensor_cores(t)) fail("the target has no tensor cores (CUDA sm_70 or later)");
       if (opts.size() != 1) fail("TC is the kernel's only action");
-      if (!tensor_core_plan(g, cur, &why)) fail(why);
+      std::optional<TensorCorePlan> plan = tensor_core_plan(g, cur, &why);
+      if (!plan) fail(why);
+      if (!has_tensor_cores(t, plan->type))
+        fail(plan->type == DType::F32 ? "f32 operands run on tensor cores only as tf32 (--precision=tf32, sm_80 or later)"
+                                      : "bf16 tensor cores need sm_80 or later");
       cur.tensor_cores = true;
       continue;
     }
@@ -300,8 +304,10 @@ namespace {
 //   serves every copy;
 // - work-groups along the innermost output axis: neighbouring threads read neighbouring data.
 std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t) {
-  // A matrix product of f16 runs on tensor cores where the target has them.
-  if (has_tensor_cores(t) && tensor_core_plan(g, k)) return {{OptOp::Tc, 0, 0}};
+  // A matrix product runs on tensor cores where the target has them for its operands.
+  if (has_tensor_cores(t))
+    if (std::optional<TensorCorePlan> p = tensor_core_plan(g, k); p && has_tensor_cores(t, p->type))
+      return {{OptOp::Tc, 0, 0}};
   std::vector<Opt> opts;
   const std::vector<const UOp*>& globals = k.global_ranges;
   std::vector<const UOp*> axes = kernel_axes(k);

@@ -48,11 +48,12 @@ std::set<int64_t> narrowable(const Graph& g, const Schedule& s, DType half) {
 
 }  // namespace
 
-DType storage_type(const std::string& precision) {
-  if (precision == "fp32") return DType::F32;
-  if (precision == "fp16") return DType::F16;
-  if (precision == "bf16") return DType::BF16;
-  throw Error("--precision " + precision + ": fp32, fp16 or bf16");
+Precision parse_precision(const std::string& name) {
+  if (name == "fp32") return {};
+  if (name == "fp16") return {DType::F16};
+  if (name == "bf16") return {DType::BF16};
+  if (name == "tf32") return {DType::F32, true};
+  throw Error("--precision " + name + ": fp32, fp16, bf16 or tf32");
 }
 
 void store_in_half(Graph& g, Schedule& s, DType half) {

@@ -9,8 +9,14 @@
 
 namespace tgc {
 
-// The precision names --precision takes: fp32 (nothing changes), fp16, bf16.
-DType storage_type(const std::string& precision);
+// What --precision asks for: fp32 (nothing changes), fp16 and bf16 (storage, below), tf32 (f32
+// matrix products on CUDA tensor cores, whose tf32 operands keep f32's range and 10 bits of its
+// mantissa: TargetProfile::tf32).
+struct Precision {
+  DType storage = DType::F32;  // of weights and intermediates
+  bool tf32 = false;
+};
+Precision parse_precision(const std::string& name);
 
 // Stores s's f32 weights and intermediates as `half` (F16 or BF16), rewriting the loads and
 // stores of every kernel. A buffer stays f32 where a kernel reads it as another type, or (f16)

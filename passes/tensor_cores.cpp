@@ -5,11 +5,11 @@
 namespace tgc {
 namespace {
 
-// LOAD(f16) under CAST(f32): an operand of the product.
-const UOp* half_load(const UOp* u) {
-  if (u->op != Op::Cast || u->dtype != DType::F32) return nullptr;
-  const UOp* l = u->src[0];
-  return l->op == Op::Load && l->dtype == DType::F16 && l->src.size() == 2 ? l : nullptr;
+// An operand of the product: LOAD(f16 or bf16) under CAST(f32), or LOAD(f32).
+const UOp* operand_load(const UOp* u) {
+  const UOp* l = u->op == Op::Cast && u->dtype == DType::F32 && is_half(u->src[0]->dtype) ? u->src[0] : u;
+  bool typed = l->dtype == DType::F32 || (l != u && is_half(l->dtype));
+  return l->op == Op::Load && typed && l->src.size() == 2 ? l : nullptr;
 }
 
 // Whether WMMA can load 16x16 tiles of `load`'s matrix, with rows along `row` and columns along
@@ -43,8 +43,9 @@ Walk walk(Graph& g, const UOp* load, const UOp* row, const UOp* col, const std::
 
 }  // namespace
 
-bool has_tensor_cores(const TargetProfile& t) {
-  return t.gpu && t.gpu_arch.rfind("sm_", 0) == 0 && std::atoi(t.gpu_arch.c_str() + 3) >= 70;
+bool has_tensor_cores(const TargetProfile& t, DType type) {
+  if (type == DType::F32 && !t.tf32) return false;
+  return t.gpu && t.gpu_arch.rfind("sm_", 0) == 0 && std::atoi(t.gpu_arch.c_str() + 3) >= (type == DType::F16 ? 70 : 80);
 }
 
 std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::string* why) {
@@ -66,8 +67,8 @@ std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::s
   const UOp* kr = reduce->src[1];
   const UOp* mul = reduce->src[0];
   if (mul->op != Op::Mul) return no("the sum is not of products");
-  const UOp *x = half_load(mul->src[0]), *y = half_load(mul->src[1]);
-  if (!x || !y) return no("the products are not of two f16 loads");
+  const UOp *x = operand_load(mul->src[0]), *y = operand_load(mul->src[1]);
+  if (!x || !y || x->dtype != y->dtype) return no("the products are not of two loads of one type (f16, bf16 or f32)");
   std::vector<const UOp*> ranges = k.global_ranges;
   ranges.push_back(kr);
   for (const UOp* r : ranges)
@@ -103,14 +104,17 @@ std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::s
         // Staged 64 along the reduce at a time, or 32 where a warp holds 4 x 4 fragments (with
         // 64, the chunks in flight crowd its registers: 4096^3 0.448 ms with 32, 0.482 with 64;
         // 1024^3 with 2 x 4: 0.0272 with 32, 0.0218 with 64).
+        // f32 operands (tf32) take twice the shared memory: 32 along the reduce always (35 KB at
+        // most, of the 48 KB a block may have without opting in to more).
         int64_t k16 = range_extent(kr) / kTensorCoreTile;
-        int64_t steps = t.wm * t.wn <= 8 && k16 % 4 == 0 ? 4 : k16 % 2 == 0 ? 2 : 0;
+        bool wide = a->dtype == DType::F32;
+        int64_t steps = !wide && t.wm * t.wn <= 8 && k16 % 4 == 0 ? 4 : k16 % 2 == 0 ? 2 : 0;
         if (wa.contiguous_cols && wb.contiguous_cols && fm % (2 * t.wm) == 0 && fn % (2 * t.wn) == 0 && steps)
           t.staged = steps * kTensorCoreTile, t.warps = 4;
-        return TensorCorePlan{reduce, m, n, kr, a, b, wa.contiguous_cols, wb.contiguous_cols, wa.ld, wb.ld, t};
+        return TensorCorePlan{reduce, m, n, kr, a, b, a->dtype, wa.contiguous_cols, wb.contiguous_cols, wa.ld, wb.ld, t};
       }
   }
-  return no("no pair of output ranges along which two f16 operands are 16x16 tiles WMMA can load");
+  return no("no pair of output ranges along which the two operands are 16x16 tiles WMMA can load");
 }
 
 }  // namespace tgc

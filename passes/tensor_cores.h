@@ -1,8 +1,10 @@
-// Tensor cores (CUDA, sm_70+): a kernel that is a matrix product of 16-bit floats -- an f32 sum
-// over one reduce range of products of two f16 loads, each an affine walk of a matrix whose tiles
-// WMMA can load -- runs as 16x16 output tiles, one warp each, through WMMA (m16n16k16, f16
-// inputs, f32 accumulation: the products are exact in f32 and only the order of the sum differs
-// from the CUDA cores'), each warp a block of such tiles. Whatever the kernel does with the sum
+// Tensor cores (CUDA): a kernel that is a matrix product -- an f32 sum over one reduce range of
+// products of two loads of one type, each an affine walk of a matrix whose tiles WMMA can load --
+// runs as 16x16 output tiles, one warp each, through WMMA with f32 accumulation, each warp a block
+// of such tiles. f16 operands (sm_70+) and bf16 (sm_80+) multiply in steps of 16 along the reduce
+// (m16n16k16: the products are exact in f32 and only the order of the sum differs from the CUDA
+// cores'); f32 operands (sm_80+, only with --precision=tf32) in steps of 8 as tf32 (m16n16k8: the
+// tensor cores read 10 of the mantissa's 23 bits, truncating). Whatever the kernel does with the sum
 // (bias, activation, a cast) runs per element after it. The TC action (passes/opt.h) selects it; codegen/cuda/render_ptx.cpp
 // renders it.
 #pragma once
@@ -29,17 +31,21 @@ struct TensorCorePlan {
   const UOp* m;              // the output ranges along the tile's rows and columns, and the reduce range
   const UOp* n;
   const UOp* k;
-  const UOp* a;              // LOAD of A (m x k) and of B (k x n), both f16
+  const UOp* a;              // LOAD of A (m x k) and of B (k x n), both of `type`
   const UOp* b;
+  DType type;                // F16, BF16, or F32 (tf32)
   bool a_row, b_row;         // A row-major (k contiguous) or column-major; B row-major (n contiguous) or not
   int64_t lda, ldb;          // elements between rows (row-major) or columns
   TensorCoreTiles tiles;
 };
 
 constexpr int64_t kTensorCoreTile = 16;
+// The reduce step of one multiply for operands of `type`: 16 (f16, bf16) or 8 (tf32).
+inline int64_t tensor_core_k(DType type) { return type == DType::F32 ? 8 : 16; }
 
-// Whether the target has tensor cores: CUDA sm_70 and later.
-bool has_tensor_cores(const TargetProfile& t);
+// Whether the target has tensor cores for operands of `type`: CUDA sm_70 and later for f16,
+// sm_80 for bf16 and for f32 as tf32, which TargetProfile::tf32 must allow.
+bool has_tensor_cores(const TargetProfile& t, DType type = DType::F16);
 // The plan for kernel k, or nullopt (with the reason in *why, where given).
 std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::string* why = nullptr);
 

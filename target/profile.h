@@ -24,6 +24,7 @@ struct TargetProfile {
   std::string gpu_arch;        // the GPU architecture kernels are written for ("sm_90"), if the target names one
   bool subgroup_reduce = false;  // GPU: group reduces through subgroup arithmetic
   bool half_math = false;        // GPU: the kernel language computes in f16 (--precision=fp16 uses it)
+  bool tf32 = false;             // CUDA: f32 matrix products may run on tensor cores in tf32 (--precision=tf32)
   Int8Dot int8_dot = Int8Dot::None;  // CPU
 };
 

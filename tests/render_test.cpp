@@ -676,8 +676,9 @@ TEST(TensorCores, HalfMatmulRunsAsWmmaTiles) {
 TEST(TensorCores, OnlyTilesOfHalfMatricesOnTargetsWithTensorCores) {
   Graph g;
   std::string why;
-  EXPECT_FALSE(tensor_core_plan(g, only_kernel(g, matmul(g, 32, 64, 48)), &why));
-  EXPECT_EQ(why, "the products are not of two f16 loads");
+  Tensor rows = (Tensor::input(g, "a", DType::F32, {32, 64}) * Tensor::input(g, "b", DType::F32, {32, 64})).sum({1});
+  EXPECT_FALSE(tensor_core_plan(g, only_kernel(g, rows), &why));
+  EXPECT_EQ(why, "no pair of output ranges along which the two operands are 16x16 tiles WMMA can load");
   EXPECT_FALSE(tensor_core_plan(g, only_kernel(g, half_matmul(g, 24, 64, 48)), &why)) << "24 rows";
   EXPECT_FALSE(tensor_core_plan(g, only_kernel(g, half_matmul(g, 32, 40, 48)), &why)) << "a sum of 40";
   EXPECT_EQ(why, "the reduce is not a multiple of 16 long");
@@ -689,6 +690,43 @@ TEST(TensorCores, OnlyTilesOfHalfMatricesOnTargetsWithTensorCores) {
   EXPECT_THROW(apply_opts(g, k, {{OptOp::Tc, 0, 0}}, pascal), Error);
   EXPECT_THROW(apply_opts(g, k, {{OptOp::Tc, 0, 0}, {OptOp::Upcast, 0, 2}}, volta), Error);
   EXPECT_EQ(parse_opts("TC(0,0)"), (std::vector<Opt>{{OptOp::Tc, 0, 0}}));
+}
+
+// bf16 operands multiply on tensor cores from sm_80 (m16n16k16); f32 ones as tf32 (m16n16k8),
+// only where --precision=tf32 allows it, staged 32 along the reduce (their shared memory is twice
+// f16's).
+TEST(TensorCores, Bf16AndTf32FromSm80) {
+  Graph g;
+  const std::vector<Opt> tc{{OptOp::Tc, 0, 0}};
+  TargetProfile turing = sm90(), tf32 = sm90();
+  turing.gpu_arch = "sm_75";
+  tf32.tf32 = true;
+  Kernel bf = only_kernel(g, Tensor::input(g, "a", DType::BF16, {256, 64}).matmul(Tensor::input(g, "b", DType::BF16, {64, 256})));
+  ASSERT_TRUE(tensor_core_plan(g, bf));
+  EXPECT_EQ(tensor_core_plan(g, bf)->type, DType::BF16);
+  EXPECT_THROW(apply_opts(g, bf, tc, turing), Error);
+  EXPECT_NE(heuristic_opts(g, bf, turing), tc);
+  ASSERT_EQ(heuristic_opts(g, bf, sm90()), tc);
+  std::string bptx = render_ptx(g, lower(g, apply_opts(g, bf, tc, sm90()), {.inner_loop = false}), {.sm = "sm_90"});
+  EXPECT_GT(count(bptx, "wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16"), 0u) << bptx;
+  EXPECT_GT(count(bptx, "wmma.mma.sync.aligned.row.row.m16n16k16.f32.bf16.bf16.f32"), 0u) << bptx;
+
+  Kernel f = only_kernel(g, matmul(g, 256, 64, 256));
+  ASSERT_TRUE(tensor_core_plan(g, f));
+  EXPECT_EQ(tensor_core_plan(g, f)->type, DType::F32);
+  EXPECT_NE(heuristic_opts(g, f, sm90()), tc) << "fp32 stays on the CUDA cores";
+  EXPECT_THROW(apply_opts(g, f, tc, sm90()), Error);
+  ASSERT_EQ(heuristic_opts(g, f, tf32), tc);
+  LoopProgram p = lower(g, apply_opts(g, f, tc, tf32), {.inner_loop = false});
+  ASSERT_TRUE(p.tensor_cores);
+  EXPECT_EQ(p.tensor_cores->tiles.staged, 32);
+  std::string fptx = render_ptx(g, p, {.sm = "sm_90"});
+  EXPECT_GT(count(fptx, "wmma.load.b.sync.aligned.row.m16n16k8.shared.tf32"), 0u) << fptx;
+  EXPECT_GT(count(fptx, "wmma.mma.sync.aligned.row.row.m16n16k8.f32.tf32.tf32.f32"), 0u) << fptx;
+  // Unstaged (a warp's own tiles from global memory): 48 columns are 3 fragments, no 2 x 2 block.
+  std::string uptx = render_ptx(g, lower(g, apply_opts(g, only_kernel(g, matmul(g, 32, 64, 48)), tc, tf32), {.inner_loop = false}),
+                                {.sm = "sm_90"});
+  EXPECT_GT(count(uptx, "wmma.load.a.sync.aligned.row.m16n16k8.global.tf32"), 0u) << uptx;
 }
 
 }  // namespace

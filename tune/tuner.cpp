@@ -189,6 +189,7 @@ std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>&
       // OpenCL C is compiled by the device's driver; SPIR-V and PTX are the same for any device,
       // their timings are the device's.
       target = std::string(AgentGreeting::api_name(n)) + " " + t.desc->name + (n == 1 ? "" : " " + d.name);
+      if (t.profile.tf32) target += " tf32";  // actions that fp32 cannot take
       break;
     }
   }

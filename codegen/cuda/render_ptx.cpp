@@ -227,7 +227,7 @@ class PtxRenderer : LlvmExprHooks {
 
   // ---- Tensor cores (the TC action, passes/tensor_cores.h). Each warp computes wm x wn 16x16
   // fragments of the output, multiplying fragments of A and B into f32 accumulator fragments per
-  // step of 16 along the reduce. Unstaged, a warp loads its fragments straight from global memory
+  // step of 16 (f16, bf16) or 8 (tf32) along the reduce. Unstaged, a warp loads its fragments straight from global memory
   // (WMMA). Staged, a block of 2 x 2 warps first copies its rows of A and columns of B, 32 or 64
   // along the reduce at a time, into shared memory with 16-byte loads, and its warps load their
   // fragments from there: each element of A and B leaves global memory once per block instead of
@@ -238,9 +238,10 @@ class PtxRenderer : LlvmExprHooks {
     const TensorCorePlan& tc = *p_.tensor_cores;
     const TensorCoreTiles& w = tc.tiles;
     auto* f32 = b_.getFloatTy();
-    auto* f16 = b_.getHalfTy();
+    llvm::Type* et = tc.type == DType::F16 ? b_.getHalfTy() : tc.type == DType::BF16 ? b_.getBFloatTy() : f32;  // A's and B's
+    const int64_t esize = tc.type == DType::F32 ? 4 : 2;
     auto c64 = [&](int64_t v) { return b_.getInt64(uint64_t(v)); };
-    const int64_t T = kTensorCoreTile, rows = w.wm * T, cols = w.wn * T;
+    const int64_t T = kTensorCoreTile, K = tensor_core_k(tc.type), rows = w.wm * T, cols = w.wn * T;
     Value* lane = b_.CreateURem(tid, c64(32));
     Value* warp = b_.CreateUDiv(tid, c64(32));
     // The tile's origin: columns innermost, then rows, then the other output ranges. Unstaged a
@@ -302,14 +303,30 @@ class PtxRenderer : LlvmExprHooks {
     for (unsigned i = 0; i < 8 * frags; ++i) b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), acc_at(i));
     using I = llvm::Intrinsic::ID;
     namespace In = llvm::Intrinsic;
-    I load_a = tc.a_row ? In::nvvm_wmma_m16n16k16_load_a_f16_row_stride : In::nvvm_wmma_m16n16k16_load_a_f16_col_stride;
-    I load_b = tc.b_row ? In::nvvm_wmma_m16n16k16_load_b_f16_row_stride : In::nvvm_wmma_m16n16k16_load_b_f16_col_stride;
-    I mma = tc.a_row ? (tc.b_row ? In::nvvm_wmma_m16n16k16_mma_row_row_f32_f32 : In::nvvm_wmma_m16n16k16_mma_row_col_f32_f32)
-                     : (tc.b_row ? In::nvvm_wmma_m16n16k16_mma_col_row_f32_f32 : In::nvvm_wmma_m16n16k16_mma_col_col_f32_f32);
+    // The WMMA intrinsics of the operands' type, indexed by [row-major A][row-major B].
+    struct Wmma { I load_a[2], load_b[2], mma[2][2], store_d; };
+    static const Wmma f16_ops{{In::nvvm_wmma_m16n16k16_load_a_f16_col_stride, In::nvvm_wmma_m16n16k16_load_a_f16_row_stride},
+                              {In::nvvm_wmma_m16n16k16_load_b_f16_col_stride, In::nvvm_wmma_m16n16k16_load_b_f16_row_stride},
+                              {{In::nvvm_wmma_m16n16k16_mma_col_col_f32_f32, In::nvvm_wmma_m16n16k16_mma_col_row_f32_f32},
+                               {In::nvvm_wmma_m16n16k16_mma_row_col_f32_f32, In::nvvm_wmma_m16n16k16_mma_row_row_f32_f32}},
+                              In::nvvm_wmma_m16n16k16_store_d_f32_row_stride};
+    static const Wmma bf16_ops{{In::nvvm_wmma_m16n16k16_load_a_bf16_col_stride, In::nvvm_wmma_m16n16k16_load_a_bf16_row_stride},
+                               {In::nvvm_wmma_m16n16k16_load_b_bf16_col_stride, In::nvvm_wmma_m16n16k16_load_b_bf16_row_stride},
+                               {{In::nvvm_wmma_m16n16k16_mma_col_col_bf16, In::nvvm_wmma_m16n16k16_mma_col_row_bf16},
+                                {In::nvvm_wmma_m16n16k16_mma_row_col_bf16, In::nvvm_wmma_m16n16k16_mma_row_row_bf16}},
+                               In::nvvm_wmma_m16n16k16_store_d_f32_row_stride};
+    static const Wmma tf32_ops{{In::nvvm_wmma_m16n16k8_load_a_tf32_col_stride, In::nvvm_wmma_m16n16k8_load_a_tf32_row_stride},
+                               {In::nvvm_wmma_m16n16k8_load_b_tf32_col_stride, In::nvvm_wmma_m16n16k8_load_b_tf32_row_stride},
+                               {{In::nvvm_wmma_m16n16k8_mma_col_col_tf32, In::nvvm_wmma_m16n16k8_mma_col_row_tf32},
+                                {In::nvvm_wmma_m16n16k8_mma_row_col_tf32, In::nvvm_wmma_m16n16k8_mma_row_row_tf32}},
+                               In::nvvm_wmma_m16n16k8_store_d_f32_row_stride};
+    const Wmma& ops = tc.type == DType::F16 ? f16_ops : tc.type == DType::BF16 ? bf16_ops : tf32_ops;
+    I load_a = ops.load_a[tc.a_row], load_b = ops.load_b[tc.b_row], mma = ops.mma[tc.a_row][tc.b_row];
+    // A fragment's registers (8 of <2 x half> for f16, 4 of i32 for bf16 and tf32).
     auto fragment = [&](I id, Value* ptr, unsigned space, int64_t ld) {
       Value* f = b_.CreateIntrinsic(id, {b_.getPtrTy(space)}, {ptr, b_.getInt32(uint32_t(ld))});
       std::vector<Value*> parts;
-      for (unsigned i = 0; i < 8; ++i) parts.push_back(b_.CreateExtractValue(f, i));
+      for (unsigned i = 0; i < f->getType()->getStructNumElements(); ++i) parts.push_back(b_.CreateExtractValue(f, i));
       return parts;
     };
     auto multiply = [&](const std::vector<std::vector<Value*>>& a, const std::vector<std::vector<Value*>>& b) {
@@ -324,13 +341,13 @@ class PtxRenderer : LlvmExprHooks {
         }
     };
     auto global_at = [&](const UOp* load, const std::unordered_map<const UOp*, Value*>& values) {
-      return b_.CreateGEP(f16, args_.at(load->src[0]->ival()), eval(load->src[1], values));
+      return b_.CreateGEP(et, args_.at(load->src[0]->ival()), eval(load->src[1], values));
     };
     llvm::GlobalVariable* staging_a = nullptr;  // staged: A's shared memory, reused for the tiles below
     if (!w.staged) {
-      loop(c64(range_extent(tc.k) / T), [&](Value* kt) {
+      loop(c64(range_extent(tc.k) / K), [&](Value* kt) {
         std::unordered_map<const UOp*, Value*> values = at;
-        values[tc.k] = b_.CreateMul(kt, c64(T));
+        values[tc.k] = b_.CreateMul(kt, c64(K));
         std::vector<std::vector<Value*>> a, b;
         for (int64_t i = 0; i < w.wm; ++i) a.push_back(fragment(load_a, global_at(tc.a, shifted(values, tc.m, c64(i * T))), kGlobal, tc.lda));
         for (int64_t j = 0; j < w.wn; ++j) b.push_back(fragment(load_b, global_at(tc.b, shifted(values, tc.n, c64(j * T))), kGlobal, tc.ldb));
@@ -338,19 +355,20 @@ class PtxRenderer : LlvmExprHooks {
       });
     } else {
       // Row-major A and B (tensor_core_plan's `staged` condition): A's block rows are brows x BK
-      // halves at lda apart, B's BK rows of bcols halves at ldb apart; in shared memory each row
-      // is padded by 8 halves (16 bytes), which keeps WMMA's rows off one bank.
-      constexpr int64_t kPad = 8, kChunk = 8;  // a chunk: 8 halves, 16 bytes
+      // elements at lda apart, B's BK rows of bcols elements at ldb apart; in shared memory each
+      // row is padded by 16 bytes, which keeps WMMA's rows off one bank. Chunks of 16 bytes move
+      // as 4 x i32, whatever the elements.
+      const int64_t kPad = 16 / esize, kChunk = 16 / esize;
       const int64_t BK = w.staged;
       const int64_t lda_s = BK + kPad, ldb_s = bcols + kPad, threads = 32 * w.warps;
-      llvm::GlobalVariable* sa = shared(f16, std::max(brows * lda_s, 2 * w.warps * T * cols), "tc_a");
+      llvm::GlobalVariable* sa = shared(et, std::max(brows * lda_s, w.warps * T * cols * 4 / esize), "tc_a");
       staging_a = sa;
-      llvm::GlobalVariable* sb = shared(f16, BK * ldb_s, "tc_b");
+      llvm::GlobalVariable* sb = shared(et, BK * ldb_s, "tc_b");
       // The chunks of a rows x (row_chunks * 8) block that this thread moves: loaded from global
       // memory (ld apart, from `from`) into registers, later stored to shared memory (ld_s apart).
       // The next step's chunks are loaded while this step multiplies, so the loads' latency hides
       // behind the tensor cores' work.
-      auto* chunk_ty = llvm::FixedVectorType::get(f16, kChunk);
+      auto* chunk_ty = llvm::FixedVectorType::get(b_.getInt32Ty(), 4);
       struct Part { Value* from; int64_t ld; llvm::GlobalVariable* to; int64_t ld_s, rows_n, row_chunks; };
       auto each_chunk = [&](const Part& p, const std::function<void(int64_t, Value*, Value*)>& f) {
         for (int64_t c0 = 0, n = 0; c0 < p.rows_n * p.row_chunks; c0 += threads, ++n) {
@@ -372,7 +390,7 @@ class PtxRenderer : LlvmExprHooks {
         std::array<Part, 2> ps = parts(kt);
         for (int x = 0; x < 2; ++x)
           each_chunk(ps[size_t(x)], [&](int64_t n, Value* src, Value*) {
-            Value* v = b_.CreateAlignedLoad(chunk_ty, b_.CreateGEP(f16, ps[size_t(x)].from, src), llvm::Align(16));
+            Value* v = b_.CreateAlignedLoad(chunk_ty, b_.CreateGEP(et, ps[size_t(x)].from, src), llvm::Align(16));
             b_.CreateStore(v, b_.CreateConstGEP2_32(regs_ty, regs, 0, unsigned(x ? chunks_a + n : n)));
           });
       };
@@ -381,7 +399,7 @@ class PtxRenderer : LlvmExprHooks {
         for (int x = 0; x < 2; ++x)
           each_chunk(ps[size_t(x)], [&](int64_t n, Value*, Value* dst) {
             Value* v = b_.CreateLoad(chunk_ty, b_.CreateConstGEP2_32(regs_ty, regs, 0, unsigned(x ? chunks_a + n : n)));
-            b_.CreateAlignedStore(v, b_.CreateGEP(f16, ps[size_t(x)].to, dst), llvm::Align(16));
+            b_.CreateAlignedStore(v, b_.CreateGEP(et, ps[size_t(x)].to, dst), llvm::Align(16));
           });
       };
       Value* warp_row = b_.CreateMul(b_.CreateUDiv(warp, c64(2)), c64(rows));
@@ -393,15 +411,15 @@ class PtxRenderer : LlvmExprHooks {
         barrier();
         // The next step's chunks (the last step fetches its own again: in bounds, unused).
         fetch(b_.CreateSelect(b_.CreateICmpULT(b_.CreateAdd(kt, c64(1)), c64(steps)), b_.CreateAdd(kt, c64(1)), kt));
-        for (int64_t kk = 0; kk < BK; kk += T) {
+        for (int64_t kk = 0; kk < BK; kk += K) {
           std::vector<std::vector<Value*>> a, b;
           for (int64_t i = 0; i < w.wm; ++i) {
             Value* row = b_.CreateAdd(warp_row, c64(i * T));
-            a.push_back(fragment(load_a, b_.CreateGEP(f16, sa, b_.CreateAdd(b_.CreateMul(row, c64(lda_s)), c64(kk))), kShared, lda_s));
+            a.push_back(fragment(load_a, b_.CreateGEP(et, sa, b_.CreateAdd(b_.CreateMul(row, c64(lda_s)), c64(kk))), kShared, lda_s));
           }
           for (int64_t j = 0; j < w.wn; ++j) {
             Value* col = b_.CreateAdd(warp_col, c64(j * T));
-            b.push_back(fragment(load_b, b_.CreateGEP(f16, sb, b_.CreateAdd(c64(kk * ldb_s), col)), kShared, ldb_s));
+            b.push_back(fragment(load_b, b_.CreateGEP(et, sb, b_.CreateAdd(c64(kk * ldb_s), col)), kShared, ldb_s));
           }
           multiply(a, b);
         }
@@ -418,7 +436,7 @@ class PtxRenderer : LlvmExprHooks {
         std::vector<Value*> st{b_.CreateGEP(f32, sm, b_.CreateAdd(mine, c64(int64_t(j) * T)))};
         for (unsigned x = 0; x < 8; ++x) st.push_back(b_.CreateLoad(f32, acc_at(8 * (i * unsigned(w.wn) + j) + x)));
         st.push_back(b_.getInt32(uint32_t(cols)));
-        b_.CreateIntrinsic(In::nvvm_wmma_m16n16k16_store_d_f32_row_stride, {b_.getPtrTy(kShared)}, st);
+        b_.CreateIntrinsic(ops.store_d, {b_.getPtrTy(kShared)}, st);
       }
       b_.CreateIntrinsic(In::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
       loop(c64(T * cols / 32), [&](Value* e) {

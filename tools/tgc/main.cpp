@@ -213,7 +213,7 @@ Args parse_args(int argc, char** argv) {
     else if (s.rfind("--triple", 0) == 0) a.triple = value("--triple");
     else if (s.rfind("--cpu", 0) == 0) a.cpu = value("--cpu");
     else if (s.rfind("--weights", 0) == 0) a.weights = value("--weights");
-    else if (s.rfind("--precision", 0) == 0) storage_type(a.precision = value("--precision"));  // (checks the name)
+    else if (s.rfind("--precision", 0) == 0) parse_precision(a.precision = value("--precision"));  // (checks the name)
     else if (s.rfind("--beam", 0) == 0) a.beam = parse_count(value("--beam"), "--beam");
     else if (s.rfind("--ctx", 0) == 0) a.context = parse_count(value("--ctx"), "--ctx");
     else if (s.rfind("--max-trips", 0) == 0) a.max_trips = parse_count(value("--max-trips"), "--max-trips");
@@ -285,10 +285,11 @@ int cmd_inspect(const Args& a) {
   Model m = build_dynamic_model(open_model(a.model, import_options(a)));
   std::vector<const UOp*> roots = m.schedule_roots();  // as compile_model schedules them
   ResolvedTarget target = resolve_target(a.target, a.triple, a.cpu);
+  apply_precision(target, parse_precision(a.precision));
   // As compile_model cuts and rewrites them.
   auto kernels = [&] {
     Schedule s = run_stage("schedule", [&] { return schedule(*m.graph, roots, {.parallel_outputs = target.profile.gpu}); });
-    prepare_kernels(*m.graph, s, target.profile, a.optimize, storage_type(a.precision));
+    prepare_kernels(*m.graph, s, target.profile, a.optimize, parse_precision(a.precision).storage);
     return s;
   };
   if (a.stage == "graph") {
@@ -365,7 +366,7 @@ int cmd_compile(const Args& a) {
   opt.shared = a.shared;
   opt.optimize = a.optimize;
   opt.jobs = a.jobs;
-  opt.storage = storage_type(a.precision);
+  opt.precision = parse_precision(a.precision);
   // auto: weights past 1 GiB go beside the artifact (PATH.weights, mapped at run time): an
   // executable that large links slowly and loads whole, and past 2 GiB the default code model's
   // 32-bit offsets no longer reach its data.
