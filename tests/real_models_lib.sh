@@ -78,10 +78,12 @@ input_args() {
 # 0.8 (bf16), so there the mean is bounded (measured 7e-4 and 1.6e-3; det's fp16 twin,
 # tools/bench/fp16_models.py, gives an all-zero map on this input in onnxruntime, as in tgc, since
 # it rounds every op to f16); rec's 6625-way softmax
-# likewise (max 0.017 f16, 0.11 bf16; mean 2e-6 and 1e-5).
+# likewise (max 0.017 f16, 0.11 bf16; mean 2e-6 and 1e-5). tf32 keeps f32's storage and range but
+# multiplies on tensor cores with 10 of the mantissa's bits (truncated), f16's: f16's bounds.
 real_model_tolerance() {  # name precision
   case "$2:$1" in
     fp32:*) echo "--max-rel 1e-4" ;;
+    tf32:*) real_model_tolerance "$1" fp16 ;;
     fp16:melspectrogram) echo "skip: its power spectrum of 16-bit-scale audio reaches 1e12, past f16's largest value 65504" ;;
     fp16:det) echo "--max-rel 0.3 --mean-rel 2e-3" ;;
     fp16:rec) echo "--max-rel 3e-2 --mean-rel 1e-5" ;;

@@ -94,7 +94,7 @@ run() {
   # shellcheck source=tests/real_models_lib.sh
   . "$dir/real_models_lib.sh"
   command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
-  if command -v ptxas >/dev/null && [ -d "$dir/ptx" ]; then
+  if command -v ptxas >/dev/null && compgen -G "$dir/ptx/*/*.bin" >/dev/null; then
     local n=0 bad=0 f
     for f in "$dir"/ptx/*/*.bin; do
       n=$((n + 1))
