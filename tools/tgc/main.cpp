@@ -44,7 +44,7 @@ usage:
   tgc compile MODEL.onnx -o PATH [--target=NAME] [--triple=T] [--cpu=NAME] [--shared]
               [--weights=auto|embedded|external] [--input-shape NAME=d0,d1,...] [--input-value NAME=v0,...]
               [--dynamic NAME=MAX] [--max-trips N] [--ctx N] [--kv-type f16|f32] [--quant-matmul int8|f32]
-              [--precision=fp32|fp16|bf16] [--no-opt] [--jobs=N]
+              [--precision=fp32|fp16|bf16|tf32] [--no-opt] [--jobs=N]
       Compile to a standalone executable (default) or, with --shared, PATH=libNAME.so plus
       NAME.h beside it. --triple: x86_64-linux-gnu or aarch64-linux-gnu (default: host).
       --cpu: LLVM CPU name (default: the host CPU for host triples, generic otherwise).
@@ -57,7 +57,9 @@ usage:
       artifact's inputs and outputs keep their types. fp32 (default) changes nothing. fp16 on
       vulkan/adreno (the device needs shaderFloat16) and qcom (where the device has
       cl_khr_fp16; f32 elsewhere): add, multiply, max and select of f16 values run in f16. On
-      cuda (sm_70+), matrix products of f16 operands run on tensor cores (f32 accumulation).
+      cuda, matrix products of f16 (sm_70+) and bf16 (sm_80+) operands run on tensor cores (f32
+      accumulation). tf32 (cuda sm_80+): f32 storage, f32 matrix products on tensor cores as
+      tf32 (10 mantissa bits); an error on other targets.
       --no-opt: skip the target's kernel optimizations (register tiles, vector lanes).
       --jobs: threads that generate CPU kernel code (default: one per core).
       Symbolic input dims need sizes (--input-shape; `?` keeps a dim symbolic), except the
