@@ -75,7 +75,7 @@ size_t tuning_key(Graph& g, const Kernel& k) {
   // Which ranges are the kernel's axes (and in what order) decides what an action refers to.
   for (const UOp* r : kernel_axes(k)) key = mix(key, range_ordinal.count(r) ? range_ordinal.at(r) : 99991);
   for (const UOp* r : k.local_ranges) key = mix(key, range_ordinal.count(r) ? range_ordinal.at(r) : 99991);
-  return k.tensor_cores ? mix(key, 0x7c) : key;
+  return k.tensor_cores ? mix(key, k.cuda_cores ? 0x7d : 0x7c) : key;
 }
 
 std::vector<std::vector<Opt>> candidate_moves(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const TargetProfile& t) {

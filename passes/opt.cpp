@@ -217,9 +217,12 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
       std::string why;
       if (!has_tensor_cores(t)) fail("the target has no tensor cores (CUDA sm_70 or later)");
       if (opts.size() != 1) fail("TC is the kernel's only action");
+      if (o.amount != 0 && o.amount != 1) fail("TC(0,0) runs on tensor cores, TC(0,1) on CUDA cores");
+      cur.cuda_cores = o.amount == 1;
+      if (cur.cuda_cores && (!t.gpu || t.gpu_arch.rfind("sm_", 0) != 0)) fail("TC(0,1) needs a CUDA target");
       std::optional<TensorCorePlan> plan = tensor_core_plan(g, cur, &why);
       if (!plan) fail(why);
-      if (!has_tensor_cores(t, plan->type))
+      if (!cur.cuda_cores && !has_tensor_cores(t, plan->type))
         fail(plan->type == DType::F32 ? "f32 operands run on tensor cores only as tf32 (--precision=tf32, sm_80 or later)"
                                       : "bf16 tensor cores need sm_80 or later");
       cur.tensor_cores = true;
@@ -308,6 +311,13 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
   if (has_tensor_cores(t))
     if (std::optional<TensorCorePlan> p = tensor_core_plan(g, k); p && has_tensor_cores(t, p->type))
       return {{OptOp::Tc, 0, 0}};
+  // A large one of f32 on the CUDA cores, from shared memory (smaller ones fill too few blocks).
+  if (t.gpu && t.gpu_arch.rfind("sm_", 0) == 0) {
+    Kernel c = k;
+    c.cuda_cores = true;
+    if (std::optional<TensorCorePlan> p = tensor_core_plan(g, c))
+      if (range_extent(p->m) * range_extent(p->n) * range_extent(p->k) >= kCudaCoreTilesWork) return {{OptOp::Tc, 0, 1}};
+  }
   std::vector<Opt> opts;
   const std::vector<const UOp*>& globals = k.global_ranges;
   std::vector<const UOp*> axes = kernel_axes(k);

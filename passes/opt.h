@@ -29,8 +29,8 @@ enum class OptOp : uint8_t {
            // outer part (vector lanes of the accumulator), combined once after the loop
   Swap,    // CPU: exchange global axes `axis` and `amount` (the order work items visit them; the
            // innermost runs as a loop inside each item)
-  Tc,      // CUDA: the kernel's matrix product of f16 on tensor cores (passes/tensor_cores.h);
-           // TC(0,0), alone: the tiles are WMMA's
+  Tc,      // CUDA: the kernel's matrix product as whole tiles (passes/tensor_cores.h), alone:
+           // TC(0,0) on tensor cores (WMMA), TC(0,1) on CUDA cores from shared memory (f32)
 };
 
 struct Opt {

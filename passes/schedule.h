@@ -22,14 +22,15 @@ struct Kernel {
   std::vector<int64_t> inputs;            // buffers read, in first-use order
   std::vector<std::string> fused;         // model nodes whose work this kernel does
   int num_reduces = 0;
-  bool tensor_cores = false;  // the TC action: a matrix product on tensor cores (passes/tensor_cores.h)
+  bool tensor_cores = false;  // the TC action: a matrix product as whole tiles (passes/tensor_cores.h)
+  bool cuda_cores = false;    // TC(0,1): those tiles on CUDA cores (f32), not on tensor cores
   // Equal hashes, same code: the loops count too (a range whose index the AST no longer reads,
   // such as a whole-upcast run-time axis's outer loop, still ends where it ends).
   size_t hash() const {
     size_t h = ast->hash;
     for (const auto* ranges : {&global_ranges, &local_ranges})
       for (const UOp* r : *ranges) h = h * 1000003 ^ r->hash;
-    return tensor_cores ? h * 31 + 7 : h;
+    return tensor_cores ? h * 31 + (cuda_cores ? 11 : 7) : h;
   }
 };
 

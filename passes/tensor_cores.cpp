@@ -63,6 +63,7 @@ std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::s
       reduce = u;
     }
   if (!reduce || reduce->reduce().op != Op::Add || reduce->dtype != DType::F32) return no("no f32 sum");
+  if (k.cuda_cores && k.local_ranges.size()) return no("the kernel has local ranges");
   if (reduce->src.size() != 2) return no("the sum runs over more than one range");
   const UOp* kr = reduce->src[1];
   const UOp* mul = reduce->src[0];
@@ -85,14 +86,26 @@ std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::s
           continue;
         Walk wa = walk(g, a, m, kr, ranges), wb = walk(g, b, kr, n, ranges);
         if (!wa.ok || !wb.ok) continue;
+        int64_t others = 1;
+        for (const UOp* r : k.global_ranges)
+          if (r != m && r != n) others *= range_extent(r);
+        if (k.cuda_cores) {
+          // Blocks of 128 x 128 outputs (8 x 8 per thread) where 264 of them remain (two per SM of
+          // an H100), else 64 x 64 (4 x 4): A and B row-major, 4-vectors along their rows.
+          if (a->dtype != DType::F32) return no("CUDA-core tiles are for f32 operands");
+          if (!wa.contiguous_cols || !wb.contiguous_cols || wa.ld % 4 || wb.ld % 4) return no("CUDA-core tiles need row-major A and B");
+          int64_t em = range_extent(m), en = range_extent(n);
+          if (em % 64 || en % 64) return no("CUDA-core tiles need 64 | rows and 64 | columns");
+          // 8 or 16 along the reduce per step: one 4-vector of A and one of B per thread.
+          int64_t t = em % 128 == 0 && en % 128 == 0 && em / 128 * (en / 128) * others >= 264 ? 8 : 4;
+          return TensorCorePlan{reduce, m, n, kr, a, b, a->dtype, true, true, wa.ld, wb.ld, TensorCoreTiles{t, t, 8, 64 / t, true}};
+        }
         // The largest warp tile that leaves kEnoughWarps warps (4 x 4 fragments: 8 fragment loads
         // per 16 products, 128 accumulator registers per thread), else one fragment per warp;
         // up to 4 warps per block. H100, 4096^3: 4.80 ms with 1 x 1, 1.96 with 2 x 4, 1.28 with
         // 4 x 4; 1024^3: 0.052 ms with 2 x 4 (512 warps), 0.060 with 4 x 4 (256).
         constexpr int64_t kEnoughWarps = 512;
-        int64_t fm = range_extent(m) / kTensorCoreTile, fn = range_extent(n) / kTensorCoreTile, others = 1;
-        for (const UOp* r : k.global_ranges)
-          if (r != m && r != n) others *= range_extent(r);
+        int64_t fm = range_extent(m) / kTensorCoreTile, fn = range_extent(n) / kTensorCoreTile;
         TensorCoreTiles t{1, 1, 1};
         for (auto [wm, wn] : {std::pair<int64_t, int64_t>{4, 4}, {2, 4}, {4, 2}, {2, 2}, {1, 4}, {4, 1}, {1, 2}, {2, 1}})
           if (fm % wm == 0 && fn % wn == 0 && fm / wm * (fn / wn) * others >= kEnoughWarps) {

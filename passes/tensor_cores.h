@@ -23,6 +23,10 @@ struct TensorCoreTiles {
   // staged > 0: a block of 2 x 2 warps stages its rows of A and columns of B in shared memory,
   // this many along the reduce at a time (row-major A and B whose block tiles divide the output).
   int64_t staged = 0;
+  // On CUDA cores (Kernel::cuda_cores, f32): each of a block's 8 warps' threads computes wm x wn
+  // outputs (4 x 4 or 8 x 8), the block 16 wm x 16 wn, staged `staged` along the reduce (16 or 8:
+  // a 4-vector of A and one of B per thread).
+  bool cuda_cores = false;
   bool operator==(const TensorCoreTiles&) const = default;
 };
 
@@ -40,6 +44,9 @@ struct TensorCorePlan {
 };
 
 constexpr int64_t kTensorCoreTile = 16;
+// The CUDA heuristic puts an f32 matrix product of at least this many multiply-adds on CUDA-core
+// tiles (TC(0,1)).
+constexpr int64_t kCudaCoreTilesWork = int64_t(1) << 27;
 // The reduce step of one multiply for operands of `type`: 16 (f16, bf16) or 8 (tf32).
 inline int64_t tensor_core_k(DType type) { return type == DType::F32 ? 8 : 16; }
 

@@ -692,6 +692,40 @@ TEST(TensorCores, OnlyTilesOfHalfMatricesOnTargetsWithTensorCores) {
   EXPECT_EQ(parse_opts("TC(0,0)"), (std::vector<Opt>{{OptOp::Tc, 0, 0}}));
 }
 
+// A large f32 matrix product without tf32: TC(0,1), register tiles of the CUDA cores from shared
+// memory (8 x 8 per thread where enough blocks of 128 x 128 remain, else 4 x 4), 4-vector loads of
+// A and B from shared memory, one FMA per product.
+TEST(TensorCores, LargeF32MatmulsRunAsCudaCoreTiles) {
+  Graph g;
+  const std::vector<Opt> cuda_cores{{OptOp::Tc, 0, 1}};
+  Kernel big = only_kernel(g, matmul(g, 2048, 64, 4096) + 1.0);
+  ASSERT_EQ(heuristic_opts(g, big, sm90()), cuda_cores);
+  Kernel tiles = apply_opts(g, big, cuda_cores, sm90());
+  EXPECT_NE(tuning_key(g, tiles), tuning_key(g, apply_opts(g, big, {{OptOp::Tc, 0, 0}}, [] {
+              TargetProfile t = sm90();
+              t.tf32 = true;
+              return t;
+            }())));
+  LoopProgram p = lower(g, tiles, {.inner_loop = false});
+  ASSERT_TRUE(p.tensor_cores);
+  EXPECT_EQ(p.tensor_cores->tiles, (TensorCoreTiles{8, 8, 8, 8, true}));
+  EXPECT_EQ(ptx_block_size(p), 256);
+  EXPECT_EQ(ptx_grid_threads(p), 2048 * 4096 / 64);
+  std::string ptx = render_ptx(g, p, {.sm = "sm_90"});
+  EXPECT_EQ(count(ptx, "fma.rn.f32"), 8u * 64) << "8 along the reduce per step, 8 x 8 outputs";
+  EXPECT_EQ(count(ptx, "ld.shared.v4.f32"), 8u * 4) << ptx;
+  EXPECT_EQ(count(ptx, "wmma"), 0u);
+  EXPECT_EQ(tensor_core_plan(g, apply_opts(g, only_kernel(g, matmul(g, 256, 64, 256)), cuda_cores, sm90()))->tiles,
+            (TensorCoreTiles{4, 4, 8, 16, true}))
+      << "16 blocks of 128 x 128 would leave the GPU idle";
+  // Small ones keep the plain heuristic; 96 rows do not divide into 64-row bands; f16 has tensor cores.
+  EXPECT_NE(heuristic_opts(g, only_kernel(g, matmul(g, 256, 64, 256)), sm90()), cuda_cores);
+  EXPECT_THROW(apply_opts(g, only_kernel(g, matmul(g, 96, 64, 256)), cuda_cores, sm90()), Error);
+  EXPECT_THROW(apply_opts(g, only_kernel(g, half_matmul(g, 256, 64, 256)), cuda_cores, sm90()), Error);
+  EXPECT_THROW(apply_opts(g, big, cuda_cores, opencl_profile()), Error);
+  EXPECT_THROW(apply_opts(g, big, {{OptOp::Tc, 0, 2}}, sm90()), Error);
+}
+
 // bf16 operands multiply on tensor cores from sm_80 (m16n16k16); f32 ones as tf32 (m16n16k8),
 // only where --precision=tf32 allows it, staged 32 along the reduce (their shared memory is twice
 // f16's).

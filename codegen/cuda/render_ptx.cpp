@@ -55,7 +55,8 @@ class PtxRenderer : LlvmExprHooks {
     Value* tid = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), i64);
     Value* block = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), i64);
     if (p_.tensor_cores) {
-      tensor_core_tiles(tid, block);
+      if (p_.tensor_cores->tiles.cuda_cores) cuda_core_tiles(tid, block);
+      else tensor_core_tiles(tid, block);
       b_.CreateBr(exit_);
       b_.SetInsertPoint(exit_);
       b_.CreateRetVoid();
@@ -225,6 +226,171 @@ class PtxRenderer : LlvmExprHooks {
     return b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v))), v->var().name);
   }
 
+  // ---- Whole matrix tiles (the TC action, passes/tensor_cores.h): the kernel is its matrix
+  // product's tiles, whose sums then finish the rest of the kernel's expression per element.
+  using Ranges = std::unordered_map<const UOp*, Value*>;
+
+  // Each output range's value where block tile `tile` (brows x bcols of the matrix product) starts:
+  // columns innermost in the tile index, then rows, then the kernel's other output ranges.
+  Ranges tile_origin(Value* tile, int64_t brows, int64_t bcols) {
+    const TensorCorePlan& tc = *p_.tensor_cores;
+    Ranges at;
+    auto take = [&](int64_t extent) {
+      Value* v = b_.CreateURem(tile, b_.getInt64(uint64_t(extent)));
+      tile = b_.CreateUDiv(tile, b_.getInt64(uint64_t(extent)));
+      return v;
+    };
+    at[tc.n] = b_.CreateMul(take(range_extent(tc.n) / bcols), b_.getInt64(uint64_t(bcols)));
+    at[tc.m] = b_.CreateMul(take(range_extent(tc.m) / brows), b_.getInt64(uint64_t(brows)));
+    for (auto r = p_.globals.rbegin(); r != p_.globals.rend(); ++r)
+      if (*r != tc.m && *r != tc.n) at[*r] = take(range_extent(*r));
+    for (const UOp* v : read_vars()) at[v] = var_value(v);  // (run-time dims: read once)
+    return at;
+  }
+
+  // Evaluates `u` (nothing under the KREDUCE, which is tc_sum_) in a fresh emitter where the
+  // ranges are `values`.
+  Value* eval_at(const UOp* u, const Ranges& values) {
+    LlvmExprEmitter e(b_, *this, p_.name);
+    for (const auto& [r, v] : values) e.set(r, v);
+    cur_ = &e;
+    std::vector<const UOp*> order;
+    std::unordered_set<const UOp*> seen;
+    std::function<void(const UOp*)> visit = [&](const UOp* x) {
+      if (!seen.insert(x).second || x->op == Op::KReduce || e.has(x)) return;
+      for (const UOp* s : x->src) visit(s);
+      order.push_back(x);
+    };
+    visit(u);
+    for (const UOp* x : order)
+      if (x->op != Op::Const && x->op != Op::Buffer) e.set(x, e.compute(x));
+    Value* v = u->op == Op::KReduce ? accumulator(u) : e.value(u);
+    cur_ = &e_;
+    return v;
+  }
+
+  // The kernel's store of one output element whose matrix-product sum is `sum`.
+  void store_output(Value* sum, const Ranges& values) {
+    const UOp* store = p_.body.back().u;
+    tc_sum_ = sum;
+    Value* v = eval_at(store->src[2], values);
+    Value* where = eval_at(store->src[1], values);
+    tc_sum_ = nullptr;
+    DType t = store->src[2]->dtype;
+    if (t == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
+    b_.CreateStore(v, b_.CreateGEP(llvm_type(c_, t, true), args_.at(store->src[0]->ival()), where));
+  }
+
+  llvm::GlobalVariable* shared_buffer(llvm::Type* t, int64_t n, const char* name) {
+    auto* ty = llvm::ArrayType::get(t, uint64_t(n));
+    auto* g = new llvm::GlobalVariable(m_, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty), name, nullptr,
+                                       llvm::GlobalValue::NotThreadLocal, kShared);
+    g->setAlignment(llvm::Align(32));
+    return g;
+  }
+
+  // ---- CUDA cores (TC(0,1) on f32 operands): a block of 256 threads computes a block tile of
+  // 16*tm x 16*tn outputs, each thread tm x tn of them in registers, from A's and B's block rows
+  // and columns staged in shared memory bk along the reduce at a time (the next step's loads in
+  // flight while this one multiplies). A is stored transposed there, so that a thread reads its
+  // rows as 4-vectors, as it reads its columns of B: thread (r, c) owns rows 4r..4r+3 of each
+  // 64-row band and columns 4c..4c+3 of each 64-column band, so neighbouring threads read
+  // neighbouring vectors.
+  void cuda_core_tiles(Value* tid, Value* block) {
+    const TensorCorePlan& tc = *p_.tensor_cores;
+    const TensorCoreTiles& w = tc.tiles;
+    auto* f32 = b_.getFloatTy();
+    auto* v4 = llvm::FixedVectorType::get(f32, 4);
+    auto c64 = [&](int64_t v) { return b_.getInt64(uint64_t(v)); };
+    const int64_t tm = w.wm, tn = w.wn, BK = w.staged, brows = 16 * tm, bcols = 16 * tn, threads = 256;
+    Ranges at = tile_origin(block, brows, bcols);
+    Value* tr = b_.CreateUDiv(tid, c64(16));
+    Value* tcol = b_.CreateURem(tid, c64(16));
+    // Shared memory: A transposed (BK rows of brows, padded by 4), B as it is (BK rows of bcols).
+    const int64_t lda_s = brows + 4, ldb_s = bcols + 4;
+    llvm::GlobalVariable* sa = shared_buffer(f32, BK * lda_s, "mt_a");
+    llvm::GlobalVariable* sb = shared_buffer(f32, BK * ldb_s, "mt_b");
+    // This thread's 4-vectors of the block: A's brows x BK and B's BK x bcols, threads apart.
+    const int64_t chunks_a = brows * BK / 4 / threads, chunks_b = BK * bcols / 4 / threads;
+    if (chunks_a * threads * 4 != brows * BK || chunks_b * threads * 4 != BK * bcols)
+      throw Error("cuda codegen: kernel " + p_.name + ": CUDA-core tiles whose staging the threads do not divide");
+    auto* regs_ty = llvm::ArrayType::get(v4, uint64_t(chunks_a + chunks_b));
+    llvm::AllocaInst* regs = entry_alloca(regs_ty);
+    auto reg = [&](int64_t n) { return b_.CreateConstGEP2_32(regs_ty, regs, 0, unsigned(n)); };
+    auto at_k = [&](Value* kt) {
+      Ranges values = at;
+      values[tc.k] = b_.CreateMul(kt, c64(BK));
+      return values;
+    };
+    auto fetch = [&](Value* kt) {
+      Ranges values = at_k(kt);
+      Value* a = b_.CreateGEP(f32, args_.at(tc.a->src[0]->ival()), eval_at(tc.a->src[1], values));
+      Value* b = b_.CreateGEP(f32, args_.at(tc.b->src[0]->ival()), eval_at(tc.b->src[1], values));
+      for (int64_t n = 0; n < chunks_a; ++n) {  // chunk c: row c / (BK/4), reduce offset 4 * (c % (BK/4))
+        Value* c = b_.CreateAdd(tid, c64(n * threads));
+        Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(c, c64(BK / 4)), c64(tc.lda)), b_.CreateMul(b_.CreateURem(c, c64(BK / 4)), c64(4)));
+        b_.CreateStore(b_.CreateAlignedLoad(v4, b_.CreateGEP(f32, a, off), llvm::Align(16)), reg(n));
+      }
+      for (int64_t n = 0; n < chunks_b; ++n) {  // chunk c: reduce row c / (bcols/4), column 4 * (c % (bcols/4))
+        Value* c = b_.CreateAdd(tid, c64(n * threads));
+        Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(c, c64(bcols / 4)), c64(tc.ldb)), b_.CreateMul(b_.CreateURem(c, c64(bcols / 4)), c64(4)));
+        b_.CreateStore(b_.CreateAlignedLoad(v4, b_.CreateGEP(f32, b, off), llvm::Align(16)), reg(chunks_a + n));
+      }
+    };
+    auto put = [&]() {
+      for (int64_t n = 0; n < chunks_a; ++n) {
+        Value* c = b_.CreateAdd(tid, c64(n * threads));
+        Value* row = b_.CreateUDiv(c, c64(BK / 4)), *k0 = b_.CreateMul(b_.CreateURem(c, c64(BK / 4)), c64(4));
+        Value* v = b_.CreateLoad(v4, reg(n));
+        for (int64_t q = 0; q < 4; ++q)
+          b_.CreateStore(b_.CreateExtractElement(v, uint64_t(q)), b_.CreateGEP(f32, sa, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(k0, c64(q)), c64(lda_s)), row)));
+      }
+      for (int64_t n = 0; n < chunks_b; ++n) {
+        Value* c = b_.CreateAdd(tid, c64(n * threads));
+        Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(c, c64(bcols / 4)), c64(ldb_s)), b_.CreateMul(b_.CreateURem(c, c64(bcols / 4)), c64(4)));
+        b_.CreateAlignedStore(b_.CreateLoad(v4, reg(chunks_a + n)), b_.CreateGEP(f32, sb, off), llvm::Align(16));
+      }
+    };
+    // The accumulators, tm x tn per thread (promoted to registers: every index is a constant).
+    auto* acc_ty = llvm::ArrayType::get(f32, uint64_t(tm * tn));
+    llvm::AllocaInst* acc = entry_alloca(acc_ty);
+    auto acc_at = [&](int64_t i, int64_t j) { return b_.CreateConstGEP2_32(acc_ty, acc, 0, unsigned(i * tn + j)); };
+    for (int64_t i = 0; i < tm * tn; ++i) b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), acc_at(i / tn, i % tn));
+    // Thread (r, c)'s rows: 4r + 64 * band + x; columns 4c + 64 * band + x.
+    auto row_of = [&](int64_t i) { return b_.CreateAdd(b_.CreateMul(tr, c64(4)), c64(64 * (i / 4) + i % 4)); };
+    auto col_of = [&](int64_t j) { return b_.CreateAdd(b_.CreateMul(tcol, c64(4)), c64(64 * (j / 4) + j % 4)); };
+    const int64_t steps = range_extent(tc.k) / BK;
+    fetch(c64(0));
+    loop(c64(steps), [&](Value* kt) {
+      put();
+      barrier();
+      fetch(b_.CreateSelect(b_.CreateICmpULT(b_.CreateAdd(kt, c64(1)), c64(steps)), b_.CreateAdd(kt, c64(1)), kt));
+      for (int64_t kk = 0; kk < BK; ++kk) {
+        std::vector<Value*> a, b;
+        for (int64_t i = 0; i < tm; i += 4) {
+          Value* v = b_.CreateAlignedLoad(v4, b_.CreateGEP(f32, sa, b_.CreateAdd(c64(kk * lda_s), row_of(i))), llvm::Align(16));
+          for (int64_t x = 0; x < 4; ++x) a.push_back(b_.CreateExtractElement(v, uint64_t(x)));
+        }
+        for (int64_t j = 0; j < tn; j += 4) {
+          Value* v = b_.CreateAlignedLoad(v4, b_.CreateGEP(f32, sb, b_.CreateAdd(c64(kk * ldb_s), col_of(j))), llvm::Align(16));
+          for (int64_t x = 0; x < 4; ++x) b.push_back(b_.CreateExtractElement(v, uint64_t(x)));
+        }
+        for (int64_t i = 0; i < tm; ++i)
+          for (int64_t j = 0; j < tn; ++j)
+            b_.CreateStore(b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {a[size_t(i)], b[size_t(j)], b_.CreateLoad(f32, acc_at(i, j))}),
+                           acc_at(i, j));
+      }
+      barrier();
+    });
+    for (int64_t i = 0; i < tm; ++i)
+      for (int64_t j = 0; j < tn; ++j) {
+        Ranges values = at;
+        values[tc.m] = b_.CreateAdd(at[tc.m], row_of(i));
+        values[tc.n] = b_.CreateAdd(at[tc.n], col_of(j));
+        store_output(b_.CreateLoad(f32, acc_at(i, j)), values);
+      }
+  }
+
   // ---- Tensor cores (the TC action, passes/tensor_cores.h). Each warp computes wm x wn 16x16
   // fragments of the output, multiplying fragments of A and B into f32 accumulator fragments per
   // step of 16 (f16, bf16) or 8 (tf32) along the reduce. Unstaged, a warp loads its fragments straight from global memory
@@ -248,53 +414,19 @@ class PtxRenderer : LlvmExprHooks {
     // tile is a warp's; staged it is the block's, 2 x 2 warp tiles.
     const int64_t brows = w.staged ? 2 * rows : rows, bcols = w.staged ? 2 * cols : cols;
     Value* tile = w.staged ? block : b_.CreateAdd(b_.CreateMul(block, c64(w.warps)), warp);
-    std::unordered_map<const UOp*, Value*> at;  // each output range's value at the warp's origin
-    auto take = [&](int64_t extent) {
-      Value* v = b_.CreateURem(tile, c64(extent));
-      tile = b_.CreateUDiv(tile, c64(extent));
-      return v;
-    };
-    at[tc.n] = b_.CreateMul(take(range_extent(tc.n) / bcols), c64(bcols));
-    at[tc.m] = b_.CreateMul(take(range_extent(tc.m) / brows), c64(brows));
-    for (auto r = p_.globals.rbegin(); r != p_.globals.rend(); ++r)
-      if (*r != tc.m && *r != tc.n) at[*r] = take(range_extent(*r));
-    for (const UOp* v : read_vars()) at[v] = var_value(v);  // (run-time dims: read once)
-    std::unordered_map<const UOp*, Value*> block_at = at;
+    Ranges at = tile_origin(tile, brows, bcols);  // each output range's value at the warp's origin
+    Ranges block_at = at;
     if (w.staged) {
       at[tc.n] = b_.CreateAdd(at[tc.n], b_.CreateMul(b_.CreateURem(warp, c64(2)), c64(cols)));
       at[tc.m] = b_.CreateAdd(at[tc.m], b_.CreateMul(b_.CreateUDiv(warp, c64(2)), c64(rows)));
     }
-    // Evaluates `u` (nothing under the KREDUCE) in a fresh emitter where the ranges are `values`.
-    auto eval = [&](const UOp* u, const std::unordered_map<const UOp*, Value*>& values) {
-      LlvmExprEmitter e(b_, *this, p_.name);
-      for (const auto& [r, v] : values) e.set(r, v);
-      cur_ = &e;
-      std::vector<const UOp*> order;
-      std::unordered_set<const UOp*> seen;
-      std::function<void(const UOp*)> visit = [&](const UOp* x) {
-        if (!seen.insert(x).second || x->op == Op::KReduce || e.has(x)) return;
-        for (const UOp* s : x->src) visit(s);
-        order.push_back(x);
-      };
-      visit(u);
-      for (const UOp* x : order)
-        if (x->op != Op::Const && x->op != Op::Buffer) e.set(x, e.compute(x));
-      Value* v = u->op == Op::KReduce ? accumulator(u) : e.value(u);
-      cur_ = &e_;
-      return v;
-    };
-    auto shifted = [&](const std::unordered_map<const UOp*, Value*>& values, const UOp* r, Value* by) {
-      std::unordered_map<const UOp*, Value*> v = values;
+    auto eval = [&](const UOp* u, const Ranges& values) { return eval_at(u, values); };
+    auto shifted = [&](const Ranges& values, const UOp* r, Value* by) {
+      Ranges v = values;
       v[r] = b_.CreateAdd(v.at(r), by);
       return v;
     };
-    auto shared = [&](llvm::Type* t, int64_t n, const char* name) {
-      auto* ty = llvm::ArrayType::get(t, uint64_t(n));
-      auto* g = new llvm::GlobalVariable(m_, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty), name,
-                                         nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
-      g->setAlignment(llvm::Align(32));
-      return g;
-    };
+    auto shared = [&](llvm::Type* t, int64_t n, const char* name) { return shared_buffer(t, n, name); };
     // The accumulators: wm x wn fragments of 8 floats per lane.
     const unsigned frags = unsigned(w.wm * w.wn);
     auto* acc_ty = llvm::ArrayType::get(f32, 8 * frags);
@@ -430,7 +562,6 @@ class PtxRenderer : LlvmExprHooks {
     // staged: in A's staging buffer, which the last step's barrier freed.
     llvm::GlobalVariable* sm = staging_a ? staging_a : shared(f32, w.warps * T * cols, "tc_tiles");
     Value* mine = b_.CreateMul(warp, c64(T * cols));
-    const UOp* store = p_.body.back().u;
     for (unsigned i = 0; i < unsigned(w.wm); ++i) {
       for (unsigned j = 0; j < unsigned(w.wn); ++j) {
         std::vector<Value*> st{b_.CreateGEP(f32, sm, b_.CreateAdd(mine, c64(int64_t(j) * T)))};
@@ -441,16 +572,10 @@ class PtxRenderer : LlvmExprHooks {
       b_.CreateIntrinsic(In::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
       loop(c64(T * cols / 32), [&](Value* e) {
         Value* idx = b_.CreateAdd(lane, b_.CreateMul(e, c64(32)));
-        std::unordered_map<const UOp*, Value*> values = at;
+        Ranges values = at;
         values[tc.m] = b_.CreateAdd(at[tc.m], b_.CreateAdd(c64(int64_t(i) * T), b_.CreateUDiv(idx, c64(cols))));
         values[tc.n] = b_.CreateAdd(at[tc.n], b_.CreateURem(idx, c64(cols)));
-        tc_sum_ = b_.CreateLoad(f32, b_.CreateGEP(f32, sm, b_.CreateAdd(mine, idx)));
-        Value* v = eval(store->src[2], values);
-        Value* where = eval(store->src[1], values);
-        tc_sum_ = nullptr;
-        DType t = store->src[2]->dtype;
-        if (t == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
-        b_.CreateStore(v, b_.CreateGEP(llvm_type(c_, t, true), args_.at(store->src[0]->ival()), where));
+        store_output(b_.CreateLoad(f32, b_.CreateGEP(f32, sm, b_.CreateAdd(mine, idx))), values);
       });
       b_.CreateIntrinsic(In::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
     }
@@ -524,8 +649,9 @@ int64_t ptx_block_size(const LoopProgram& p) {
 }
 
 int64_t ptx_grid_threads(const LoopProgram& p) {
-  if (p.tensor_cores) {  // a warp per tile of wm x wn fragments
+  if (p.tensor_cores) {  // a warp per tile of wm x wn fragments, or a thread per wm x wn outputs (CUDA cores)
     const TensorCoreTiles& w = p.tensor_cores->tiles;
+    if (w.cuda_cores) return gpu_global_size(p) / (w.wm * w.wn);
     return gpu_global_size(p) / (kTensorCoreTile * kTensorCoreTile * w.wm * w.wn) * 32;
   }
   int64_t block = ptx_block_size(p), n = gpu_global_size(p);
