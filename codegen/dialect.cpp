@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "codegen/cuda/render_ptx.h"
+#include "codegen/gpu/c_renderer.h"
 #include "codegen/gpu/runtime_candidate.h"
 #include "codegen/kernel_library.h"
 #include "codegen/opencl/opencl_candidate.h"
@@ -54,10 +55,16 @@ std::string glsl_source(const Graph& g, const LoopProgram& p, const TargetProfil
 
 // The launch counts threads in dimension 0 and names the work-group size, which the runtime
 // passes as specialization constant 0; the shader returns at once in padding threads.
+// A kernel that computes in f16 also carries itself in float registers (the same f16 loads and
+// stores, the arithmetic unrounded) for devices without shaderFloat16.
 GpuKernel glsl_kernel(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
-  return {glsl_to_spirv(glsl_source(g, p, profile), p.name),
-          {gpu_global_size(p), 1, 1},
-          {p.locals.empty() ? kGlslDefaultLocalSize : gpu_local_size(p), 1, 1}};
+  GpuKernel k{glsl_to_spirv(glsl_source(g, p, profile), p.name),
+              {gpu_global_size(p), 1, 1},
+              {p.locals.empty() ? kGlslDefaultLocalSize : gpu_local_size(p), 1, 1}};
+  if (computes_in_half(p))
+    k.fallback = glsl_to_spirv(render_glsl(g, p, {.index_bits = profile.index_bits, .subgroups = profile.subgroup_reduce, .half_math = false}),
+                               p.name);
+  return k;
 }
 std::string ptx_source(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
   return render_ptx(g, p, {.sm = profile.gpu_arch});

@@ -70,7 +70,8 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
                        d.I32(int64_t(args.size())),
                        d.i32s(args, l.name + ".args"), d.a3(l.global), d.a3(l.local), d.I32(l.outer_var), d.I32(l.outer_step),
                        d.I32(l.runs_var), d.I64(l.runs_from), d.I64(l.runs_until), d.I32(l.sets_var + 1),
-                       d.I32(l.runs_if_var + 1), d.I64(l.runs_if_value)}));
+                       d.I32(l.runs_if_var + 1), d.I64(l.runs_if_value),
+                       l.fallback_blob.empty() ? d.null() : d.bytes(l.fallback_blob, l.name + ".fallback"), d.I64(int64_t(l.fallback_blob.size()))}));
   }
 
   std::map<int64_t, std::string> io_name;  // outputs are named by the model

@@ -44,13 +44,14 @@ static_assert(same_layout(kBuffer, {offsetof(tgc_buffer, name), offsetof(tgc_buf
                                     offsetof(tgc_buffer, nbytes), offsetof(tgc_buffer, batched), offsetof(tgc_buffer, dim_vars),
                                     offsetof(tgc_buffer, dim_sizes)},
                           sizeof(tgc_buffer)), "codegen/model_desc.h: tgc_buffer mirror out of step with tgc_model.h");
-constexpr std::array kLaunch{Ptr, Ptr, Ptr, I64, I32, Ptr, I64x3, I64x3, I32, I32, I32, I64, I64, I32, I32, I64};
+constexpr std::array kLaunch{Ptr, Ptr, Ptr, I64, I32, Ptr, I64x3, I64x3, I32, I32, I32, I64, I64, I32, I32, I64, Ptr, I64};
 static_assert(same_layout(kLaunch, {offsetof(tgc_launch, name), offsetof(tgc_launch, cpu_fn), offsetof(tgc_launch, blob),
                                     offsetof(tgc_launch, blob_size), offsetof(tgc_launch, num_buffers), offsetof(tgc_launch, buffers),
                                     offsetof(tgc_launch, global_size), offsetof(tgc_launch, local_size),
                                     offsetof(tgc_launch, outer_var), offsetof(tgc_launch, outer_step),
                                     offsetof(tgc_launch, runs_var), offsetof(tgc_launch, runs_from), offsetof(tgc_launch, runs_until),
-                                    offsetof(tgc_launch, sets_var), offsetof(tgc_launch, runs_if_var), offsetof(tgc_launch, runs_if_value)},
+                                    offsetof(tgc_launch, sets_var), offsetof(tgc_launch, runs_if_var), offsetof(tgc_launch, runs_if_value),
+                                    offsetof(tgc_launch, fallback_blob), offsetof(tgc_launch, fallback_blob_size)},
                           sizeof(tgc_launch)), "codegen/model_desc.h: tgc_launch mirror out of step with tgc_model.h");
 constexpr std::array kDesc{I32, Ptr, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr, I64, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr, Ptr, Ptr};
 static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version), offsetof(tgc_model_desc, name),

@@ -204,7 +204,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
       for (const LoopProgram& p : programs) {  // (no size variants on GPUs)
         GpuKernel k = dialect.render_gpu(g, p, target.profile);
         KernelLaunch l = launch_of(g, p);
-        l.blob = std::move(k.blob), l.global = k.global, l.local = k.local;
+        l.blob = std::move(k.blob), l.fallback_blob = std::move(k.fallback), l.global = k.global, l.local = k.local;
         mo.launches.push_back(std::move(l));
       }
       return;

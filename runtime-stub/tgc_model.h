@@ -5,7 +5,7 @@
 #define TGC_MODEL_H
 #include <stdint.h>
 
-#define TGC_ABI_VERSION 10
+#define TGC_ABI_VERSION 11
 
 /* Same order as tgc::DType in the compiler. */
 enum tgc_dtype {
@@ -76,6 +76,8 @@ typedef struct {
   int32_t runs_if_var;    /* 0, or 1 + the VAR v of an If's condition (computed by the model: 1
                            * else, 2 then): the launch, a kernel of one side, runs only when v's */
   int64_t runs_if_value;  /* value is this */
+  const void* fallback_blob; /* Vulkan: NULL, or the kernel without f16 arithmetic (SPIR-V without */
+  int64_t fallback_blob_size; /* Float16) for devices without shaderFloat16 */
 } tgc_launch;
 
 typedef struct {

@@ -129,8 +129,9 @@ static void save_cache(tgc_vk* vk) {
 
 /* ---------------------------------------------------------------- pipelines */
 
-/* Test hook: TGC_VK_HIDE=subgroup-arithmetic makes the device look as if it lacked that feature,
- * so the one-line error for a missing feature can be checked on a device that has it. */
+/* Test hook: TGC_VK_HIDE=subgroup-arithmetic (or float16...) makes the device look as if it lacked
+ * that feature, so the one-line error for a missing feature, or the fallback kernel that avoids
+ * it, can be checked on a device that has it. */
 static int hidden(const char* feature) {
   const char* h = getenv("TGC_VK_HIDE");
   return h && strstr(h, feature) != NULL;
@@ -141,17 +142,28 @@ static int has_subgroup(const tgc_vk* vk, VkSubgroupFeatureFlags op, const char*
          !hidden(name);
 }
 
+static int has_float16(const tgc_vk* vk) { return vk->float16 && !hidden("float16"); }
+
+/* The launch's SPIR-V on this device: the one without f16 arithmetic where the device lacks
+ * shaderFloat16 and the launch carries one (--precision=fp16 kernels do). */
+static const uint32_t* launch_code(const tgc_vk* vk, const tgc_launch* L, size_t* bytes) {
+  int fallback = L->fallback_blob && !has_float16(vk);
+  *bytes = (size_t)(fallback ? L->fallback_blob_size : L->blob_size);
+  return fallback ? L->fallback_blob : L->blob;
+}
+
 /* The SPIR-V capabilities a kernel declares that need a device feature, against what was enabled. */
 static int check_capabilities(tgc_vk* vk, const tgc_launch* L) {
-  const uint32_t* w = L->blob;
-  size_t n = (size_t)L->blob_size / 4;
+  size_t n;
+  const uint32_t* w = launch_code(vk, L, &n);
+  n /= 4;
   for (size_t i = 5; i < n;) {
     uint32_t words = w[i] >> 16, op = w[i] & 0xffff;
     if (words == 0 || i + words > n) break;
     if (op == 17 /* OpCapability */ && words == 2) {
       const char* need = NULL;
       switch (w[i + 1]) {
-        case 9: need = vk->float16 ? NULL : "shaderFloat16"; break;
+        case 9: need = has_float16(vk) ? NULL : "shaderFloat16"; break;
         case 10: need = vk->features.shaderFloat64 ? NULL : "shaderFloat64"; break;
         case 11: need = vk->features.shaderInt64 ? NULL : "shaderInt64"; break;
         case 22: need = vk->features.shaderInt16 ? NULL : "shaderInt16"; break;
@@ -184,9 +196,8 @@ static int make_pipeline(tgc_vk* vk, int32_t l) {
   }
   if (L->num_buffers > 64) return tgc_set_error("Vulkan backend: kernel '%s' has more than 64 buffers", L->name), -1;
   if (check_capabilities(vk, L) != 0) return -1;
-  VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                 .codeSize = (size_t)L->blob_size,
-                                 .pCode = L->blob};
+  VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  mi.pCode = launch_code(vk, L, &mi.codeSize);
   VkResult r = vkCreateShaderModule(vk->device, &mi, NULL, &vk->modules[l]);
   VkDescriptorSetLayoutBinding bind[64];
   for (int32_t i = 0; i < L->num_buffers; ++i)

@@ -32,6 +32,15 @@ echo "== vulkan shared libraries: two models in one program"
 cc -O2 -I"$work" "$root/tests/c_api/two_models.c" -L"$work" -ldigitsa -ldigitsb -lm -Wl,-rpath,"$work" -o "$work/two_models"
 "$work/two_models" "$samples/image_2.npy" "$samples/expected_probs_2.npy" || fail=1
 
+echo "== --precision=fp16: f16 arithmetic, and its float fallback on a device without shaderFloat16"
+"$tgc" compile "$model" --target=vulkan --precision=fp16 -o "$work/digits16"
+"$work/digits16" -i image="$samples/image_1.npy" -o "$work/h16"
+TGC_VK_HIDE=float16 "$work/digits16" -i image="$samples/image_1.npy" -o "$work/h16f"
+mkdir -p "$work/want16"; cp "$samples/expected_probs_1.npy" "$work/want16/probs.npy"
+for o in h16 h16f; do $cmp "$work/$o" "$work/want16" --max-rel 1e-2 || { echo "FAIL fp16 digits ($o) off"; fail=1; }; done
+# The fallback computes unrounded (f32 registers): other bits than the f16 run.
+if cmp -s "$work/h16/probs.npy" "$work/h16f/probs.npy"; then echo "FAIL TGC_VK_HIDE=float16 ran the same kernels"; fail=1; fi
+
 echo "== spirv-val on every kernel"
 "$tgc" inspect "$model" --target=vulkan --stage=blob -o "$work/spv" > /dev/null
 n=0

@@ -18,6 +18,9 @@ struct GpuOptions {
   // Group reduces may use subgroup arithmetic (dialects that have it; with a shared-memory path
   // where the device's subgroup size does not divide the threads folded together).
   bool subgroups = false;
+  // A kernel that computes in f16 (passes/precision.h compute_in_half) does so in f16 registers;
+  // false: in float registers (the same results, less rounded), for devices without f16 math.
+  bool half_math = true;
 };
 
 // Threads in all (dimension 0), and threads per work-group (1 without local ranges).

@@ -190,7 +190,7 @@ class GlslDialect : public CDialect {
 }  // namespace
 
 std::string render_glsl(const Graph& g, const LoopProgram& p, const GpuOptions& o) {
-  return render_c(g, lower_gpu(g, p, o), GlslDialect(o.index_bits, o.subgroups, computes_in_half(p)));
+  return render_c(g, lower_gpu(g, p, o), GlslDialect(o.index_bits, o.subgroups, o.half_math && computes_in_half(p)));
 }
 
 }  // namespace tgc

@@ -55,7 +55,7 @@ usage:
       --precision=fp16|bf16: weights and the tensors between kernels are stored in 16 bits
       (half the memory traffic); kernels compute in f32, reduces accumulate in f32, and the
       artifact's inputs and outputs keep their types. fp32 (default) changes nothing. fp16 on
-      vulkan/adreno (the device needs shaderFloat16) and qcom (where the device has
+      vulkan/adreno and qcom, where the device has f16 arithmetic (shaderFloat16,
       cl_khr_fp16; f32 elsewhere): add, multiply, max and select of f16 values run in f16. On
       cuda, matrix products of f16 (sm_70+) and bf16 (sm_80+) operands run on tensor cores (f32
       accumulation). tf32 (cuda sm_80+): f32 storage, f32 matrix products on tensor cores as
