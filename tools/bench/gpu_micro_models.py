@@ -3,8 +3,9 @@
 
 usage: gpu_micro_models.py OUT_DIR
 
-  chain100.onnx   100 dependent [1,16] x [16,16] MatMuls (100 kernels of almost no work): the
-                  per-kernel cost inside a model is a run's latency / 100. Input x.npy.
+  chain100.onnx   100 dependent [1,16] x [16,16] MatMuls (100 kernels of almost no work), and
+  chain1.onnx     one: the per-kernel cost inside a model is (chain100's latency - chain1's) / 99.
+                  Input x.npy.
   mm1024.onnx     C = A @ B of two [n,n] inputs, no weights (small to carry); inputs
   mm4096.onnx     a{n}.npy, b{n}.npy are written on the GPU machine by `--inputs` (256 MB at 4096).
   mm1024_f16.onnx the same in f16 (tensor cores on cuda), inputs a{n}_f16.npy, b{n}_f16.npy.
@@ -45,14 +46,15 @@ def main():
         sys.exit(__doc__)
     out = pathlib.Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(0)
-    nodes, weights, prev = [], [], "x"
-    for i in range(100):
-        weights.append(numpy_helper.from_array((rng.standard_normal((16, 16)) * 0.25).astype(np.float32), f"w{i}"))
-        nodes.append(helper.make_node("MatMul", [prev, f"w{i}"], ["y" if i == 99 else f"h{i}"]))
-        prev = nodes[-1].output[0]
-    save(out / "chain100.onnx", nodes, [helper.make_tensor_value_info("x", F32, [1, 16])],
-         [helper.make_tensor_value_info("y", F32, [1, 16])], weights)
+    for length in (1, 100):
+        rng = np.random.default_rng(0)
+        nodes, weights, prev = [], [], "x"
+        for i in range(length):
+            weights.append(numpy_helper.from_array((rng.standard_normal((16, 16)) * 0.25).astype(np.float32), f"w{i}"))
+            nodes.append(helper.make_node("MatMul", [prev, f"w{i}"], ["y" if i == length - 1 else f"h{i}"]))
+            prev = nodes[-1].output[0]
+        save(out / f"chain{length}.onnx", nodes, [helper.make_tensor_value_info("x", F32, [1, 16])],
+             [helper.make_tensor_value_info("y", F32, [1, 16])], weights)
     np.save(out / "x.npy", rng.standard_normal((1, 16)).astype(np.float32))
     for n in (1024, 4096):
         for t, suffix in ((F32, ""), (TensorProto.FLOAT16, "_f16")):
