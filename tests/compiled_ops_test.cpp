@@ -85,6 +85,12 @@ const std::vector<OpCase>& op_cases() {
          Tensor h = (b.input({5, 6}, -4, 4) * 3.7).cast(DType::BF16).contiguous();
          return h.cast(DType::F32).sum({1}) + h.cast(DType::F32).max({1});
        }},
+      // The bits of f16 values, both ways (GGUF's f16 weights are read so).
+      {"bitcast_f16", [](Builder& b) {
+         Tensor from_bits = b.input({16}, 15360, 20000, DType::U16).bitcast(DType::F16).cast(DType::F32);
+         Tensor to_bits = b.input({16}, -4, 4).cast(DType::F16).bitcast(DType::U16).cast(DType::F32);
+         return from_bits + to_bits;
+       }},
       {"int_arith", [](Builder& b) {
          Tensor x = b.input({8}, -5, 5, DType::I32), y = b.input({8}, 1, 5, DType::I32);
          return (x + y) * y - x.mod(y) + x.fmod(y);

@@ -44,6 +44,11 @@ class OpenClDialect : public CDialect {
       }
     // One source for every device: f16 arithmetic where the compiler defines cl_khr_fp16, float
     // elsewhere (pocl), with vload_half/vstore_half, which need no extension, in between.
+    // The bits of an f16 value without cl_khr_fp16: through a private ushort, as vstore_half
+    // writes them.
+    if (half_bits_)
+      s += "float tgc_half_from_bits(ushort u) { return vload_half(0, (const __private half*)&u); }\n"
+           "ushort tgc_half_bits(float x) { ushort u; vstore_half_rte(x, 0, (__private half*)&u); return u; }\n";
     if (half_)
       s += "#ifdef cl_khr_fp16\n"
            "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
@@ -110,7 +115,12 @@ class OpenClDialect : public CDialect {
     }
     return "";
   }
-  std::string bitcast(DType from, DType to, const std::string& x) const override { return "as_" + reg_type(to) + "(" + x + ")"; }
+  std::string bitcast(DType from, DType to, const std::string& x) const override {
+    if (from != DType::F16 && to != DType::F16) return "as_" + reg_type(to) + "(" + x + ")";
+    half_bits_ = true;
+    if (to == DType::F16) return cast(reg_type(to), "tgc_half_from_bits(" + cast("ushort", x) + ")");
+    return cast(reg_type(to), "tgc_half_bits(" + cast("float", x) + ")");
+  }
   // vload_half/vstore_half need no cl_khr_fp16 (pocl in CI has none).
   std::string load_half(DType t, const std::string& buffer, const std::string& index) const override {
     if (t == DType::F16) return std::string(half_ ? "tgc_load_half(" : "vload_half(") + index + ", " + buffer + ")";
@@ -123,6 +133,7 @@ class OpenClDialect : public CDialect {
 
  private:
   bool half_;
+  mutable bool half_bits_ = false;  // bitcast() used the helpers prelude() then defines
 };
 }  // namespace
 
