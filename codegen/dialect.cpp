@@ -1,12 +1,12 @@
 #include "codegen/dialect.h"
 
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "codegen/cuda/render_ptx.h"
-#include "codegen/gpu/c_renderer.h"
 #include "codegen/gpu/runtime_candidate.h"
 #include "codegen/kernel_library.h"
 #include "codegen/opencl/opencl_candidate.h"
@@ -55,15 +55,25 @@ std::string glsl_source(const Graph& g, const LoopProgram& p, const TargetProfil
 
 // The launch counts threads in dimension 0 and names the work-group size, which the runtime
 // passes as specialization constant 0; the shader returns at once in padding threads.
-// A kernel that computes in f16 also carries itself in float registers (the same f16 loads and
-// stores, the arithmetic unrounded) for devices without shaderFloat16.
+// Whether SPIR-V declares a capability that only some devices have and that the renderer can do
+// without: Float16 (f16 arithmetic), GroupNonUniformArithmetic (subgroup reduces).
+bool needs_optional_feature(const std::string& spirv) {
+  std::vector<uint32_t> w(spirv.size() / 4);
+  std::memcpy(w.data(), spirv.data(), w.size() * 4);
+  for (size_t i = 5; i < w.size() && (w[i] >> 16) > 0; i += w[i] >> 16)
+    if ((w[i] & 0xffff) == 17 /* OpCapability */ && i + 1 < w.size() && (w[i + 1] == 9 || w[i + 1] == 63)) return true;
+  return false;
+}
+
+// A kernel that uses an optional device feature also carries itself without any (float
+// registers: the same f16 loads and stores, the arithmetic unrounded; group reduces through
+// shared memory only), which the runtime loads on a device that lacks one.
 GpuKernel glsl_kernel(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
   GpuKernel k{glsl_to_spirv(glsl_source(g, p, profile), p.name),
               {gpu_global_size(p), 1, 1},
               {p.locals.empty() ? kGlslDefaultLocalSize : gpu_local_size(p), 1, 1}};
-  if (computes_in_half(p))
-    k.fallback = glsl_to_spirv(render_glsl(g, p, {.index_bits = profile.index_bits, .subgroups = profile.subgroup_reduce, .half_math = false}),
-                               p.name);
+  if (needs_optional_feature(k.blob))
+    k.fallback = glsl_to_spirv(render_glsl(g, p, {.index_bits = profile.index_bits, .subgroups = false, .half_math = false}), p.name);
   return k;
 }
 std::string ptx_source(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {

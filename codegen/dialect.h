@@ -17,7 +17,7 @@ struct GpuKernel {
   std::string blob;                     // OpenCL C source, SPIR-V or PTX: no NUL terminator
   std::array<int64_t, 3> global{1, 1, 1};  // work items in all, per dimension
   std::array<int64_t, 3> local{0, 0, 0};   // work-group size; 0: the driver chooses
-  std::string fallback;                 // "", or SPIR-V without f16 arithmetic (Float16), where blob has it
+  std::string fallback;                 // "", or SPIR-V without the optional features blob needs (Float16, subgroup arithmetic)
 };
 
 struct DialectOps {

@@ -19,7 +19,7 @@ struct KernelLaunch {
   std::string name;
   std::string cpu_symbol;            // CPU: the kernel function (codegen/cpu_objects.h)
   std::string blob;                  // GPU: the kernel's code (codegen/dialect.h)
-  std::string fallback_blob;         // GPU: "", or its code for devices without a feature blob needs
+  std::string fallback_blob;         // GPU: "", or its code for devices without an optional feature blob needs
   std::vector<int64_t> args;         // buffer ids
   std::array<int64_t, 3> global{1, 1, 1}, local{0, 0, 0};
   int32_t outer_var = -1;            // the VAR slot the outermost work-item dim is, or -1

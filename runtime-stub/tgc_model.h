@@ -76,8 +76,8 @@ typedef struct {
   int32_t runs_if_var;    /* 0, or 1 + the VAR v of an If's condition (computed by the model: 1
                            * else, 2 then): the launch, a kernel of one side, runs only when v's */
   int64_t runs_if_value;  /* value is this */
-  const void* fallback_blob; /* Vulkan: NULL, or the kernel without f16 arithmetic (SPIR-V without */
-  int64_t fallback_blob_size; /* Float16) for devices without shaderFloat16 */
+  const void* fallback_blob; /* Vulkan: NULL, or the kernel without the optional features blob */
+  int64_t fallback_blob_size; /* needs (Float16, subgroup arithmetic), for devices without them */
 } tgc_launch;
 
 typedef struct {

@@ -129,9 +129,9 @@ static void save_cache(tgc_vk* vk) {
 
 /* ---------------------------------------------------------------- pipelines */
 
-/* Test hook: TGC_VK_HIDE=subgroup-arithmetic (or float16...) makes the device look as if it lacked
- * that feature, so the one-line error for a missing feature, or the fallback kernel that avoids
- * it, can be checked on a device that has it. */
+/* Test hook: TGC_VK_HIDE=subgroup-arithmetic (float16, storage16...) makes the device look as if
+ * it lacked that feature, so the one-line error for a missing feature, or the fallback kernel that
+ * avoids it, can be checked on a device that has it. */
 static int hidden(const char* feature) {
   const char* h = getenv("TGC_VK_HIDE");
   return h && strstr(h, feature) != NULL;
@@ -142,46 +142,44 @@ static int has_subgroup(const tgc_vk* vk, VkSubgroupFeatureFlags op, const char*
          !hidden(name);
 }
 
-static int has_float16(const tgc_vk* vk) { return vk->float16 && !hidden("float16"); }
-
-/* The launch's SPIR-V on this device: the one without f16 arithmetic where the device lacks
- * shaderFloat16 and the launch carries one (--precision=fp16 kernels do). */
-static const uint32_t* launch_code(const tgc_vk* vk, const tgc_launch* L, size_t* bytes) {
-  int fallback = L->fallback_blob && !has_float16(vk);
-  *bytes = (size_t)(fallback ? L->fallback_blob_size : L->blob_size);
-  return fallback ? L->fallback_blob : L->blob;
-}
-
-/* The SPIR-V capabilities a kernel declares that need a device feature, against what was enabled. */
-static int check_capabilities(tgc_vk* vk, const tgc_launch* L) {
-  size_t n;
-  const uint32_t* w = launch_code(vk, L, &n);
-  n /= 4;
+/* The first device feature that SPIR-V `w` (n words) declares a need for and the device lacks
+ * (what was enabled), or NULL. */
+static const char* missing_feature(const tgc_vk* vk, const uint32_t* w, size_t n) {
   for (size_t i = 5; i < n;) {
     uint32_t words = w[i] >> 16, op = w[i] & 0xffff;
     if (words == 0 || i + words > n) break;
     if (op == 17 /* OpCapability */ && words == 2) {
       const char* need = NULL;
       switch (w[i + 1]) {
-        case 9: need = has_float16(vk) ? NULL : "shaderFloat16"; break;
+        case 9: need = vk->float16 && !hidden("float16") ? NULL : "shaderFloat16"; break;
         case 10: need = vk->features.shaderFloat64 ? NULL : "shaderFloat64"; break;
         case 11: need = vk->features.shaderInt64 ? NULL : "shaderInt64"; break;
         case 22: need = vk->features.shaderInt16 ? NULL : "shaderInt16"; break;
         case 39: need = vk->int8 ? NULL : "shaderInt8"; break;
-        case 4433: need = vk->storage16 ? NULL : "storageBuffer16BitAccess"; break;
+        case 4433: need = vk->storage16 && !hidden("storage16") ? NULL : "storageBuffer16BitAccess"; break;
         case 4448: need = vk->storage8 ? NULL : "storageBuffer8BitAccess"; break;
         case 61: need = has_subgroup(vk, VK_SUBGROUP_FEATURE_BASIC_BIT, "subgroup-basic") ? NULL : "subgroup operations in compute shaders"; break;
         case 63: need = has_subgroup(vk, VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "subgroup-arithmetic") ? NULL : "subgroup arithmetic in compute shaders"; break;
       }
-      if (need) {
-        tgc_set_error("Vulkan backend: kernel '%s' needs %s, which '%s' does not have", L->name, need,
-                      vk->props.deviceName);
-        return -1;
-      }
+      if (need) return need;
     }
     i += words;
   }
-  return 0;
+  return NULL;
+}
+
+/* The launch's SPIR-V on this device: its own, or where the device lacks a feature it needs, the
+ * one without optional features that the launch may carry (tgc_launch.fallback_blob). */
+static const uint32_t* launch_code(tgc_vk* vk, const tgc_launch* L, size_t* bytes) {
+  const char* need = missing_feature(vk, L->blob, (size_t)L->blob_size / 4);
+  *bytes = (size_t)L->blob_size;
+  if (!need) return L->blob;
+  if (L->fallback_blob && !missing_feature(vk, L->fallback_blob, (size_t)L->fallback_blob_size / 4)) {
+    *bytes = (size_t)L->fallback_blob_size;
+    return L->fallback_blob;
+  }
+  tgc_set_error("Vulkan backend: kernel '%s' needs %s, which '%s' does not have", L->name, need, vk->props.deviceName);
+  return NULL;
 }
 
 static int make_pipeline(tgc_vk* vk, int32_t l) {
@@ -195,9 +193,8 @@ static int make_pipeline(tgc_vk* vk, int32_t l) {
     return -1;
   }
   if (L->num_buffers > 64) return tgc_set_error("Vulkan backend: kernel '%s' has more than 64 buffers", L->name), -1;
-  if (check_capabilities(vk, L) != 0) return -1;
   VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  mi.pCode = launch_code(vk, L, &mi.codeSize);
+  if (!(mi.pCode = launch_code(vk, L, &mi.codeSize))) return -1;
   VkResult r = vkCreateShaderModule(vk->device, &mi, NULL, &vk->modules[l]);
   VkDescriptorSetLayoutBinding bind[64];
   for (int32_t i = 0; i < L->num_buffers; ++i)

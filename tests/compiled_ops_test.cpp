@@ -307,25 +307,39 @@ TEST_P(CompiledOps, VulkanSubgroup16) { check("vulkan", "", innermost_group(16))
 TEST_P(CompiledOps, VulkanSubgroup8) { check("vulkan", "", innermost_group(8)); }
 TEST_P(CompiledOps, VulkanSubgroup4) { check("vulkan", "", innermost_group(4)); }
 
-// A device without subgroup arithmetic (TGC_VK_HIDE pretends so): a one-line error naming the
-// feature, not a driver crash. layer_norm's reduces take the subgroup path.
-TEST(CompiledOpsErrors, VulkanDeviceWithoutSubgroupArithmetic) {
-  const OpCase* c = nullptr;
-  for (const OpCase& o : op_cases())
-    if (std::string(o.name) == "layer_norm") c = &o;
-  ASSERT_NE(c, nullptr);
-  Builder b;
-  b.m.outputs.push_back({"out", c->build(b)});
-  setenv("TGC_VK_HIDE", "subgroup-arithmetic", 1);
-  std::string why;
-  try {
-    run_artifact(b, "vulkan", "", innermost_group(16));
-  } catch (const Error& e) {
-    why = e.what();
-  }
-  unsetenv("TGC_VK_HIDE");
+// Devices without a feature (TGC_VK_HIDE pretends so). Without subgroup arithmetic the kernels'
+// second SPIR-V, group reduces through shared memory only, runs (layer_norm's reduces take the
+// subgroup path); without 16-bit storage, which nothing replaces, a one-line error names the
+// feature, not a driver crash.
+TEST(CompiledOpsErrors, VulkanDeviceWithoutAFeature) {
+  // The error of running op case `op` with `feature` hidden ("" if none), and whether the
+  // results then match the interpreter's.
+  auto run_hiding = [](const char* op, const char* feature, bool* matches) {
+    const OpCase* c = nullptr;
+    for (const OpCase& o : op_cases())
+      if (std::string(o.name) == op) c = &o;
+    EXPECT_NE(c, nullptr);
+    Builder b;
+    Tensor out = c->build(b);
+    b.m.outputs.push_back({"out", out});
+    setenv("TGC_VK_HIDE", feature, 1);
+    std::string why;
+    try {
+      HostTensor got = run_artifact(b, "vulkan", "", innermost_group(16));
+      *matches = test::all_close(test::values(got), test::values(interpret(*b.m.graph, {out.uop()}, b.feeds)[0]), c->tol);
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    unsetenv("TGC_VK_HIDE");
+    return why;
+  };
+  bool matches = false;
+  std::string why = run_hiding("layer_norm", "subgroup-arithmetic", &matches);
   if (why.find("no Vulkan device") != std::string::npos) GTEST_SKIP() << why;
-  EXPECT_NE(why.find("needs subgroup arithmetic in compute shaders, which"), std::string::npos) << why;
+  EXPECT_EQ(why, "");
+  EXPECT_TRUE(matches) << "the fallback's results differ from the interpreter's";
+  why = run_hiding("f16_pad_leaky_pool", "storage16", &matches);
+  EXPECT_NE(why.find("needs storageBuffer16BitAccess, which"), std::string::npos) << why;
   EXPECT_EQ(why.find('\n'), std::string::npos) << "one line: " << why;
 }
 

@@ -8,7 +8,8 @@
 # ignored); TGC_PROFILE's per-dispatch timestamps; launches sharing a pipeline; one-line errors
 # (no driver, no such device), and the adreno target's artifact (aarch64, SPIR-V inside; run
 # under qemu where arm64 lavapipe is installed: digits and the OCR classifier). Subgroup
-# reduces and the missing-feature error: tgc_compiled_tests (VulkanSubgroup*).
+# reduces, their fallback and the missing-feature error: tgc_compiled_tests (VulkanSubgroup*,
+# CompiledOpsErrors.VulkanDeviceWithoutAFeature).
 # Batches and run-time dims: tests/dynamic_dims.sh; real models: tests/real_models_vs_ort.sh ...
 # vulkan; --beam: tests/beam_cache_vulkan.sh.
 # Skips (77) without a Vulkan device.
