@@ -393,8 +393,8 @@ class PtxRenderer : LlvmExprHooks {
 
   // ---- Tensor cores (the TC action, passes/tensor_cores.h). Each warp computes wm x wn 16x16
   // fragments of the output, multiplying fragments of A and B into f32 accumulator fragments per
-  // step of 16 (f16, bf16) or 8 (tf32) along the reduce. Unstaged, a warp loads its fragments straight from global memory
-  // (WMMA). Staged, a block of 2 x 2 warps first copies its rows of A and columns of B, 32 or 64
+  // step of 16 (f16, bf16) or 8 (tf32) along the reduce. Unstaged, a warp loads its fragments
+  // straight from global memory (WMMA). Staged, a block of 2 x 2 warps first copies its rows of A and columns of B, 32 or 64
   // along the reduce at a time, into shared memory with 16-byte loads, and its warps load their
   // fragments from there: each element of A and B leaves global memory once per block instead of
   // once per warp. The accumulators then go to shared memory a row of fragments at a time, and
@@ -420,13 +420,11 @@ class PtxRenderer : LlvmExprHooks {
       at[tc.n] = b_.CreateAdd(at[tc.n], b_.CreateMul(b_.CreateURem(warp, c64(2)), c64(cols)));
       at[tc.m] = b_.CreateAdd(at[tc.m], b_.CreateMul(b_.CreateUDiv(warp, c64(2)), c64(rows)));
     }
-    auto eval = [&](const UOp* u, const Ranges& values) { return eval_at(u, values); };
     auto shifted = [&](const Ranges& values, const UOp* r, Value* by) {
       Ranges v = values;
       v[r] = b_.CreateAdd(v.at(r), by);
       return v;
     };
-    auto shared = [&](llvm::Type* t, int64_t n, const char* name) { return shared_buffer(t, n, name); };
     // The accumulators: wm x wn fragments of 8 floats per lane.
     const unsigned frags = unsigned(w.wm * w.wn);
     auto* acc_ty = llvm::ArrayType::get(f32, 8 * frags);
@@ -472,13 +470,13 @@ class PtxRenderer : LlvmExprHooks {
           for (unsigned x = 0; x < 8; ++x) b_.CreateStore(b_.CreateExtractValue(d, x), acc_at(8 * f + x));
         }
     };
-    auto global_at = [&](const UOp* load, const std::unordered_map<const UOp*, Value*>& values) {
-      return b_.CreateGEP(et, args_.at(load->src[0]->ival()), eval(load->src[1], values));
+    auto global_at = [&](const UOp* load, const Ranges& values) {
+      return b_.CreateGEP(et, args_.at(load->src[0]->ival()), eval_at(load->src[1], values));
     };
     llvm::GlobalVariable* staging_a = nullptr;  // staged: A's shared memory, reused for the tiles below
     if (!w.staged) {
       loop(c64(range_extent(tc.k) / K), [&](Value* kt) {
-        std::unordered_map<const UOp*, Value*> values = at;
+        Ranges values = at;
         values[tc.k] = b_.CreateMul(kt, c64(K));
         std::vector<std::vector<Value*>> a, b;
         for (int64_t i = 0; i < w.wm; ++i) a.push_back(fragment(load_a, global_at(tc.a, shifted(values, tc.m, c64(i * T))), kGlobal, tc.lda));
@@ -493,9 +491,9 @@ class PtxRenderer : LlvmExprHooks {
       const int64_t kPad = 16 / esize, kChunk = 16 / esize;
       const int64_t BK = w.staged;
       const int64_t lda_s = BK + kPad, ldb_s = bcols + kPad, threads = 32 * w.warps;
-      llvm::GlobalVariable* sa = shared(et, std::max(brows * lda_s, w.warps * T * cols * 4 / esize), "tc_a");
+      llvm::GlobalVariable* sa = shared_buffer(et, std::max(brows * lda_s, w.warps * T * cols * 4 / esize), "tc_a");
       staging_a = sa;
-      llvm::GlobalVariable* sb = shared(et, BK * ldb_s, "tc_b");
+      llvm::GlobalVariable* sb = shared_buffer(et, BK * ldb_s, "tc_b");
       // The chunks of a rows x (row_chunks * 8) block that this thread moves: loaded from global
       // memory (ld apart, from `from`) into registers, later stored to shared memory (ld_s apart).
       // The next step's chunks are loaded while this step multiplies, so the loads' latency hides
@@ -513,7 +511,7 @@ class PtxRenderer : LlvmExprHooks {
       auto* regs_ty = llvm::ArrayType::get(chunk_ty, uint64_t(chunks_a + chunks_b));
       llvm::AllocaInst* regs = entry_alloca(regs_ty);
       auto parts = [&](Value* kt) {
-        std::unordered_map<const UOp*, Value*> values = block_at;
+        Ranges values = block_at;
         values[tc.k] = b_.CreateMul(kt, c64(BK));
         return std::array<Part, 2>{Part{global_at(tc.a, values), tc.lda, sa, lda_s, brows, BK / kChunk},
                                    Part{global_at(tc.b, values), tc.ldb, sb, ldb_s, BK, bcols / kChunk}};
@@ -560,7 +558,7 @@ class PtxRenderer : LlvmExprHooks {
     }
     // A row of the warp's fragments at a time to its part of shared memory (T x cols floats),
     // staged: in A's staging buffer, which the last step's barrier freed.
-    llvm::GlobalVariable* sm = staging_a ? staging_a : shared(f32, w.warps * T * cols, "tc_tiles");
+    llvm::GlobalVariable* sm = staging_a ? staging_a : shared_buffer(f32, w.warps * T * cols, "tc_tiles");
     Value* mine = b_.CreateMul(warp, c64(T * cols));
     for (unsigned i = 0; i < unsigned(w.wm); ++i) {
       for (unsigned j = 0; j < unsigned(w.wn); ++j) {
