@@ -53,8 +53,6 @@ std::string glsl_source(const Graph& g, const LoopProgram& p, const TargetProfil
   return render_glsl(g, p, {.index_bits = profile.index_bits, .subgroups = profile.subgroup_reduce});
 }
 
-// The launch counts threads in dimension 0 and names the work-group size, which the runtime
-// passes as specialization constant 0; the shader returns at once in padding threads.
 // Whether SPIR-V declares a capability that only some devices have and that the renderer can do
 // without: Float16 (f16 arithmetic), GroupNonUniformArithmetic (subgroup reduces).
 bool needs_optional_feature(const std::string& spirv) {
@@ -65,9 +63,11 @@ bool needs_optional_feature(const std::string& spirv) {
   return false;
 }
 
-// A kernel that uses an optional device feature also carries itself without any (float
-// registers: the same f16 loads and stores, the arithmetic unrounded; group reduces through
-// shared memory only), which the runtime loads on a device that lacks one.
+// The launch counts threads in dimension 0 and names the work-group size, which the runtime
+// passes as specialization constant 0; the shader returns at once in padding threads. A kernel
+// that uses an optional device feature also carries itself without any (float registers: the
+// same f16 loads and stores, the arithmetic unrounded; group reduces through shared memory only),
+// which the runtime loads on a device that lacks one.
 GpuKernel glsl_kernel(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
   GpuKernel k{glsl_to_spirv(glsl_source(g, p, profile), p.name),
               {gpu_global_size(p), 1, 1},

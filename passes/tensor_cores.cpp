@@ -63,7 +63,6 @@ std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::s
       reduce = u;
     }
   if (!reduce || reduce->reduce().op != Op::Add || reduce->dtype != DType::F32) return no("no f32 sum");
-  if (k.cuda_cores && k.local_ranges.size()) return no("the kernel has local ranges");
   if (reduce->src.size() != 2) return no("the sum runs over more than one range");
   const UOp* kr = reduce->src[1];
   const UOp* mul = reduce->src[0];

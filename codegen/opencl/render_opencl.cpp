@@ -42,13 +42,13 @@ class OpenClDialect : public CDialect {
         s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
         break;
       }
-    // One source for every device: f16 arithmetic where the compiler defines cl_khr_fp16, float
-    // elsewhere (pocl), with vload_half/vstore_half, which need no extension, in between.
     // The bits of an f16 value without cl_khr_fp16: through a private ushort, as vstore_half
     // writes them.
     if (half_bits_)
       s += "float tgc_half_from_bits(ushort u) { return vload_half(0, (const __private half*)&u); }\n"
            "ushort tgc_half_bits(float x) { ushort u; vstore_half_rte(x, 0, (__private half*)&u); return u; }\n";
+    // One source for every device: f16 arithmetic where the compiler defines cl_khr_fp16, float
+    // elsewhere (pocl), with vload_half/vstore_half, which need no extension, in between.
     if (half_)
       s += "#ifdef cl_khr_fp16\n"
            "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
