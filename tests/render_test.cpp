@@ -286,6 +286,20 @@ TEST(GpuVectorAccess, UpcastBy4IsOneVectorAccess) {
   EXPECT_EQ(half.find("vec4"), std::string::npos) << half;
 }
 
+// The model's signed integer / and % divide magnitudes in GLSL, which leaves negative operands
+// undefined (NVIDIA computed 7 % -3 as unsigned); unsigned ones and OpenCL C keep the operators.
+TEST(GlslDialect, SignedIntegerDivisionTakesCsSigns) {
+  Graph g;
+  Tensor x = Tensor::input(g, "x", DType::I32, {8}), y = Tensor::input(g, "y", DType::I32, {8});
+  LoopProgram p = gpu_program(g, x.fmod(y) + x / y, {});
+  std::string glsl = render_glsl(g, p, {.index_bits = 32});
+  EXPECT_GE(count(glsl, "abs(int("), 4u) << glsl;
+  EXPECT_NO_THROW(glsl_to_spirv(glsl, p.name));
+  EXPECT_EQ(render_opencl(g, p).find("abs("), std::string::npos);
+  Tensor u = Tensor::input(g, "u", DType::U32, {8});
+  EXPECT_EQ(render_glsl(g, gpu_program(g, u.fmod(u + 1.0), {}), {.index_bits = 32}).find("abs("), std::string::npos);
+}
+
 // f16 in 16-bit storage with fp32 math: the module needs StorageBuffer16BitAccess, not Float16.
 TEST(GlslDialect, HalfStorageFloatMath) {
   Graph g;

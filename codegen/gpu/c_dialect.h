@@ -84,6 +84,9 @@ class CDialect {
   virtual std::string nan() const = 0;
   virtual std::string infinity() const = 0;
   virtual std::string int_min(DType t) const = 0;  // of a signed integer type
+  // a / b and a % b of integers of type t (b != 0), truncated toward zero as in C.
+  virtual std::string int_div(DType t, const std::string& a, const std::string& b) const { return a + " / " + b; }
+  virtual std::string int_rem(DType t, const std::string& a, const std::string& b) const { return a + " % " + b; }
   virtual std::string function(CFunction f) const = 0;
   virtual std::string bitcast(DType from, DType to, const std::string& x) const = 0;
   // f16 and bf16 elements, which not every language can address as such (OpenCL C without

@@ -365,10 +365,14 @@ class CRenderer {
       case Op::Mul: return "(" + s(0) + (t == DType::Bool ? " && " : " * ") + s(1) + ")";
       case Op::Max: return d_.call(f ? CFunction::FloatMax : CFunction::IntMax, {s(0), s(1)});
       // The 0 in the operands' type, as for identities.
-      case Op::Mod: return f ? d_.call(CFunction::FloatMod, {s(0), s(1)}) : "(" + s(1) + " == 0 ? " + d_.zero(reg(t)) + " : " + s(0) + " % " + s(1) + ")";
+      // Integers: the model's through the dialect (the signs of negative operands), index
+      // arithmetic as it is (positions; every real model and op case runs so on NVIDIA's Vulkan).
+      case Op::Mod:
+        if (f) return d_.call(CFunction::FloatMod, {s(0), s(1)});
+        return "(" + s(1) + " == 0 ? " + d_.zero(reg(t)) + " : " + (t == DType::Index ? s(0) + " % " + s(1) : d_.int_rem(t, s(0), s(1))) + ")";
       case Op::IDiv:  // floats: Tensor::div_exact, IEEE division
         if (f) return "(" + s(0) + " / " + s(1) + ")";
-        return "(" + s(1) + " == 0 ? " + d_.zero(reg(t)) + " : " + s(0) + " / " + s(1) + ")";
+        return "(" + s(1) + " == 0 ? " + d_.zero(reg(t)) + " : " + (t == DType::Index ? s(0) + " / " + s(1) : d_.int_div(t, s(0), s(1))) + ")";
       case Op::CmpLt: return "(" + s(0) + " < " + s(1) + ")";
       case Op::CmpNe: return "(" + s(0) + " != " + s(1) + ")";
       case Op::And: return "(" + s(0) + (t == DType::Bool ? " && " : " & ") + s(1) + ")";

@@ -144,6 +144,19 @@ class GlslDialect : public CDialect {
       default: return "int8_t(-128)";
     }
   }
+  // GLSL leaves % of negative integers undefined (NVIDIA's driver computes it as unsigned: 7 % -3
+  // gave 7), and / rounding of them too: signed ones divide their magnitudes, in int where they
+  // are narrower (abs of int8_t/int16_t is not core GLSL), and take C's signs.
+  std::string int_div(DType t, const std::string& a, const std::string& b) const override {
+    if (is_unsigned(t)) return a + " / " + b;
+    std::string q = magnitude(t, a) + " / " + magnitude(t, b);
+    return reg_type(t) + "((" + a + " < " + zero(reg_type(t)) + ") != (" + b + " < " + zero(reg_type(t)) + ") ? -(" + q + ") : " + q + ")";
+  }
+  std::string int_rem(DType t, const std::string& a, const std::string& b) const override {
+    if (is_unsigned(t)) return a + " % " + b;
+    std::string r = magnitude(t, a) + " % " + magnitude(t, b);
+    return reg_type(t) + "(" + a + " < " + zero(reg_type(t)) + " ? -(" + r + ") : " + r + ")";
+  }
   std::string function(CFunction f) const override {
     switch (f) {
       case CFunction::Exp2: return "tgc_exp2";
@@ -182,6 +195,9 @@ class GlslDialect : public CDialect {
   }
 
  private:
+  // |x| of a signed integer, as int64_t or int.
+  std::string magnitude(DType t, const std::string& x) const { return t == DType::I64 ? "abs(" + x + ")" : "abs(int(" + x + "))"; }
+
   std::string index_;   // the integer type of the kernel's index width
   std::string thread_;  // the flattened thread id, unsigned, in that width
   bool subgroups_;      // group reduces may use subgroup arithmetic
