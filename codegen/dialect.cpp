@@ -1,7 +1,6 @@
 #include "codegen/dialect.h"
 
 #include <atomic>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -54,12 +53,10 @@ std::string glsl_source(const Graph& g, const LoopProgram& p, const TargetProfil
 }
 
 // Whether SPIR-V declares a capability that only some devices have and that the renderer can do
-// without: Float16 (f16 arithmetic), GroupNonUniformArithmetic (subgroup reduces).
+// without: Float16 (9, f16 arithmetic), GroupNonUniformArithmetic (63, subgroup reduces).
 bool needs_optional_feature(const std::string& spirv) {
-  std::vector<uint32_t> w(spirv.size() / 4);
-  std::memcpy(w.data(), spirv.data(), w.size() * 4);
-  for (size_t i = 5; i < w.size() && (w[i] >> 16) > 0; i += w[i] >> 16)
-    if ((w[i] & 0xffff) == 17 /* OpCapability */ && i + 1 < w.size() && (w[i + 1] == 9 || w[i + 1] == 63)) return true;
+  for (uint32_t c : spirv_capabilities(spirv))
+    if (c == 9 || c == 63) return true;
   return false;
 }
 

@@ -227,14 +227,6 @@ TEST(OpenClDialect, HalfBuffersAndDoubles) {
   EXPECT_EQ(half.find("#pragma"), std::string::npos);
 }
 
-// The OpCapability operands of a SPIR-V module.
-std::vector<uint32_t> spirv_capabilities(const std::string& spv) {
-  std::vector<uint32_t> w(spv.size() / 4), caps;
-  std::memcpy(w.data(), spv.data(), w.size() * 4);
-  for (size_t i = 5; i < w.size() && (w[i] >> 16) > 0; i += w[i] >> 16)
-    if ((w[i] & 0xffff) == 17) caps.push_back(w[i + 1]);
-  return caps;
-}
 bool has(const std::vector<uint32_t>& v, uint32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 TEST(GlslDialect, WorkGroupKernelStructure) {

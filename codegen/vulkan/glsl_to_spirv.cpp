@@ -2,6 +2,8 @@
 
 #include <shaderc/shaderc.hpp>
 
+#include <cstring>
+
 #include "ir/error.h"
 
 namespace tgc {
@@ -33,6 +35,14 @@ std::string glsl_to_spirv(const std::string& glsl, const std::string& kernel) {
   if (r.GetCompilationStatus() != shaderc_compilation_status_success)
     throw Error("vulkan codegen: kernel " + kernel + ": GLSL does not compile: " + first_lines(r.GetErrorMessage(), 3));
   return std::string(reinterpret_cast<const char*>(r.cbegin()), reinterpret_cast<const char*>(r.cend()));
+}
+
+std::vector<uint32_t> spirv_capabilities(const std::string& spirv) {
+  std::vector<uint32_t> w(spirv.size() / 4), caps;
+  std::memcpy(w.data(), spirv.data(), w.size() * 4);
+  for (size_t i = 5; i < w.size() && (w[i] >> 16) > 0; i += w[i] >> 16)
+    if ((w[i] & 0xffff) == 17 /* OpCapability */ && i + 1 < w.size()) caps.push_back(w[i + 1]);
+  return caps;
 }
 
 }  // namespace tgc
