@@ -84,7 +84,7 @@ GpuKernel ptx_kernel(const Graph& g, const LoopProgram& p, const TargetProfile& 
 }  // namespace
 
 const DialectOps& dialect_ops(Dialect d) {
-  static const DialectOps llvm_cpu{"llvm-cpu", {.inner_loop = true}, nullptr, nullptr, cpu_candidate, "time"};
+  static const DialectOps llvm_cpu{"llvm-cpu", {.inner_loop = true, .streams = true}, nullptr, nullptr, cpu_candidate, "time"};
   static const DialectOps opencl{"opencl", {.inner_loop = false}, opencl_kernel, opencl_source,
                                  [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
                                    return opencl_candidate(g, p, {.index_bits = t.profile.index_bits});

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <unordered_set>
 #include <sstream>
 #include <unordered_map>
 
@@ -150,7 +151,10 @@ struct Printer {
     for (const LStmt& s : body) {
       switch (s.kind) {
         case LStmt::Loop:
-          o << pad << "for r" << s.u->range().id << " in 0.." << print_expr(g, s.u->src[0]) << ":\n";
+          o << pad << "for r" << s.u->range().id << " in 0.." << print_expr(g, s.u->src[0]) << ":";
+          for (const LStmt::Stream& st : s.streams)
+            o << (&st == &s.streams[0] ? "  # streams " : ", ") << g.buffer(st.buffer).name << " +" << st.stride << " B";
+          o << "\n";
           stmts(s.body, indent + 1);
           break;
         case LStmt::AccInit: o << pad << acc_name(s.u) << " = identity(" << op_name(s.u->reduce().op) << ")\n"; break;
@@ -178,6 +182,54 @@ std::vector<std::unordered_map<const UOp*, const UOp*>> assignments(Graph& g, co
     out = std::move(next);
   }
   return out;
+}
+
+// Each loop's streams: loads of its own statements (not of the loops inside it, nor inside a
+// KREDUCE, whose loops are elsewhere) that move on by 32 to 2048 bytes per iteration and read
+// what they move over: loads of one buffer less than a stride apart (the lanes of a row, the
+// bytes of a quantized block) are one stream, which must span at least half its stride (not a
+// walk across channels that reads a row of each).
+void mark_streams(Graph& g, std::vector<LStmt>& body) {
+  const int64_t kMinStride = 32, kMaxStride = 2048, kMaxStreams = 8;
+  for (LStmt& s : body) {
+    if (s.kind != LStmt::Loop) continue;
+    mark_streams(g, s.body);
+    struct Walk {
+      LStmt::Stream stream;
+      const UOp* first;              // the index offsets are counted from
+      int64_t step, lo = 0, hi = 0;  // elements; the loads' offsets from `first`
+    };
+    std::vector<Walk> walks;
+    std::vector<const UOp*> work;
+    for (const LStmt& t : s.body)
+      if (t.kind != LStmt::Loop) work.insert(work.end(), {t.u, t.value});
+    std::unordered_set<const UOp*> seen;
+    while (!work.empty()) {
+      const UOp* u = work.back();
+      work.pop_back();
+      if (!u || !seen.insert(u).second || u->op == Op::KReduce) continue;
+      work.insert(work.end(), u->src.begin(), u->src.end());
+      if (u->op != Op::Load) continue;
+      int64_t buffer = u->src[0]->ival(), size = dtype_size(g.buffer(buffer).dtype);
+      std::optional<int64_t> step = stride_along(g, u->src[1], s.u);
+      if (!step || *step * size < kMinStride || *step * size > kMaxStride) continue;
+      bool joined = false;
+      for (Walk& w : walks) {
+        if (w.stream.buffer != buffer || w.step != *step) continue;
+        std::optional<int64_t> d = constant_difference(g, u->src[1], w.first);
+        if (!d || *d <= w.hi - *step || *d >= w.lo + *step) continue;
+        if (*d < w.lo) w.stream.index = u->src[1], w.lo = *d;
+        w.hi = std::max(w.hi, *d);
+        joined = true;
+        break;
+      }
+      if (!joined) walks.push_back({{buffer, u->src[1], *step * size}, u->src[1], *step});
+    }
+    for (Walk& w : walks) {
+      if (2 * (w.hi - w.lo + 1) < w.step || int64_t(s.streams.size()) == kMaxStreams) continue;
+      s.streams.push_back(w.stream);
+    }
+  }
 }
 
 std::vector<const UOp*> upcast_ranges(const std::vector<const UOp*>& roots) {
@@ -242,6 +294,7 @@ LoopProgram lower(Graph& g, const Kernel& k, const LowerOptions& opt) {
     if (u->op == Op::KReduce && std::all_of(u->src.begin() + 1, u->src.end(), [](const UOp* r) { return r->range().kind == RangeKind::Upcast; }))
       p.lanes_expanded = p.lane_sums = true;
   p.body = Lowerer().run(stores, p.inner);
+  if (opt.streams) mark_streams(g, p.body);
   return p;
 }
 

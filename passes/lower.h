@@ -22,6 +22,14 @@ struct LStmt {
   const UOp* u;                // Let: value; Loop: RANGE; Acc*/GroupReduce: KREDUCE; Store: STORE
   const UOp* value = nullptr;  // AccUpdate: the value folded into the accumulator
   std::vector<LStmt> body = {};  // Loop
+  // Loop (CPU): where each iteration reads a buffer contiguously, STRIDE bytes further on each
+  // time (a laned reduce over a weight row): the renderer prefetches ahead of these walks.
+  struct Stream {
+    int64_t buffer;
+    const UOp* index;  // the lowest element index the iteration reads
+    int64_t stride;    // bytes
+  };
+  std::vector<Stream> streams = {};
 };
 
 struct LoopProgram {
@@ -48,6 +56,8 @@ struct LowerOptions {
   // CPU: run the innermost global dim as a loop inside each work item, so invariant work is
   // hoisted out of it and it vectorizes. GPUs keep every global dim as a thread index.
   bool inner_loop = false;
+  // CPU: record the loops' streams (LStmt::streams).
+  bool streams = false;
 };
 
 LoopProgram lower(Graph& g, const Kernel& k, const LowerOptions& opt);

@@ -4,6 +4,7 @@
 // interpreter computes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <stdexcept>
 #include <utility>
@@ -198,6 +199,32 @@ TEST_F(LowerTest, PaddedReduceAddsNothingPastTheEnd) {
   LoopProgram p = lower(g, k, kCpu);
   EXPECT_EQ(outline(p.body), "for global { init for reduce { update } store }");
   expect_computes_output(p);
+}
+
+// CPU streams: a laned matrix-vector product walks each weight row and the vector 64 lanes per
+// iteration, one stream each from its lowest lane; a column sum moves a row (64 bytes) per
+// iteration but reads one element of it, which is no stream.
+TEST_F(LowerTest, LanedReduceWalksItsRowsAsStreams) {
+  const LowerOptions streams{.inner_loop = true, .streams = true};
+  Tensor x = input({1, 256}), w = weight({40, 256});
+  Tensor xw = x.matmul(w.permute({1, 0}));
+  Kernel plain = kernel_of(xw);
+  Kernel k = apply_opts(g, plain, {{OptOp::Lanes, int(plain.global_ranges.size()), 64}}, cpu());
+  LoopProgram p = lower(g, k, streams);
+  const LStmt& reduce = first_loop(first_loop(p.body).body);
+  ASSERT_EQ(reduce.streams.size(), 2u) << print_program(g, p);
+  const LStmt& lane0 = *std::find_if(reduce.body.begin(), reduce.body.end(), [](const LStmt& s) { return s.kind == LStmt::AccUpdate; });
+  for (const LStmt::Stream& st : reduce.streams) {
+    EXPECT_EQ(st.stride, 64 * 4);
+    for (const UOp* u : toposort({lane0.value}))  // lane 0's loads start the streams
+      if (u->op == Op::Load && u->src[0]->ival() == st.buffer) EXPECT_EQ(st.index, u->src[1]) << print_program(g, p);
+  }
+  EXPECT_TRUE(first_loop(first_loop(lower(g, k, kCpu).body).body).streams.empty()) << "streams recorded without being asked for";
+
+  Tensor y = input({32, 16});
+  LoopProgram column = lower(g, kernel_of(y.sum({0})), streams);
+  EXPECT_TRUE(first_loop(first_loop(column.body).body).streams.empty()) << print_program(g, column);
+  expect_computes_output(column);
 }
 
 // Real kernels with the heuristic's actions (register tiles on CPUs, work-groups on GPUs) and with

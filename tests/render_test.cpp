@@ -482,6 +482,31 @@ TEST(CpuKernel, LaneSumsAreVectors) {
   }
 }
 
+// A laned reduce over a weight larger than L2 prefetches 4 KB ahead on it, a line per 64 bytes
+// of its stride (two for 64 f16 lanes); the vector it multiplies, and a weight that fits in L2,
+// get none.
+TEST(CpuKernel, StreamsPastL2ArePrefetched) {
+  auto profile = cpu_profile([](const std::string&) { return true; }, false);
+  for (int64_t rows : {40, 4096}) {
+    Graph g;
+    Tensor w = Tensor::input(g, "w", DType::F16, {rows, 256}).cast(DType::F32);
+    Tensor out = Tensor::input(g, "x", DType::F32, {1, 256}).matmul(w.permute({1, 0}));
+    Kernel k = only_kernel(g, out);
+    LoopProgram p = lower(g, apply_opts(g, k, {{OptOp::Lanes, int(k.global_ranges.size()), 64}}, profile), {.inner_loop = true, .streams = true});
+    llvm::LLVMContext ctx;
+    llvm::Module mod("m", ctx);
+    render_cpu_kernel(mod, g, p, cpu_work_split(p), profile);
+    std::string err, ir;
+    llvm::raw_string_ostream es(err), os(ir);
+    EXPECT_FALSE(llvm::verifyModule(mod, &es)) << err;
+    mod.print(os, nullptr);
+    SCOPED_TRACE("rows=" + std::to_string(rows));
+    bool past_l2 = rows * 256 * 2 > profile.l2_bytes;
+    EXPECT_EQ(count(ir, "call void @llvm.prefetch"), past_l2 ? 2u : 0u) << ir;
+    if (past_l2) EXPECT_EQ(count(ir, "i64 4160"), 1u) << "the second line, 4 KB + 64 B ahead\n" << ir;
+  }
+}
+
 // Only loops that hold copies (LANES, register tiles) are kept from the loop vectorizer: a
 // softmax with LANES on its max leaves its sum of exponentials and its output loop to it (all
 // three kept scalar ran 9x slower than no opts at all).

@@ -28,6 +28,7 @@ class CpuRenderer : LlvmExprHooks {
         widen_exactly_(!p.lanes_expanded && !has_sum(p.body)),
         lanes_(b_, e_, [this](const UOp* u, llvm::Type* t, Value* idx) { return load_at(u, t, idx); }) {
     e_.set_int8_dot(t.int8_dot);
+    l2_bytes_ = t.l2_bytes;
     if (p.lane_sums || has_dot4(p.body)) plan_lane_groups(p.body);
   }
 
@@ -204,6 +205,7 @@ class CpuRenderer : LlvmExprHooks {
           loop(b_.getInt64(0), value(s.u->src[0]), [&](Value* i) {  // to a constant or a run-time dim's VAR
             e_.set(s.u, i);
             stmts(s.body);
+            prefetch(s);
           }, holds_copies(s.body));
           break;
         }
@@ -248,6 +250,24 @@ class CpuRenderer : LlvmExprHooks {
     }
   }
 
+  // Loops that walk a buffer larger than L2 (a weight row per output in a decode step) fetch
+  // kPrefetchAhead bytes ahead, a line per 64 bytes of stride. LLVM interleaves an unrolled laned
+  // reduce's loads out of address order, and the hardware prefetchers then fall behind: an f16
+  // matrix-vector product of 32000x2048 (Zen 5, one thread) ran at 30 GB/s, 38 with these
+  // prefetches, where a loop loading in order reaches 40 (4-8 KB ahead measured best).
+  void prefetch(const LStmt& s) {
+    const int64_t kPrefetchAhead = 4096, kLine = 64;
+    for (const LStmt::Stream& st : s.streams) {
+      const BufferInfo& buf = g_.buffer(st.buffer);
+      if (numel(buf.shape) * dtype_size(buf.dtype) < l2_bytes_) continue;
+      Value* at = b_.CreateGEP(llvm_type(c_, buf.dtype, false), args_.at(st.buffer), value(st.index));
+      for (int64_t off = 0; off < st.stride; off += kLine) {
+        Value* p = b_.CreateGEP(b_.getInt8Ty(), at, b_.getInt64(uint64_t(kPrefetchAhead + off)));
+        b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()}, {p, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+      }
+    }
+  }
+
   // The innermost dim's loop over this work item's chunk [lo_, hi_). Where its body has gates
   // that bound the dim to an interval [a, b) (the edges of a pad, a concat's parts), it runs as
   // three loops: before a, the interval with those gates known true, and from b on. The middle
@@ -261,6 +281,7 @@ class CpuRenderer : LlvmExprHooks {
       loop(lo, hi, [&](Value* i) {
         e_.set(s.u, i);
         stmts(s.body);
+        prefetch(s);
       }, holds_copies(s.body));
       e_.values() = std::move(saved);
       known_true_.clear();
@@ -655,6 +676,7 @@ class CpuRenderer : LlvmExprHooks {
   llvm::Module& m_;
   const Graph& g_;
   const LoopProgram& p_;
+  int64_t l2_bytes_ = 0;  // buffers larger than L2 stream from memory
   llvm::LLVMContext& c_;
   IRBuilder<> b_;
   LlvmExprEmitter e_;
