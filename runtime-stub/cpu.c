@@ -1,10 +1,12 @@
 /* CPU backend: the launches' cpu_fn run on the thread pool over a host arena, a whole run handed to
  * the pool at once. Which launches are split across the threads is measured, not guessed: the
- * first CALIBRATION_RUNS runs time every launch on the calling thread alone, and a launch is split
- * from then on when the time the other threads would save exceeds twice the pool's measured cost
- * of one split (a wake-up and a barrier). A batch at least as large as the pool runs a sample per
- * thread instead, each in an arena of its own. TGC_PROFILE times each launch and prints the means
- * when the model is destroyed. */
+ * first CALIBRATION_RUNS runs time every launch on the calling thread alone; a launch whose other
+ * threads' share exceeds twice the pool's measured cost of one split (a wake-up and a barrier) is
+ * then timed split in the next CALIBRATION_RUNS runs, and split from then on only if that was
+ * clearly faster (a split also moves the data to other cores' caches: embedding_model's k17 took 65 us
+ * alone and 121 split in two). A batch at least as large as the pool runs a sample per thread
+ * instead, each in an arena of its own. TGC_PROFILE times each launch and prints the means when
+ * the model is destroyed. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +29,8 @@ typedef struct {
   tgc_pool* pool;
   tgc_step* steps;      /* per launch: what the pool runs */
   int64_t* solo_ns;     /* per launch: its fastest calibration run on one thread (-1: none ran) */
-  int runs;             /* runs so far (calibration ends at CALIBRATION_RUNS) */
+  int64_t* split_ns_of; /* per launch: its fastest calibration run split across the pool (-1: none) */
+  int runs;             /* runs so far (calibration ends at 2 * CALIBRATION_RUNS) */
   int64_t split_ns;     /* the pool's cost of one split step */
   void* arena;          /* 64-byte aligned; m->arena points here */
   cpu_worker* workers;  /* per thread, made by the first sample-parallel run, else NULL */
@@ -149,13 +152,38 @@ static int run_launches(cpu_state* c, tgc_model* m, int32_t from, int32_t to) {
   return 0;
 }
 
-/* Split a launch when the other threads' share of its time outweighs twice the split's cost. A
- * launch that calibration never ran (the variant for other run-time sizes) is split: variants
- * exist for large sizes, whose kernels are the long ones. */
-static void decide_splits(cpu_state* c, const tgc_model* m) {
+/* The candidates for splitting: launches whose other threads' share of their time outweighs twice
+ * the split's cost. A launch that calibration never ran (the variant for other run-time sizes) is
+ * split: variants exist for large sizes, whose kernels are the long ones. */
+static void pick_candidates(cpu_state* c, const tgc_model* m) {
   int n = m->num_threads;
   for (int32_t l = 0; l < m->desc->num_launches; ++l)
     c->steps[l].split = n > 1 && (c->solo_ns[l] < 0 || c->solo_ns[l] * (n - 1) / n > 2 * c->split_ns);
+}
+
+/* Calibration, second half: each candidate timed split, the others run alone. As within a run, the
+ * workers are still spinning where the previous split ended shortly before, else parked. */
+static int run_split_timed(cpu_state* c, tgc_model* m) {
+  const tgc_model_desc* d = m->desc;
+  for (int32_t l = 0; l < d->num_launches; ++l) {
+    tgc_step s = c->steps[l];
+    if ((s.total = tgc_launch_items(m, l)) <= 0) continue;
+    int64_t t0 = tgc_now_ns();
+    if (s.split) tgc_pool_run_steps(c->pool, &s, 1);
+    else s.fn(s.buffers, 0, s.total);
+    int64_t t = tgc_now_ns() - t0;
+    if (s.split && (c->split_ns_of[l] < 0 || t < c->split_ns_of[l])) c->split_ns_of[l] = t;
+    if (tgc_take_computed_var(m, l) != 0) return -1;
+  }
+  return 0;
+}
+
+/* A candidate stays split where splitting was clearly faster (by a fifth: three runs of each
+ * decide, and a borderline split gains little where it wins and loses much where the timing
+ * misled), or was not timed either way. */
+static void decide_splits(cpu_state* c, const tgc_model* m) {
+  for (int32_t l = 0; l < m->desc->num_launches; ++l)
+    if (c->steps[l].split && c->solo_ns[l] >= 0 && c->split_ns_of[l] >= 0) c->steps[l].split = c->split_ns_of[l] * 5 < c->solo_ns[l] * 4;
 }
 
 static int64_t cpu_run(void* be, tgc_model* m, int64_t sample) {
@@ -169,9 +197,11 @@ static int64_t cpu_run(void* be, tgc_model* m, int64_t sample) {
     tgc_pool_run(c->pool, run_samples, (void* const*)(void*)&job, m->batch, 1);
     return m->batch;
   }
-  if (c->runs < CALIBRATION_RUNS && m->num_threads > 1) {
-    if (run_timed(c, m) != 0) return -1;
-    if (++c->runs == CALIBRATION_RUNS) decide_splits(c, m);
+  if (c->runs < 2 * CALIBRATION_RUNS && m->num_threads > 1) {
+    if ((c->runs < CALIBRATION_RUNS ? run_timed(c, m) : run_split_timed(c, m)) != 0) return -1;
+    ++c->runs;
+    if (c->runs == CALIBRATION_RUNS) pick_candidates(c, m);
+    if (c->runs == 2 * CALIBRATION_RUNS) decide_splits(c, m);
     return 1;
   }
   if (!c->profile_ms) {
@@ -203,6 +233,7 @@ static void cpu_destroy(void* be, tgc_model* m) {
   free(c->profile_ms);
   free(c->steps);
   free(c->solo_ns);
+  free(c->split_ns_of);
   if (c->pool) tgc_pool_destroy(c->pool);
   free_workers(c, m);
   tgc_free64(c->arena);
@@ -222,6 +253,7 @@ static void* cpu_create(tgc_model* m, int num_threads) {
   if (m->num_threads > 1024) m->num_threads = 1024;
   size_t nl = (size_t)d->num_launches + 1;
   if (!c || !(c->steps = calloc(nl, sizeof *c->steps)) || !(c->solo_ns = calloc(nl, sizeof *c->solo_ns)) ||
+      !(c->split_ns_of = calloc(nl, sizeof *c->split_ns_of)) ||
       (getenv("TGC_PROFILE") && !(c->profile_ms = calloc(nl, sizeof(double)))) ||
       (d->arena_size > 0 && !(c->arena = tgc_alloc64(d->arena_size)))) {
     tgc_set_error("out of memory creating model '%s'", d->name ? d->name : "?");
@@ -235,7 +267,7 @@ static void* cpu_create(tgc_model* m, int num_threads) {
   }
   for (int32_t l = 0; l < d->num_launches; ++l) {
     c->steps[l] = (tgc_step){d->launches[l].cpu_fn, m->launch_args[l], 0, 0};
-    c->solo_ns[l] = -1; /* not timed yet */
+    c->solo_ns[l] = c->split_ns_of[l] = -1; /* not timed yet */
   }
   if (m->num_threads > 1) c->split_ns = measure_split_ns(c->pool);
   return c;
