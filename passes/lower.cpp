@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <map>
 #include <set>
-#include <unordered_set>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/error.h"
 #include "ir/print.h"

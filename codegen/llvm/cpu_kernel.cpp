@@ -24,11 +24,10 @@ using llvm::Value;
 class CpuRenderer : LlvmExprHooks {
  public:
   CpuRenderer(llvm::Module& m, const Graph& g, const LoopProgram& p, const TargetProfile& t)
-      : m_(m), g_(g), p_(p), c_(m.getContext()), b_(c_), e_(b_, *this, p.name),
+      : m_(m), g_(g), p_(p), l2_bytes_(t.l2_bytes), c_(m.getContext()), b_(c_), e_(b_, *this, p.name),
         widen_exactly_(!p.lanes_expanded && !has_sum(p.body)),
         lanes_(b_, e_, [this](const UOp* u, llvm::Type* t, Value* idx) { return load_at(u, t, idx); }) {
     e_.set_int8_dot(t.int8_dot);
-    l2_bytes_ = t.l2_bytes;
     if (p.lane_sums || has_dot4(p.body)) plan_lane_groups(p.body);
   }
 
@@ -676,7 +675,7 @@ class CpuRenderer : LlvmExprHooks {
   llvm::Module& m_;
   const Graph& g_;
   const LoopProgram& p_;
-  int64_t l2_bytes_ = 0;  // buffers larger than L2 stream from memory
+  int64_t l2_bytes_;  // buffers larger than L2 stream from memory
   llvm::LLVMContext& c_;
   IRBuilder<> b_;
   LlvmExprEmitter e_;
