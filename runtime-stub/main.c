@@ -11,7 +11,10 @@
 
 #include "runtime_internal.h"
 
-#define WARMUP_RUNS 3
+/* --bench warms up for WARMUP_RUNS runs (the CPU runtime calibrates its thread split in its first
+ * six) and at least WARMUP_MS, as tools/ort/ort_run.js does for onnxruntime. */
+#define WARMUP_RUNS 6
+#define WARMUP_MS 250.0
 
 static const char* g_prog = "tgc-model";
 
@@ -227,7 +230,8 @@ static void usage(const tgc_model_desc* d) {
          "                             [A-Za-z0-9._-] replaced by '_') from a .npy file; dtype and shape must\n"
          "                             match the model. Give all inputs, or none for deterministic random ones.\n"
          "  -o, --output DIR           write DIR/<file-safe output name>.npy for each output\n"
-         "  --bench N                  time N runs after %d warm-up runs (a KV cache: each from empty); the last line is JSON\n"
+         "  --bench N                  time N runs after %d warm-up runs and at least %.0f ms of them (a KV cache: each\n"
+         "                             from empty); the last line is JSON\n"
          "                             {\"median_ms\", \"min_ms\", \"mean_ms\", \"max_ms\", \"iters\", \"threads\", ...}\n"
          "  --bench P,N[,R]            models with a KV cache: a prefill of P tokens (llama_bench's ids), then N greedy\n"
          "                             one-token steps; medians of R runs (default 3) after a warm-up; one JSON line\n"
@@ -257,7 +261,7 @@ static void usage(const tgc_model_desc* d) {
          "  -h, --help                 this text\n\n"
          "Without -o, prints each output's name, dtype, shape and checksum (sum of its elements).\n"
          "bf16 tensors are read and written as raw '<u2' arrays. Errors: one line on stderr, exit status 1.\n",
-         g_prog, d->name ? d->name : "?", backend_name(d), g_prog, WARMUP_RUNS, TGC_SAMPLING_TOP_K, (double)TGC_SAMPLING_TOP_P,
+         g_prog, d->name ? d->name : "?", backend_name(d), g_prog, WARMUP_RUNS, WARMUP_MS, TGC_SAMPLING_TOP_K, (double)TGC_SAMPLING_TOP_P,
          (double)TGC_SAMPLING_MIN_P);
 }
 
@@ -380,6 +384,7 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
   long long seed = -1;
   const char** stops = calloc((size_t)argc + 1, sizeof *stops);
   long long bench_prompt = 0, bench_gen = 0, bench_reps = 3; /* --bench P,N[,R] */
+  int warmups = 0;                                            /* --bench N: warm-up runs made */
   tgc_npy gen_tokens = {0};
   tgc_npy* logits_rows = NULL; /* --logits-out: each output's rows, for tgc_append_outputs */
   tgc_npy steps = {0};
@@ -611,7 +616,8 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     if (!(times = malloc((size_t)bench * sizeof *times))) { fail("out of memory"); goto done; }
     /* A model with a KV cache runs every iteration at the same position (the first run's), so
      * that each does the same work and the cache never fills. */
-    for (int w = 0; w < WARMUP_RUNS; ++w)
+    double warm_start = tgc_now_ms();
+    for (warmups = 0; warmups < WARMUP_RUNS || (warmups < 1000 && tgc_now_ms() - warm_start < WARMUP_MS); ++warmups)
       if ((desc->kv_position && tgc_set_kv_length(m, 0) != 0) || tgc_run(m) != 0) { fail("%s", tgc_last_error()); goto done; }
     for (long long it = 0; it < bench; ++it) {
       if (desc->kv_position && tgc_set_kv_length(m, 0) != 0) { fail("%s", tgc_last_error()); goto done; }
@@ -703,7 +709,7 @@ int tgc_main(const tgc_model_desc* desc, int argc, char** argv) {
     double median = tgc_median(times, bench);
     bench_json_head(desc, m);
     printf(", \"warmup\": %d, \"iters\": %lld, \"median_ms\": %.6f, \"min_ms\": %.6f, \"mean_ms\": %.6f, \"max_ms\": %.6f}\n",
-           WARMUP_RUNS, bench, median, mn, sum / (double)bench, mx);
+           warmups, bench, median, mn, sum / (double)bench, mx);
   }
   if (fflush(stdout) != 0) { fail("writing to stdout failed"); goto done; }
   rc = 0;
