@@ -1,10 +1,12 @@
 /* Runtime API tests: results against the reference for many thread counts and repeated runs,
  * range splitting, create/destroy cycles, external weights, error paths, thread-local errors, a
- * run-time batch dim, a run-time dim (VAR), STATE buffers, validation of the description.
+ * run-time batch dim, a run-time dim (VAR), STATE buffers, validation of the description, the
+ * pool's pinned workers.
  * `api_test opencl` runs the OpenCL checks instead (exit 77 = skipped: no OpenCL device). */
 #define _GNU_SOURCE
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,6 +548,36 @@ static int test_opencl(void) {
   return 0;
 }
 
+/* ---- pinning: with a CPU for each thread, a split step's worker runs on one CPU, not the caller's;
+ * the caller keeps its mask; TGC_PIN_THREADS=0 leaves the worker the caller's mask. */
+static void k_affinity(void* const* buf, int64_t begin, int64_t end) {
+  cpu_set_t* masks = buf[0];
+  for (int64_t i = begin; i < end; ++i) sched_getaffinity(0, sizeof masks[i], &masks[i]);
+}
+
+static void test_pinning(void) {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
+    printf("pinning: skipped (fewer than 2 CPUs allowed)\n");
+    return;
+  }
+  for (int pin = 1; pin >= 0; --pin) {
+    if (!pin) setenv("TGC_PIN_THREADS", "0", 1);
+    cpu_set_t masks[2];
+    void* bufs[1] = {masks};
+    tgc_pool* p = tgc_pool_create(2);
+    CHECK(p != NULL, "pool: %s", tgc_last_error());
+    if (!p) return;
+    tgc_step s = {k_affinity, bufs, 2, 1};
+    tgc_pool_run_steps(p, &s, 1);
+    tgc_pool_destroy(p);
+    CHECK(CPU_EQUAL(&masks[0], &allowed), "the caller's mask changed (%d CPUs)", CPU_COUNT(&masks[0]));
+    if (pin) CHECK(CPU_COUNT(&masks[1]) == 1, "the worker may run on %d CPUs", CPU_COUNT(&masks[1]));
+    else CHECK(CPU_EQUAL(&masks[1], &allowed), "TGC_PIN_THREADS=0: the worker may run on %d CPUs", CPU_COUNT(&masks[1]));
+  }
+  unsetenv("TGC_PIN_THREADS");
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && strcmp(argv[1], "opencl") == 0) {
     int r = test_opencl();
@@ -564,6 +596,7 @@ int main(int argc, char** argv) {
     test_state(&tgc_backend_cpu, 1);
     test_state(&tgc_backend_cpu, 4); /* the kernel split over threads */
     test_validation();
+    test_pinning();
   }
   if (g_failures) {
     fprintf(stderr, "%d check(s) failed\n", g_failures);
