@@ -37,6 +37,18 @@ LoopProgram gpu_program(Graph& g, const Tensor& out, const std::vector<Opt>& opt
   return lower(g, apply_opts(g, only_kernel(g, out), opts, opencl_profile()), {.inner_loop = false});
 }
 
+// A CPU loop program rendered to LLVM IR text, which must verify.
+std::string cpu_ir(const Graph& g, const LoopProgram& p, const TargetProfile& t) {
+  llvm::LLVMContext ctx;
+  llvm::Module mod("m", ctx);
+  render_cpu_kernel(mod, g, p, cpu_work_split(p), t);
+  std::string err, ir;
+  llvm::raw_string_ostream es(err), os(ir);
+  EXPECT_FALSE(llvm::verifyModule(mod, &es)) << err;
+  mod.print(os, nullptr);
+  return ir;
+}
+
 Tensor matmul(Graph& g, int64_t m, int64_t k, int64_t n) {
   return Tensor::input(g, "a", DType::F32, {m, k}).matmul(Tensor::input(g, "b", DType::F32, {k, n}));
 }
@@ -468,13 +480,7 @@ TEST(CpuKernel, LaneSumsAreVectors) {
     if (tokens > 1) opts.push_back({OptOp::Upcast, 0, 4});
     LoopProgram p = lower(g, apply_opts(g, k, opts, cpu_profile([](const std::string&) { return true; }, false)), {.inner_loop = true});
     ASSERT_TRUE(p.lane_sums);
-    llvm::LLVMContext ctx;
-    llvm::Module mod("m", ctx);
-    render_cpu_kernel(mod, g, p, cpu_work_split(p), cpu_profile([](const std::string&) { return true; }, false));
-    std::string err, ir;
-    llvm::raw_string_ostream es(err), os(ir);
-    EXPECT_FALSE(llvm::verifyModule(mod, &es)) << err;
-    mod.print(os, nullptr);
+    std::string ir = cpu_ir(g, p, cpu_profile([](const std::string&) { return true; }, false));
     SCOPED_TRACE("tokens=" + std::to_string(tokens));
     EXPECT_EQ(count(ir, "call reassoc contract <64 x float> @llvm.fmuladd.v64f32"), size_t(tokens)) << ir;
     EXPECT_EQ(count(ir, "fpext <64 x half>"), 1u) << ir;
@@ -493,13 +499,7 @@ TEST(CpuKernel, StreamsPastL2ArePrefetched) {
     Tensor out = Tensor::input(g, "x", DType::F32, {1, 256}).matmul(w.permute({1, 0}));
     Kernel k = only_kernel(g, out);
     LoopProgram p = lower(g, apply_opts(g, k, {{OptOp::Lanes, int(k.global_ranges.size()), 64}}, profile), {.inner_loop = true, .streams = true});
-    llvm::LLVMContext ctx;
-    llvm::Module mod("m", ctx);
-    render_cpu_kernel(mod, g, p, cpu_work_split(p), profile);
-    std::string err, ir;
-    llvm::raw_string_ostream es(err), os(ir);
-    EXPECT_FALSE(llvm::verifyModule(mod, &es)) << err;
-    mod.print(os, nullptr);
+    std::string ir = cpu_ir(g, p, profile);
     SCOPED_TRACE("rows=" + std::to_string(rows));
     bool past_l2 = rows * 256 * 2 > profile.l2_bytes;
     EXPECT_EQ(count(ir, "call void @llvm.prefetch"), past_l2 ? 2u : 0u) << ir;
@@ -517,12 +517,7 @@ TEST(CpuKernel, OnlyLoopsOfCopiesSkipTheLoopVectorizer) {
   auto profile = cpu_profile([](const std::string&) { return true; }, false);
   LoopProgram p = lower(g, apply_opts(g, k, {{OptOp::Lanes, 2, 64}}, profile), {.inner_loop = true});
   ASSERT_TRUE(p.lanes_expanded);
-  llvm::LLVMContext ctx;
-  llvm::Module mod("m", ctx);
-  render_cpu_kernel(mod, g, p, cpu_work_split(p), profile);
-  std::string ir;
-  llvm::raw_string_ostream os(ir);
-  mod.print(os, nullptr);
+  std::string ir = cpu_ir(g, p, profile);
   // The work-item loop and the laned max loop.
   EXPECT_EQ(count(ir, "!llvm.loop"), 2u) << ir;
 }
@@ -539,13 +534,7 @@ TEST(CpuKernel, Dot4RowTilesAreVectors) {
     Kernel k = only_kernel(g, out);
     auto profile = cpu_profile([&](const std::string& f) { return vnni || f.find("vnni") == std::string::npos; }, false);
     LoopProgram p = lower(g, apply_opts(g, k, {{OptOp::Upcast, 0, 32}}, profile), {.inner_loop = true});
-    llvm::LLVMContext ctx;
-    llvm::Module mod("m", ctx);
-    render_cpu_kernel(mod, g, p, cpu_work_split(p), profile);
-    std::string err, ir;
-    llvm::raw_string_ostream es(err), os(ir);
-    EXPECT_FALSE(llvm::verifyModule(mod, &es)) << err;
-    mod.print(os, nullptr);
+    std::string ir = cpu_ir(g, p, profile);
     SCOPED_TRACE(vnni ? "avx512vnni" : "no vnni");
     EXPECT_EQ(count(ir, "call <16 x i32> @llvm.x86.avx512.vpdpbusd.512"), vnni ? 2u : 0u) << ir;
     EXPECT_EQ(count(ir, "mul <128 x i32>"), vnni ? 0u : 1u) << ir;
