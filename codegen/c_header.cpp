@@ -84,7 +84,10 @@ std::string header_text(const std::string& name, const Model& m) {
        " * without a model argument may be called from any thread at any time. " + n + "_last_error()\n"
        " * is per thread: the message of the calling thread's last failure. Results do not depend on\n"
        " * num_threads (the same bits at 1 thread or 8). */\n\n";
-  h += "/* num_threads <= 0: one per physical core. NULL on failure: see " + n + "_last_error(). */\n";
+  h += "/* num_threads <= 0: one per physical core. Runs use the calling thread and num_threads - 1\n"
+       " * workers, each pinned to a CPU of its own where the process may use that many (not with\n"
+       " * TGC_PIN_THREADS=0 in the environment): models that run side by side should split the cores\n"
+       " * between them rather than each take all. NULL on failure: see " + n + "_last_error(). */\n";
   h += n + "_model* " + n + "_create(int num_threads);\n";
   h += "void " + n + "_destroy(" + n + "_model* m);\n";
   h += "/* Runs the model once on the current inputs. 0 on success, -1 on failure. */\n";
