@@ -61,8 +61,9 @@ cl_kernels="$(sed -n 's/.*: \([0-9]*\) kernels .*/\1/p' "$work/cl_compile")"
 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0b"; expect_probs "$work/cl0b" 0   # cached binaries
 TGC_CL_SUBBUFFERS=1 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0c"; expect_probs "$work/cl0c" 0   # one arena
 # TGC_PROFILE: event timestamps per launch, every kernel the compile reported listed with TGC_PROFILE=all.
-TGC_PROFILE=all "$work/digits_cl" --bench 3 2>"$work/profile" >/dev/null
-grep -q "^tgc profile: 6 runs on .*OpenCL event timestamps" "$work/profile" && [ "$(grep -c ' ms .*%  k[0-9]' "$work/profile")" -eq "$cl_kernels" ] ||
+TGC_PROFILE=all "$work/digits_cl" --bench 3 2>"$work/profile" >"$work/bench.json"
+runs=$(( $(grep -o '"warmup": [0-9]*' "$work/bench.json" | grep -o '[0-9]*$') + 3 ))  # the warm-up runs and the 3
+grep -q "^tgc profile: $runs runs on .*OpenCL event timestamps" "$work/profile" && [ "$(grep -c ' ms .*%  k[0-9]' "$work/profile")" -eq "$cl_kernels" ] ||
   { echo "FAIL TGC_PROFILE on opencl:"; cat "$work/profile"; fail=1; }
 "$tgc" compile "$model" --target=qcom -o "$work/digits_cl_a64" && file "$work/digits_cl_a64" | grep -q aarch64 || { echo "FAIL default qcom artifact is not aarch64"; fail=1; }
 exit $fail

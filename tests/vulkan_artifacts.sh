@@ -166,9 +166,10 @@ TGC_VK_CACHE=/proc/no-such-dir TGC_VERBOSE=1 "$work/digits" 2>"$work/err" >/dev/
 grep -q "not saved" "$work/err" || { echo "FAIL no 'not saved' note for an unwritable cache directory"; cat "$work/err"; fail=1; }
 
 echo "== TGC_PROFILE: per-dispatch GPU time from timestamps"
-TGC_PROFILE=all "$work/digits" --bench 5 2>"$work/err" >/dev/null || fail=1
+TGC_PROFILE=all "$work/digits" --bench 5 2>"$work/err" >"$work/bench.json" || fail=1
 head -1 "$work/err"
-grep -q "^tgc profile: 8 runs, [0-9.]* ms per run of GPU time" "$work/err" || { echo "FAIL no profile header for 3 + 5 runs"; cat "$work/err"; fail=1; }
+runs=$(( $(grep -o '"warmup": [0-9]*' "$work/bench.json" | grep -o '[0-9]*$') + 5 ))  # the warm-up runs and the 5
+grep -q "^tgc profile: $runs runs, [0-9.]* ms per run of GPU time" "$work/err" || { echo "FAIL no profile header for $runs runs"; cat "$work/err"; fail=1; }
 listed=$(grep -c "^ *[0-9.]* ms *[0-9.]*%  " "$work/err" || true)
 [ "$listed" -eq "$n" ] || { echo "FAIL the profile lists $listed kernels, the model has $n"; fail=1; }
 TGC_PROFILE=1 TGC_VK_STAGING=1 "$work/digits" -i image="$samples/image_0.npy" -o "$work/prof0" 2>"$work/err" >/dev/null || fail=1
