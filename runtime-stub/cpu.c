@@ -122,15 +122,18 @@ static int64_t measure_split_ns(tgc_pool* pool) {
   return t[N / 2];
 }
 
-/* Calibration: every launch on this thread alone, timed. */
+/* Calibration: every launch timed, on this thread alone until the candidates for splitting are
+ * picked (no step is split before), then each candidate split across the pool. As within a run,
+ * the workers are still spinning where the previous split ended shortly before, else parked. */
 static int run_timed(cpu_state* c, tgc_model* m) {
-  const tgc_model_desc* d = m->desc;
-  for (int32_t l = 0; l < d->num_launches; ++l) {
-    int64_t total = tgc_launch_items(m, l), t0 = tgc_now_ns();
-    if (total <= 0) continue; /* skipped (another variant ran): not timed */
-    d->launches[l].cpu_fn(m->launch_args[l], 0, total);
-    int64_t t = tgc_now_ns() - t0;
-    if (c->solo_ns[l] < 0 || t < c->solo_ns[l]) c->solo_ns[l] = t;
+  for (int32_t l = 0; l < m->desc->num_launches; ++l) {
+    tgc_step s = c->steps[l];
+    if ((s.total = tgc_launch_items(m, l)) <= 0) continue; /* skipped (another variant ran): not timed */
+    int64_t t0 = tgc_now_ns();
+    if (s.split) tgc_pool_run_steps(c->pool, &s, 1);
+    else s.fn(s.buffers, 0, s.total);
+    int64_t t = tgc_now_ns() - t0, *best = s.split ? &c->split_ns_of[l] : &c->solo_ns[l];
+    if (*best < 0 || t < *best) *best = t;
     if (tgc_take_computed_var(m, l) != 0) return -1;
   }
   return 0;
@@ -161,23 +164,6 @@ static void pick_candidates(cpu_state* c, const tgc_model* m) {
     c->steps[l].split = n > 1 && (c->solo_ns[l] < 0 || c->solo_ns[l] * (n - 1) / n > 2 * c->split_ns);
 }
 
-/* Calibration, second half: each candidate timed split, the others run alone. As within a run, the
- * workers are still spinning where the previous split ended shortly before, else parked. */
-static int run_split_timed(cpu_state* c, tgc_model* m) {
-  const tgc_model_desc* d = m->desc;
-  for (int32_t l = 0; l < d->num_launches; ++l) {
-    tgc_step s = c->steps[l];
-    if ((s.total = tgc_launch_items(m, l)) <= 0) continue;
-    int64_t t0 = tgc_now_ns();
-    if (s.split) tgc_pool_run_steps(c->pool, &s, 1);
-    else s.fn(s.buffers, 0, s.total);
-    int64_t t = tgc_now_ns() - t0;
-    if (s.split && (c->split_ns_of[l] < 0 || t < c->split_ns_of[l])) c->split_ns_of[l] = t;
-    if (tgc_take_computed_var(m, l) != 0) return -1;
-  }
-  return 0;
-}
-
 /* A candidate stays split where splitting was clearly faster (by a fifth: three runs of each
  * decide, and a borderline split gains little where it wins and loses much where the timing
  * misled), or was not timed either way. */
@@ -198,7 +184,7 @@ static int64_t cpu_run(void* be, tgc_model* m, int64_t sample) {
     return m->batch;
   }
   if (c->runs < 2 * CALIBRATION_RUNS && m->num_threads > 1) {
-    if ((c->runs < CALIBRATION_RUNS ? run_timed(c, m) : run_split_timed(c, m)) != 0) return -1;
+    if (run_timed(c, m) != 0) return -1;
     ++c->runs;
     if (c->runs == CALIBRATION_RUNS) pick_candidates(c, m);
     if (c->runs == 2 * CALIBRATION_RUNS) decide_splits(c, m);
