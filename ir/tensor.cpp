@@ -60,7 +60,13 @@ Tensor Tensor::full(Graph& g, const Shape& shape, double value, DType t) {
 }
 
 Tensor Tensor::arange(Graph& g, int64_t n, DType t) {
-  // A compile-time constant buffer: cheaper than building it from cumulative sums.
+  // A compile-time constant buffer: cheaper than building it from cumulative sums. Its size comes
+  // from a model's dims (an axis that Gather indexes), so an absurd dim must not become an
+  // allocation of that size.
+  constexpr int64_t kMaxArange = int64_t(1) << 26;
+  if (n < 0 || n > kMaxArange)
+    throw Error("an index table of " + std::to_string(n) + " elements (an axis to gather from or count along) is more than the " +
+                std::to_string(kMaxArange) + " tgc builds at compile time");
   HostTensor h(t, {n});
   for (int64_t i = 0; i < n; ++i) h.set(i, double(i));
   return weight(g, "arange_" + std::to_string(n), std::move(h));
@@ -97,7 +103,7 @@ Tensor Tensor::make(Op op, std::vector<const UOp*> src, Arg arg, std::optional<D
 
 int64_t Tensor::norm_axis(int64_t axis) const {
   int64_t n = ndim();
-  if (axis < -n || axis >= std::max<int64_t>(n, 1)) throw Error("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(n));
+  if (axis < -n || axis >= n) throw Error("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(n));
   return axis < 0 ? axis + n : axis;
 }
 
@@ -306,8 +312,6 @@ Tensor Tensor::repeat(const std::vector<int64_t>& reps) const {
 
 Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t axis) {
   if (ts.empty()) throw Error("concat of nothing");
-  // norm_axis allows axis 0 of a scalar (reductions over "all" of one); a concat needs a dim.
-  if (ts[0].ndim() == 0) throw Error("concat: the inputs are scalars, which have no axis to concatenate along");
   axis = ts[0].norm_axis(axis);
   int64_t total = 0;
   for (const Tensor& t : ts) {

@@ -50,7 +50,15 @@ Tensor Tensor::pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s
   };
   // tinygrad's sliding-window view: repeat the input so that every window becomes a regular
   // strided slice, then reshape and shrink; the simplifier turns the indices back into x[o*s+k*d].
-  size_t nk = k.size(), lead = size_t(ndim()) - nk;
+  size_t nk = k.size();
+  if (s.size() != nk || d.size() != nk || nk > size_t(ndim()))
+    throw Error("pool: " + std::to_string(nk) + " kernel sizes, " + std::to_string(s.size()) + " strides and " + std::to_string(d.size()) +
+                " dilations for an input of rank " + std::to_string(ndim()));
+  for (size_t i = 0; i < nk; ++i)
+    if (k[i] < 1 || s[i] < 1 || d[i] < 1)
+      throw Error("pool: spatial axis " + std::to_string(i) + " has kernel size " + std::to_string(k[i]) + ", stride " + std::to_string(s[i]) +
+                  " and dilation " + std::to_string(d[i]) + "; each must be at least 1");
+  size_t lead = size_t(ndim()) - nk;
   Shape pre(shape().begin(), shape().begin() + long(lead));
   std::vector<int64_t> in(shape().begin() + long(lead), shape().end()), out(nk);
   for (size_t i = 0; i < nk; ++i) {
