@@ -3,7 +3,9 @@
 #   tools/scripts/sanitize.sh asan   ASan+UBSan build (clang-19) in build-fuzz: the unit tests (label
 #                                    unit: IR, passes, codegen, tuning, fuzz regression replays,
 #                                    runtime allocation faults) and a slice of the integration
-#                                    tests (bad_input, the runtime's CPU tests).
+#                                    tests (bad_input, compile faults, the real models and the
+#                                    CLI's artifacts against onnxruntime, the runtime's CPU tests).
+#                                    Artifacts link an uninstrumented runtime (CMakeLists.txt).
 #   tools/scripts/sanitize.sh tsan   TSan build of the runtime stub alone in build-tsan: its thread
 #                                    pool tests (the CPU runtime tests, allocation faults, and
 #                                    8 application threads with a model each).
@@ -22,7 +24,7 @@ run_asan() {
     -DCMAKE_CXX_COMPILER=clang++-19 -DTGC_FUZZ=ON -DTGC_SANITIZE=address,undefined >/dev/null
   # What the unit label and the slice need, not the benchmarks and the conformance runner.
   cmake --build "$b" -j "$jobs" --target tgc tgc_unit_tests tgc_codegen_tests tgc_tune_tests \
-    rt_alloc_fail rt_concurrent_models rt_api_test rt_test_model_cpu rt_npytool rt_weights_so_test gguf_tokenize gguf_sample gguf_text_stream \
+    rt_alloc_fail rt_concurrent_models rt_api_test rt_test_model_cpu rt_npytool rt_weights_so_test gguf_tokenize gguf_sample gguf_text_stream gguf_dequant \
     fuzz_npy fuzz_rt_npy fuzz_onnx fuzz_gguf fuzz_tune_cache fuzz_agent_reply
   # LLVM and protobuf keep a few allocations until exit; leaks of tgc's own show up in the
   # fuzzers (detect_leaks there) and in the runtime tests below.
@@ -31,11 +33,14 @@ run_asan() {
   # One test makes tgc-agent crash on purpose (a candidate raising SIGSEGV) and expects a signal:
   # ASan would turn that into its own report and exit status 1, so that test runs with handle_segv=0.
   local crash_test='AgentClient.DropsCrashingHangingAndExitingCandidatesAndGoesOn'
-  # gguf_dequant links artifacts (see TGC_SANITIZE in CMakeLists.txt): not in this build.
-  (cd "$b" && ctest --output-on-failure -j "$jobs" -L unit -E "^($crash_test|gguf_dequant)\$")
+  (cd "$b" && ctest --output-on-failure -j "$jobs" -L unit -E "^$crash_test\$")
   (cd "$b" && ASAN_OPTIONS="$ASAN_OPTIONS:handle_segv=0" ctest --output-on-failure -R "$crash_test")
   (cd "$b" && ASAN_OPTIONS="detect_leaks=1" ctest --output-on-failure -j "$jobs" \
     -R '^(bad_input|runtime_api|runtime_cli_cpu|runtime_weights_so|fault_alloc_runtime.*)$')
+  # The compiler under ASan from model file to running artifact (the artifacts themselves are not
+  # instrumented): every real model, the interpreter, the CLI's outputs and its fault paths.
+  (cd "$b" && ctest --output-on-failure -j "$jobs" \
+    -R '^(real_models_vs_onnxruntime|eval_vs_onnxruntime|compile_artifacts|fault_compile)$')
 }
 
 run_tsan() {
