@@ -186,6 +186,10 @@ for f in "$work"/gguf/gtrunc_*.gguf "$work"/gguf/gflip_*.gguf; do
   esac || { echo "FAIL $(basename "$f"): rc=$rc, stderr:"; cat "$work/err"; gsweep=1; fail=1; }
 done
 [ $gsweep -eq 0 ] && echo "ok   $(ls "$work"/gguf/gtrunc_*.gguf | wc -l) truncated and $(ls "$work"/gguf/gflip_*.gguf | wc -l) corrupted copies of a small llama GGUF: one-line errors, no crash"
+for cmd in "--help" "compile --help" "inspect -h" "eval --help"; do
+  expect_ok "tgc $cmd prints the usage" "$tgc" $cmd
+  grep -q "^usage:" "$work/out" || { echo "FAIL tgc $cmd printed no usage"; fail=1; }
+done
 expect_ok "inspect --stage=source on qcom" "$tgc" inspect "$model" --stage=source --target=qcom --kernel=k0
 expect_error "inspect illegal action" "UPCAST" "$tgc" inspect "$model" --stage=loops --kernel=k0 --opts="UPCAST(0,7)"
 expect_ok "inspect --stage=asm --kernel" "$tgc" inspect "$model" --stage=asm --kernel=k0

@@ -469,7 +469,10 @@ int cmd_eval(const Args& a) {
 
 int run_tgc(int argc, char** argv) {
   try {
-    if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" || std::string(argv[1]) == "help")) {
+    // `tgc --help`, `tgc help`, and --help after a command (`tgc compile --help`) all print it.
+    bool help = argc >= 2 && std::string(argv[1]) == "help";
+    for (int i = 1; i < argc; ++i) help = help || std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h";
+    if (help) {
       std::cout << usage();
       return 0;
     }
