@@ -117,6 +117,21 @@ TEST_F(KernelRewrites, NarrowRowsGetChannelVectors) {
   EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 8})) << opts_str(opts);
 }
 
+// A 1x1 conv tiles its output channels alone: on AVX-512 (32 registers) a tile of 4 channels x 2
+// vectors fills half the accumulator budget, so it grows to 8 channels; AVX2's 16 registers are
+// full at 4.
+TEST_F(KernelRewrites, OneTileAxisGrowsToFillTheAccumulatorBudget) {
+  TargetProfile avx512 = cpu_profile([](const std::string& f) { return f == "avx2" || f == "avx512f"; }, false);
+  TargetProfile avx2 = cpu_profile([](const std::string& f) { return f == "avx2"; }, false);
+  for (const TargetProfile& t : {avx512, avx2}) {
+    Schedule s = check(input({1, 32, 1, 128}).conv(weight({16, 32, 1, 1}), std::nullopt, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1), true, t);
+    ASSERT_EQ(s.kernels.size(), 1u) << describe(g, s);
+    std::vector<Opt> opts = heuristic_opts(g, s.kernels[0], t);
+    int64_t lanes = 2 * t.vector_lanes, channels = t.vector_registers == 32 ? 8 : 4;
+    EXPECT_EQ(opts, (std::vector<Opt>{{OptOp::Upcast, 1, lanes}, {OptOp::Upcast, 0, channels}})) << opts_str(opts);
+  }
+}
+
 // A stride-2 conv reads its input two elements apart along the output's rows: it reads a copy
 // split by phase instead, contiguous along them, and the heuristic gives it vector lanes; the
 // copy gets one copy of its body per phase (an interleaved load, contiguous stores). Depthwise
