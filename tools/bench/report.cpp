@@ -41,10 +41,13 @@ std::string agreement_cell(const std::optional<Agreement>& a) {
   return s;
 }
 
-Cells cells(const std::vector<Row>& rows) {
+// one_thread: each case's tgc ms at 1 thread, for a column of tgc's own speed-up (tables of more
+// threads; empty: no such column).
+Cells cells(const std::vector<Row>& rows, const std::map<std::string, double>& one_thread = {}) {
   Cells c;
   bool beam = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.beam_tried; });
   c.header = {"case", "inputs", "threads", "tgc ms", "ort ms", "tgc/ort"};
+  if (!one_thread.empty()) c.header.push_back("tgc / tgc 1T");
   if (beam) c.header.insert(c.header.end(), {"beam ms", "beam/ort"});
   c.header.insert(c.header.end(), {"tgc rate", "ort rate", "tgc % of ceiling", "ort % of ceiling", "ceiling", "outputs", "iters", "compile s"});
   if (beam) c.header.push_back("beam compile s");
@@ -53,6 +56,10 @@ Cells cells(const std::vector<Row>& rows) {
     v.push_back(r.tgc ? num(r.tgc->median_ms) + (r.tgc_single_run ? " (1 run)" : "") : "-");
     v.push_back(r.ort ? num(r.ort->median_ms) : "-");
     v.push_back(r.tgc && r.ort ? num(r.tgc->median_ms / r.ort->median_ms) : "-");
+    if (!one_thread.empty()) {
+      auto one = one_thread.find(r.name);
+      v.push_back(r.tgc && one != one_thread.end() ? num(r.tgc->median_ms / one->second) : "-");
+    }
     if (beam) {
       v.push_back(r.beam ? num(r.beam->median_ms) + (r.beam_single_run ? " (1 run)" : "") : "-");
       v.push_back(r.beam && r.ort ? num(r.beam->median_ms / r.ort->median_ms) : "-");
@@ -127,10 +134,14 @@ std::string markdown(const RunInfo& info, const std::vector<Ceiling>& ceilings, 
     o << "| " << c.name << " | " << c.threads << " | " << num(c.median_ms) << " | " << num(c.value) << " " << c.unit << " |\n";
   }
   std::map<int, std::vector<Row>> by_threads;
-  for (const Row& r : rows) by_threads[r.threads].push_back(r);
+  std::map<std::string, double> one_thread;
+  for (const Row& r : rows) {
+    by_threads[r.threads].push_back(r);
+    if (r.threads == 1 && r.tgc) one_thread[r.name] = r.tgc->median_ms;
+  }
   for (const auto& [t, group] : by_threads) {
     o << "\n### " << t << (t == 1 ? " thread" : " threads") << "\n\n";
-    Cells c = cells(group);
+    Cells c = cells(group, t > 1 ? one_thread : std::map<std::string, double>{});
     o << "|";
     for (const auto& h : c.header) o << " " << h << " |";
     o << "\n|";
