@@ -1,6 +1,6 @@
 // The GGUF reader and the llama graph built from it: any bytes are a model or a tgc::Error. The
-// model is built at 4 tokens and 16 cache rows (an -i file of 4 tokens would do the same). Any other exception
-// escapes and is reported as a crash.
+// model is built at 4 tokens and 16 cache rows (an -i file of 4 tokens would do the same). Any
+// other exception escapes and is reported as a crash.
 #include "frontend/frontend.h"
 #include "frontend/gguf/gguf_file.h"
 #include "ir/error.h"
