@@ -26,7 +26,7 @@ case "$mode" in
     cp "${BASH_SOURCE[0]}" "$dir/"
     ls -la "$dir" ;;
   run)
-    here="$2" secs="$3" forks_onnx="$4" forks_gguf="$5" out="$6"
+    here="$(realpath "$2")" secs="$3" forks_onnx="$4" forks_gguf="$5" out="$(realpath -m "$6")"
     w="$(mktemp -d)"
     for f in fuzz_onnx fuzz_gguf libprotobuf-lite.so.32; do xz -dc "$here/$f.xz" >"$w/$f"; done
     chmod +x "$w/fuzz_onnx" "$w/fuzz_gguf"
