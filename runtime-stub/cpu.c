@@ -4,7 +4,11 @@
  * threads' share exceeds twice the pool's measured cost of one split (a wake-up and a barrier) is
  * then timed split in the next CALIBRATION_RUNS runs, and split from then on only if that was
  * clearly faster (a split also moves the data to other cores' caches: embedding_model's k17 took 65 us
- * alone and 121 split in two). A batch at least as large as the pool runs a sample per thread
+ * alone and 121 split in two). The next 2 * CALIBRATION_RUNS runs alternate whole runs with those
+ * splits and with none, and the splits stay only if their runs were the faster: a launch timed
+ * alone does not see that splitting its producer moved its input to the other cores' caches
+ * (det at 2 threads: unsplit consumers of split producers ran 2-3x slower than at 1 thread, the
+ * run as a whole slower than at 1). A batch at least as large as the pool runs a sample per thread
  * instead, each in an arena of its own. TGC_PROFILE times each launch and prints the means when
  * the model is destroyed. */
 #include <stdatomic.h>
@@ -30,7 +34,9 @@ typedef struct {
   tgc_step* steps;      /* per launch: what the pool runs */
   int64_t* solo_ns;     /* per launch: its fastest calibration run on one thread (-1: none ran) */
   int64_t* split_ns_of; /* per launch: its fastest calibration run split across the pool (-1: none) */
-  int runs;             /* runs so far (calibration ends at 2 * CALIBRATION_RUNS) */
+  int runs;             /* runs so far (calibration ends at 4 * CALIBRATION_RUNS) */
+  unsigned char* decided; /* per launch: split after the per-launch timing */
+  int64_t run_ns[2];    /* the fastest whole run without splits [0] and with the decided ones [1] */
   int64_t split_ns;     /* the pool's cost of one split step */
   void* arena;          /* 64-byte aligned; m->arena points here */
   cpu_worker* workers;  /* per thread, made by the first sample-parallel run, else NULL */
@@ -172,6 +178,21 @@ static void decide_splits(cpu_state* c, const tgc_model* m) {
     if (c->steps[l].split && c->solo_ns[l] >= 0 && c->split_ns_of[l] >= 0) c->steps[l].split = c->split_ns_of[l] * 5 < c->solo_ns[l] * 4;
 }
 
+/* Runs 2C..4C-1 (C = CALIBRATION_RUNS): whole runs alternately without splits and with the
+ * decided ones; after the last, the splits stay only if their fastest run beat the other's. */
+static int run_checked(cpu_state* c, tgc_model* m) {
+  int32_t nl = m->desc->num_launches;
+  int with = (c->runs - 2 * CALIBRATION_RUNS) % 2;
+  for (int32_t l = 0; l < nl; ++l) c->steps[l].split = with && c->decided[l];
+  int64_t t0 = tgc_now_ns();
+  if (run_launches(c, m, 0, nl) != 0) return -1;
+  int64_t t = tgc_now_ns() - t0;
+  if (c->run_ns[with] < 0 || t < c->run_ns[with]) c->run_ns[with] = t;
+  int keep = c->runs + 1 < 4 * CALIBRATION_RUNS || c->run_ns[1] < c->run_ns[0];
+  for (int32_t l = 0; l < nl; ++l) c->steps[l].split = keep && c->decided[l];
+  return 0;
+}
+
 static int64_t cpu_run(void* be, tgc_model* m, int64_t sample) {
   cpu_state* c = be;
   const tgc_model_desc* d = m->desc;
@@ -187,7 +208,17 @@ static int64_t cpu_run(void* be, tgc_model* m, int64_t sample) {
     if (run_timed(c, m) != 0) return -1;
     ++c->runs;
     if (c->runs == CALIBRATION_RUNS) pick_candidates(c, m);
-    if (c->runs == 2 * CALIBRATION_RUNS) decide_splits(c, m);
+    if (c->runs == 2 * CALIBRATION_RUNS) {
+      decide_splits(c, m);
+      int any = 0;
+      for (int32_t l = 0; l < d->num_launches; ++l) any |= c->decided[l] = (unsigned char)c->steps[l].split;
+      if (!any) c->runs = 4 * CALIBRATION_RUNS; /* nothing split: nothing to check */
+    }
+    return 1;
+  }
+  if (c->runs < 4 * CALIBRATION_RUNS && m->num_threads > 1) {
+    if (run_checked(c, m) != 0) return -1;
+    ++c->runs;
     return 1;
   }
   if (!c->profile_ms) {
@@ -220,6 +251,7 @@ static void cpu_destroy(void* be, tgc_model* m) {
   free(c->steps);
   free(c->solo_ns);
   free(c->split_ns_of);
+  free(c->decided);
   if (c->pool) tgc_pool_destroy(c->pool);
   free_workers(c, m);
   tgc_free64(c->arena);
@@ -239,7 +271,7 @@ static void* cpu_create(tgc_model* m, int num_threads) {
   if (m->num_threads > 1024) m->num_threads = 1024;
   size_t nl = (size_t)d->num_launches + 1;
   if (!c || !(c->steps = calloc(nl, sizeof *c->steps)) || !(c->solo_ns = calloc(nl, sizeof *c->solo_ns)) ||
-      !(c->split_ns_of = calloc(nl, sizeof *c->split_ns_of)) ||
+      !(c->split_ns_of = calloc(nl, sizeof *c->split_ns_of)) || !(c->decided = calloc(nl, 1)) ||
       (getenv("TGC_PROFILE") && !(c->profile_ms = calloc(nl, sizeof(double)))) ||
       (d->arena_size > 0 && !(c->arena = tgc_alloc64(d->arena_size)))) {
     tgc_set_error("out of memory creating model '%s'", d->name ? d->name : "?");
@@ -255,6 +287,7 @@ static void* cpu_create(tgc_model* m, int num_threads) {
     c->steps[l] = (tgc_step){d->launches[l].cpu_fn, m->launch_args[l], 0, 0};
     c->solo_ns[l] = c->split_ns_of[l] = -1; /* not timed yet */
   }
+  c->run_ns[0] = c->run_ns[1] = -1;
   if (m->num_threads > 1) c->split_ns = measure_split_ns(c->pool);
   return c;
 }

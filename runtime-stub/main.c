@@ -12,8 +12,8 @@
 #include "runtime_internal.h"
 
 /* --bench warms up for WARMUP_RUNS runs (the CPU runtime calibrates its thread split in its first
- * six) and at least WARMUP_MS, as tools/ort/ort_run.js does for onnxruntime. */
-#define WARMUP_RUNS 6
+ * twelve) and at least WARMUP_MS, as tools/ort/ort_run.js does for onnxruntime. */
+#define WARMUP_RUNS 12
 #define WARMUP_MS 250.0
 
 static const char* g_prog = "tgc-model";
