@@ -35,7 +35,6 @@ typedef struct {
   int64_t* solo_ns;     /* per launch: its fastest calibration run on one thread (-1: none ran) */
   int64_t* split_ns_of; /* per launch: its fastest calibration run split across the pool (-1: none) */
   int runs;             /* runs so far (calibration ends at 4 * CALIBRATION_RUNS) */
-  unsigned char* decided; /* per launch: split after the per-launch timing */
   int64_t run_ns[2];    /* the fastest whole run without splits [0] and with the decided ones [1] */
   int64_t split_ns;     /* the pool's cost of one split step */
   void* arena;          /* 64-byte aligned; m->arena points here */
@@ -178,18 +177,26 @@ static void decide_splits(cpu_state* c, const tgc_model* m) {
     if (c->steps[l].split && c->solo_ns[l] >= 0 && c->split_ns_of[l] >= 0) c->steps[l].split = c->split_ns_of[l] * 5 < c->solo_ns[l] * 4;
 }
 
+/* Every launch on this thread, in order: a run as it would be without splits. */
+static int run_alone(cpu_state* c, tgc_model* m) {
+  for (int32_t l = 0; l < m->desc->num_launches; ++l) {
+    int64_t total = tgc_launch_items(m, l);
+    if (total > 0) c->steps[l].fn(c->steps[l].buffers, 0, total);
+    if (tgc_take_computed_var(m, l) != 0) return -1;
+  }
+  return 0;
+}
+
 /* Runs 2C..4C-1 (C = CALIBRATION_RUNS): whole runs alternately without splits and with the
  * decided ones; after the last, the splits stay only if their fastest run beat the other's. */
 static int run_checked(cpu_state* c, tgc_model* m) {
-  int32_t nl = m->desc->num_launches;
   int with = (c->runs - 2 * CALIBRATION_RUNS) % 2;
-  for (int32_t l = 0; l < nl; ++l) c->steps[l].split = with && c->decided[l];
   int64_t t0 = tgc_now_ns();
-  if (run_launches(c, m, 0, nl) != 0) return -1;
+  if ((with ? run_launches(c, m, 0, m->desc->num_launches) : run_alone(c, m)) != 0) return -1;
   int64_t t = tgc_now_ns() - t0;
   if (c->run_ns[with] < 0 || t < c->run_ns[with]) c->run_ns[with] = t;
-  int keep = c->runs + 1 < 4 * CALIBRATION_RUNS || c->run_ns[1] < c->run_ns[0];
-  for (int32_t l = 0; l < nl; ++l) c->steps[l].split = keep && c->decided[l];
+  if (c->runs + 1 == 4 * CALIBRATION_RUNS && c->run_ns[1] >= c->run_ns[0])
+    for (int32_t l = 0; l < m->desc->num_launches; ++l) c->steps[l].split = 0;
   return 0;
 }
 
@@ -211,7 +218,7 @@ static int64_t cpu_run(void* be, tgc_model* m, int64_t sample) {
     if (c->runs == 2 * CALIBRATION_RUNS) {
       decide_splits(c, m);
       int any = 0;
-      for (int32_t l = 0; l < d->num_launches; ++l) any |= c->decided[l] = (unsigned char)c->steps[l].split;
+      for (int32_t l = 0; l < d->num_launches; ++l) any |= c->steps[l].split;
       if (!any) c->runs = 4 * CALIBRATION_RUNS; /* nothing split: nothing to check */
     }
     return 1;
@@ -251,7 +258,6 @@ static void cpu_destroy(void* be, tgc_model* m) {
   free(c->steps);
   free(c->solo_ns);
   free(c->split_ns_of);
-  free(c->decided);
   if (c->pool) tgc_pool_destroy(c->pool);
   free_workers(c, m);
   tgc_free64(c->arena);
@@ -271,7 +277,7 @@ static void* cpu_create(tgc_model* m, int num_threads) {
   if (m->num_threads > 1024) m->num_threads = 1024;
   size_t nl = (size_t)d->num_launches + 1;
   if (!c || !(c->steps = calloc(nl, sizeof *c->steps)) || !(c->solo_ns = calloc(nl, sizeof *c->solo_ns)) ||
-      !(c->split_ns_of = calloc(nl, sizeof *c->split_ns_of)) || !(c->decided = calloc(nl, 1)) ||
+      !(c->split_ns_of = calloc(nl, sizeof *c->split_ns_of)) ||
       (getenv("TGC_PROFILE") && !(c->profile_ms = calloc(nl, sizeof(double)))) ||
       (d->arena_size > 0 && !(c->arena = tgc_alloc64(d->arena_size)))) {
     tgc_set_error("out of memory creating model '%s'", d->name ? d->name : "?");
