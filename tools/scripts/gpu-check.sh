@@ -3,7 +3,8 @@
 # runs where it is built and the GPU may be elsewhere:
 #
 #   tools/scripts/gpu-check.sh prepare DIR [TARGET...]   here: compile every real model (and the
-#       bundled digits CNN) for each TARGET (default: cuda qcom), with seeded inputs and
+#       bundled digits CNN, and batches and run-time dims of four of them: shape_cases) for each
+#       TARGET (default: cuda qcom), with seeded inputs and
 #       onnxruntime-node's outputs; and every Tensor API op for cuda, with the interpreter's
 #       outputs. Needs build/ (tools/scripts/test.sh builds it; TGC=path overrides build/tgc).
 #       TARGET none: no artifacts; the models are copied into DIR/models instead, to compile there.
@@ -35,7 +36,8 @@ prepare() {
   cp "$root/tests/compare_npy.py" "$root/tests/real_models_lib.sh" "$dir/"
   mkdir -p "$dir/models"
   cp "$root/models/digits_cnn.onnx" "$dir/models/"
-  { real_model_cases; echo "digits|digits_cnn.onnx||image=digits_image.npy|"; } > "$dir/cases.txt"
+  shape_case_inputs "$dir/inputs"
+  { real_model_cases; echo "digits|digits_cnn.onnx||image=digits_image.npy|"; shape_cases; } > "$dir/cases.txt"
   : > "$dir/targets.txt"
   while IFS='|' read -r name model cargs ins ort_only; do
     [ -f "$dir/models/$model" ] || cp "$real/$model" "$dir/models/"
@@ -62,6 +64,31 @@ prepare() {
     strip "$dir"/ops/*/model
   fi
   echo "prepared $dir: $(du -sh "$dir" | cut -f1)"
+}
+
+# Batches and run-time dims on the GPU backends (tests/dynamic_dims.sh checks them on lavapipe and
+# pocl): a batch bound at run time (cls, embedding), and models compiled for sizes up to a bound
+# run at a smaller one (rec's width, det's height and width in multiples of 32). Same form as
+# real_model_cases.
+shape_cases() {
+  cat <<'CASES'
+cls_batch2|ch_ppocr_mobile_v2.0_cls_infer.onnx|--input-shape x=?,3,48,192|x=cls_batch2.npy|
+embedding_batch3|embedding_model.onnx||input_1=emb_batch3.npy|
+rec_width160_of_320|ch_PP-OCRv4_rec_infer.onnx|--input-shape x=1,3,48,? --dynamic p2o.DynamicDimension.1=320|x=rec_w160.npy|
+det_256x192_of_320x320|ch_PP-OCRv4_det_infer.onnx|--input-shape x=1,3,?,? --dynamic p2o.DynamicDimension.1=320/32 --dynamic p2o.DynamicDimension.2=320/32|x=det_256x192.npy|
+CASES
+}
+
+shape_case_inputs() {  # dir (holding real_model_inputs' files)
+/usr/bin/python3 - "$1" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+r = np.random.default_rng(1)
+np.save(f"{d}/cls_batch2.npy", r.standard_normal((2, 3, 48, 192)).astype(np.float32))
+np.save(f"{d}/emb_batch3.npy", r.standard_normal((3, 76, 32, 1)).astype(np.float32))
+np.save(f"{d}/rec_w160.npy", r.standard_normal((1, 3, 48, 160)).astype(np.float32))
+np.save(f"{d}/det_256x192.npy", np.ascontiguousarray(np.load(f"{d}/det_x.npy")[:, :, :256, :192]))
+PY
 }
 
 # compile DIR LABEL TGC_ARGS...: every case of DIR/cases.txt into DIR/LABEL, LABEL added to targets.txt.
@@ -124,7 +151,7 @@ run() {
       [ -x "$art" ] || continue
       local a=() kv tolerance
       # shellcheck disable=SC2207
-      tolerance=($(real_model_tolerance "$name" "$(cat "$dir/$t/precision" 2>/dev/null || echo fp32)"))
+      tolerance=($(real_model_tolerance "${name%%_*}" "$(cat "$dir/$t/precision" 2>/dev/null || echo fp32)"))
       [ "${tolerance[0]}" != skip: ] || { echo "| $name | $t | skipped: ${tolerance[*]:1} | - |" >> "$work/table"; continue; }
       for kv in $ins; do a+=(-i "${kv%%=*}=$dir/inputs/${kv#*=}"); done
       if ! "$art" "${a[@]}" -o "$work/$t-$name" >"$work/log" 2>&1; then
@@ -147,5 +174,5 @@ case "${1:-}" in
   prepare) shift; [ $# -ge 1 ] || { echo "usage: $0 prepare DIR [TARGET...]" >&2; exit 2; }; prepare "$@" ;;
   compile) shift; [ $# -ge 2 ] || { echo "usage: $0 compile DIR LABEL TGC_ARGS..." >&2; exit 2; }; compile "$@" ;;
   run) shift; [ $# -ge 1 ] || { echo "usage: $0 run DIR [BENCH_RUNS]" >&2; exit 2; }; run "$@" ;;
-  *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
