@@ -94,7 +94,7 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
     const BufferInfo& info = g.buffer(b);
     int storage = TGC_STORAGE_ARENA;
     int64_t offset = 0;
-    if (info.kind == BufferKind::Weight) storage = TGC_STORAGE_WEIGHT, offset = weights_layout.offset.at(b);
+    if (info.kind == BufferKind::Weight) storage = info.image ? TGC_STORAGE_IMAGE : TGC_STORAGE_WEIGHT, offset = weights_layout.offset.at(b);
     else if (info.kind == BufferKind::Input) storage = TGC_STORAGE_INPUT;
     else if (info.kind == BufferKind::Output) storage = TGC_STORAGE_OUTPUT;
     else if (info.kind == BufferKind::State) storage = TGC_STORAGE_STATE;

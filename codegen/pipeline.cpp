@@ -11,6 +11,7 @@
 #include "codegen/cpu_objects.h"
 #include "codegen/dialect.h"
 #include "codegen/emit.h"
+#include "codegen/gpu/image_weights.h"
 #include "passes/branch_guards.h"
 #include "passes/memplan.h"
 #include "passes/precision.h"
@@ -201,6 +202,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   std::vector<std::string> objects;
   run_stage("codegen", [&] {
     if (dialect.render_gpu) {
+      if (target.profile.image_weights) place_image_weights(g, programs);
       for (const LoopProgram& p : programs) {  // (no size variants on GPUs)
         GpuKernel k = dialect.render_gpu(g, p, target.profile);
         KernelLaunch l = launch_of(g, p);

@@ -104,6 +104,8 @@ struct BufferInfo {
   Shape shape;
   BufferKind kind;
   std::shared_ptr<const Bytes> data;  // weights only: raw little-endian bytes (owned or mapped)
+  // A weight that the GPU reads as a 2D image, 4 elements per texel (codegen/gpu/image_weights.h).
+  bool image = false;
 };
 
 // Owns all nodes and the buffer table. make() returns the existing node for a repeated request.

@@ -403,6 +403,33 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
   }
   return opts;
 }
+
+// Targets with image weights (qcom): a reduce axis along which a weight is contiguous is unrolled
+// by 4, so that the weight's loads come in fours, which the GPU lowering reads as one texel of an
+// image, through the texture cache (codegen/gpu/image_weights.h). Not with GROUP ranges: their
+// threads take every amount-th element of the axis.
+void unroll_along_weights(Graph& g, const Kernel& k, const TargetProfile& t, std::vector<Opt>& opts) {
+  if (k.num_reduces == 0) return;
+  for (const Opt& o : opts)
+    if (o.op == OptOp::Group || o.op == OptOp::GroupTop || o.op == OptOp::Tc) return;
+  Kernel cur = apply_opts(g, k, opts, t);
+  std::vector<const UOp*> axes = kernel_axes(cur), loads = reduce_loads(cur);
+  for (size_t a = cur.global_ranges.size(); a < axes.size(); ++a) {
+    if (!axes[a]->src[0]->is_const() || size_of(axes[a]) % 4 != 0) continue;
+    bool along_weight = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) {
+      const BufferInfo& b = g.buffer(l->src[0]->ival());
+      return b.kind == BufferKind::Weight && b.dtype == DType::F32 && l->src.size() == 2 && stride(g, l->src[1], axes[a]) == 1;
+    });
+    if (!along_weight) continue;
+    opts.push_back({OptOp::Unroll, int(a), 4});
+    try {
+      apply_opts(g, k, opts, t);
+    } catch (const Error&) {  // past the body's expansion limit
+      opts.pop_back();
+    }
+    return;
+  }
+}
 }  // namespace
 
 void rewrite_kernels(Graph& g, Schedule& s, const TargetProfile& t) {
@@ -471,7 +498,11 @@ static std::vector<Opt> chain_opts(Graph& g, const Kernel& k, const TargetProfil
 
 std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, bool tile_runtime_axes) {
   std::vector<Opt> opts;
-  if (t.gpu) return gpu_heuristic_opts(g, k, t);
+  if (t.gpu) {
+    std::vector<Opt> opts = gpu_heuristic_opts(g, k, t);
+    if (t.image_weights) unroll_along_weights(g, k, t, opts);
+    return opts;
+  }
   if (k.num_reduces == 0) {  // elementwise: LLVM vectorizes the inner loop
     std::vector<Opt> phases = phase_opts(g, k);
     return phases.empty() ? chain_opts(g, k, t) : phases;

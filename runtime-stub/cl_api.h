@@ -29,12 +29,24 @@ typedef struct _cl_event* cl_event;
 typedef struct {
   size_t origin, size;
 } cl_buffer_region;
+typedef struct {
+  cl_uint image_channel_order, image_channel_data_type;
+} cl_image_format;
+typedef struct {
+  cl_uint image_type;
+  size_t image_width, image_height, image_depth, image_array_size, image_row_pitch, image_slice_pitch;
+  cl_uint num_mip_levels, num_samples;
+  cl_mem buffer;
+} cl_image_desc;
 
 #define CL_SUCCESS 0
 #define CL_FALSE 0
 #define CL_TRUE 1
 #define CL_DEVICE_TYPE_GPU (1 << 2)
 #define CL_DEVICE_TYPE_ALL 0xFFFFFFFF
+#define CL_DEVICE_IMAGE2D_MAX_WIDTH 0x1011
+#define CL_DEVICE_IMAGE2D_MAX_HEIGHT 0x1012
+#define CL_DEVICE_IMAGE_SUPPORT 0x1016
 #define CL_DEVICE_MEM_BASE_ADDR_ALIGN 0x1019
 #define CL_DEVICE_GLOBAL_MEM_SIZE 0x101F
 #define CL_DEVICE_NAME 0x102B
@@ -45,6 +57,9 @@ typedef struct {
 #define CL_MEM_READ_ONLY (1 << 2)
 #define CL_MEM_ALLOC_HOST_PTR (1 << 4)
 #define CL_MEM_COPY_HOST_PTR (1 << 5)
+#define CL_RGBA 0x10B5
+#define CL_FLOAT 0x10DE
+#define CL_MEM_OBJECT_IMAGE2D 0x10F1
 #define CL_PROGRAM_BINARY_SIZES 0x1165
 #define CL_PROGRAM_BINARIES 0x1166
 #define CL_PROGRAM_BUILD_LOG 0x1183
@@ -66,6 +81,7 @@ typedef struct {
   X(cl_command_queue, clCreateCommandQueue, (cl_context, cl_device_id, cl_command_queue_properties, cl_int*))     \
   X(cl_mem, clCreateBuffer, (cl_context, cl_mem_flags, size_t, void*, cl_int*))                                   \
   X(cl_mem, clCreateSubBuffer, (cl_mem, cl_mem_flags, cl_buffer_create_type, const void*, cl_int*))               \
+  X(cl_mem, clCreateImage, (cl_context, cl_mem_flags, const cl_image_format*, const cl_image_desc*, void*, cl_int*)) \
   X(cl_program, clCreateProgramWithSource, (cl_context, cl_uint, const char**, const size_t*, cl_int*))           \
   X(cl_program, clCreateProgramWithBinary,                                                                        \
     (cl_context, cl_uint, const cl_device_id*, const size_t*, const unsigned char**, cl_int*, cl_int*))           \

@@ -152,6 +152,36 @@ static void cl_destroy(void* be, tgc_model* m) {
   cl_free(cl);
 }
 
+/* A weight the kernels read as an image (TGC_STORAGE_IMAGE): RGBA float texels in rows of
+ * TGC_IMAGE_ROW_TEXELS, the last row padded with zeros. NULL with the error set. */
+static cl_mem create_image(tgc_cl* cl, const tgc_buffer* b, const void* data) {
+  cl_api* a = &cl->api;
+  const char* bn = b->name ? b->name : "?";
+  cl_bool images = CL_FALSE;
+  size_t max_w = 0, max_h = 0;
+  a->clGetDeviceInfo(cl->device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
+  a->clGetDeviceInfo(cl->device, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof max_w, &max_w, NULL);
+  a->clGetDeviceInfo(cl->device, CL_DEVICE_IMAGE2D_MAX_HEIGHT, sizeof max_h, &max_h, NULL);
+  size_t texels = (size_t)b->nbytes / 16;
+  size_t w = texels < TGC_IMAGE_ROW_TEXELS ? texels : TGC_IMAGE_ROW_TEXELS, h = (texels + w - 1) / w;
+  if (!images || w > max_w || h > max_h) {
+    tgc_set_error("OpenCL backend: weight '%s' is an image of %zu x %zu texels, but '%s' has %s (2D images up to %zu x %zu)",
+                  bn, w, h, cl->device_name, images ? "smaller ones" : "no image support", max_w, max_h);
+    return NULL;
+  }
+  float* texels_data = calloc(w * h, 16);
+  if (!texels_data) return tgc_set_error("out of memory"), NULL;
+  memcpy(texels_data, data, (size_t)b->nbytes);
+  cl_image_format format = {CL_RGBA, CL_FLOAT};
+  cl_image_desc image = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = w, .image_height = h};
+  cl_int e = 0;
+  cl_mem m = a->clCreateImage(cl->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &format, &image, texels_data, &e);
+  free(texels_data);
+  if (!m)
+    tgc_set_error("OpenCL backend: cannot create the %zu x %zu image of weight '%s': %s (%d)", w, h, bn, tgc_cl_err(e), e);
+  return m;
+}
+
 static void* cl_create(tgc_model* model, int num_threads) {
   const tgc_model_desc* desc = model->desc;
   for (int32_t l = 0; l < desc->num_launches; ++l) {
@@ -247,6 +277,8 @@ static void* cl_create(tgc_model* model, int num_threads) {
     } else if (b->storage == TGC_STORAGE_WEIGHT) {
       m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_ONLY | (b->nbytes > 0 ? CL_MEM_COPY_HOST_PTR : 0), size,
                             b->nbytes > 0 ? model->buf[i] : NULL, &e);
+    } else if (b->storage == TGC_STORAGE_IMAGE) {
+      if (!(m = create_image(cl, b, model->buf[i]))) goto fail;
     } else if (b->storage == TGC_STORAGE_STATE) {
       /* its own memory, starting from the zeroed host copy; runs leave it on the device */
       m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE | (b->nbytes > 0 ? CL_MEM_COPY_HOST_PTR : 0), size,

@@ -145,6 +145,7 @@ static const char* storage_name(int32_t s) {
     case TGC_STORAGE_INPUT: return "input";
     case TGC_STORAGE_OUTPUT: return "output";
     case TGC_STORAGE_STATE: return "state";
+    case TGC_STORAGE_IMAGE: return "image";
     default: return "?";
   }
 }
@@ -197,7 +198,14 @@ static int validate(const tgc_model_desc* d) {
           return -1;
         }
         break;
+      case TGC_STORAGE_IMAGE:
       case TGC_STORAGE_WEIGHT:
+        if (b->storage == TGC_STORAGE_IMAGE &&
+            (strcmp(d->backend->name, "opencl") != 0 || b->dtype != TGC_F32 || b->nbytes % 16 != 0)) {
+          tgc_set_error("buffer %d '%s': an image weight must be f32, a whole number of 4-float texels, on the OpenCL backend",
+                        (int)i, bn);
+          return -1;
+        }
         if (b->offset < 0 || b->offset + b->nbytes > d->weights_size) {
           tgc_set_error("buffer %d '%s': bytes [%lld, %lld) lie outside the weights (%lld bytes)", (int)i, bn,
                         (long long)b->offset, (long long)(b->offset + b->nbytes), (long long)d->weights_size);
@@ -444,6 +452,7 @@ tgc_model* tgc_create(const tgc_model_desc* desc, int num_threads) {
     switch (b->storage) {
       case TGC_STORAGE_ARENA: break; /* a host arena is the backend's (CPU) */
       case TGC_STORAGE_WEIGHT:
+      case TGC_STORAGE_IMAGE:
         if (!weights && b->nbytes > 0) {
           tgc_set_error("buffer '%s' is a weight, but the model has neither embedded weights nor a weights file",
                         b->name ? b->name : "?");

@@ -5,7 +5,7 @@
 #define TGC_MODEL_H
 #include <stdint.h>
 
-#define TGC_ABI_VERSION 11
+#define TGC_ABI_VERSION 12
 
 /* Same order as tgc::DType in the compiler. */
 enum tgc_dtype {
@@ -17,7 +17,12 @@ enum tgc_dtype {
  * (so that callers can fill / read them between runs); intermediates share the arena. STATE
  * buffers persist across runs (KV caches, recurrent state): their own allocation, zeroed at
  * create and by tgc_reset_state, kept on the device between runs by GPU backends, never batched. */
-enum tgc_storage { TGC_STORAGE_ARENA, TGC_STORAGE_WEIGHT, TGC_STORAGE_INPUT, TGC_STORAGE_OUTPUT, TGC_STORAGE_STATE };
+enum tgc_storage { TGC_STORAGE_ARENA, TGC_STORAGE_WEIGHT, TGC_STORAGE_INPUT, TGC_STORAGE_OUTPUT, TGC_STORAGE_STATE,
+                   TGC_STORAGE_IMAGE };
+/* IMAGE: a WEIGHT (f32, a multiple of 4 elements) that OpenCL kernels read as a 2D image of RGBA
+ * float texels, 4 elements each, read_imagef at texel i = (i % w, i / w) with w =
+ * min(texels, TGC_IMAGE_ROW_TEXELS); the rows past the data are zeros. */
+#define TGC_IMAGE_ROW_TEXELS 4096
 
 struct tgc_vocab; /* tokenizer.h */
 

@@ -26,6 +26,9 @@ TargetProfile opencl_profile() {
   // half arithmetic where the device has cl_khr_fp16 (Adreno's doubles its ALU rate), float
   // where it does not: the kernels carry both (codegen/opencl/render_opencl.cpp).
   t.half_math = true;
+  // Adreno's texture path caches what its plain loads do not (tinygrad's QCOM backend's main
+  // trick); every OpenCL GPU with images runs them.
+  t.image_weights = true;
   return t;
 }
 

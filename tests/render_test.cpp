@@ -11,6 +11,7 @@
 
 #include "codegen/cuda/render_ptx.h"
 #include "codegen/gpu/c_renderer.h"
+#include "codegen/gpu/image_weights.h"
 #include "codegen/llvm/cpu_kernel.h"
 #include "codegen/llvm/llvm_expr.h"
 #include "codegen/opencl/opencl_candidate.h"
@@ -288,6 +289,43 @@ TEST(GpuVectorAccess, UpcastBy4IsOneVectorAccess) {
   std::string half = render_glsl(g, gpu_program(g, Tensor::input(g, "h", DType::F16, {64}).relu(), {{OptOp::Upcast, 0, 4}}),
                                  {.index_bits = 32});
   EXPECT_EQ(half.find("vec4"), std::string::npos) << half;
+}
+
+HostTensor ones(const Shape& shape) {
+  HostTensor t(DType::F32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, 1.0);
+  return t;
+}
+
+// qcom (TargetProfile::image_weights): a reduce along which a weight is contiguous is unrolled by
+// 4, and a weight every kernel reads only in such fours becomes an image, read a texel at a time.
+TEST(ImageWeights, WeightsReadInFoursAreImages) {
+  for (int64_t k : {32, 1024}) {  // one row of texels, and rows of 4096 (8192 texels)
+    Graph g;
+    Tensor x = Tensor::input(g, "x", DType::F32, {256, k}), w = Tensor::weight(g, "w", ones({32, k}));
+    Tensor y = x.matmul(w.transpose());
+    Kernel kernel = only_kernel(g, y);
+    std::vector<Opt> opts = heuristic_opts(g, kernel, opencl_profile());
+    EXPECT_TRUE(std::count(opts.begin(), opts.end(), Opt{OptOp::Unroll, 2, 4})) << opts_str(opts);
+    std::vector<Opt> vk = heuristic_opts(g, kernel, vulkan_profile());
+    EXPECT_FALSE(std::any_of(vk.begin(), vk.end(), [](const Opt& o) { return o.op == OptOp::Unroll; })) << opts_str(vk);
+    LoopProgram p = lower(g, apply_opts(g, kernel, opts, opencl_profile()), {.inner_loop = false});
+    int64_t wb = w.uop()->ival(), xb = x.uop()->ival();
+    EXPECT_EQ(buffers_read_in_fours(g, p), (std::set<int64_t>{xb, wb}));
+    place_image_weights(g, {p});
+    EXPECT_TRUE(g.buffer(wb).image);
+    EXPECT_FALSE(g.buffer(xb).image) << "only weights";
+    std::string cl = render_opencl(g, p, {.index_bits = 32});
+    EXPECT_EQ(count(cl, "__read_only image2d_t b"), 1u) << cl;
+    EXPECT_EQ(count(cl, "read_imagef(b"), 1u) << cl;
+    EXPECT_EQ(count(cl, "% 4096), (int)("), k == 1024 ? 1u : 0u) << cl;
+
+    // Read one at a time by another kernel: a buffer again.
+    LoopProgram scalar = lower(g, only_kernel(g, w + 1.0), {.inner_loop = false});
+    place_image_weights(g, {p, scalar});
+    EXPECT_FALSE(g.buffer(wb).image);
+    EXPECT_EQ(render_opencl(g, p, {.index_bits = 32}).find("image2d_t"), std::string::npos);
+  }
 }
 
 // The model's signed integer / and % divide magnitudes in GLSL, which leaves negative operands

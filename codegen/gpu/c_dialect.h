@@ -18,6 +18,8 @@ struct CBuffer {
   bool written;  // the kernel's output (the first buffer); the others are only read
   bool vars;     // the vars buffer (i64 run-time dims), unused where var_value() passes them
   bool vector4 = false;  // also accessed 4 elements at a time (vector_element)
+  // > 0: a 2D image of 4-element texels this wide (BufferInfo::image), read only as 4-vectors.
+  int64_t image_width = 0;
 };
 
 struct CKernelHead {

@@ -1,16 +1,79 @@
 #include "codegen/gpu/c_renderer.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "ir/error.h"
+#include "runtime-stub/tgc_model.h"
 
 namespace tgc {
 
 namespace {
+// ---- 4-vector accesses. An UPCAST (or UNROLL) by 4 of a contiguous axis loads (or stores) base,
+// base+1, base+2 and base+3 in one statement list; where base is a multiple of 4 the four can be
+// one vector access (every buffer starts 16-byte aligned).
+struct Quad {
+  int64_t buffer;
+  const UOp* base;
+  bool store;
+  const UOp* lane[4] = {};
+  const LStmt* first = nullptr;  // in statement order
+  const LStmt* last = nullptr;
+  bool complete() const { return lane[0] && lane[1] && lane[2] && lane[3]; }
+};
+
+std::pair<const UOp*, int> lane_of(const UOp* index) {
+  if (index->op == Op::Add)
+    for (int c = 0; c < 2; ++c) {
+      const UOp* k = index->src[size_t(c)];
+      if (k->op == Op::Const && k->ival() >= 1 && k->ival() <= 3) return {index->src[size_t(1 - c)], int(k->ival())};
+    }
+  return {index, 0};
+}
+
+bool multiple_of_4(const UOp* u) {
+  switch (u->op) {
+    case Op::Const: return u->ival() % 4 == 0;
+    case Op::Add: return multiple_of_4(u->src[0]) && multiple_of_4(u->src[1]);
+    case Op::Mul: return multiple_of_4(u->src[0]) || multiple_of_4(u->src[1]);
+    default: return false;
+  }
+}
+
+struct QuadScan {
+  std::vector<Quad> quads;                           // complete, at a multiple of 4
+  std::map<std::pair<int64_t, bool>, int> accesses;  // (buffer, store) -> its loads or stores, all of them
+};
+
+// The 4-vectors among the loads (ungated) and stores of `body` and its loops that `candidate`
+// accepts. A second load of the same address stays scalar.
+void scan_quads(const std::vector<LStmt>& body, const std::function<bool(const UOp*)>& candidate, QuadScan& out) {
+  std::vector<Quad> quads;
+  for (const LStmt& s : body) {
+    if (s.kind == LStmt::Loop) scan_quads(s.body, candidate, out);
+    bool load = s.kind == LStmt::Let && s.u->op == Op::Load, store = s.kind == LStmt::Store;
+    if (!load && !store) continue;
+    int64_t b = s.u->src[0]->ival();
+    ++out.accesses[{b, store}];
+    if ((load && s.u->src.size() != 2) || !candidate(s.u)) continue;
+    auto [base, k] = lane_of(s.u->src[1]);
+    auto q = std::find_if(quads.begin(), quads.end(), [&](const Quad& q) { return q.buffer == b && q.base == base && q.store == store; });
+    if (q == quads.end()) q = quads.insert(quads.end(), Quad{b, base, store});
+    if (q->lane[k]) continue;
+    q->lane[k] = s.u;
+    if (!q->first) q->first = &s;
+    q->last = &s;
+  }
+  for (const Quad& q : quads)
+    if (q.complete() && multiple_of_4(q.base)) out.quads.push_back(q);
+}
+
 class CRenderer {
  public:
   CRenderer(const Graph& g, const GpuProgram& k, const CDialect& d)
@@ -19,8 +82,8 @@ class CRenderer {
   std::string run() {
     CKernelHead head{p_.name, {}, k_.local_size, k_.global_size, int64_t(g_.vars().size())};
     for (size_t i = 0; i < p_.args.size(); ++i) {
-      head.buffers.push_back({"b" + std::to_string(i), g_.buffer(p_.args[i]).dtype, i == 0, p_.args[i] == g_.vars_buffer()});
       arg_[p_.args[i]] = i;
+      head.buffers.push_back(cbuffer(p_.args[i]));
     }
     plan_vectors(head.buffers);
     std::string idx = reg(DType::Index);
@@ -65,87 +128,39 @@ class CRenderer {
 
   std::string buffer(int64_t id) const { return "b" + std::to_string(arg_.at(id)); }
 
-  // ---- 4-vector accesses. An UPCAST by 4 of a contiguous axis loads (or stores) base, base+1,
-  // base+2 and base+3 in one statement list; where base is a multiple of 4 and the dialect has
-  // 4-vectors of the type, the four become one vector access. Loads: the vector is read at the
-  // first of the four, which then take its components. Stores: all of an output's stores or none
-  // (GLSL writes them through a second view of the binding), written at the last of the four.
-  struct Quad {
-    int64_t buffer;
-    const UOp* base;
-    bool store;
-    const UOp* lane[4] = {};
-    const LStmt* first = nullptr;  // in statement order
-    const LStmt* last = nullptr;
-    bool complete() const { return lane[0] && lane[1] && lane[2] && lane[3]; }
-  };
-
-  static std::pair<const UOp*, int> lane_of(const UOp* index) {
-    if (index->op == Op::Add)
-      for (int c = 0; c < 2; ++c) {
-        const UOp* k = index->src[size_t(c)];
-        if (k->op == Op::Const && k->ival() >= 1 && k->ival() <= 3) return {index->src[size_t(1 - c)], int(k->ival())};
-      }
-    return {index, 0};
-  }
-  static bool multiple_of_4(const UOp* u) {
-    switch (u->op) {
-      case Op::Const: return u->ival() % 4 == 0;
-      case Op::Add: return multiple_of_4(u->src[0]) && multiple_of_4(u->src[1]);
-      case Op::Mul: return multiple_of_4(u->src[0]) || multiple_of_4(u->src[1]);
-      default: return false;
-    }
+  CBuffer cbuffer(int64_t id) const {
+    const BufferInfo& info = g_.buffer(id);
+    CBuffer b{buffer(id), info.dtype, arg_.at(id) == 0, id == g_.vars_buffer()};
+    if (info.image) b.image_width = std::min<int64_t>(numel(info.shape) / 4, TGC_IMAGE_ROW_TEXELS);
+    return b;
   }
 
+  // ---- 4-vector accesses (scan_quads). Loads: the vector is read at the first of the four,
+  // which then take its components. Stores: all of an output's stores or none (GLSL writes them
+  // through a second view of the binding), written at the last of the four.
   void plan_vectors(std::vector<CBuffer>& buffers) {
-    std::vector<Quad> stores;
-    std::unordered_map<int64_t, int> stores_of;  // buffer id -> its scalar stores in the kernel
-    plan_list(p_.body, buffers, stores, stores_of);
+    QuadScan scan;
+    scan_quads(p_.body, [&](const UOp* u) {
+      bool store = u->op == Op::Store;
+      DType t = store ? u->src[2]->dtype : u->dtype;
+      if (d_.vector_type(t).empty() || g_.buffer(u->src[0]->ival()).dtype != t) return false;
+      return !store || (u->src.size() <= 3 && k_.store_gate.empty());
+    }, scan);
     std::unordered_map<int64_t, int> in_quads;
-    for (const Quad& q : stores) in_quads[q.buffer] += 4;
-    for (const Quad& q : stores) {
-      if (in_quads[q.buffer] != stores_of[q.buffer]) continue;
+    for (const Quad& q : scan.quads)
+      if (q.store) in_quads[q.buffer] += 4;
+    for (const Quad& q : scan.quads) {
+      if (!q.store) {
+        std::string v = "q" + std::to_string(vector_load_at_.size());
+        for (int k = 0; k < 4; ++k) vector_lane_[q.lane[k]] = v + "." + "xyzw"[k];
+        vector_load_at_[q.first->u] = {v, q};
+        buffers[arg_.at(q.buffer)].vector4 = true;
+        continue;
+      }
+      if (in_quads[q.buffer] != scan.accesses[{q.buffer, true}]) continue;
       buffers[arg_.at(q.buffer)].vector4 = true;
       for (const UOp* l : q.lane) vector_store_skip_.insert(l);
       vector_store_at_[q.last->u] = q;
-    }
-  }
-
-  void plan_list(const std::vector<LStmt>& body, std::vector<CBuffer>& buffers, std::vector<Quad>& stores,
-                 std::unordered_map<int64_t, int>& stores_of) {
-    std::vector<Quad> quads;
-    auto quad_of = [&](int64_t b, const UOp* base, bool store) -> Quad& {
-      for (Quad& q : quads)
-        if (q.buffer == b && q.base == base && q.store == store) return q;
-      return quads.emplace_back(Quad{b, base, store});
-    };
-    for (const LStmt& s : body) {
-      if (s.kind == LStmt::Loop) plan_list(s.body, buffers, stores, stores_of);
-      bool load = s.kind == LStmt::Let && s.u->op == Op::Load && s.u->src.size() == 2;
-      bool store = s.kind == LStmt::Store;
-      if (!load && !store) continue;
-      int64_t b = s.u->src[0]->ival();
-      if (store) ++stores_of[b];
-      DType t = load ? s.u->dtype : s.u->src[2]->dtype;
-      if (d_.vector_type(t).empty() || g_.buffer(b).dtype != t || (store && (s.u->src.size() > 3 || !k_.store_gate.empty())))
-        continue;
-      auto [base, k] = lane_of(s.u->src[1]);
-      Quad& q = quad_of(b, base, store);
-      if (q.lane[k]) continue;  // the same address twice: the second stays scalar
-      q.lane[k] = s.u;
-      if (!q.first) q.first = &s;
-      q.last = &s;
-    }
-    for (Quad& q : quads) {
-      if (!q.complete() || !multiple_of_4(q.base)) continue;
-      if (q.store) {
-        stores.push_back(q);
-        continue;
-      }
-      std::string v = "q" + std::to_string(vector_load_at_.size());
-      for (int k = 0; k < 4; ++k) vector_lane_[q.lane[k]] = v + "." + "xyzw"[k];
-      vector_load_at_[q.first->u] = {v, q};
-      buffers[arg_.at(q.buffer)].vector4 = true;
     }
   }
 
@@ -154,9 +169,9 @@ class CRenderer {
     auto it = vector_load_at_.find(first);
     if (it == vector_load_at_.end()) return;
     const auto& [v, q] = it->second;
-    DType t = g_.buffer(q.buffer).dtype;
-    CBuffer b{buffer(q.buffer), t, false, false, true};
-    o_ << pad << d_.vector_type(t) << " " << v << " = " << d_.vector_element(b, "(" + ref(q.base) + " / 4)") << ";\n";
+    CBuffer b = cbuffer(q.buffer);
+    b.vector4 = true;
+    o_ << pad << d_.vector_type(b.dtype) << " " << v << " = " << d_.vector_element(b, "(" + ref(q.base) + " / 4)") << ";\n";
   }
 
   std::unordered_map<const UOp*, std::pair<std::string, Quad>> vector_load_at_;  // first load -> vector, quad
@@ -254,7 +269,8 @@ class CRenderer {
       if (it == vector_store_at_.end()) return;
       const Quad& q = it->second;
       DType t = g_.buffer(q.buffer).dtype;
-      CBuffer b{buffer(q.buffer), t, true, false, true};
+      CBuffer b = cbuffer(q.buffer);
+      b.vector4 = true;
       o_ << pad << d_.vector_element(b, "(" + ref(q.base) + " / 4)") << " = "
          << d_.vector_make(t, ref(q.lane[0]->src[2]), ref(q.lane[1]->src[2]), ref(q.lane[2]->src[2]), ref(q.lane[3]->src[2]))
          << ";\n";
@@ -417,6 +433,18 @@ bool any_half_arithmetic(const std::vector<LStmt>& body) {
 }  // namespace
 
 bool computes_in_half(const LoopProgram& p) { return any_half_arithmetic(p.body); }
+
+std::set<int64_t> buffers_read_in_fours(const Graph& g, const LoopProgram& p) {
+  QuadScan scan;
+  scan_quads(p.body, [&](const UOp* u) { return u->op == Op::Load && u->dtype == DType::F32 && g.buffer(u->src[0]->ival()).dtype == DType::F32; }, scan);
+  std::map<int64_t, int> in_quads;
+  for (const Quad& q : scan.quads)
+    if (!q.store) in_quads[q.buffer] += 4;
+  std::set<int64_t> out;
+  for (const auto& [b, n] : in_quads)
+    if (n == scan.accesses[{b, false}]) out.insert(b);
+  return out;
+}
 
 std::string render_c(const Graph& g, const GpuProgram& k, const CDialect& d) { return CRenderer(g, k, d).run(); }
 

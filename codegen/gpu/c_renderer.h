@@ -1,6 +1,7 @@
 // Renders a GPU-lowered loop program as the source of one kernel in a C-family language: every
 // statement and expression form is here, the language's spellings come from its CDialect.
 #pragma once
+#include <set>
 #include <string>
 
 #include "codegen/gpu/c_dialect.h"
@@ -12,6 +13,10 @@ namespace tgc {
 // arithmetic). Its f16 values then live in f16 registers, which its dialect is made to have;
 // otherwise f16 values are floats in registers (CDialect::reg_type).
 bool computes_in_half(const LoopProgram& p);
+
+// The f32 buffers whose every load in `p` is part of an aligned 4-vector the renderer reads at
+// once (an UPCAST or UNROLL by 4 along the buffer's contiguous axis): candidates for images.
+std::set<int64_t> buffers_read_in_fours(const Graph& g, const LoopProgram& p);
 
 std::string render_c(const Graph& g, const GpuProgram& k, const CDialect& d);
 

@@ -1,6 +1,9 @@
 #include "codegen/opencl/render_opencl.h"
 
+#include <algorithm>
+
 #include "codegen/gpu/c_renderer.h"
+#include "runtime-stub/tgc_model.h"
 
 namespace tgc {
 
@@ -37,6 +40,8 @@ class OpenClDialect : public CDialect {
 
   std::string prelude(const CKernelHead& k) const override {
     std::string s;
+    if (std::any_of(k.buffers.begin(), k.buffers.end(), [](const CBuffer& b) { return b.image_width > 0; }))
+      s += "__constant sampler_t tgc_texels = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;\n";
     for (const CBuffer& b : k.buffers)
       if (b.dtype == DType::F64) {
         s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
@@ -66,7 +71,8 @@ class OpenClDialect : public CDialect {
     std::string s = "__kernel void " + k.name + "(";
     for (size_t i = 0; i < k.buffers.size(); ++i) {
       const CBuffer& b = k.buffers[i];
-      s += (i ? ", " : "") + std::string("__global ") + (b.written ? "" : "const ") + mem_type(b.dtype) + "* restrict " + b.name;
+      if (b.image_width > 0) s += (i ? ", " : "") + std::string("__read_only image2d_t ") + b.name;
+      else s += (i ? ", " : "") + std::string("__global ") + (b.written ? "" : "const ") + mem_type(b.dtype) + "* restrict " + b.name;
     }
     return s + ")";
   }
@@ -82,7 +88,13 @@ class OpenClDialect : public CDialect {
   std::string vector_type(DType t) const override {
     return t == DType::F32 || t == DType::I32 || t == DType::U32 ? reg_type(t) + "4" : "";
   }
+  // An image's texel i is at (i % width, i / width) (runtime-stub/tgc_model.h TGC_STORAGE_IMAGE).
   std::string vector_element(const CBuffer& b, const std::string& index4) const override {
+    if (b.image_width > 0) {
+      std::string w = std::to_string(b.image_width);
+      if (b.image_width < TGC_IMAGE_ROW_TEXELS) return "read_imagef(" + b.name + ", tgc_texels, (int2)((int)(" + index4 + "), 0))";
+      return "read_imagef(" + b.name + ", tgc_texels, (int2)((int)(" + index4 + " % " + w + "), (int)(" + index4 + " / " + w + ")))";
+    }
     return "((__global " + std::string(b.written ? "" : "const ") + vector_type(b.dtype) + "*)" + b.name + ")[" + index4 + "]";
   }
   std::string vector_make(DType t, const std::string& a, const std::string& b, const std::string& c,

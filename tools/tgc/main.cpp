@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/dialect.h"
+#include "codegen/gpu/image_weights.h"
 #include "codegen/llvm/cpu_kernel.h"
 #include "codegen/llvm/target.h"
 #include "codegen/pipeline.h"
@@ -309,14 +310,31 @@ int cmd_inspect(const Args& a) {
       throw Error("--stage=blob writes each GPU kernel's launch blob to -o DIR (GPU targets only)");
     if (a.stage == "blob") std::filesystem::create_directories(a.out_dir);
     if (!a.opts.empty() && a.kernel.empty()) throw Error("--opts needs --kernel (the actions are per kernel)");
+    // Where weights may be images, every kernel is lowered before any is shown: which weights
+    // are images depends on all of them.
+    bool images = !cpu && target.profile.image_weights;
+    std::vector<std::vector<Opt>> chosen(s.kernels.size());
+    std::vector<LoopProgram> programs(s.kernels.size());
+    auto lower = [&](size_t i) {
+      const Kernel& plain = s.kernels[i];
+      bool shown = a.kernel.empty() || plain.name == a.kernel;
+      chosen[i] = shown && !a.opts.empty() ? parse_opts(a.opts)
+                  : a.optimize             ? heuristic_opts(*m.graph, plain, target.profile)
+                                           : std::vector<Opt>{};
+      programs[i] = lower_kernel(*m.graph, plain, chosen[i], target).program;
+    };
+    if (images) {
+      for (size_t i = 0; i < s.kernels.size(); ++i) lower(i);
+      place_image_weights(*m.graph, programs);
+    }
     bool found = a.kernel.empty();
-    for (const Kernel& plain : s.kernels) {
+    for (size_t i = 0; i < s.kernels.size(); ++i) {
+      const Kernel& plain = s.kernels[i];
       if (!a.kernel.empty() && plain.name != a.kernel) continue;
       found = true;
-      std::vector<Opt> opts = !a.opts.empty() ? parse_opts(a.opts)
-                              : a.optimize ? heuristic_opts(*m.graph, plain, target.profile)
-                                           : std::vector<Opt>{};
-      LoopProgram p = lower_kernel(*m.graph, plain, opts, target).program;
+      if (!images) lower(i);
+      const std::vector<Opt>& opts = chosen[i];
+      const LoopProgram& p = programs[i];
       bool llvm_text = cpu && (a.stage == "llvm" || a.stage == "source");
       // "; " starts a comment in LLVM IR, so `--stage=llvm` output feeds straight into opt-19.
       std::cout << (llvm_text ? "; opts: " : a.stage == "source" ? "// opts: " : "# opts: ") << (opts.empty() ? "none" : opts_str(opts)) << "\n";
