@@ -167,6 +167,22 @@ TEST(GpuLowering, WorkGroupsPastARunTimeDimReturn) {
   EXPECT_NE(render_opencl(g, p, {.index_bits = 32}).find("(int)(b"), std::string::npos);
 }
 
+// A run-time dim through a pad: the output range ends at n + 2, an expression no statement
+// computes. The C renderers write it out in place; the PTX computes it in the entry block (it
+// failed with "ADD used before it was computed" on det with run-time H and W).
+TEST(GpuLowering, RangesEndingAtExpressionsOfVars) {
+  Graph g;
+  const UOp* n = g.declare_var("n", 1, 64);
+  Tensor y = Tensor::input(g, "x", DType::F32, {64, 16}).pad({{1, 1}, {0, 0}});
+  g.set_var_axis(y.uop(), 0, g.make(Op::Add, DType::Index, {n, g.cint(2)}));
+  LoopProgram p = gpu_program(g, y, {});
+  GpuProgram k = lower_gpu(g, p);
+  ASSERT_EQ(k.bounded.size(), 1u);
+  EXPECT_EQ(k.bounded[0]->src[0]->op, Op::Add);
+  EXPECT_NE(render_opencl(g, p).find(" >= ((b"), std::string::npos) << render_opencl(g, p);
+  EXPECT_NO_THROW(render_ptx(g, p, {.sm = "sm_90"}));
+}
+
 TEST(GpuLowering, ThirtyTwoBitIndicesRefuseWhatTheyCannotAddress) {
   Graph g;
   // A sum over 2^32 elements: its output and launch fit, its input does not.

@@ -63,6 +63,7 @@ class PtxRenderer : LlvmExprHooks {
       return;
     }
     for (const UOp* v : read_vars()) e_.set(v, var_value(v));
+    compute_range_ends();
     if (k_.work_groups) {
       decode(k_.local_decode, tid);
       decode(k_.global_decode, block);
@@ -94,6 +95,20 @@ class PtxRenderer : LlvmExprHooks {
       e_.set(r.range, b_.CreateURem(id, n));
       id = b_.CreateUDiv(id, n);
     }
+  }
+
+  // Ranges ending at an expression of VARs (a run-time size through a pad or a window, which no
+  // statement computes) get it here, in the entry block, which dominates every use.
+  void compute_range_ends() {
+    std::vector<const UOp*> ends;
+    for (const UOp* r : k_.bounded) ends.push_back(r->src[0]);
+    std::function<void(const std::vector<LStmt>&)> loops = [&](const std::vector<LStmt>& body) {
+      for (const LStmt& s : body)
+        if (s.kind == LStmt::Loop) ends.push_back(s.u->src[0]), loops(s.body);
+    };
+    loops(p_.body);
+    for (const UOp* u : toposort(ends))
+      if (!e_.has(u) && u->op != Op::Const) e_.set(u, e_.compute(u));
   }
 
   void leave_if(Value* cond) {
