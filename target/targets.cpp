@@ -10,7 +10,7 @@ const std::vector<TargetDesc>& targets() {
        "tgc_backend_cpu", 64, "", cpu_profile},
       // Adreno 6xx boards are aarch64 Linux/Android. Arena offsets stay 512-byte aligned so the
       // runtime can cut OpenCL sub-buffers out of one arena on any device.
-      {"qcom", "OpenCL C kernels for Qualcomm Adreno 6xx (runs on any OpenCL 1.2 device)", "aarch64", Dialect::OpenCL,
+      {"qcom", "OpenCL C kernels for Qualcomm Adreno 6xx, weights read as images (runs on any OpenCL 1.2 device with images)", "aarch64", Dialect::OpenCL,
        "tgc_backend_opencl", 512, "", [](const auto&, bool) { return opencl_profile(); }},
       // Arena offsets 256-byte aligned: the largest minStorageBufferOffsetAlignment Vulkan allows,
       // so arena buffers are ranges of one VkBuffer on any device.

@@ -344,6 +344,20 @@ TEST(ImageWeights, WeightsReadInFoursAreImages) {
   }
 }
 
+// Under 256 outputs a reduce of 16 or more is split across a work-group (cls's channel means and
+// FC layers); with more outputs, from 256 on.
+TEST(GpuHeuristic, FewOutputsSplitShortReduces) {
+  Graph g;
+  auto split = [&](const Tensor& t) {
+    std::vector<Opt> opts = heuristic_opts(g, only_kernel(g, t), vulkan_profile());
+    return std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::Group; });
+  };
+  EXPECT_TRUE(split(Tensor::input(g, "se", DType::F32, {1, 200, 2, 96}).sum({2, 3})));  // 200 outputs over 192
+  EXPECT_TRUE(split(Tensor::input(g, "fc", DType::F32, {1, 88}).matmul(Tensor::input(g, "w", DType::F32, {88, 22}))));
+  EXPECT_FALSE(split(Tensor::input(g, "rows", DType::F32, {1024, 192}).sum({1})));  // 1024 outputs over 192
+  EXPECT_FALSE(split(Tensor::input(g, "short", DType::F32, {64, 8}).sum({1})));   // a reduce of 8
+}
+
 // The model's signed integer / and % divide magnitudes in GLSL, which leaves negative operands
 // undefined (NVIDIA computed 7 % -3 as unsigned); unsigned ones and OpenCL C keep the operators.
 TEST(GlslDialect, SignedIntegerDivisionTakesCsSigns) {
