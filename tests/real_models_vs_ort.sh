@@ -2,7 +2,7 @@
 # Every real model in ../shared/models/real compiled for cpu (or TARGET), its artifact run on seeded inputs,
 # and each output compared with onnxruntime-node on the same inputs: max|tgc - ort| must be at
 # most 1e-4 of max|ort| (fp32); on cpu also bit-identical at 1, 2 and 8 threads. Cases and inputs:
-# tests/real_models_lib.sh.
+# tests/real_models_lib.sh. On qcom (pocl here) cls must read weights as images.
 # With PRECISION fp16 or bf16 (--precision), each case's tolerance is real_model_tolerance's.
 # usage: real_models_vs_ort.sh TGC_BINARY REPO_ROOT [TARGET [PRECISION]]   (TGC_REAL_MODELS overrides the model dir)
 set -euo pipefail
@@ -30,6 +30,8 @@ while IFS='|' read -r name model cargs ins ort_only; do
   # shellcheck disable=SC2086
   if ! "$tgc" compile --target="$target" "${host[@]}" --precision="$precision" "$real/$model" $cargs -o "$work/$name"; then fail=1; continue; fi
   "$work/$name" "${a[@]}" -o "$work/$name.tgc" || { echo "FAIL $name: artifact failed"; fail=1; continue; }
+  # qcom reads the 1x1 convs' weights as images (the artifact carries its OpenCL C as text).
+  if [ "$target" = qcom ] && [ "$name" = cls ] && ! grep -aq read_imagef "$work/$name"; then echo "FAIL cls: no weight read as an image"; fail=1; fi
   # CPU results do not depend on the thread count: a split never changes an order of summation.
   if [ "$target" = cpu ] && [ "$precision" = fp32 ]; then
     for t in 1 2 8; do
