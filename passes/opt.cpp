@@ -422,7 +422,8 @@ void unroll_along_weights(Graph& g, const Kernel& k, const TargetProfile& t, std
     if (!axes[a]->src[0]->is_const() || size_of(axes[a]) % 4 != 0) continue;
     bool along_weight = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) {
       const BufferInfo& b = g.buffer(l->src[0]->ival());
-      return b.kind == BufferKind::Weight && b.dtype == DType::F32 && l->src.size() == 2 && stride(g, l->src[1], axes[a]) == 1;
+      bool texels = b.dtype == DType::F32 || b.dtype == DType::F16;
+      return b.kind == BufferKind::Weight && texels && l->src.size() == 2 && stride(g, l->src[1], axes[a]) == 1;
     });
     if (!along_weight) continue;
     opts.push_back({OptOp::Unroll, int(a), 4});

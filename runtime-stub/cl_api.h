@@ -58,6 +58,7 @@ typedef struct {
 #define CL_MEM_ALLOC_HOST_PTR (1 << 4)
 #define CL_MEM_COPY_HOST_PTR (1 << 5)
 #define CL_RGBA 0x10B5
+#define CL_HALF_FLOAT 0x10DD
 #define CL_FLOAT 0x10DE
 #define CL_MEM_OBJECT_IMAGE2D 0x10F1
 #define CL_PROGRAM_BINARY_SIZES 0x1165

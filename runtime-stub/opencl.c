@@ -152,7 +152,7 @@ static void cl_destroy(void* be, tgc_model* m) {
   cl_free(cl);
 }
 
-/* A weight the kernels read as an image (TGC_STORAGE_IMAGE): RGBA float texels in rows of
+/* A weight the kernels read as an image (TGC_STORAGE_IMAGE): RGBA f32 or f16 texels in rows of
  * TGC_IMAGE_ROW_TEXELS, the last row padded with zeros. NULL with the error set. */
 static cl_mem create_image(tgc_cl* cl, const tgc_buffer* b, const void* data) {
   cl_api* a = &cl->api;
@@ -162,17 +162,17 @@ static cl_mem create_image(tgc_cl* cl, const tgc_buffer* b, const void* data) {
   a->clGetDeviceInfo(cl->device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
   a->clGetDeviceInfo(cl->device, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof max_w, &max_w, NULL);
   a->clGetDeviceInfo(cl->device, CL_DEVICE_IMAGE2D_MAX_HEIGHT, sizeof max_h, &max_h, NULL);
-  size_t texels = (size_t)b->nbytes / 16;
+  size_t texel_bytes = b->dtype == TGC_F16 ? 8 : 16, texels = (size_t)b->nbytes / texel_bytes;
   size_t w = texels < TGC_IMAGE_ROW_TEXELS ? texels : TGC_IMAGE_ROW_TEXELS, h = (texels + w - 1) / w;
   if (!images || w > max_w || h > max_h) {
     tgc_set_error("OpenCL backend: weight '%s' is an image of %zu x %zu texels, but '%s' has %s (2D images up to %zu x %zu)",
                   bn, w, h, cl->device_name, images ? "smaller ones" : "no image support", max_w, max_h);
     return NULL;
   }
-  float* texels_data = calloc(w * h, 16);
+  void* texels_data = calloc(w * h, texel_bytes);
   if (!texels_data) return tgc_set_error("out of memory"), NULL;
   memcpy(texels_data, data, (size_t)b->nbytes);
-  cl_image_format format = {CL_RGBA, CL_FLOAT};
+  cl_image_format format = {CL_RGBA, b->dtype == TGC_F16 ? CL_HALF_FLOAT : CL_FLOAT};
   cl_image_desc image = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = w, .image_height = h};
   cl_int e = 0;
   cl_mem m = a->clCreateImage(cl->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &format, &image, texels_data, &e);

@@ -200,9 +200,9 @@ static int validate(const tgc_model_desc* d) {
         break;
       case TGC_STORAGE_IMAGE:
       case TGC_STORAGE_WEIGHT:
-        if (b->storage == TGC_STORAGE_IMAGE &&
-            (strcmp(d->backend->name, "opencl") != 0 || b->dtype != TGC_F32 || b->nbytes % 16 != 0)) {
-          tgc_set_error("buffer %d '%s': an image weight must be f32, a whole number of 4-float texels, on the OpenCL backend",
+        if (b->storage == TGC_STORAGE_IMAGE && (strcmp(d->backend->name, "opencl") != 0 || (b->dtype != TGC_F32 && b->dtype != TGC_F16) ||
+                                                b->nbytes % (b->dtype == TGC_F16 ? 8 : 16) != 0)) {
+          tgc_set_error("buffer %d '%s': an image weight must be f32 or f16, a whole number of 4-element texels, on the OpenCL backend",
                         (int)i, bn);
           return -1;
         }

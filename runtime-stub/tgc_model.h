@@ -19,9 +19,9 @@ enum tgc_dtype {
  * create and by tgc_reset_state, kept on the device between runs by GPU backends, never batched. */
 enum tgc_storage { TGC_STORAGE_ARENA, TGC_STORAGE_WEIGHT, TGC_STORAGE_INPUT, TGC_STORAGE_OUTPUT, TGC_STORAGE_STATE,
                    TGC_STORAGE_IMAGE };
-/* IMAGE: a WEIGHT (f32, a multiple of 4 elements) that OpenCL kernels read as a 2D image of RGBA
- * float texels, 4 elements each, read_imagef at texel i = (i % w, i / w) with w =
- * min(texels, TGC_IMAGE_ROW_TEXELS); the rows past the data are zeros. */
+/* IMAGE: a WEIGHT (f32 or f16, a multiple of 4 elements) that OpenCL kernels read as a 2D image
+ * of RGBA texels (CL_FLOAT or CL_HALF_FLOAT), 4 elements each, read_imagef at texel i =
+ * (i % w, i / w) with w = min(texels, TGC_IMAGE_ROW_TEXELS); the rows past the data are zeros. */
 #define TGC_IMAGE_ROW_TEXELS 4096
 
 struct tgc_vocab; /* tokenizer.h */

@@ -307,8 +307,8 @@ TEST(GpuVectorAccess, UpcastBy4IsOneVectorAccess) {
   EXPECT_EQ(half.find("vec4"), std::string::npos) << half;
 }
 
-HostTensor ones(const Shape& shape) {
-  HostTensor t(DType::F32, shape);
+HostTensor ones(const Shape& shape, DType type = DType::F32) {
+  HostTensor t(type, shape);
   for (int64_t i = 0; i < t.numel(); ++i) t.set(i, 1.0);
   return t;
 }
@@ -316,10 +316,11 @@ HostTensor ones(const Shape& shape) {
 // qcom (TargetProfile::image_weights): a reduce along which a weight is contiguous is unrolled by
 // 4, and a weight every kernel reads only in such fours becomes an image, read a texel at a time.
 TEST(ImageWeights, WeightsReadInFoursAreImages) {
-  for (int64_t k : {32, 1024}) {  // one row of texels, and rows of 4096 (8192 texels)
+  // One row of texels, rows of 4096 (8192 texels), and f16 texels (read as floats too).
+  for (auto [k, type] : {std::pair<int64_t, DType>{32, DType::F32}, {1024, DType::F32}, {32, DType::F16}}) {
     Graph g;
-    Tensor x = Tensor::input(g, "x", DType::F32, {256, k}), w = Tensor::weight(g, "w", ones({32, k}));
-    Tensor y = x.matmul(w.transpose());
+    Tensor x = Tensor::input(g, "x", DType::F32, {256, k}), w = Tensor::weight(g, "w", ones({32, k}, type));
+    Tensor y = x.matmul(w.cast(DType::F32).transpose());
     Kernel kernel = only_kernel(g, y);
     std::vector<Opt> opts = heuristic_opts(g, kernel, opencl_profile());
     EXPECT_TRUE(std::count(opts.begin(), opts.end(), Opt{OptOp::Unroll, 2, 4})) << opts_str(opts);
@@ -333,7 +334,7 @@ TEST(ImageWeights, WeightsReadInFoursAreImages) {
     EXPECT_FALSE(g.buffer(xb).image) << "only weights";
     std::string cl = render_opencl(g, p, {.index_bits = 32});
     EXPECT_EQ(count(cl, "__read_only image2d_t b"), 1u) << cl;
-    EXPECT_EQ(count(cl, "read_imagef(b"), 1u) << cl;
+    EXPECT_EQ(count(cl, "float4 q1 = read_imagef(b"), 1u) << cl;
     EXPECT_EQ(count(cl, "% 4096), (int)("), k == 1024 ? 1u : 0u) << cl;
 
     // Read one at a time by another kernel: a buffer again.

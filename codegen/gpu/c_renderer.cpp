@@ -143,7 +143,10 @@ class CRenderer {
     scan_quads(p_.body, [&](const UOp* u) {
       bool store = u->op == Op::Store;
       DType t = store ? u->src[2]->dtype : u->dtype;
-      if (d_.vector_type(t).empty() || g_.buffer(u->src[0]->ival()).dtype != t) return false;
+      const BufferInfo& b = g_.buffer(u->src[0]->ival());
+      if (b.dtype != t) return false;
+      if (b.image) return !store;  // texels, read as float 4-vectors whatever they store
+      if (d_.vector_type(t).empty()) return false;
       return !store || (u->src.size() <= 3 && k_.store_gate.empty());
     }, scan);
     std::unordered_map<int64_t, int> in_quads;
@@ -171,7 +174,8 @@ class CRenderer {
     const auto& [v, q] = it->second;
     CBuffer b = cbuffer(q.buffer);
     b.vector4 = true;
-    o_ << pad << d_.vector_type(b.dtype) << " " << v << " = " << d_.vector_element(b, "(" + ref(q.base) + " / 4)") << ";\n";
+    o_ << pad << d_.vector_type(b.image_width > 0 ? DType::F32 : b.dtype) << " " << v << " = " << d_.vector_element(b, "(" + ref(q.base) + " / 4)")
+       << ";\n";
   }
 
   std::unordered_map<const UOp*, std::pair<std::string, Quad>> vector_load_at_;  // first load -> vector, quad
@@ -436,7 +440,10 @@ bool computes_in_half(const LoopProgram& p) { return any_half_arithmetic(p.body)
 
 std::set<int64_t> buffers_read_in_fours(const Graph& g, const LoopProgram& p) {
   QuadScan scan;
-  scan_quads(p.body, [&](const UOp* u) { return u->op == Op::Load && u->dtype == DType::F32 && g.buffer(u->src[0]->ival()).dtype == DType::F32; }, scan);
+  scan_quads(p.body, [&](const UOp* u) {
+    bool texel = u->dtype == DType::F32 || u->dtype == DType::F16;
+    return u->op == Op::Load && texel && g.buffer(u->src[0]->ival()).dtype == u->dtype;
+  }, scan);
   std::map<int64_t, int> in_quads;
   for (const Quad& q : scan.quads)
     if (!q.store) in_quads[q.buffer] += 4;

@@ -14,8 +14,9 @@ namespace tgc {
 // otherwise f16 values are floats in registers (CDialect::reg_type).
 bool computes_in_half(const LoopProgram& p);
 
-// The f32 buffers whose every load in `p` is part of an aligned 4-vector the renderer reads at
-// once (an UPCAST or UNROLL by 4 along the buffer's contiguous axis): candidates for images.
+// The f32 and f16 buffers whose every load in `p` is part of an aligned 4-vector (an UPCAST or
+// UNROLL by 4 along the buffer's contiguous axis): candidates for images, whose texels the
+// renderer reads as float 4-vectors.
 std::set<int64_t> buffers_read_in_fours(const Graph& g, const LoopProgram& p);
 
 std::string render_c(const Graph& g, const GpuProgram& k, const CDialect& d);

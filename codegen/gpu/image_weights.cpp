@@ -20,7 +20,8 @@ void place_image_weights(Graph& g, const std::vector<LoopProgram>& programs) {
   for (const auto& [b, only_fours] : in_fours) {
     BufferInfo& info = g.buffer(b);
     int64_t n = numel(info.shape);
-    info.image = only_fours && info.dtype == DType::F32 && n % 4 == 0 && n / 4 <= kMaxTexels;
+    bool texels = info.dtype == DType::F32 || info.dtype == DType::F16;
+    info.image = only_fours && texels && n % 4 == 0 && n / 4 <= kMaxTexels;
   }
 }
 
