@@ -26,7 +26,7 @@ struct TargetProfile {
   bool half_math = false;        // GPU: the kernel language computes in f16 (--precision=fp16 uses it)
   bool tf32 = false;             // CUDA: f32 matrix products may run on tensor cores in tf32 (--precision=tf32)
   // GPU: weights read 4 elements at a time live in 2D images and are read through the texture
-  // cache (passes/image_weights.h); the heuristic unrolls reduces by 4 along such weights.
+  // cache (codegen/gpu/image_weights.h); the heuristic unrolls reduces by 4 along such weights.
   bool image_weights = false;
   Int8Dot int8_dot = Int8Dot::None;  // CPU
 };

@@ -7,6 +7,7 @@
  *   lost      the device is lost after create: every enqueue and clFinish of a run answers
  *             CL_INVALID_COMMAND_QUEUE (what drivers report once the queue is dead)
  *   nodevice  clGetDeviceIDs finds none
+ *   noimages  the device has no image support (CL_DEVICE_IMAGE_SUPPORT false)
  * Unset: every call succeeds. Programs have no binaries, so the runtime's binary cache stays empty. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,6 +57,10 @@ cl_int clGetDeviceInfo(cl_device_id d, cl_device_info what, size_t size, void* o
     *(cl_uint*)out = 1024;
   } else if (what == CL_DEVICE_GLOBAL_MEM_SIZE && size >= sizeof(cl_ulong)) {
     *(cl_ulong*)out = 1ull << 34;
+  } else if (what == CL_DEVICE_IMAGE_SUPPORT && size >= sizeof(cl_bool)) {
+    *(cl_bool*)out = !fault("noimages");
+  } else if ((what == CL_DEVICE_IMAGE2D_MAX_WIDTH || what == CL_DEVICE_IMAGE2D_MAX_HEIGHT) && size >= sizeof(size_t)) {
+    *(size_t*)out = 16384;
   }
   if (got) *got = size;
   return CL_SUCCESS;
@@ -79,6 +84,12 @@ cl_mem clCreateBuffer(cl_context c, cl_mem_flags flags, size_t size, void* host,
   if (!m || !m->data) return free(m), set(e, ALLOCATION_FAILURE), NULL;
   if (host && (flags & CL_MEM_COPY_HOST_PTR)) memcpy(m->data, host, size);
   return set(e, CL_SUCCESS), m;
+}
+/* Images are host memory too, counted with the buffers by alloc:N. */
+cl_mem clCreateImage(cl_context c, cl_mem_flags flags, const cl_image_format* format, const cl_image_desc* desc, void* host,
+                     cl_int* e) {
+  size_t texel = format->image_channel_data_type == CL_HALF_FLOAT ? 8 : 16;
+  return clCreateBuffer(c, flags, desc->image_width * desc->image_height * texel, host, e);
 }
 cl_mem clCreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type t, const void* region, cl_int* e) {
   (void)flags, (void)t;

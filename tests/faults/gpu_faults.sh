@@ -2,7 +2,8 @@
 # GPU runtime faults without a GPU (docs/robustness.md): the cuda and qcom (OpenCL) artifacts of
 # the digits CNN run against a stand-in libcuda.so.1 (tests/faults/fake_cuda.c) and a stand-in
 # libOpenCL.so.1 (fake_opencl.c) that run out of device memory at each allocation in turn, refuse
-# the kernels, fail a launch, lose the device after create, or have no device. Each must end in
+# the kernels, fail a launch, lose the device after create, or have no device (and a model whose
+# weight is an image, on a device without images or out of memory for it). Each must end in
 # exit status 1 with one line on stderr that names the failure, never a crash; with no fault the
 # artifact runs.
 # usage: gpu_faults.sh TGC_BINARY REPO_ROOT FAKE_LIBCUDA_SO FAKE_LIBOPENCL_SO
@@ -74,6 +75,32 @@ expect qcom build 1 "build log: <kernel>:3:12: error"
 expect qcom launch 1 "CL_OUT_OF_RESOURCES"
 expect qcom lost 1 "CL_INVALID_COMMAND_QUEUE"
 expect qcom nodevice 1 "no OpenCL device found"
+
+# A weight read as an image (a 1x1-conv-like product, its weight contiguous along the reduce):
+# created on the stand-in, refused by a device without image support, and its allocation failing.
+/usr/bin/python3 - "$work/fc.onnx" <<'PY' || { echo "FAIL making the image model"; exit 1; }
+import sys, numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto as T
+w = numpy_helper.from_array(np.ones((32, 64), np.float32), "w")
+g = helper.make_graph([helper.make_node("Gemm", ["x", "w"], ["y"], transB=1)], "fc",
+                      [helper.make_tensor_value_info("x", T.FLOAT, [256, 64])], [helper.make_tensor_value_info("y", T.FLOAT, [256, 32])], [w])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PY
+/usr/bin/python3 -c "import numpy as np; np.save('$work/x.npy', np.ones((256, 64), np.float32))"
+"$tgc" compile "$work/fc.onnx" --target=qcom --triple=x86_64-linux-gnu -o "$work/fc_qcom" >/dev/null 2>"$work/err" || { echo "FAIL compile fc: $(cat "$work/err")"; fail=1; }
+grep -aq read_imagef "$work/fc_qcom" || { echo "FAIL fc: its weight is not an image"; fail=1; }
+image_run() {  # FAULT STATUS TEXT
+  TGC_FAKE_CL_FAIL="$1" LD_LIBRARY_PATH="$work/cl" "$work/fc_qcom" -i x="$work/x.npy" -o "$work/out" >/dev/null 2>"$work/err"
+  local rc=$?
+  if [ "$rc" != "$2" ] || { [ "$2" = 1 ] && { [ "$(wc -l < "$work/err")" != 1 ] || ! grep -qF -- "$3" "$work/err"; }; }; then
+    echo "FAIL qcom image ${1:-no fault}: exit $rc (want $2), stderr: $(head -c 400 "$work/err")"; fail=1
+  else
+    echo "ok   qcom image ${1:-no fault}: exit $rc${3:+, $(head -c 200 "$work/err")}"
+  fi
+}
+image_run "" 0 ""
+image_run noimages 1 "has no image support"
+for n in 1 2 3; do image_run "alloc:$n" 1 "CL_MEM_OBJECT_ALLOCATION_FAILURE"; done
 
 # Without any libcuda.so.1 at all (a machine without the NVIDIA driver; where one is installed,
 # the loader would find it).
