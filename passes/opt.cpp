@@ -426,11 +426,11 @@ void unroll_along_weights(Graph& g, const Kernel& k, const TargetProfile& t, std
       return b.kind == BufferKind::Weight && texels && l->src.size() == 2 && stride(g, l->src[1], axes[a]) == 1;
     });
     if (!along_weight) continue;
-    opts.push_back({OptOp::Unroll, int(a), 4});
+    Opt unroll{OptOp::Unroll, int(a), 4};
     try {
-      apply_opts(g, k, opts, t);
+      apply_opts(g, cur, {unroll}, t);  // (axis a is cur's: the actions apply in turn)
+      opts.push_back(unroll);
     } catch (const Error&) {  // past the body's expansion limit
-      opts.pop_back();
     }
     return;
   }
@@ -502,12 +502,12 @@ static std::vector<Opt> chain_opts(Graph& g, const Kernel& k, const TargetProfil
 }
 
 std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, bool tile_runtime_axes) {
-  std::vector<Opt> opts;
   if (t.gpu) {
     std::vector<Opt> opts = gpu_heuristic_opts(g, k, t);
     if (t.image_weights) unroll_along_weights(g, k, t, opts);
     return opts;
   }
+  std::vector<Opt> opts;
   if (k.num_reduces == 0) {  // elementwise: LLVM vectorizes the inner loop
     std::vector<Opt> phases = phase_opts(g, k);
     return phases.empty() ? chain_opts(g, k, t) : phases;

@@ -272,11 +272,10 @@ class CRenderer {
       auto it = vector_store_at_.find(st);
       if (it == vector_store_at_.end()) return;
       const Quad& q = it->second;
-      DType t = g_.buffer(q.buffer).dtype;
       CBuffer b = cbuffer(q.buffer);
       b.vector4 = true;
       o_ << pad << d_.vector_element(b, "(" + ref(q.base) + " / 4)") << " = "
-         << d_.vector_make(t, ref(q.lane[0]->src[2]), ref(q.lane[1]->src[2]), ref(q.lane[2]->src[2]), ref(q.lane[3]->src[2]))
+         << d_.vector_make(b.dtype, ref(q.lane[0]->src[2]), ref(q.lane[1]->src[2]), ref(q.lane[2]->src[2]), ref(q.lane[3]->src[2]))
          << ";\n";
       return;
     }

@@ -22,13 +22,14 @@ for t in cuda qcom; do # qcom's host code is aarch64 unless told
 done
 
 # run TARGET FAULT: runs the artifact on the stand-in driver with FAULT; sets rc and lines.
+# TARGET qcom_image: the model whose weight is an image (below).
 run() {
   local t="$1" fault="$2"
-  if [ "$t" = cuda ]; then
-    TGC_FAKE_CUDA_FAIL="$fault" LD_LIBRARY_PATH="$work/cuda" "$work/digits_cuda" -i image="$image" -o "$work/out" >/dev/null 2>"$work/err"
-  else
-    TGC_FAKE_CL_FAIL="$fault" LD_LIBRARY_PATH="$work/cl" "$work/digits_qcom" -i image="$image" -o "$work/out" >/dev/null 2>"$work/err"
-  fi
+  case "$t" in
+    cuda) TGC_FAKE_CUDA_FAIL="$fault" LD_LIBRARY_PATH="$work/cuda" "$work/digits_cuda" -i image="$image" -o "$work/out" >/dev/null 2>"$work/err" ;;
+    qcom) TGC_FAKE_CL_FAIL="$fault" LD_LIBRARY_PATH="$work/cl" "$work/digits_qcom" -i image="$image" -o "$work/out" >/dev/null 2>"$work/err" ;;
+    qcom_image) TGC_FAKE_CL_FAIL="$fault" LD_LIBRARY_PATH="$work/cl" "$work/fc_qcom" -i x="$work/x.npy" -o "$work/out" >/dev/null 2>"$work/err" ;;
+  esac
   rc=$?
   lines=$(wc -l < "$work/err")
 }
@@ -89,18 +90,9 @@ PY
 /usr/bin/python3 -c "import numpy as np; np.save('$work/x.npy', np.ones((256, 64), np.float32))"
 "$tgc" compile "$work/fc.onnx" --target=qcom --triple=x86_64-linux-gnu -o "$work/fc_qcom" >/dev/null 2>"$work/err" || { echo "FAIL compile fc: $(cat "$work/err")"; fail=1; }
 grep -aq read_imagef "$work/fc_qcom" || { echo "FAIL fc: its weight is not an image"; fail=1; }
-image_run() {  # FAULT STATUS TEXT
-  TGC_FAKE_CL_FAIL="$1" LD_LIBRARY_PATH="$work/cl" "$work/fc_qcom" -i x="$work/x.npy" -o "$work/out" >/dev/null 2>"$work/err"
-  local rc=$?
-  if [ "$rc" != "$2" ] || { [ "$2" = 1 ] && { [ "$(wc -l < "$work/err")" != 1 ] || ! grep -qF -- "$3" "$work/err"; }; }; then
-    echo "FAIL qcom image ${1:-no fault}: exit $rc (want $2), stderr: $(head -c 400 "$work/err")"; fail=1
-  else
-    echo "ok   qcom image ${1:-no fault}: exit $rc${3:+, $(head -c 200 "$work/err")}"
-  fi
-}
-image_run "" 0 ""
-image_run noimages 1 "has no image support"
-for n in 1 2 3; do image_run "alloc:$n" 1 "CL_MEM_OBJECT_ALLOCATION_FAILURE"; done
+expect qcom_image "" 0 ""
+expect qcom_image noimages 1 "has no image support"
+for n in 1 2 3; do expect qcom_image "alloc:$n" 1 "CL_MEM_OBJECT_ALLOCATION_FAILURE"; done
 
 # Without any libcuda.so.1 at all (a machine without the NVIDIA driver; where one is installed,
 # the loader would find it).
