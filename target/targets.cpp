@@ -20,7 +20,7 @@ const std::vector<TargetDesc>& targets() {
        "aarch64", Dialect::Glsl, "tgc_backend_vulkan", 256, "", [](const auto&, bool) { return adreno_vulkan_profile(); }},
       // PTX for one GPU architecture (cuda:sm_80 ...), JIT-compiled by the driver at load time.
       // 256-byte arena offsets: what cuMemAlloc guarantees, and wide enough for vector loads.
-      {"cuda", "PTX kernels for NVIDIA GPUs (cuda:sm_XX, default sm_90) through the CUDA driver, host code for the host",
+      {"cuda", "PTX kernels for NVIDIA GPUs (cuda:sm_XX, default sm_90; sm_90a: Hopper only, wgmma) through the CUDA driver, host code for the host",
        "", Dialect::Ptx, "tgc_backend_cuda", 256, "sm_90", [](const auto&, bool) { return cuda_profile(); }},
   };
   return rows;

@@ -781,6 +781,29 @@ TEST(TensorCores, OnlyTilesOfHalfMatricesOnTargetsWithTensorCores) {
   EXPECT_EQ(parse_opts("TC(0,0)"), (std::vector<Opt>{{OptOp::Tc, 0, 0}}));
 }
 
+// --target=cuda:sm_90a: staged f16 and bf16 tiles multiply through Hopper's wgmma (m64nBNk16) from
+// shared memory that cp.async fills ahead of them, swizzled as wgmma reads it; sm_90 keeps WMMA.
+TEST(TensorCores, WarpgroupMmaOnSm90a) {
+  Graph g;
+  const std::vector<Opt> tc{{OptOp::Tc, 0, 0}};
+  LoopProgram p = lower(g, apply_opts(g, only_kernel(g, half_matmul(g, 1024, 256, 1024) + 1.0), tc, sm90()), {.inner_loop = false});
+  ASSERT_TRUE(p.tensor_cores);
+  ASSERT_EQ(p.tensor_cores->tiles, (TensorCoreTiles{2, 4, 4, 64})) << "blocks of 64 x 128";
+  std::string ptx = render_ptx(g, p, {.sm = "sm_90a"});
+  EXPECT_GT(count(ptx, ".target sm_90a"), 0u);
+  EXPECT_GT(count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), 0u) << ptx;
+  EXPECT_GT(count(ptx, "cp.async.cg.shared.global"), 0u);
+  EXPECT_GT(count(ptx, "fence.proxy.async.shared::cta"), 0u);
+  EXPECT_EQ(count(ptx, "wmma."), 0u);
+  EXPECT_GT(count(render_ptx(g, p, {.sm = "sm_90"}), "wmma.load.a.sync.aligned.row.m16n16k16.shared.f16"), 0u);
+  Tensor a = Tensor::input(g, "a", DType::BF16, {1024, 256}), b = Tensor::input(g, "b", DType::BF16, {256, 1024});
+  std::string bptx = render_ptx(g, lower(g, apply_opts(g, only_kernel(g, a.matmul(b)), tc, sm90()), {.inner_loop = false}), {.sm = "sm_90a"});
+  EXPECT_GT(count(bptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"), 0u) << bptx;
+  // Blocks of 32 x 32 (16 x 16 per warp) are too small for m64: WMMA.
+  LoopProgram small = lower(g, apply_opts(g, only_kernel(g, half_matmul(g, 256, 64, 256)), tc, sm90()), {.inner_loop = false});
+  EXPECT_EQ(count(render_ptx(g, small, {.sm = "sm_90a"}), "wgmma.mma_async"), 0u);
+}
+
 // A large f32 matrix product without tf32: TC(0,1), register tiles of the CUDA cores from shared
 // memory (8 x 8 per thread where enough blocks of 128 x 128 remain, else 4 x 4), 4-vector loads of
 // A and B from shared memory, one FMA per product.

@@ -125,7 +125,7 @@ run() {
     local n=0 bad=0 f
     for f in "$dir"/ptx/*/*.bin; do
       n=$((n + 1))
-      ptxas -arch=sm_90 "$f" -o /dev/null 2>"$work/ptxas.log" || { bad=$((bad + 1)); echo "ptxas FAIL $f: $(head -3 "$work/ptxas.log")"; }
+      ptxas -arch="$(grep -m1 -o "sm_[0-9a-z]*" "$f" || echo sm_90)" "$f" -o /dev/null 2>"$work/ptxas.log" || { bad=$((bad + 1)); echo "ptxas FAIL $f: $(head -3 "$work/ptxas.log")"; }
     done
     echo "ptxas: $((n - bad))/$n PTX kernels accepted"
     [ $bad -eq 0 ] || fail=1

@@ -59,7 +59,8 @@ usage:
       vulkan/adreno and qcom, where the device has f16 arithmetic (shaderFloat16,
       cl_khr_fp16; f32 elsewhere): add, multiply, max and select of f16 values run in f16. On
       cuda, matrix products of f16 (sm_70+) and bf16 (sm_80+) operands run on tensor cores (f32
-      accumulation). tf32 (cuda sm_80+): f32 storage, f32 matrix products on tensor cores as
+      accumulation); with --target=cuda:sm_90a (H100, H200 only) large ones through Hopper's
+      wgmma. tf32 (cuda sm_80+): f32 storage, f32 matrix products on tensor cores as
       tf32 (10 mantissa bits); an error on other targets.
       --no-opt: skip the target's kernel optimizations (register tiles, vector lanes).
       --jobs: threads that generate CPU kernel code (default: one per core).
