@@ -190,8 +190,8 @@ static int run_alone(cpu_state* c, tgc_model* m) {
 /* Runs 2C..4C-1 (C = CALIBRATION_RUNS): whole runs alternately without splits and with the
  * decided ones; after the last, the splits stay only if their fastest run beat the other's by a
  * twentieth. A narrower win is within this noise (silero_vad_legacy split 35 of 70 launches on
- * such a win and ran at 2 threads 0.035-0.039 ms, as at 1), and without splits a run is a
- * one-thread run: never slower than at one thread. */
+ * such a win and ran at 2 threads 0.035-0.039 ms, as at 1); without splits a run is the
+ * one-thread run, no worker woken. */
 static int run_checked(cpu_state* c, tgc_model* m) {
   int with = (c->runs - 2 * CALIBRATION_RUNS) % 2;
   int64_t t0 = tgc_now_ns();
