@@ -19,11 +19,16 @@ std::shared_ptr<const Bytes> transpose_bytes(const BufferInfo& b, int64_t channe
       std::memcpy(out.data() + size_t(r * channels + c) * esize, b.data->data() + size_t(c * rest + r) * esize, esize);
   return Bytes::own(std::move(out));
 }
-// Gives k a copy, transposed at compile time, of a weight it reads along output channel axis c
-// one filter at a time (not along the rows' axis j): the channels become its contiguous axis.
-bool transpose_weight(Graph& g, Kernel& k, const UOp* c, const UOp* j) {
+// Gives k copies, transposed at compile time, of the weights it reads along output channel axis
+// c one filter at a time (not along the rows' axis j): the channels become their contiguous axis.
+// Every such weight: an int8 conv reads its packed words and its filter sums so.
+bool transpose_weights(Graph& g, Kernel& k, const UOp* c, const UOp* j) {
   int64_t channels = range_extent(c);
-  for (const UOp* l : toposort({k.ast})) {
+  bool any = false;
+  std::vector<const UOp*> loads;
+  for (const UOp* l : toposort({k.ast}))
+    if (l->op == Op::Load) loads.push_back(l);
+  for (const UOp* l : loads) {
     if (l->op != Op::Load || l->src.size() != 2 || depends_on(l->src[1], j)) continue;
     int64_t from = l->src[0]->ival();
     const BufferInfo b = g.buffer(from);  // (a copy: add_buffer below may move the table)
@@ -36,9 +41,9 @@ bool transpose_weight(Graph& g, Kernel& k, const UOp* c, const UOp* j) {
     const UOp* load = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), idx});
     k.ast = simplify(g, substitute(g, k.ast, {{l, load}}));
     replace_input(k, from, to);
-    return true;
+    any = true;
   }
-  return false;
+  return any;
 }
 }  // namespace
 
@@ -49,7 +54,7 @@ void channel_vectors(Graph& g, Schedule& s, const TargetProfile& t) {
     const UOp* j = k.global_ranges.back();
     if (!j->src[0]->is_const() || !narrow_rows(range_extent(j), t)) continue;
     for (const UOp* c : k.global_ranges)
-      if (c != j && c->src[0]->is_const() && vector_width(range_extent(c), t) >= t.vector_lanes && transpose_weight(g, k, c, j)) break;
+      if (c != j && c->src[0]->is_const() && vector_width(range_extent(c), t) >= t.vector_lanes && transpose_weights(g, k, c, j)) break;
   }
 }
 

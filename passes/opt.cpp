@@ -439,6 +439,9 @@ void unroll_along_weights(Graph& g, const Kernel& k, const TargetProfile& t, std
 
 void rewrite_kernels(Graph& g, Schedule& s, const TargetProfile& t) {
   merge_axes(g, s, t);
+  // Before channel_vectors too, which can then transpose the int8 words a quantized conv's
+  // weights become (weights only once folded).
+  fold_weight_kernels(g, s);
   channel_vectors(g, s, t);
   deinterleave_strided(g, s, t);
   pack_panels(g, s, t);

@@ -610,6 +610,22 @@ TEST(CpuKernel, Dot4RowTilesAreVectors) {
   }
 }
 
+// Lanes at a stride: the tile of 32 rows (contiguous words of w) outside a tile of 4 columns
+// whose words are not contiguous (x's columns are 8 words apart), so neighbouring updates are no
+// vector; every 4th is: 4 groups of 32 rows, two vpdpbusd each (an int8 conv's output channels
+// outside its spatial tile).
+TEST(CpuKernel, Dot4LanesAtAStride) {
+  Graph g;
+  Tensor w = Tensor::input(g, "w", DType::U32, {8, 32, 1});
+  Tensor x = Tensor::input(g, "x", DType::I32, {4, 8}).permute({1, 0}).reshape({8, 1, 4});
+  Tensor out = Tensor::dot4(w, x, Tensor::full(g, {1, 1, 1}, 0, DType::I32)).cast(DType::F32).sum({0});
+  Kernel k = only_kernel(g, out);
+  auto profile = cpu_profile([](const std::string&) { return true; }, false);
+  LoopProgram p = lower(g, apply_opts(g, k, {{OptOp::Upcast, 0, 32}, {OptOp::Upcast, 1, 4}}, profile), {.inner_loop = true});
+  std::string ir = cpu_ir(g, p, profile);
+  EXPECT_EQ(count(ir, "call <16 x i32> @llvm.x86.avx512.vpdpbusd.512"), 8u) << ir;
+}
+
 // A CPU launch's work items: the outer dims times chunks of the inner loop, chunked so that every
 // thread gets several items even where an outer dim is a run-time size at its smallest (a
 // one-token decode step: the bound, 512 tokens, would have left it one item, all 32000 rows).

@@ -227,8 +227,9 @@ class CpuRenderer : LlvmExprHooks {
           if (auto grp = group_at_.find(&s); grp != group_at_.end()) {
             if (grp->second < 0) break;  // a lane of the group updated at its first lane
             const LaneGroup& lg = groups_[size_t(grp->second)];
-            std::vector<const UOp*> values;  // the group's statements follow this one
-            for (size_t j = 0; j < lg.reduces.size(); ++j) values.push_back((&s)[j].value);
+            std::vector<const UOp*> values;  // the group's statements follow this one, stride apart
+            size_t stride = stride_at_.at(&s);
+            for (size_t j = 0; j < lg.reduces.size(); ++j) values.push_back((&s)[j * stride].value);
             Value* cur = b_.CreateLoad(lg.acc->getAllocatedType(), lg.acc);
             b_.CreateStore(lanes_.accumulate(s.u, cur, values), lg.acc);
             break;
@@ -563,44 +564,56 @@ class CpuRenderer : LlvmExprHooks {
       }
       size_t end = i;
       while (end < body.size() && body[end].kind == LStmt::AccUpdate) ++end;
-      for (size_t w = 64; w >= 4; w /= 2)
-        if ((end - i) % w == 0 && (end - i) >= w && lane_groups_fit(&body[i], end - i, w)) {
-          for (size_t at = i; at < end; at += w) add_lane_group(&body[at], w);
-          break;
-        }
+      const size_t n = end - i;
+      // Lanes of consecutive updates, else of updates `stride` apart: an unrolled tile whose
+      // vector axis is not its innermost (an int8 conv's DOT4 lanes along output channels,
+      // outside a spatial tile).
+      bool grouped = false;
+      for (size_t stride = 1; stride <= n / 4 && !grouped; ++stride)
+        for (size_t w = 64; w >= 4 && !grouped; w /= 2)
+          if (n % (w * stride) == 0 && lane_groups_fit(&body[i], n, w, stride)) {
+            for (size_t block = 0; block < n; block += w * stride)
+              for (size_t first = 0; first < stride; ++first) add_lane_group(&body[i + block + first], w, stride);
+            grouped = true;
+          }
       i = end;
     }
   }
-  bool lane_groups_fit(const LStmt* s, size_t n, size_t w) {
-    for (size_t at = 0; at < n; at += w) {
-      std::vector<const UOp*> values;
-      for (size_t j = at; j < at + w; ++j) {
-        const UOp* r = s[j].u;
-        if (r->dtype == DType::Bool || r->reduce().op != s[at].u->reduce().op || r->dtype != s[at].u->dtype) return false;
-        // Accumulators updated elsewhere too must form the same group there.
-        auto l = lane_of_.find(r), first = lane_of_.find(s[at].u);
-        if ((l == lane_of_.end()) != (first == lane_of_.end())) return false;
-        if (l != lane_of_.end() && (l->second != std::make_pair(first->second.first, unsigned(j - at)) ||
-                                    groups_[l->second.first].reduces.size() != w))
-          return false;
-        values.push_back(s[j].value);
-      }
-      if (!isomorphic_lanes(values)) return false;
-    }
+  bool lane_groups_fit(const LStmt* s, size_t n, size_t w, size_t stride) {
+    for (size_t block = 0; block < n; block += w * stride)
+      for (size_t at = block; at < block + stride; ++at)
+        if (!lane_group_fits(s + at, w, stride)) return false;
     return true;
   }
-  void add_lane_group(const LStmt* s, size_t w) {
+  // The w updates s[0], s[stride], ... as one group's lanes.
+  bool lane_group_fits(const LStmt* s, size_t w, size_t stride) {
+    std::vector<const UOp*> values;
+    for (size_t m = 0; m < w; ++m) {
+      const UOp* r = s[m * stride].u;
+      if (r->dtype == DType::Bool || r->reduce().op != s[0].u->reduce().op || r->dtype != s[0].u->dtype) return false;
+      // Accumulators updated elsewhere too must form the same group there.
+      auto l = lane_of_.find(r), first = lane_of_.find(s[0].u);
+      if ((l == lane_of_.end()) != (first == lane_of_.end())) return false;
+      if (l != lane_of_.end() &&
+          (l->second != std::make_pair(first->second.first, unsigned(m)) || groups_[l->second.first].reduces.size() != w))
+        return false;
+      values.push_back(s[m * stride].value);
+    }
+    return isomorphic_lanes(values);
+  }
+  void add_lane_group(const LStmt* s, size_t w, size_t stride) {
     std::vector<const UOp*> reduces;
-    for (size_t j = 0; j < w; ++j) reduces.push_back(s[j].u);
+    for (size_t m = 0; m < w; ++m) reduces.push_back(s[m * stride].u);
     // The same accumulators updated elsewhere (a loop emitted in parts) share the group.
     size_t index = groups_.size();
     if (auto l = lane_of_.find(reduces[0]); l != lane_of_.end()) index = l->second.first;
     else groups_.push_back({reduces, nullptr});
-    for (size_t j = 0; j < w; ++j) {
-      lane_of_[reduces[j]] = {index, unsigned(j)};
-      group_at_[&s[j]] = -1;
+    for (size_t m = 0; m < w; ++m) {
+      lane_of_[reduces[m]] = {index, unsigned(m)};
+      group_at_[&s[m * stride]] = -1;
     }
     group_at_[s] = int64_t(index);
+    stride_at_[s] = stride;
   }
 
   // The sum of every lane of whole groups (LANES' combine after the loop; a quantized block's
@@ -696,6 +709,7 @@ class CpuRenderer : LlvmExprHooks {
   std::vector<LaneGroup> groups_;
   std::unordered_map<const UOp*, std::pair<size_t, unsigned>> lane_of_;
   std::unordered_map<const LStmt*, int64_t> group_at_;
+  std::unordered_map<const LStmt*, size_t> stride_at_;  // a group's first statement: its lanes' distance
 };
 }  // namespace
 
