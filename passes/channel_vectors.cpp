@@ -29,7 +29,7 @@ bool transpose_weights(Graph& g, Kernel& k, const UOp* c, const UOp* j) {
   for (const UOp* l : toposort({k.ast}))
     if (l->op == Op::Load) loads.push_back(l);
   for (const UOp* l : loads) {
-    if (l->op != Op::Load || l->src.size() != 2 || depends_on(l->src[1], j)) continue;
+    if (l->src.size() != 2 || depends_on(l->src[1], j)) continue;
     int64_t from = l->src[0]->ival();
     const BufferInfo b = g.buffer(from);  // (a copy: add_buffer below may move the table)
     std::optional<int64_t> stride = stride_along(g, l->src[1], c);
