@@ -439,13 +439,13 @@ void unroll_along_weights(Graph& g, const Kernel& k, const TargetProfile& t, std
 
 void rewrite_kernels(Graph& g, Schedule& s, const TargetProfile& t) {
   merge_axes(g, s, t);
-  // Before channel_vectors too, which can then transpose the int8 words a quantized conv's
-  // weights become (weights only once folded).
+  // Before the rewrites below, which then see the int8 words a quantized conv's weights become
+  // as weights (channel_vectors transposes them at compile time) and make no kernel that reads
+  // weights alone (they copy weights at compile time and leave buffers with data alone).
   fold_weight_kernels(g, s);
   channel_vectors(g, s, t);
   deinterleave_strided(g, s, t);
   pack_panels(g, s, t);
-  fold_weight_kernels(g, s);
 }
 
 bool narrow_rows(int64_t n, const TargetProfile& t) { return vector_width(n, t) * 4 <= t.vector_lanes; }

@@ -555,7 +555,7 @@ class PtxRenderer : LlvmExprHooks {
     barrier();
     // Epilogue: per 64 rows and 64 columns, each warp's 16 x 64 accumulators (warp w holds rows
     // 16w.. of each 64; rows lane / 4 (+ 8), columns 2 (lane % 4) (+ 1) of each 8) to its part of
-    // shared memory, then finished per element like the other tensor-core paths.
+    // shared memory, then finish_from_shared.
     Value* mine = b_.CreateMul(warp, c64(16 * 64));
     for (int64_t h = 0; h < halves; ++h)
       for (int64_t cq = 0; cq < BN / 64; ++cq) {
@@ -566,15 +566,7 @@ class PtxRenderer : LlvmExprHooks {
             b_.CreateStore(b_.CreateLoad(f32, acc_at(h * acc_n + 4 * (cq * 8 + j) + x)),
                            b_.CreateGEP(f32, sa, b_.CreateAdd(mine, b_.CreateAdd(b_.CreateMul(row, c64(64)), col))));
           }
-        b_.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
-        loop(c64(16 * 64 / 32), [&](Value* e) {
-          Value* idx = b_.CreateAdd(lane, b_.CreateMul(e, c64(32)));
-          Ranges values = at;
-          values[tc.m] = b_.CreateAdd(at[tc.m], b_.CreateAdd(c64(64 * h), b_.CreateAdd(b_.CreateMul(warp, c64(16)), b_.CreateUDiv(idx, c64(64)))));
-          values[tc.n] = b_.CreateAdd(at[tc.n], b_.CreateAdd(c64(64 * cq), b_.CreateURem(idx, c64(64))));
-          store_output(b_.CreateLoad(f32, b_.CreateGEP(f32, sa, b_.CreateAdd(mine, idx))), values);
-        });
-        b_.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
+        finish_from_shared(sa, mine, lane, 16, 64, at, b_.CreateAdd(c64(64 * h), b_.CreateMul(warp, c64(16))), c64(64 * cq));
       }
   }
 
@@ -754,16 +746,26 @@ class PtxRenderer : LlvmExprHooks {
         st.push_back(b_.getInt32(uint32_t(cols)));
         b_.CreateIntrinsic(ops.store_d, {b_.getPtrTy(kShared)}, st);
       }
-      b_.CreateIntrinsic(In::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
-      loop(c64(T * cols / 32), [&](Value* e) {
-        Value* idx = b_.CreateAdd(lane, b_.CreateMul(e, c64(32)));
-        Ranges values = at;
-        values[tc.m] = b_.CreateAdd(at[tc.m], b_.CreateAdd(c64(int64_t(i) * T), b_.CreateUDiv(idx, c64(cols))));
-        values[tc.n] = b_.CreateAdd(at[tc.n], b_.CreateURem(idx, c64(cols)));
-        store_output(b_.CreateLoad(f32, b_.CreateGEP(f32, sm, b_.CreateAdd(mine, idx))), values);
-      });
-      b_.CreateIntrinsic(In::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
+      finish_from_shared(sm, mine, lane, T, cols, at, c64(int64_t(i) * T), c64(0));
     }
+  }
+
+  // The tensor-core paths' epilogue: a warp's rows x cols sums, which its lanes just stored to
+  // shared memory at `mine` (rows of cols floats), finished per element with the rest of the
+  // kernel's expression and stored, for the outputs from (row0, col0) past the tile's origin `at`.
+  void finish_from_shared(llvm::GlobalVariable* sm, Value* mine, Value* lane, int64_t rows, int64_t cols, const Ranges& at,
+                          Value* row0, Value* col0) {
+    const TensorCorePlan& tc = *p_.tensor_cores;
+    auto c64 = [&](int64_t v) { return b_.getInt64(uint64_t(v)); };
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
+    loop(c64(rows * cols / 32), [&](Value* e) {
+      Value* idx = b_.CreateAdd(lane, b_.CreateMul(e, c64(32)));
+      Ranges values = at;
+      values[tc.m] = b_.CreateAdd(at.at(tc.m), b_.CreateAdd(row0, b_.CreateUDiv(idx, c64(cols))));
+      values[tc.n] = b_.CreateAdd(at.at(tc.n), b_.CreateAdd(col0, b_.CreateURem(idx, c64(cols))));
+      store_output(b_.CreateLoad(b_.getFloatTy(), b_.CreateGEP(b_.getFloatTy(), sm, b_.CreateAdd(mine, idx))), values);
+    });
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
   }
 
   // The emitter's hooks. A gated load reads index 0 (always in bounds) where its gate is false,
