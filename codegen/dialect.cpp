@@ -43,9 +43,8 @@ std::string opencl_source(const Graph& g, const LoopProgram& p, const TargetProf
 
 GpuKernel opencl_kernel(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
   // All global dims are flattened into dimension 0 (codegen/gpu/gpu_lowering.h).
-  return {opencl_source(g, p, profile),
-          {gpu_global_size(p), 1, 1},
-          {p.locals.empty() ? 0 : gpu_local_size(p), 0, 0}};
+  OpenClLaunch launch = opencl_launch(p);
+  return {opencl_source(g, p, profile), {launch.global, 1, 1}, {launch.local, 0, 0}};
 }
 
 std::string glsl_source(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {

@@ -1,7 +1,14 @@
 /* OpenCL backend: libOpenCL through cl_api.h (dlopen'ed, no CL headers). Device memory, the weights
  * and the zeroed STATE buffers are set up at create; programs are built from the launches' blobs
  * (OpenCL C) at the first run, and their binaries cached on disk, keyed by a hash of source +
- * device + driver. Each run writes the inputs, enqueues the launches and reads the outputs back. */
+ * options + device + driver. Each run writes the inputs, enqueues the launches and reads the
+ * outputs back.
+ *
+ * Every buffer but the images lives in one device allocation, the pool, where it fits the device's
+ * largest allocation: kernels then take the pool and each buffer's offset in it (built with
+ * -DTGC_POOL; codegen/opencl/render_opencl.h) instead of a pointer per buffer, which NVIDIA's
+ * driver charges ~0.35 us of host time per enqueue. Intermediates share the pool's memory as the
+ * memory plan shares the arena. TGC_CL_POOL=0 gives each buffer its own allocation. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +39,9 @@ typedef struct {
   cl_context ctx;
   cl_command_queue queue;
   cl_mem arena;
-  cl_mem* mem;     /* per desc buffer */
+  cl_mem pool;     /* every buffer but the images, or NULL */
+  cl_mem* mem;     /* per desc buffer: the pool, or its own memory (or an arena sub-buffer) */
+  size_t* at;      /* per desc buffer: its byte offset in mem[i] */
   int* mem_owned;  /* per desc buffer: release on destroy */
   cl_mem* host_mem; /* per desc buffer: the mapped host-side buffer holding an input or output */
   void** host_ptr;  /* ... and its mapping, which is the runtime's memory for it */
@@ -97,12 +106,14 @@ static void cl_free(tgc_cl* cl) {
     for (int32_t i = cl->desc->num_buffers - 1; i >= 0; --i)
       if (cl->mem[i] && cl->mem_owned[i]) a->clReleaseMemObject(cl->mem[i]);
   if (cl->arena) a->clReleaseMemObject(cl->arena);
+  if (cl->pool) a->clReleaseMemObject(cl->pool);
   if (cl->queue) a->clReleaseCommandQueue(cl->queue);
   if (cl->ctx) a->clReleaseContext(cl->ctx);
   /* The ICD loader is not dlclose'd: drivers (pocl among them) do not like being unloaded. */
   free(cl->kernels);
   free(cl->progs);
   free(cl->mem);
+  free(cl->at);
   free(cl->mem_owned);
   free(cl->host_mem);
   free(cl->host_ptr);
@@ -182,6 +193,55 @@ static cl_mem create_image(tgc_cl* cl, const tgc_buffer* b, const void* data) {
   return m;
 }
 
+/* The pool (see the top of this file): each buffer but the images at an offset aligned to `align`,
+ * the arena's intermediates at the memory plan's offsets in one region. 1 with the pool made and
+ * the weights and states written into it; 0 where it does not fit one allocation or TGC_CL_POOL=0;
+ * -1 with the error set. */
+static int create_pool(tgc_cl* cl, tgc_model* model, size_t align) {
+  cl_api* a = &cl->api;
+  const tgc_model_desc* d = cl->desc;
+  const char* env = getenv("TGC_CL_POOL");
+  if (env && strcmp(env, "0") == 0) return 0;
+  for (int32_t l = 0; l < d->num_launches; ++l) /* each kernel must have the pool's signature */
+    if (!memmem(d->launches[l].blob, (size_t)d->launches[l].blob_size, "#ifdef TGC_POOL", 15)) return 0;
+  size_t size = 0, arena_at = 0;
+  for (int32_t i = 0; i < d->num_buffers; ++i) {
+    const tgc_buffer* b = &d->buffers[i];
+    if (b->storage == TGC_STORAGE_IMAGE || b->storage == TGC_STORAGE_ARENA) continue;
+    cl->at[i] = size;
+    size += ((size_t)(b->nbytes > 0 ? b->nbytes : 0) + align - 1) / align * align;
+  }
+  arena_at = size;
+  size += (size_t)d->arena_size;
+  for (int32_t i = 0; i < d->num_buffers; ++i)
+    if (d->buffers[i].storage == TGC_STORAGE_ARENA) cl->at[i] = arena_at + (size_t)d->buffers[i].offset;
+  cl_ulong max_alloc = 0;
+  a->clGetDeviceInfo(cl->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
+  if (size == 0 || (cl_ulong)size > max_alloc) return 0;
+  cl_int e = 0;
+  cl->pool = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size, NULL, &e);
+  if (!cl->pool) return 0; /* a buffer each, then */
+  for (int32_t i = 0; i < d->num_buffers; ++i) {
+    const tgc_buffer* b = &d->buffers[i];
+    if (b->storage == TGC_STORAGE_IMAGE) continue;
+    cl->mem[i] = cl->pool;
+    if ((b->storage != TGC_STORAGE_WEIGHT && b->storage != TGC_STORAGE_STATE) || b->nbytes <= 0) continue;
+    e = a->clEnqueueWriteBuffer(cl->queue, cl->pool, CL_FALSE, cl->at[i], (size_t)b->nbytes, model->buf[i], 0, NULL, NULL);
+    if (e != CL_SUCCESS) {
+      tgc_set_error("OpenCL backend: copying %s '%s' to the device failed: %s (%d)",
+                    b->storage == TGC_STORAGE_STATE ? "state" : "weight", b->name ? b->name : "?", tgc_cl_err(e), e);
+      a->clFinish(cl->queue);
+      return -1;
+    }
+  }
+  if ((e = a->clFinish(cl->queue)) != CL_SUCCESS) {
+    tgc_set_error("OpenCL backend: copying the weights to the device failed: %s (%d)", tgc_cl_err(e), e);
+    return -1;
+  }
+  if (verbose()) fprintf(stderr, "tgc: opencl: every buffer but the images in one pool of %zu bytes\n", size);
+  return 1;
+}
+
 static void* cl_create(tgc_model* model, int num_threads) {
   const tgc_model_desc* desc = model->desc;
   for (int32_t l = 0; l < desc->num_launches; ++l) {
@@ -223,29 +283,32 @@ static void* cl_create(tgc_model* model, int num_threads) {
   }
   int32_t nb = desc->num_buffers;
   cl->mem = calloc((size_t)nb + 1, sizeof(cl_mem));
+  cl->at = calloc((size_t)nb + 1, sizeof(size_t));
   cl->mem_owned = calloc((size_t)nb + 1, sizeof(int));
   cl->progs = calloc((size_t)desc->num_launches + 1, sizeof(cl_prog));
   cl->kernels = calloc((size_t)desc->num_launches + 1, sizeof(cl_kernel));
-  if (!cl->mem || !cl->mem_owned || !cl->progs || !cl->kernels) {
+  if (!cl->mem || !cl->at || !cl->mem_owned || !cl->progs || !cl->kernels) {
     tgc_set_error("out of memory");
     goto fail;
   }
   cl_uint align_bits = 0;
   a->clGetDeviceInfo(cl->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
   int64_t align = align_bits >= 8 ? align_bits / 8 : 1;
+  int pooled = create_pool(cl, model, (size_t)(align > 16 ? align : 16));
+  if (pooled < 0) goto fail;
   /* NVIDIA's OpenCL (580.159, H200) ran launches on sub-buffers of one arena 5-8x slower than on
    * buffers of their own (cls 6.04 -> 0.78 ms, det 5.42 -> 1.09). Every intermediate is written
    * whole by its kernel before it is read, so its own buffer computes the same: the memory plan's
    * sharing is kept only where the intermediates add up to more than 1/16 of the device's memory.
-   * TGC_CL_SUBBUFFERS=1 keeps it always. */
+   * TGC_CL_SUBBUFFERS=1 keeps it always. (Without the pool only: a pool is one whole buffer.) */
   int64_t unshared = 0;
   for (int32_t i = 0; i < nb; ++i)
     if (desc->buffers[i].storage == TGC_STORAGE_ARENA) unshared += desc->buffers[i].nbytes;
   cl_ulong device_bytes = 0;
   a->clGetDeviceInfo(cl->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof device_bytes, &device_bytes, NULL);
   const char* force = getenv("TGC_CL_SUBBUFFERS");
-  int shared_arena = (force && force[0] && strcmp(force, "0") != 0) || (int64_t)(device_bytes / 16) < unshared;
-  if (verbose())
+  int shared_arena = !pooled && ((force && force[0] && strcmp(force, "0") != 0) || (int64_t)(device_bytes / 16) < unshared);
+  if (verbose() && !pooled)
     fprintf(stderr, "tgc: opencl: intermediates in %s (%lld bytes planned, %lld unshared)\n",
             shared_arena ? "sub-buffers of one arena" : "buffers of their own", (long long)desc->arena_size,
             (long long)unshared);
@@ -260,6 +323,7 @@ static void* cl_create(tgc_model* model, int num_threads) {
   for (int32_t i = 0; i < nb; ++i) {
     const tgc_buffer* b = &desc->buffers[i];
     const char* bn = b->name ? b->name : "?";
+    if (cl->mem[i]) continue; /* in the pool */
     size_t size = b->nbytes > 0 ? (size_t)b->nbytes : 1; /* CL has no empty buffers */
     cl_mem m = NULL;
     if (b->storage == TGC_STORAGE_ARENA && shared_arena && b->nbytes > 0 && b->offset % align == 0) {
@@ -303,6 +367,8 @@ fail:
 
 /* ---------------------------------------------------------------- binary cache */
 
+static const char* build_options(const tgc_cl* cl) { return cl->pool ? "-DTGC_POOL" : ""; }
+
 static uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
   const unsigned char* p = data;
   for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
@@ -312,9 +378,9 @@ static uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
 /* The parts are hashed with a NUL after each (the same key as for a NUL-terminated source), and
  * h2 mixes in each part's length, so a blob holding NULs cannot collide by shifting bytes. */
 static void cache_key(const tgc_cl* cl, const char* src, size_t src_len, uint64_t key[2]) {
-  const char* parts[] = {src, cl->device_name, cl->driver_version, cl->device_version};
+  const char* parts[] = {src, build_options(cl), cl->device_name, cl->driver_version, cl->device_version};
   uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull ^ 0x7467632d636c31ull; /* "tgc-cl1" */
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 5; ++i) {
     size_t len = i == 0 ? src_len : strlen(parts[i]), n = len + 1;
     h1 = fnv1a(fnv1a(h1, parts[i], len), "", 1);
     h2 = fnv1a(fnv1a(h2 * 31 + n, parts[i], len), "", 1);
@@ -406,7 +472,7 @@ static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, con
       cl_int status = 0;
       cl_program p = a->clCreateProgramWithBinary(cl->ctx, 1, &cl->device, &len, bins, &status, &e);
       free(bin);
-      if (p && status == CL_SUCCESS && a->clBuildProgram(p, 1, &cl->device, "", NULL, NULL) == CL_SUCCESS) {
+      if (p && status == CL_SUCCESS && a->clBuildProgram(p, 1, &cl->device, build_options(cl), NULL, NULL) == CL_SUCCESS) {
         *from_cache = 1;
         return p;
       }
@@ -419,7 +485,7 @@ static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, con
                   e);
     return NULL;
   }
-  e = a->clBuildProgram(p, 1, &cl->device, "", NULL, NULL);
+  e = a->clBuildProgram(p, 1, &cl->device, build_options(cl), NULL, NULL);
   if (e != CL_SUCCESS) {
     char log[700] = "";
     size_t n = 0;
@@ -438,6 +504,29 @@ static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, con
     if (tgc_mkdirs(dir) == 0) cache_store(cl, path, key, src_len, p);
   }
   return p;
+}
+
+/* A pointer per buffer, or with the pool (render_opencl.h): the pool, the images, then the offset
+ * of each other buffer, in the launch's buffer order. */
+static int set_args(tgc_cl* cl, int32_t l) {
+  cl_api* a = &cl->api;
+  const tgc_launch* L = &cl->desc->launches[l];
+  cl_uint arg = 0;
+  cl_int e = cl->pool ? a->clSetKernelArg(cl->kernels[l], arg++, sizeof(cl_mem), &cl->pool) : CL_SUCCESS;
+  for (int pass = cl->pool ? 0 : 2; pass <= (cl->pool ? 1 : 2) && e == CL_SUCCESS; ++pass)
+    for (int32_t i = 0; i < L->num_buffers && e == CL_SUCCESS; ++i) {
+      int32_t b = L->buffers[i];
+      int image = cl->desc->buffers[b].storage == TGC_STORAGE_IMAGE;
+      if (pass == 0 && image) e = a->clSetKernelArg(cl->kernels[l], arg++, sizeof(cl_mem), &cl->mem[b]);
+      if (pass == 1 && !image) {
+        cl_ulong at = cl->at[b];
+        e = a->clSetKernelArg(cl->kernels[l], arg++, sizeof at, &at);
+      }
+      if (pass == 2) e = a->clSetKernelArg(cl->kernels[l], arg++, sizeof(cl_mem), &cl->mem[b]);
+    }
+  if (e != CL_SUCCESS)
+    tgc_set_error("OpenCL backend: kernel '%s': setting argument %u failed: %s (%d)", L->name, arg - 1, tgc_cl_err(e), e);
+  return e == CL_SUCCESS ? 0 : -1;
 }
 
 static int build_all(tgc_cl* cl) {
@@ -480,14 +569,7 @@ static int build_all(tgc_cl* cl) {
                     (int)l, L->name, (long long)L->local_size[0], cl->device_name, max_group);
       return -1;
     }
-    for (int32_t i = 0; i < L->num_buffers; ++i) {
-      e = a->clSetKernelArg(cl->kernels[l], (cl_uint)i, sizeof(cl_mem), &cl->mem[L->buffers[i]]);
-      if (e != CL_SUCCESS) {
-        tgc_set_error("OpenCL backend: kernel '%s': setting argument %d (buffer '%s') failed: %s (%d)", L->name,
-                      (int)i, d->buffers[L->buffers[i]].name ? d->buffers[L->buffers[i]].name : "?", tgc_cl_err(e), e);
-        return -1;
-      }
-    }
+    if (set_args(cl, l) != 0) return -1;
   }
   cl->built = 1;
   return 0;
@@ -501,7 +583,7 @@ static int cl_upload(void* be, tgc_model* m, const int32_t* bufs, int32_t n) {
     const tgc_buffer* b = &d->buffers[bufs[i]];
     if (b->nbytes <= 0) continue;
     /* not blocking: the copies are ordered before the next run's kernels, whose clFinish waits */
-    cl_int e = a->clEnqueueWriteBuffer(cl->queue, cl->mem[bufs[i]], CL_FALSE, 0, (size_t)b->nbytes, m->cur[bufs[i]], 0,
+    cl_int e = a->clEnqueueWriteBuffer(cl->queue, cl->mem[bufs[i]], CL_FALSE, cl->at[bufs[i]], (size_t)b->nbytes, m->cur[bufs[i]], 0,
                                        NULL, NULL);
     if (e != CL_SUCCESS) {
       tgc_set_error("OpenCL backend: copying %s '%s' to the device failed: %s (%d)",
@@ -557,7 +639,7 @@ static int64_t cl_run(void* be, tgc_model* m, int64_t sample) {
   for (int32_t i = 0; i < d->num_outputs; ++i) {
     int32_t b = d->outputs[i];
     if (d->buffers[b].nbytes <= 0) continue;
-    e = a->clEnqueueReadBuffer(cl->queue, cl->mem[b], CL_FALSE, 0, (size_t)d->buffers[b].nbytes, m->cur[b], 0, NULL,
+    e = a->clEnqueueReadBuffer(cl->queue, cl->mem[b], CL_FALSE, cl->at[b], (size_t)d->buffers[b].nbytes, m->cur[b], 0, NULL,
                                NULL);
     if (e != CL_SUCCESS) {
       tgc_set_error("OpenCL backend: copying output '%s' from the device failed: %s (%d)", d->buffers[b].name,

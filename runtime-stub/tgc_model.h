@@ -60,7 +60,8 @@ typedef void (*tgc_cpu_fn)(void* const* buffers, int64_t begin, int64_t end);
 typedef struct {
   const char* name;       /* kernel name; the GPU entry point */
   tgc_cpu_fn cpu_fn;      /* CPU backend */
-  const void* blob;       /* GPU backends: the kernel's code (OpenCL C source or SPIR-V, later PTX) */
+  const void* blob;       /* GPU backends: the kernel's code (OpenCL C source, SPIR-V, PTX); OpenCL
+                             source with `#ifdef TGC_POOL` also has the pool's signature (opencl.c) */
   int64_t blob_size;      /* bytes of blob (OpenCL C: the text without a terminating NUL) */
   int32_t num_buffers;
   const int32_t* buffers; /* indices into tgc_model_desc.buffers, in kernel-argument order */

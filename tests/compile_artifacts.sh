@@ -59,7 +59,11 @@ cat "$work/cl_compile"
 cl_kernels="$(sed -n 's/.*: \([0-9]*\) kernels .*/\1/p' "$work/cl_compile")"
 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0"; expect_probs "$work/cl0" 0
 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0b"; expect_probs "$work/cl0b" 0   # cached binaries
-TGC_CL_SUBBUFFERS=1 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0c"; expect_probs "$work/cl0c" 0   # one arena
+TGC_VERBOSE=1 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0p" 2>"$work/cl_verbose"
+grep -q "in one pool of" "$work/cl_verbose" ||
+  { echo "FAIL the OpenCL runtime did not put the buffers in one pool"; fail=1; }
+TGC_CL_POOL=0 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0d"; expect_probs "$work/cl0d" 0   # a buffer each
+TGC_CL_POOL=0 TGC_CL_SUBBUFFERS=1 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0c"; expect_probs "$work/cl0c" 0   # one arena
 # TGC_PROFILE: event timestamps per launch, every kernel the compile reported listed with TGC_PROFILE=all.
 TGC_PROFILE=all "$work/digits_cl" --bench 3 2>"$work/profile" >"$work/bench.json"
 runs=$(( $(grep -o '"warmup": [0-9]*' "$work/bench.json" | grep -o '[0-9]*$') + 3 ))  # the warm-up runs and the 3

@@ -220,9 +220,15 @@ TEST(OpenClDialect, WorkGroupKernelStructure) {
   Graph g;
   LoopProgram p = gpu_program(g, matmul(g, 8, 64, 96), {{OptOp::Local, 1, 32}, {OptOp::Group, 2, 4}});
   std::string cl = render_opencl(g, p);
-  std::string head = "__kernel void " + p.name +
-                     "(__global float* restrict b0, __global const float* restrict b1, __global const float* restrict b2) {\n"
-                     "  long gid = get_group_id(0), lid = get_local_id(0);\n";
+  // A pointer per buffer, or (TGC_POOL) the pool and each buffer's offset in it.
+  std::string head = "#ifdef TGC_POOL\n__kernel void " + p.name + "(__global uchar* tgc_pool, ulong b0_at, ulong b1_at, ulong b2_at)\n"
+                     "#else\n__kernel void " + p.name +
+                     "(__global float* restrict b0, __global const float* restrict b1, __global const float* restrict b2)\n"
+                     "#endif\n {\n#ifdef TGC_POOL\n"
+                     "  __global float* restrict b0 = (__global float*)(tgc_pool + b0_at);\n"
+                     "  __global const float* restrict b1 = (__global const float*)(tgc_pool + b1_at);\n"
+                     "  __global const float* restrict b2 = (__global const float*)(tgc_pool + b2_at);\n"
+                     "#endif\n  long gid = get_group_id(0), lid = get_local_id(0);\n";
   EXPECT_EQ(cl.rfind(head, 0), 0u) << cl;
   EXPECT_EQ(count(cl, "__local float sm_"), 1u) << cl;
   EXPECT_NE(cl.find("[128];\n"), std::string::npos) << cl;
@@ -238,7 +244,7 @@ TEST(OpenClDialect, WorkGroupKernelStructure) {
 
   std::string narrow = render_opencl(g, p, {.index_bits = 32});
   EXPECT_NE(narrow.find("  int gid = get_group_id(0), lid = get_local_id(0);\n"), std::string::npos) << narrow;
-  EXPECT_EQ(narrow.find("long"), std::string::npos) << narrow;
+  EXPECT_EQ(count(narrow, "long"), count(narrow, "ulong b")) << "only the pool's offsets are 64-bit\n" << narrow;
   EXPECT_NE(opencl_candidate(g, p, {.index_bits = 32}).find("\nsource\n" + narrow), std::string::npos) << "tuned as it runs";
 }
 
@@ -252,7 +258,11 @@ TEST(OpenClDialect, HalfBuffersAndDoubles) {
   EXPECT_NE(bf16.find("__global ushort* restrict b0"), std::string::npos) << bf16;
   EXPECT_NE(bf16.find("as_float((uint)(b1["), std::string::npos) << bf16;
   std::string f64 = render_opencl(g, gpu_program(g, Tensor::input(g, "d", DType::F64, {64}).relu(), {}));
-  EXPECT_EQ(f64.rfind("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n__kernel void ", 0), 0u) << f64;
+  EXPECT_EQ(f64.rfind("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#ifdef TGC_POOL\n__kernel void ", 0), 0u) << f64;
+  // Without local ranges the launch pads 64 threads to groups of kOpenClFlatGroupSize: no guard.
+  EXPECT_EQ(half.find("return;"), std::string::npos) << half;
+  std::string odd = render_opencl(g, gpu_program(g, Tensor::input(g, "o", DType::F32, {100}).relu(), {}));
+  EXPECT_NE(odd.find("  if (get_global_id(0) >= 100UL) return;\n  long gid = get_global_id(0);\n"), std::string::npos) << odd;
   EXPECT_EQ(half.find("#pragma"), std::string::npos);
 }
 

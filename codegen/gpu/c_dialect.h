@@ -45,6 +45,8 @@ class CDialect {
   // signature itself, up to the opening brace.
   virtual std::string prelude(const CKernelHead& k) const { return ""; }
   virtual std::string signature(const CKernelHead& k) const = 0;
+  // Lines after the opening brace, before the ids are decoded (OpenCL: the pool's buffers).
+  virtual std::string entry(const CKernelHead& k) const { return ""; }
   // Ids of dimension 0, as expressions convertible to the index type.
   virtual std::string global_id() const = 0;
   virtual std::string group_id() const = 0;

@@ -87,7 +87,7 @@ class CRenderer {
     }
     plan_vectors(head.buffers);
     std::string idx = reg(DType::Index);
-    o_ << d_.signature(head) << " {\n";
+    o_ << d_.signature(head) << " {\n" << d_.entry(head);
     if (k_.work_groups) {
       o_ << "  " << idx << " gid = " << d_.group_id() << ", lid = " << d_.local_id() << ";\n";
       decode(k_.local_decode, "lid");

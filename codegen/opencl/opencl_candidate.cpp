@@ -9,8 +9,8 @@ namespace tgc {
 std::string opencl_candidate(const Graph& g, const LoopProgram& p, const GpuOptions& gpu) {
   std::ostringstream o;
   // Launched as the runtime launches it (codegen/dialect.cpp): dimension 0 only.
-  o << "tgc-cl 1\nkernel " << p.name << "\nglobal " << gpu_global_size(p) << "\nlocal "
-    << (p.locals.empty() ? 0 : gpu_local_size(p)) << "\n";
+  OpenClLaunch launch = opencl_launch(p);
+  o << "tgc-cl 1\nkernel " << p.name << "\nglobal " << launch.global << "\nlocal " << launch.local << "\n";
   for (int64_t b : p.args) {
     const BufferInfo& info = g.buffer(b);
     o << "buffer " << numel(info.shape) * dtype_size(info.dtype) << " " << int(info.dtype) << "\n";  // DType = enum tgc_dtype

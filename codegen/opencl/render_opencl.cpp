@@ -14,6 +14,8 @@ class OpenClDialect : public CDialect {
   // `half`: the kernel computes in f16 where the device has cl_khr_fp16 (tgc_half registers).
   explicit OpenClDialect(bool half) : half_(half) {}
 
+  std::string pointee(const CBuffer& b) const { return (b.written ? "" : "const ") + mem_type(b.dtype); }
+
   std::string reg_type(DType t) const override {
     switch (t) {
       case DType::Bool: return "bool";
@@ -67,14 +69,33 @@ class OpenClDialect : public CDialect {
            "#endif\n";
     return s;
   }
+  // The classic signature and the pool's (render_opencl.h), chosen by TGC_POOL.
   std::string signature(const CKernelHead& k) const override {
-    std::string s = "__kernel void " + k.name + "(";
+    std::string classic, pooled = "__global uchar* tgc_pool", offsets;
     for (size_t i = 0; i < k.buffers.size(); ++i) {
       const CBuffer& b = k.buffers[i];
-      if (b.image_width > 0) s += (i ? ", " : "") + std::string("__read_only image2d_t ") + b.name;
-      else s += (i ? ", " : "") + std::string("__global ") + (b.written ? "" : "const ") + mem_type(b.dtype) + "* restrict " + b.name;
+      std::string sep = i ? ", " : "";
+      if (b.image_width > 0) {
+        classic += sep + "__read_only image2d_t " + b.name;
+        pooled += ", __read_only image2d_t " + b.name;
+      } else {
+        classic += sep + "__global " + pointee(b) + "* restrict " + b.name;
+        offsets += ", ulong " + b.name + "_at";
+      }
     }
-    return s + ")";
+    return "#ifdef TGC_POOL\n__kernel void " + k.name + "(" + pooled + offsets + ")\n#else\n__kernel void " + k.name +
+           "(" + classic + ")\n#endif\n";
+  }
+  std::string entry(const CKernelHead& k) const override {
+    std::string s = "#ifdef TGC_POOL\n";
+    for (const CBuffer& b : k.buffers)
+      if (b.image_width == 0)
+        s += "  __global " + pointee(b) + "* restrict " + b.name + " = (__global " + pointee(b) + "*)(tgc_pool + " +
+             b.name + "_at);\n";
+    s += "#endif\n";
+    if (k.local_size == 1 && k.global_size % kOpenClFlatGroupSize != 0)
+      s += "  if (get_global_id(0) >= " + std::to_string(k.global_size) + "UL) return;\n";
+    return s;
   }
   std::string global_id() const override { return "get_global_id(0)"; }
   std::string group_id() const override { return "get_group_id(0)"; }
@@ -148,6 +169,11 @@ class OpenClDialect : public CDialect {
   mutable bool half_bits_ = false;  // bitcast() used the helpers prelude() then defines
 };
 }  // namespace
+
+OpenClLaunch opencl_launch(const LoopProgram& p) {
+  int64_t local = p.locals.empty() ? kOpenClFlatGroupSize : gpu_local_size(p);
+  return {local, (gpu_global_size(p) + local - 1) / local * local};
+}
 
 std::string render_opencl(const Graph& g, const LoopProgram& p, const GpuOptions& o) {
   return render_c(g, lower_gpu(g, p, o), OpenClDialect(computes_in_half(p)));

@@ -3,12 +3,29 @@
 // vload_half/vstore_half so the kernels also build on devices without cl_khr_fp16 (pocl in CI); a
 // kernel that computes in half (passes/precision.h compute_in_half) does so where the device has
 // cl_khr_fp16 and in float elsewhere, from one source.
+//
+// Each kernel has two signatures, chosen when the runtime builds it: one pointer argument per
+// buffer, or, with -DTGC_POOL, one pool holding every buffer but the images and the byte offset
+// of each buffer in it (`ulong bN_at`). NVIDIA's driver spends ~0.35 us of host time per pointer
+// argument in each enqueue, ~0.05 per integer (docs/performance-gpu.md).
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "codegen/gpu/gpu_lowering.h"
 
 namespace tgc {
+
+// Threads per work-group of a kernel without local ranges: its launch names the size (NVIDIA's
+// driver spends ~4 us of host time choosing one when it is left to the driver) and pads the
+// global size to a multiple of it; the padding threads return at once.
+constexpr int64_t kOpenClFlatGroupSize = 64;
+
+// The launch of p: threads per work-group, and in all (a multiple of the first).
+struct OpenClLaunch {
+  int64_t local, global;
+};
+OpenClLaunch opencl_launch(const LoopProgram& p);
 
 // Throws tgc::Error where o.index_bits is 32 and the kernel does not fit (see lower_gpu).
 std::string render_opencl(const Graph& g, const LoopProgram& p, const GpuOptions& o = {});

@@ -15,6 +15,7 @@
 #include "codegen/dialect.h"
 #include "codegen/llvm/target.h"
 #include "codegen/opencl/opencl_candidate.h"
+#include "codegen/opencl/render_opencl.h"
 #include "ir/error.h"
 #include "ir/tensor.h"
 #include "passes/beam.h"
@@ -297,11 +298,13 @@ TEST(OpenClCandidate, WhatTgcWritesTheAgentReads) {
   ASSERT_EQ(c->num_buffers, 3);
   EXPECT_EQ(c->buffer_bytes[0], 8 * 96 * 4) << "output first";
   EXPECT_EQ(c->buffer_dtypes[0], int32_t(DType::F32));
-  EXPECT_EQ(std::string(c->source, c->source_len).rfind("__kernel void " + k.name + "(", 0), 0u) << std::string(c->source, c->source_len);
+  EXPECT_NE(std::string(c->source, c->source_len).find("#else\n__kernel void " + k.name + "("), std::string::npos)
+      << std::string(c->source, c->source_len);
 
   std::string no_locals = opencl_candidate(g, opencl_program(g, k, {}));
   c = std::make_unique<tgc_cl_candidate>(parse_candidate(no_locals, err));
-  EXPECT_EQ(c->local_size, 0) << "no LOCAL: the driver chooses";
+  EXPECT_EQ(c->local_size, kOpenClFlatGroupSize) << "no LOCAL: groups of a fixed size, as the runtime launches it";
+  EXPECT_EQ(c->global_size, (8 * 96 + kOpenClFlatGroupSize - 1) / kOpenClFlatGroupSize * kOpenClFlatGroupSize);
 }
 
 TEST(OpenClCandidate, MalformedCandidatesSayWhatIsWrong) {
