@@ -123,7 +123,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   std::vector<const UOp*> conditions;
   for (const UOp* v : guards.vars) conditions.push_back(g.var_value(v));
   roots.insert(roots.begin(), conditions.begin(), conditions.end());
-  Schedule s = run_stage("schedule", [&] { return schedule(g, roots, {.parallel_outputs = target.profile.gpu}); });
+  Schedule s = run_stage("schedule", [&] { return schedule(g, roots, schedule_options(target.profile)); });
   prepare_kernels(g, s, target.profile, opt.optimize, opt.precision.storage);
   // Scheduled: the conditions, the outputs, the sizes computed from data (Model::schedule_roots).
   std::vector<int64_t> var_source(g.vars().size(), -1);

@@ -19,10 +19,6 @@ namespace tgc {
 namespace {
 constexpr double kMemCost = 4;      // one element written and read back, in op units
 constexpr double kSlowOpCost = 8;   // transcendental ops
-// GPUs: redundant reduce work (elements read again by threads that share a reduce's result) that
-// pays for one more kernel launch and buffer (a launch costs a few microseconds, a GPU reads a
-// few million elements in that time).
-constexpr double kGpuRedundantWork = 1 << 20;
 
 // Collects the RANGE nodes an index or mask expression depends on.
 void ranges_of(const UOp* u, std::set<const UOp*>& out, std::unordered_set<const UOp*>& seen) {
@@ -34,6 +30,9 @@ void ranges_of(const UOp* u, std::set<const UOp*>& out, std::unordered_set<const
 // Builds one kernel's scalar expression by walking from its root through inlined nodes, mapping
 // output indices to source indices through every movement op.
 // Thrown while building a kernel when inlining `node` has become more expensive than realizing it.
+// GPUs: the elements one thread may read in reduces nested in one another (about a launch's cost).
+constexpr double kGpuNestedReduceWork = 2048;
+
 struct RealizeNeeded {
   const UOp* node;
 };
@@ -46,8 +45,9 @@ class KernelBuilder {
  public:
   // `others`: evaluation counts of the kernels already built; this kernel's are added in evals().
   KernelBuilder(Graph& g, const std::unordered_map<const UOp*, int64_t>& realized,
-                const std::unordered_map<const UOp*, double>& others, bool parallel_outputs)
-      : g_(g), sym_{g}, rw_(g, symbolic_rules()), realized_(realized), others_(others), parallel_(parallel_outputs) {}
+                const std::unordered_map<const UOp*, double>& others, const ScheduleOptions& o)
+      : g_(g), sym_{g}, rw_(g, symbolic_rules()), realized_(realized), others_(others), parallel_(o.parallel_outputs),
+        redundant_work_(o.redundant_work) {}
 
   const std::unordered_map<const UOp*, double>& evals() const { return evals_; }
 
@@ -130,7 +130,7 @@ class KernelBuilder {
       double threads = 1;
       for (const UOp* r : globals_) threads *= deps.count(r) ? 1 : double(range_extent(r));
       double length = double(numel(u->src[0]->shape)) / double(std::max<int64_t>(1, numel(u->shape)));
-      if ((threads - 1) * n * length > kGpuRedundantWork) throw RealizeNeeded{u};
+      if ((threads - 1) * n * length > redundant_work_) throw RealizeNeeded{u};
     }
   }
 
@@ -168,6 +168,14 @@ class KernelBuilder {
     std::unordered_set<const UOp*> in_mask;
     for (const UOp* x : toposort({mask})) in_mask.insert(x);
     return std::all_of(reduce_ranges_->begin(), reduce_ranges_->end(), [&](const UOp* r) { return in_mask.count(r) > 0; });
+  }
+
+  // Whether the reduce being rendered reads at most `n` elements per output.
+  bool reduce_at_most(int64_t n) const {
+    if (!reduce_ranges_) return false;
+    int64_t total = 1;
+    for (const UOp* r : *reduce_ranges_) total *= range_extent(r);
+    return total <= n;
   }
 
   static bool depends_on_reduce(const UOp* u) {
@@ -209,9 +217,13 @@ class KernelBuilder {
       case Op::Reduce: {
         if (const UOp* picked = one_hot_gather(u, idx, gate)) return picked;
         // A reduce inside another reduce's loop (conv feeding a pool) is stored first: fused,
-        // its outputs would be produced one at a time in the outer reduce's serial order.
+        // its outputs would be produced one at a time in the outer reduce's serial order. On
+        // GPUs a short one is not (a pool feeding a global mean, a classifier feeding its
+        // softmax): a thread's loops over both cost less than a launch.
+        double length = double(numel(u->src[0]->shape)) / double(std::max<int64_t>(1, numel(u->shape)));
+        bool short_nest = parallel_ && reduce_work_ * length <= kGpuNestedReduceWork;
         for (const UOp* i : idx)
-          if (depends_on_reduce(i)) throw RealizeNeeded{u};
+          if (depends_on_reduce(i) && !short_nest) throw RealizeNeeded{u};
         ++num_reduces_;
         std::vector<const UOp*> src = {nullptr};
         sidx = idx;
@@ -224,8 +236,11 @@ class KernelBuilder {
         const std::vector<const UOp*>* outer = reduce_ranges_;
         std::vector<const UOp*> mine(src.begin() + 1, src.end());
         reduce_ranges_ = &mine;
+        double outer_work = reduce_work_;
+        reduce_work_ *= length;
         src[0] = render(u->src[0], sidx, gate);
         reduce_ranges_ = outer;
+        reduce_work_ = outer_work;
         return g_.make(Op::KReduce, u->dtype, src, ReduceArg{u->reduce().op, {}});
       }
       case Op::Reshape: {
@@ -302,9 +317,12 @@ class KernelBuilder {
         // through its masks: a kernel more would cost a launch and a round trip through memory.
         // Where the reduce also runs over channels the masks would gate every channel's loads:
         // H200 cuda, all pads inline: det 0.77 -> 0.85 ms; window-only: det 0.73, cls 0.19 -> 0.17.
+        // A short reduce (a first conv over 3 channels: 27 products) reads through masks too.
         // Padding of weights alone (GGUF bit planes concatenated) stays inline, as their
         // elementwise functions do: stored, it would be a dequantized copy of the weights.
-        if (depends_on_reduce(valid) && !is_root && !(parallel_ && window_is_whole_reduce(valid)) && !weight_only(u)) throw RealizeNeeded{u};
+        if (depends_on_reduce(valid) && !is_root && !(parallel_ && (window_is_whole_reduce(valid) || reduce_at_most(32))) &&
+            !weight_only(u))
+          throw RealizeNeeded{u};
         const UOp* v = render(u->src[0], sidx, sym_.and_(gate, valid));
         if (valid->is_const(1)) return v;
         return g_.make(Op::Where, u->dtype, {valid, v, g_.constant(0, u->dtype)});
@@ -399,7 +417,9 @@ class KernelBuilder {
   int64_t next_range_ = 0;
   int num_reduces_ = 0;
   const std::vector<const UOp*>* reduce_ranges_ = nullptr;  // of the reduce being rendered
+  double reduce_work_ = 1;  // elements per output of the reduces being rendered, nested ones multiplied
   bool parallel_;
+  double redundant_work_;
   std::vector<const UOp*> globals_;  // the kernel's output ranges
 };
 
@@ -506,7 +526,7 @@ Schedule schedule(Graph& g, const std::vector<const UOp*>& requested, const Sche
     const UOp* root = *todo.begin();
     todo.erase(todo.begin());
     forget(root);
-    KernelBuilder kb(g, realized, total, o.parallel_outputs);
+    KernelBuilder kb(g, realized, total, o);
     try {
       Kernel k = kb.build(root, realized.at(root));
       for (auto& [u, n] : kb.evals()) total[u] += n;

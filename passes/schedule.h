@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/uop.h"
+#include "target/profile.h"
 
 namespace tgc {
 
@@ -46,7 +47,14 @@ struct ScheduleOptions {
   // out of the others' loops). A reduce whose result many outputs share (a softmax's row max and
   // sum) is then realized in a kernel of its own where recomputing it would be much more work.
   bool parallel_outputs = false;
+  // With parallel_outputs: the redundant work (elements read again by threads that share a
+  // reduce's result) above which the reduce is realized instead (TargetProfile::redundant_work).
+  double redundant_work = 1 << 20;
 };
+// A target's: GPUs run outputs in parallel, at the cost of work their launches are worth.
+inline ScheduleOptions schedule_options(const TargetProfile& t) {
+  return {.parallel_outputs = t.gpu, .redundant_work = t.redundant_work};
+}
 
 Schedule schedule(Graph& g, const std::vector<const UOp*>& outputs, const ScheduleOptions& o = {});
 

@@ -29,6 +29,9 @@ TargetProfile opencl_profile() {
   // Adreno's texture path caches what its plain loads do not (tinygrad's QCOM backend's main
   // trick); every OpenCL GPU with images runs them.
   t.image_weights = true;
+  // A launch through OpenCL costs ~4x one in a CUDA graph (4-5 us of host time per enqueue on
+  // NVIDIA's driver, docs/performance-gpu.md; no command buffers there).
+  t.redundant_work = 1 << 22;
   return t;
 }
 

@@ -28,6 +28,10 @@ struct TargetProfile {
   // GPU: weights read 4 elements at a time live in 2D images and are read through the texture
   // cache (codegen/gpu/image_weights.h); the heuristic unrolls reduces by 4 along such weights.
   bool image_weights = false;
+  // GPU: redundant reduce work (elements read again by the threads that share a reduce's result)
+  // worth one kernel launch less: a launch costs a few microseconds, in which a GPU reads a few
+  // million elements (passes/schedule.h).
+  double redundant_work = 1 << 20;
   Int8Dot int8_dot = Int8Dot::None;  // CPU
 };
 

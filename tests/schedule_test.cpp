@@ -23,11 +23,11 @@ using test::all_close;
 class ScheduleTest : public ::testing::Test, protected test::Env {
  protected:
   // Schedules `outs`, executes the kernels and compares every output with the interpreter.
-  Schedule schedule_and_check(const std::vector<Tensor>& outs) {
+  Schedule schedule_and_check(const std::vector<Tensor>& outs, const ScheduleOptions& o = {}) {
     std::vector<HostTensor> want = run(outs);  // before scheduling adds buffers to the graph
     std::vector<const UOp*> roots;
     for (const Tensor& t : outs) roots.push_back(t.uop());
-    Schedule s = schedule(g, roots);
+    Schedule s = schedule(g, roots, o);
     if (std::getenv("TGC_TEST_VERBOSE")) std::cout << listing(s);
     EXPECT_EQ(s.outputs.size(), outs.size());
     KernelEvaluator m(g, feeds);
@@ -121,6 +121,34 @@ TEST_F(ScheduleTest, PaddedConvBiasReluIsPadCopyPlusOneKernel) {
   std::vector<int64_t> reads = s.kernels[1].inputs;
   std::sort(reads.begin(), reads.end());
   EXPECT_EQ(reads, (std::vector<int64_t>{w.uop()->ival(), b.uop()->ival(), s.kernels[0].output}));
+}
+
+// On GPUs a short reduce (a first conv over 3 channels: 27 products) reads its padding through
+// masks instead of a copy kernel; a longer one (8 channels: 72) still reads a stored copy.
+TEST_F(ScheduleTest, GpuShortConvReadsItsPaddingThroughMasks) {
+  Tensor x = input({1, 3, 9, 7});
+  Tensor y = x.conv(weight({4, 3, 3, 3}), weight({4}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).relu();
+  Schedule s = schedule_and_check({y}, {.parallel_outputs = true});
+  ASSERT_EQ(s.kernels.size(), 1u) << listing(s);
+  Tensor x8 = input({1, 8, 9, 7});
+  Tensor y8 = x8.conv(weight({4, 8, 3, 3}), weight({4}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).relu();
+  Schedule s8 = schedule_and_check({y8}, {.parallel_outputs = true});
+  expect_pad_then_reduce(g, s8, listing(s8));
+}
+
+// A pool feeding a global mean: on a CPU the pool is stored first (fused, its outputs would come
+// one at a time in the mean's serial order); on GPUs a thread's loops over both (48 x 4 elements)
+// cost less than a launch, so it is one kernel; long nests (a mean over 64 x 64 pools of 2 x 2) are not.
+TEST_F(ScheduleTest, GpuShortNestedReducesAreOneKernel) {
+  Tensor x = input({1, 8, 12, 16});
+  Tensor y = x.max_pool({2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false).mean({2, 3});
+  EXPECT_EQ(schedule_and_check({y}).kernels.size(), 2u);
+  Schedule s = schedule_and_check({y}, {.parallel_outputs = true});
+  ASSERT_EQ(s.kernels.size(), 1u) << listing(s);
+  EXPECT_EQ(s.kernels[0].num_reduces, 2) << listing(s);
+  Tensor big = input({1, 2, 128, 128});
+  Tensor z = big.max_pool({2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false).mean({2, 3});
+  EXPECT_EQ(schedule_and_check({z}, {.parallel_outputs = true}).kernels.size(), 2u);
 }
 
 TEST_F(ScheduleTest, UnpaddedConvBiasReluIsOneKernel) {

@@ -292,7 +292,7 @@ int cmd_inspect(const Args& a) {
   apply_precision(target, parse_precision(a.precision));
   // As compile_model cuts and rewrites them.
   auto kernels = [&] {
-    Schedule s = run_stage("schedule", [&] { return schedule(*m.graph, roots, {.parallel_outputs = target.profile.gpu}); });
+    Schedule s = run_stage("schedule", [&] { return schedule(*m.graph, roots, schedule_options(target.profile)); });
     prepare_kernels(*m.graph, s, target.profile, a.optimize, parse_precision(a.precision).storage);
     return s;
   };
