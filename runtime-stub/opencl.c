@@ -36,6 +36,8 @@ typedef struct {
   cl_platform_id platform;
   cl_device_id device;
   char device_name[256], driver_version[128], device_version[256];
+  cl_bool image_support; /* and the largest 2D image, width and height */
+  size_t image_max[2];
   cl_context ctx;
   cl_command_queue queue;
   cl_mem arena;
@@ -78,6 +80,9 @@ static int pick_device(tgc_cl* cl) {
   a->clGetDeviceInfo(cl->device, CL_DEVICE_NAME, sizeof cl->device_name - 1, cl->device_name, NULL);
   a->clGetDeviceInfo(cl->device, CL_DRIVER_VERSION, sizeof cl->driver_version - 1, cl->driver_version, NULL);
   a->clGetDeviceInfo(cl->device, CL_DEVICE_VERSION, sizeof cl->device_version - 1, cl->device_version, NULL);
+  a->clGetDeviceInfo(cl->device, CL_DEVICE_IMAGE_SUPPORT, sizeof cl->image_support, &cl->image_support, NULL);
+  a->clGetDeviceInfo(cl->device, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof cl->image_max[0], &cl->image_max[0], NULL);
+  a->clGetDeviceInfo(cl->device, CL_DEVICE_IMAGE2D_MAX_HEIGHT, sizeof cl->image_max[1], &cl->image_max[1], NULL);
   return 0;
 }
 
@@ -168,11 +173,8 @@ static void cl_destroy(void* be, tgc_model* m) {
 static cl_mem create_image(tgc_cl* cl, const tgc_buffer* b, const void* data) {
   cl_api* a = &cl->api;
   const char* bn = b->name ? b->name : "?";
-  cl_bool images = CL_FALSE;
-  size_t max_w = 0, max_h = 0;
-  a->clGetDeviceInfo(cl->device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
-  a->clGetDeviceInfo(cl->device, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof max_w, &max_w, NULL);
-  a->clGetDeviceInfo(cl->device, CL_DEVICE_IMAGE2D_MAX_HEIGHT, sizeof max_h, &max_h, NULL);
+  cl_bool images = cl->image_support;
+  size_t max_w = cl->image_max[0], max_h = cl->image_max[1];
   size_t texel_bytes = b->dtype == TGC_F16 ? 8 : 16, texels = (size_t)b->nbytes / texel_bytes;
   size_t w = texels < TGC_IMAGE_ROW_TEXELS ? texels : TGC_IMAGE_ROW_TEXELS, h = (texels + w - 1) / w;
   if (!images || w > max_w || h > max_h) {
