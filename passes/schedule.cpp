@@ -19,6 +19,11 @@ namespace tgc {
 namespace {
 constexpr double kMemCost = 4;      // one element written and read back, in op units
 constexpr double kSlowOpCost = 8;   // transcendental ops
+// GPUs: the elements one thread may read in reduces nested in one another (about a launch's cost).
+constexpr double kGpuNestedReduceWork = 2048;
+
+// Elements a reduce reads per output.
+double reduce_length(const UOp* u) { return double(numel(u->src[0]->shape)) / double(std::max<int64_t>(1, numel(u->shape))); }
 
 // Collects the RANGE nodes an index or mask expression depends on.
 void ranges_of(const UOp* u, std::set<const UOp*>& out, std::unordered_set<const UOp*>& seen) {
@@ -30,9 +35,6 @@ void ranges_of(const UOp* u, std::set<const UOp*>& out, std::unordered_set<const
 // Builds one kernel's scalar expression by walking from its root through inlined nodes, mapping
 // output indices to source indices through every movement op.
 // Thrown while building a kernel when inlining `node` has become more expensive than realizing it.
-// GPUs: the elements one thread may read in reduces nested in one another (about a launch's cost).
-constexpr double kGpuNestedReduceWork = 2048;
-
 struct RealizeNeeded {
   const UOp* node;
 };
@@ -129,8 +131,7 @@ class KernelBuilder {
     if (parallel_ && u->op == Op::Reduce) {
       double threads = 1;
       for (const UOp* r : globals_) threads *= deps.count(r) ? 1 : double(range_extent(r));
-      double length = double(numel(u->src[0]->shape)) / double(std::max<int64_t>(1, numel(u->shape)));
-      if ((threads - 1) * n * length > redundant_work_) throw RealizeNeeded{u};
+      if ((threads - 1) * n * reduce_length(u) > redundant_work_) throw RealizeNeeded{u};
     }
   }
 
@@ -218,9 +219,9 @@ class KernelBuilder {
         if (const UOp* picked = one_hot_gather(u, idx, gate)) return picked;
         // A reduce inside another reduce's loop (conv feeding a pool) is stored first: fused,
         // its outputs would be produced one at a time in the outer reduce's serial order. On
-        // GPUs a short one is not (a pool feeding a global mean, a classifier feeding its
-        // softmax): a thread's loops over both cost less than a launch.
-        double length = double(numel(u->src[0]->shape)) / double(std::max<int64_t>(1, numel(u->shape)));
+        // GPUs a short one is not (a 2x2 pool feeding a global mean, a conv feeding a 2x2
+        // pool): a thread's loops over both cost less than a launch.
+        double length = reduce_length(u);
         bool short_nest = parallel_ && reduce_work_ * length <= kGpuNestedReduceWork;
         for (const UOp* i : idx)
           if (depends_on_reduce(i) && !short_nest) throw RealizeNeeded{u};

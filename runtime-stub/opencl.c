@@ -199,6 +199,10 @@ static cl_mem create_image(tgc_cl* cl, const tgc_buffer* b, const void* data) {
  * the arena's intermediates at the memory plan's offsets in one region. 1 with the pool made and
  * the weights and states written into it; 0 where it does not fit one allocation or TGC_CL_POOL=0;
  * -1 with the error set. */
+static size_t aligned_bytes(const tgc_buffer* b, size_t align) {
+  return ((size_t)(b->nbytes > 0 ? b->nbytes : 0) + align - 1) / align * align;
+}
+
 static int create_pool(tgc_cl* cl, tgc_model* model, size_t align) {
   cl_api* a = &cl->api;
   const tgc_model_desc* d = cl->desc;
@@ -206,26 +210,30 @@ static int create_pool(tgc_cl* cl, tgc_model* model, size_t align) {
   if (env && strcmp(env, "0") == 0) return 0;
   for (int32_t l = 0; l < d->num_launches; ++l) /* each kernel must have the pool's signature */
     if (!memmem(d->launches[l].blob, (size_t)d->launches[l].blob_size, "#ifdef TGC_POOL", 15)) return 0;
-  size_t size = 0, arena_at = 0;
+  size_t size = 0;
   for (int32_t i = 0; i < d->num_buffers; ++i) {
     const tgc_buffer* b = &d->buffers[i];
-    if (b->storage == TGC_STORAGE_IMAGE || b->storage == TGC_STORAGE_ARENA) continue;
-    cl->at[i] = size;
-    size += ((size_t)(b->nbytes > 0 ? b->nbytes : 0) + align - 1) / align * align;
+    if (b->storage != TGC_STORAGE_IMAGE && b->storage != TGC_STORAGE_ARENA) size += aligned_bytes(b, align);
   }
-  arena_at = size;
+  size_t arena_at = size;
   size += (size_t)d->arena_size;
-  for (int32_t i = 0; i < d->num_buffers; ++i)
-    if (d->buffers[i].storage == TGC_STORAGE_ARENA) cl->at[i] = arena_at + (size_t)d->buffers[i].offset;
   cl_ulong max_alloc = 0;
   a->clGetDeviceInfo(cl->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
   if (size == 0 || (cl_ulong)size > max_alloc) return 0;
   cl_int e = 0;
   cl->pool = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size, NULL, &e);
   if (!cl->pool) return 0; /* a buffer each, then */
+  /* The offsets once the pool exists: without it every buffer starts at 0 of its own. */
+  size_t next = 0;
   for (int32_t i = 0; i < d->num_buffers; ++i) {
     const tgc_buffer* b = &d->buffers[i];
     if (b->storage == TGC_STORAGE_IMAGE) continue;
+    if (b->storage == TGC_STORAGE_ARENA) {
+      cl->at[i] = arena_at + (size_t)b->offset;
+    } else {
+      cl->at[i] = next;
+      next += aligned_bytes(b, align);
+    }
     cl->mem[i] = cl->pool;
     if ((b->storage != TGC_STORAGE_WEIGHT && b->storage != TGC_STORAGE_STATE) || b->nbytes <= 0) continue;
     e = a->clEnqueueWriteBuffer(cl->queue, cl->pool, CL_FALSE, cl->at[i], (size_t)b->nbytes, model->buf[i], 0, NULL, NULL);
