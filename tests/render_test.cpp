@@ -259,7 +259,8 @@ TEST(OpenClDialect, HalfBuffersAndDoubles) {
   EXPECT_NE(bf16.find("as_float((uint)(b1["), std::string::npos) << bf16;
   std::string f64 = render_opencl(g, gpu_program(g, Tensor::input(g, "d", DType::F64, {64}).relu(), {}));
   EXPECT_EQ(f64.rfind("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#ifdef TGC_POOL\n__kernel void ", 0), 0u) << f64;
-  // Without local ranges the launch pads 64 threads to groups of kOpenClFlatGroupSize: no guard.
+  // Without local ranges a kernel runs in groups of kOpenClFlatGroupSize (64): 64 threads need no
+  // guard, 100 (padded to 128) do.
   EXPECT_EQ(half.find("return;"), std::string::npos) << half;
   std::string odd = render_opencl(g, gpu_program(g, Tensor::input(g, "o", DType::F32, {100}).relu(), {}));
   EXPECT_NE(odd.find("  if (get_global_id(0) >= 100UL) return;\n  long gid = get_global_id(0);\n"), std::string::npos) << odd;
