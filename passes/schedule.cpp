@@ -21,6 +21,8 @@ constexpr double kMemCost = 4;      // one element written and read back, in op 
 constexpr double kSlowOpCost = 8;   // transcendental ops
 // GPUs: the elements one thread may read in reduces nested in one another (about a launch's cost).
 constexpr double kGpuNestedReduceWork = 2048;
+// GPUs: a reduce this short reads padding through masks (no pad kernel), whatever it runs over.
+constexpr int64_t kGpuMaskedPadReduce = 32;
 
 // Elements a reduce reads per output.
 double reduce_length(const UOp* u) { return double(numel(u->src[0]->shape)) / double(std::max<int64_t>(1, numel(u->shape))); }
@@ -321,7 +323,7 @@ class KernelBuilder {
         // A short reduce (a first conv over 3 channels: 27 products) reads through masks too.
         // Padding of weights alone (GGUF bit planes concatenated) stays inline, as their
         // elementwise functions do: stored, it would be a dequantized copy of the weights.
-        if (depends_on_reduce(valid) && !is_root && !(parallel_ && (window_is_whole_reduce(valid) || reduce_at_most(32))) &&
+        if (depends_on_reduce(valid) && !is_root && !(parallel_ && (window_is_whole_reduce(valid) || reduce_at_most(kGpuMaskedPadReduce))) &&
             !weight_only(u))
           throw RealizeNeeded{u};
         const UOp* v = render(u->src[0], sidx, sym_.and_(gate, valid));

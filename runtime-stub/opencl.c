@@ -195,14 +195,14 @@ static cl_mem create_image(tgc_cl* cl, const tgc_buffer* b, const void* data) {
   return m;
 }
 
-/* The pool (see the top of this file): each buffer but the images at an offset aligned to `align`,
- * the arena's intermediates at the memory plan's offsets in one region. 1 with the pool made and
- * the weights and states written into it; 0 where it does not fit one allocation or TGC_CL_POOL=0;
- * -1 with the error set. */
 static size_t aligned_bytes(const tgc_buffer* b, size_t align) {
   return ((size_t)(b->nbytes > 0 ? b->nbytes : 0) + align - 1) / align * align;
 }
 
+/* The pool (see the top of this file): each buffer but the images at an offset aligned to `align`,
+ * the arena's intermediates at the memory plan's offsets in one region. 1 with the pool made and
+ * the weights and states written into it; 0 where it does not fit one allocation or TGC_CL_POOL=0;
+ * -1 with the error set. */
 static int create_pool(tgc_cl* cl, tgc_model* model, size_t align) {
   cl_api* a = &cl->api;
   const tgc_model_desc* d = cl->desc;
@@ -213,27 +213,25 @@ static int create_pool(tgc_cl* cl, tgc_model* model, size_t align) {
   size_t size = 0;
   for (int32_t i = 0; i < d->num_buffers; ++i) {
     const tgc_buffer* b = &d->buffers[i];
-    if (b->storage != TGC_STORAGE_IMAGE && b->storage != TGC_STORAGE_ARENA) size += aligned_bytes(b, align);
+    if (b->storage == TGC_STORAGE_IMAGE || b->storage == TGC_STORAGE_ARENA) continue;
+    cl->at[i] = size;
+    size += aligned_bytes(b, align);
   }
   size_t arena_at = size;
   size += (size_t)d->arena_size;
+  for (int32_t i = 0; i < d->num_buffers; ++i)
+    if (d->buffers[i].storage == TGC_STORAGE_ARENA) cl->at[i] = arena_at + (size_t)d->buffers[i].offset;
   cl_ulong max_alloc = 0;
   a->clGetDeviceInfo(cl->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
-  if (size == 0 || (cl_ulong)size > max_alloc) return 0;
   cl_int e = 0;
-  cl->pool = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size, NULL, &e);
-  if (!cl->pool) return 0; /* a buffer each, then */
-  /* The offsets once the pool exists: without it every buffer starts at 0 of its own. */
-  size_t next = 0;
+  if (size > 0 && (cl_ulong)size <= max_alloc) cl->pool = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size, NULL, &e);
+  if (!cl->pool) { /* a buffer each, then, each from its own start */
+    memset(cl->at, 0, sizeof(size_t) * (size_t)d->num_buffers);
+    return 0;
+  }
   for (int32_t i = 0; i < d->num_buffers; ++i) {
     const tgc_buffer* b = &d->buffers[i];
     if (b->storage == TGC_STORAGE_IMAGE) continue;
-    if (b->storage == TGC_STORAGE_ARENA) {
-      cl->at[i] = arena_at + (size_t)b->offset;
-    } else {
-      cl->at[i] = next;
-      next += aligned_bytes(b, align);
-    }
     cl->mem[i] = cl->pool;
     if ((b->storage != TGC_STORAGE_WEIGHT && b->storage != TGC_STORAGE_STATE) || b->nbytes <= 0) continue;
     e = a->clEnqueueWriteBuffer(cl->queue, cl->pool, CL_FALSE, cl->at[i], (size_t)b->nbytes, model->buf[i], 0, NULL, NULL);
@@ -521,19 +519,23 @@ static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, con
 static int set_args(tgc_cl* cl, int32_t l) {
   cl_api* a = &cl->api;
   const tgc_launch* L = &cl->desc->launches[l];
+  cl_kernel k = cl->kernels[l];
   cl_uint arg = 0;
-  cl_int e = cl->pool ? a->clSetKernelArg(cl->kernels[l], arg++, sizeof(cl_mem), &cl->pool) : CL_SUCCESS;
-  for (int pass = cl->pool ? 0 : 2; pass <= (cl->pool ? 1 : 2) && e == CL_SUCCESS; ++pass)
-    for (int32_t i = 0; i < L->num_buffers && e == CL_SUCCESS; ++i) {
-      int32_t b = L->buffers[i];
-      int image = cl->desc->buffers[b].storage == TGC_STORAGE_IMAGE;
-      if (pass == 0 && image) e = a->clSetKernelArg(cl->kernels[l], arg++, sizeof(cl_mem), &cl->mem[b]);
-      if (pass == 1 && !image) {
-        cl_ulong at = cl->at[b];
-        e = a->clSetKernelArg(cl->kernels[l], arg++, sizeof at, &at);
+  cl_int e = CL_SUCCESS;
+  if (!cl->pool) {
+    for (int32_t i = 0; i < L->num_buffers && e == CL_SUCCESS; ++i)
+      e = a->clSetKernelArg(k, arg++, sizeof(cl_mem), &cl->mem[L->buffers[i]]);
+  } else {
+    e = a->clSetKernelArg(k, arg++, sizeof(cl_mem), &cl->pool);
+    for (int32_t i = 0; i < L->num_buffers && e == CL_SUCCESS; ++i)
+      if (cl->desc->buffers[L->buffers[i]].storage == TGC_STORAGE_IMAGE)
+        e = a->clSetKernelArg(k, arg++, sizeof(cl_mem), &cl->mem[L->buffers[i]]);
+    for (int32_t i = 0; i < L->num_buffers && e == CL_SUCCESS; ++i)
+      if (cl->desc->buffers[L->buffers[i]].storage != TGC_STORAGE_IMAGE) {
+        cl_ulong at = cl->at[L->buffers[i]];
+        e = a->clSetKernelArg(k, arg++, sizeof at, &at);
       }
-      if (pass == 2) e = a->clSetKernelArg(cl->kernels[l], arg++, sizeof(cl_mem), &cl->mem[b]);
-    }
+  }
   if (e != CL_SUCCESS)
     tgc_set_error("OpenCL backend: kernel '%s': setting argument %u failed: %s (%d)", L->name, arg - 1, tgc_cl_err(e), e);
   return e == CL_SUCCESS ? 0 : -1;
