@@ -47,6 +47,13 @@ GpuKernel opencl_kernel(const Graph& g, const LoopProgram& p, const TargetProfil
   return {opencl_source(g, p, profile), {launch.global, 1, 1}, {launch.local, 0, 0}};
 }
 
+// One work-group of the profile's serial group size.
+GpuKernel opencl_serial_kernel(const Graph& g, const std::vector<const LoopProgram*>& stages, const std::string& name,
+                               const TargetProfile& profile) {
+  int64_t n = profile.serial_group;
+  return {render_opencl_serial(g, stages, name, n, {.index_bits = profile.index_bits}), {n, 1, 1}, {n, 0, 0}};
+}
+
 std::string glsl_source(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
   return render_glsl(g, p, {.index_bits = profile.index_bits, .subgroups = profile.subgroup_reduce});
 }
@@ -83,18 +90,18 @@ GpuKernel ptx_kernel(const Graph& g, const LoopProgram& p, const TargetProfile& 
 }  // namespace
 
 const DialectOps& dialect_ops(Dialect d) {
-  static const DialectOps llvm_cpu{"llvm-cpu", {.inner_loop = true, .streams = true}, nullptr, nullptr, cpu_candidate, "time"};
-  static const DialectOps opencl{"opencl", {.inner_loop = false}, opencl_kernel, opencl_source,
+  static const DialectOps llvm_cpu{"llvm-cpu", {.inner_loop = true, .streams = true}, nullptr, nullptr, nullptr, cpu_candidate, "time"};
+  static const DialectOps opencl{"opencl", {.inner_loop = false}, opencl_kernel, opencl_source, opencl_serial_kernel,
                                  [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
                                    return opencl_candidate(g, p, {.index_bits = t.profile.index_bits});
                                  },
                                  "time-cl"};
-  static const DialectOps glsl{"glsl", {.inner_loop = false}, glsl_kernel, glsl_source,
+  static const DialectOps glsl{"glsl", {.inner_loop = false}, glsl_kernel, glsl_source, nullptr,
                                [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
                                  return runtime_candidate(RuntimeApi::Vulkan, g, p, glsl_kernel(g, p, t.profile));
                                },
                                "time-vk"};
-  static const DialectOps ptx{"ptx", {.inner_loop = false}, ptx_kernel, ptx_source,
+  static const DialectOps ptx{"ptx", {.inner_loop = false}, ptx_kernel, ptx_source, nullptr,
                               [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
                                 return runtime_candidate(RuntimeApi::Cuda, g, p, ptx_kernel(g, p, t.profile));
                               },

@@ -27,6 +27,12 @@ struct DialectOps {
   // --stage=source`; the blob itself where that is text). Empty for LlvmCpu.
   std::function<GpuKernel(const Graph&, const LoopProgram&, const TargetProfile&)> render_gpu;
   std::function<std::string(const Graph&, const LoopProgram&, const TargetProfile&)> render_source;
+  // GPU dialects with serial launches (passes/serial_launches.h): one launch running `stages`
+  // in one work-group of TargetProfile::serial_group threads, taking serial_launch_args
+  // (codegen/gpu/c_renderer.h); null where the dialect has none.
+  std::function<GpuKernel(const Graph&, const std::vector<const LoopProgram*>& stages, const std::string& name,
+                          const TargetProfile&)>
+      render_serial;
   // A tuning candidate for tgc-agent (docs/tuning.md) and the agent request that times it.
   std::function<std::string(const Graph&, const LoopProgram&, const ResolvedTarget&, const std::string& workdir)> candidate;
   const char* agent_request;  // "time" (a one-kernel shared object), "time-cl" (OpenCL C), "time-vk" (SPIR-V),

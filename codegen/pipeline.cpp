@@ -11,6 +11,7 @@
 #include "codegen/cpu_objects.h"
 #include "codegen/dialect.h"
 #include "codegen/emit.h"
+#include "codegen/gpu/c_renderer.h"
 #include "codegen/gpu/image_weights.h"
 #include "passes/branch_guards.h"
 #include "passes/memplan.h"
@@ -48,15 +49,26 @@ struct WorkDir {
   }
 };
 
-std::vector<std::vector<Opt>> choose_opts(Graph& g, const Schedule& s, const ResolvedTarget& t, const CompileOptions& opt) {
+// The stages of serial launches take serial_stage_opts; BEAM (choose_opts) searches the others.
+std::vector<std::vector<Opt>> choose_opts(Graph& g, const Schedule& s, const std::vector<SerialLaunch>& serial,
+                                          const ResolvedTarget& t, const CompileOptions& opt) {
   std::vector<std::vector<Opt>> chosen(s.kernels.size());
   if (!opt.optimize) return chosen;
+  std::vector<bool> stage(s.kernels.size(), false);
+  for (const SerialLaunch& l : serial)
+    for (size_t i = l.first; i < l.first + l.count; ++i) stage[i] = true, chosen[i] = serial_stage_opts(s.kernels[i], t.profile);
   if (opt.choose_opts) {
-    chosen = opt.choose_opts(g, s.kernels, t);
-    check(chosen.size() == s.kernels.size(), "internal error: choose_opts returned the wrong number of kernels");
+    std::vector<Kernel> searched;
+    for (size_t i = 0; i < s.kernels.size(); ++i)
+      if (!stage[i]) searched.push_back(s.kernels[i]);
+    std::vector<std::vector<Opt>> found = opt.choose_opts(g, searched, t);
+    check(found.size() == searched.size(), "internal error: choose_opts returned the wrong number of kernels");
+    for (size_t i = 0, j = 0; i < s.kernels.size(); ++i)
+      if (!stage[i]) chosen[i] = std::move(found[j++]);
     return chosen;
   }
-  for (size_t i = 0; i < s.kernels.size(); ++i) chosen[i] = heuristic_opts(g, s.kernels[i], t.profile);
+  for (size_t i = 0; i < s.kernels.size(); ++i)
+    if (!stage[i]) chosen[i] = heuristic_opts(g, s.kernels[i], t.profile);
   return chosen;
 }
 
@@ -79,6 +91,12 @@ KernelLaunch launch_of(const Graph& g, const LoopProgram& p) {
   return l;
 }
 }  // namespace
+
+std::vector<SerialLaunch> serial_launches(const Schedule& s, const ResolvedTarget& t) {
+  return dialect_ops(t.desc->dialect).render_serial ? plan_serial_launches(s, t.profile) : std::vector<SerialLaunch>{};
+}
+
+std::string serial_launch_name(const std::string& first, const std::string& last) { return first + "_" + last; }
 
 void prepare_kernels(Graph& g, Schedule& s, const TargetProfile& t, bool optimize, DType storage) {
   if (optimize) rewrite_kernels(g, s, t);
@@ -142,7 +160,8 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   rep.unique_kernels = distinct.size();
 
   auto t1 = Clock::now();
-  std::vector<std::vector<Opt>> chosen = run_stage("tune", [&] { return choose_opts(g, s, target, opt); });
+  std::vector<SerialLaunch> serial = serial_launches(s, target);
+  std::vector<std::vector<Opt>> chosen = run_stage("tune", [&] { return choose_opts(g, s, serial, target, opt); });
   rep.tune_s = since(t1);
 
   auto t2 = Clock::now();
@@ -203,9 +222,20 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   run_stage("codegen", [&] {
     if (dialect.render_gpu) {
       if (target.profile.image_weights) place_image_weights(g, programs);
-      for (const LoopProgram& p : programs) {  // (no size variants on GPUs)
-        GpuKernel k = dialect.render_gpu(g, p, target.profile);
-        KernelLaunch l = launch_of(g, p);
+      auto next_serial = serial.begin();
+      for (size_t i = 0; i < programs.size();) {  // (no size variants on GPUs: program i is kernel i)
+        KernelLaunch l = launch_of(g, programs[i]);
+        GpuKernel k;
+        if (next_serial != serial.end() && next_serial->first == i) {
+          std::vector<const LoopProgram*> stages;
+          for (size_t j = i; j < i + next_serial->count; ++j) stages.push_back(&programs[j]);
+          l.name = serial_launch_name(stages.front()->name, stages.back()->name);
+          l.args = serial_launch_args(stages);
+          k = dialect.render_serial(g, stages, l.name, target.profile);
+          i += next_serial++->count;
+        } else {
+          k = dialect.render_gpu(g, programs[i++], target.profile);
+        }
         l.blob = std::move(k.blob), l.fallback_blob = std::move(k.fallback), l.global = k.global, l.local = k.local;
         mo.launches.push_back(std::move(l));
       }

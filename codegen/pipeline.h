@@ -16,6 +16,7 @@
 #include "model/model.h"
 #include "passes/opt.h"
 #include "passes/precision.h"
+#include "passes/serial_launches.h"
 
 namespace tgc {
 
@@ -49,6 +50,11 @@ CompileReport compile_model(Model& m, const CompileOptions& opt);
 // target's rewrites (with `optimize`), the storage precision, and on CPUs the widening of
 // reused 16-bit data (passes/opt.h, passes/precision.h). `tgc inspect` shows kernels so.
 void prepare_kernels(Graph& g, Schedule& s, const TargetProfile& t, bool optimize, DType storage);
+
+// The serial launches of s on target t: none where its dialect has none (passes/serial_launches.h).
+// Their kernel is named after its first and last stage ("k3_k5").
+std::vector<SerialLaunch> serial_launches(const Schedule& s, const ResolvedTarget& t);
+std::string serial_launch_name(const std::string& first, const std::string& last);
 
 // The target as --precision changes it (tf32: tensor cores for f32 matrix products, which only
 // cuda sm_80+ has: an error elsewhere).

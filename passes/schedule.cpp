@@ -13,6 +13,7 @@
 #include "ir/symbolic.h"
 #include "ir/tensor.h"
 #include "passes/half_math.h"
+#include "passes/serial_launches.h"
 
 namespace tgc {
 
@@ -42,8 +43,8 @@ struct RealizeNeeded {
 };
 
 double inline_cost(const UOp* u, const std::unordered_map<const UOp*, int64_t>& realized,
-                   std::unordered_map<const UOp*, double>& memo);
-bool should_realize(const UOp* u, double evals, double cost_per_eval);
+                   std::unordered_map<const UOp*, double>& memo, bool once);
+bool should_realize(const UOp* u, double evals, double cost_per_eval, double launch_cost);
 
 class KernelBuilder {
  public:
@@ -51,7 +52,7 @@ class KernelBuilder {
   KernelBuilder(Graph& g, const std::unordered_map<const UOp*, int64_t>& realized,
                 const std::unordered_map<const UOp*, double>& others, const ScheduleOptions& o)
       : g_(g), sym_{g}, rw_(g, symbolic_rules()), realized_(realized), others_(others), parallel_(o.parallel_outputs),
-        redundant_work_(o.redundant_work) {}
+        redundant_work_(o.redundant_work), serial_group_(o.serial_group) {}
 
   const std::unordered_map<const UOp*, double>& evals() const { return evals_; }
 
@@ -129,12 +130,48 @@ class KernelBuilder {
     // cast to f32) stays inline: realizing it would hold a copy of the weights, usually expanded,
     // in the arena at run time; it is recomputed in each kernel that reads it instead.
     if (u->op != Op::Reduce && weight_only(u)) return;
-    if (should_realize(u, total, inline_cost(u, realized_, cost_memo_))) throw RealizeNeeded{u};
+    // Realized, an elementwise function of realized results is a launch of its own.
+    double launch_cost = serial_group_ > 0 && !reads_a_reduce(u) ? kMemCost * redundant_work_ : 0;
+    if (should_realize(u, total, inline_cost(u, realized_, cost_memo_, serial_group_ > 0), launch_cost)) throw RealizeNeeded{u};
     if (parallel_ && u->op == Op::Reduce) {
       double threads = 1;
       for (const UOp* r : globals_) threads *= deps.count(r) ? 1 : double(range_extent(r));
+      if (threads > 1 && joins_serial_launch(u)) throw RealizeNeeded{u};
       if ((threads - 1) * n * reduce_length(u) > redundant_work_) throw RealizeNeeded{u};
     }
+  }
+
+  // Whether `u` inlines a reduce that is not realized (realizing `u` would store it too).
+  bool reads_a_reduce(const UOp* u) {
+    if (auto it = reads_reduce_memo_.find(u); it != reads_reduce_memo_.end()) return it->second;
+    bool r = false;
+    if (u->op == Op::Reduce) r = true;
+    else if (is_elementwise(u->op) || is_movement(u->op) || u->op == Op::Contiguous)
+      for (const UOp* s : u->src) r = r || (!realized_.count(s) && reads_a_reduce(s));
+    return reads_reduce_memo_[u] = r;
+  }
+
+  // Whether reduce `u`, realized, would be a serial stage computed from serial stages' results
+  // (passes/serial_launches.h): small, and reading only weights and small realized results.
+  bool joins_serial_launch(const UOp* u) {
+    double n = double(numel(u->shape));
+    if (!fits_serial_stage(numel(u->shape), n * reduce_length(u), serial_group_)) return false;
+    std::unordered_set<const UOp*> seen;
+    std::vector<const UOp*> work = {u->src[0]};
+    while (!work.empty()) {
+      const UOp* x = work.back();
+      work.pop_back();
+      if (!seen.insert(x).second) continue;
+      bool small = fits_serial_stage(numel(x->shape), 0, serial_group_);
+      if (realized_.count(x)) {
+        if (!small) return false;
+        continue;
+      }
+      if (x->op == Op::Buffer && g_.buffer(x->ival()).kind != BufferKind::Weight && !small) return false;
+      if (x->op == Op::Reduce) return false;  // not yet realized: its own kernel decides
+      work.insert(work.end(), x->src.begin(), x->src.end());
+    }
+    return true;
   }
 
   // Whether `u` reads weight buffers and nothing else (no input, realized intermediate, reduce
@@ -412,7 +449,7 @@ class KernelBuilder {
   const std::unordered_map<const UOp*, int64_t>& realized_;
   const std::unordered_map<const UOp*, double>& others_;
   std::unordered_map<const UOp*, double> evals_, cost_memo_;
-  std::unordered_map<const UOp*, bool> weight_only_memo_;
+  std::unordered_map<const UOp*, bool> weight_only_memo_, reads_reduce_memo_;
   std::map<std::tuple<const UOp*, std::vector<const UOp*>, const UOp*>, const UOp*> memo_;
   std::vector<int64_t> inputs_;
   std::unordered_map<const UOp*, std::set<const UOp*>> range_context_;  // reduce range -> ranges of its reduce
@@ -423,34 +460,54 @@ class KernelBuilder {
   double reduce_work_ = 1;  // elements per output of the reduces being rendered, nested ones multiplied
   bool parallel_;
   double redundant_work_;
+  int64_t serial_group_;
   std::vector<const UOp*> globals_;  // the kernel's output ranges
 };
 
 // Work per element of `u` when inlined: its own op plus the inlined elementwise work of its
 // sources. Reduces and realized buffers count as a load: reduces are decided separately.
+// `once`: a value that several of its sources share counts once, as a kernel computes it.
 double inline_cost(const UOp* u, const std::unordered_map<const UOp*, int64_t>& realized,
-                   std::unordered_map<const UOp*, double>& memo) {
+                   std::unordered_map<const UOp*, double>& memo, bool once) {
   if (auto it = memo.find(u); it != memo.end()) return it->second;
+  auto own = [](const UOp* x) {
+    if (x->op == Op::Exp2 || x->op == Op::Log2 || x->op == Op::Sin || x->op == Op::Sqrt || x->op == Op::Recip) return kSlowOpCost;
+    return is_elementwise(x->op) ? 1.0 : 0.0;
+  };
+  auto inlined = [](const UOp* x) { return is_elementwise(x->op) || is_movement(x->op) || x->op == Op::Contiguous; };
   double c = 0;
   if (u->op == Op::Buffer || u->op == Op::Reduce) {
     c = kMemCost;
-  } else if (is_elementwise(u->op) || is_movement(u->op) || u->op == Op::Contiguous) {
-    for (const UOp* s : u->src) c += realized.count(s) ? kMemCost : inline_cost(s, realized, memo);
-    if (u->op == Op::Exp2 || u->op == Op::Log2 || u->op == Op::Sin || u->op == Op::Sqrt || u->op == Op::Recip) c += kSlowOpCost;
-    else if (is_elementwise(u->op)) c += 1;
+  } else if (once && inlined(u)) {
+    std::unordered_set<const UOp*> seen = {u};
+    std::vector<const UOp*> work = {u};
+    while (!work.empty()) {
+      const UOp* x = work.back();
+      work.pop_back();
+      c += own(x);
+      for (const UOp* s : x->src) {
+        if (!seen.insert(s).second) continue;
+        if (realized.count(s) || s->op == Op::Buffer || s->op == Op::Reduce) c += kMemCost;
+        else if (inlined(s)) work.push_back(s);
+      }
+    }
+  } else if (inlined(u)) {
+    for (const UOp* s : u->src) c += realized.count(s) ? kMemCost : inline_cost(s, realized, memo, once);
+    c += own(u);
   }
   return memo[u] = c;
 }
 
 // The one cost function: realize `u` when computing it once and reading it back is cheaper than
-// recomputing it at every place and index where consumers use it. A reduce always loses when it
-// is recomputed, since its work per element is at least its reduction size.
-bool should_realize(const UOp* u, double evals, double cost_per_eval) {
+// recomputing it at every place and index where consumers use it, by more than the launch that
+// realizing adds (`launch_cost`, in the same op units). A reduce always loses when it is
+// recomputed, since its work per element is at least its reduction size.
+bool should_realize(const UOp* u, double evals, double cost_per_eval, double launch_cost) {
   double n = double(numel(u->shape));
   if (evals <= n) return false;
   if (u->op == Op::Reduce) return true;
   double inline_total = evals * cost_per_eval;
-  double realize_total = n * (cost_per_eval + kMemCost) + evals * kMemCost;
+  double realize_total = n * (cost_per_eval + kMemCost) + evals * kMemCost + launch_cost;
   return realize_total < inline_total;
 }
 
@@ -492,9 +549,11 @@ Schedule schedule(Graph& g, const std::vector<const UOp*>& requested, const Sche
   }
 
   std::unordered_map<const UOp*, int64_t> realized;  // node -> buffer it is stored in
+  std::unordered_map<const UOp*, int64_t> made;      // node -> its buffer, once it has one
   auto realize = [&](const UOp* u, BufferKind kind, const std::string& name) {
     if (realized.count(u)) return;
-    realized[u] = g.add_buffer({name, u->dtype, u->shape, kind, nullptr});
+    auto it = made.find(u);
+    realized[u] = it != made.end() ? it->second : made[u] = g.add_buffer({name, u->dtype, u->shape, kind, nullptr});
   };
   for (size_t i = 0; i < outputs.size(); ++i) realize(outputs[i], BufferKind::Output, "out" + std::to_string(i));
   for (const UOp* u : order)
@@ -510,39 +569,57 @@ Schedule schedule(Graph& g, const std::vector<const UOp*>& requested, const Sche
       check(consumers[u->src[0]].size() == 1, "schedule: state buffer '" + g.buffer(target).name + "' is read around its ASSIGN");
       realized[u] = target;
     }
+  const std::unordered_map<const UOp*, int64_t> required = realized;
 
   // Build kernels consumers first. A builder stops as soon as inlining some node costs more than
   // realizing it; that node becomes a kernel of its own and every kernel that inlined it is
   // rebuilt. The realized set only grows, so this terminates.
   auto later_first = [&](const UOp* a, const UOp* b) { return position[a] > position[b]; };
-  std::set<const UOp*, decltype(later_first)> todo(later_first);
-  for (auto& [root, _] : realized) todo.insert(root);
-  std::unordered_map<const UOp*, double> total;  // evaluation counts over all built kernels
   std::map<const UOp*, std::pair<Kernel, std::unordered_map<const UOp*, double>>> done;
-  auto forget = [&](const UOp* root) {
-    auto it = done.find(root);
-    if (it == done.end()) return;
-    for (auto& [u, n] : it->second.second) total[u] -= n;
-    done.erase(it);
+  auto build_all = [&] {
+    done.clear();
+    std::set<const UOp*, decltype(later_first)> todo(later_first);
+    for (auto& [root, _] : realized) todo.insert(root);
+    std::unordered_map<const UOp*, double> total;  // evaluation counts over all built kernels
+    auto forget = [&](const UOp* root) {
+      auto it = done.find(root);
+      if (it == done.end()) return;
+      for (auto& [u, n] : it->second.second) total[u] -= n;
+      done.erase(it);
+    };
+    while (!todo.empty()) {
+      const UOp* root = *todo.begin();
+      todo.erase(todo.begin());
+      forget(root);
+      KernelBuilder kb(g, realized, total, o);
+      try {
+        Kernel k = kb.build(root, realized.at(root));
+        for (auto& [u, n] : kb.evals()) total[u] += n;
+        done[root] = {std::move(k), kb.evals()};
+      } catch (const RealizeNeeded& r) {
+        const UOp* pick = realize_point(r.node, consumers, realized);
+        realize(pick, BufferKind::Intermediate, "t" + std::to_string(position[pick]));
+        todo.insert(pick);
+        todo.insert(root);
+        std::vector<const UOp*> stale;
+        for (auto& [k, entry] : done)
+          if (entry.second.count(r.node) || entry.second.count(pick)) stale.push_back(k);
+        for (const UOp* k : stale) forget(k), todo.insert(k);
+      }
+    }
   };
-  while (!todo.empty()) {
-    const UOp* root = *todo.begin();
-    todo.erase(todo.begin());
-    forget(root);
-    KernelBuilder kb(g, realized, total, o);
-    try {
-      Kernel k = kb.build(root, realized.at(root));
-      for (auto& [u, n] : kb.evals()) total[u] += n;
-      done[root] = {std::move(k), kb.evals()};
-    } catch (const RealizeNeeded& r) {
-      const UOp* pick = realize_point(r.node, consumers, realized);
-      realize(pick, BufferKind::Intermediate, "t" + std::to_string(position[pick]));
-      todo.insert(pick);
-      todo.insert(root);
-      std::vector<const UOp*> stale;
-      for (auto& [k, entry] : done)
-        if (entry.second.count(r.node) || entry.second.count(pick)) stale.push_back(k);
-      for (const UOp* k : stale) forget(k), todo.insert(k);
+  build_all();
+  // Where realizing costs a launch (serial targets), an elementwise kernel was decided before
+  // the reduces it read were (consumers come first), when realizing it still seemed to fold them
+  // in (a squeeze-excite block's scaling, decided before its FC layers were realized on their
+  // own). Built again from every reduce kernel, each is decided with its sources known.
+  if (o.serial_group > 0) {
+    std::unordered_map<const UOp*, int64_t> kept = required;
+    for (auto& [root, entry] : done)
+      if (entry.first.num_reduces > 0) kept.insert({root, realized.at(root)});
+    if (kept.size() < realized.size()) {
+      realized = kept;
+      build_all();
     }
   }
   std::vector<std::pair<const UOp*, Kernel>> built;

@@ -50,10 +50,15 @@ struct ScheduleOptions {
   // With parallel_outputs: the redundant work (elements read again by threads that share a
   // reduce's result) above which the reduce is realized instead (TargetProfile::redundant_work).
   double redundant_work = 1 << 20;
+  // Targets with serial launches (TargetProfile::serial_group, passes/serial_launches.h): a small
+  // reduce of small realized results (a squeeze-excite block's second FC) is realized, joining
+  // its producers' launch, rather than recomputed by each thread of a large consumer; and a
+  // node is realized only where that saves more work than a launch costs (redundant_work).
+  int64_t serial_group = 0;
 };
 // A target's: GPUs run outputs in parallel, at the cost of work their launches are worth.
 inline ScheduleOptions schedule_options(const TargetProfile& t) {
-  return {.parallel_outputs = t.gpu, .redundant_work = t.redundant_work};
+  return {.parallel_outputs = t.gpu, .redundant_work = t.redundant_work, .serial_group = t.gpu ? t.serial_group : 0};
 }
 
 Schedule schedule(Graph& g, const std::vector<const UOp*>& outputs, const ScheduleOptions& o = {});

@@ -32,6 +32,8 @@ TargetProfile opencl_profile() {
   // A launch through OpenCL costs ~4x one in a CUDA graph (4-5 us of host time per enqueue on
   // NVIDIA's driver, docs/performance-gpu.md; no command buffers there).
   t.redundant_work = 1 << 22;
+  // For the same reason a squeeze-excite block's means and FC layers run as one launch.
+  t.serial_group = 256;
   return t;
 }
 

@@ -32,6 +32,9 @@ struct TargetProfile {
   // worth one kernel launch less: a launch costs a few microseconds, in which a GPU reads a few
   // million elements (passes/schedule.h).
   double redundant_work = 1 << 20;
+  // GPU: threads of the one work-group in which consecutive small kernels run as one launch
+  // (passes/serial_launches.h); 0: every kernel is a launch of its own.
+  int64_t serial_group = 0;
   Int8Dot int8_dot = Int8Dot::None;  // CPU
 };
 

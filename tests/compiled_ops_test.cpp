@@ -128,6 +128,18 @@ const std::vector<OpCase>& op_cases() {
          return b.input({2, 4, 9, 7}).conv(b.weight({6, 2, 3, 3}), std::nullopt, {2, 1}, {1, 0, 0, 2}, {1, 2}, 2);
        }},
       {"depthwise", [](Builder& b) { return b.input({1, 6, 7, 48}).conv(b.weight({6, 1, 5, 5}), std::nullopt, {1, 1}, {2, 2, 2, 2}, {1, 1}, 6); }},
+      // Small kernels in a row: one serial launch on qcom (passes/serial_launches.h), group
+      // reduces and flat stages sharing one work-group.
+      {"squeeze_excite", [](Builder& b) {
+         Tensor x = b.input({1, 24, 6, 16});
+         Tensor se = x.mean({2, 3}, true).conv(b.weight({6, 24, 1, 1}), b.weight({6}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).relu();
+         se = se.conv(b.weight({24, 6, 1, 1}), b.weight({24}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).sigmoid();
+         return (x * se).conv(b.weight({8, 24, 1, 1}), std::nullopt, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1);
+       }},
+      {"pool_fc_softmax", [](Builder& b) {
+         Tensor x = b.input({1, 40, 4, 12}).mean({2, 3});
+         return (x.matmul(b.weight({40, 10})) + b.weight({10})).softmax(-1);
+       }},
       {"max_pool", [](Builder& b) { return b.input({1, 2, 9, 7}).max_pool({3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true); }},
       {"avg_pool", [](Builder& b) { return b.input({1, 3, 17, 16}).avg_pool({2, 2}, {2, 2}, {0, 0, 0, 0}, false, false); }},
       {"softmax", [](Builder& b) { return b.input({7, 33}, -3, 3).softmax(-1); }},

@@ -248,6 +248,31 @@ TEST(OpenClDialect, WorkGroupKernelStructure) {
   EXPECT_NE(opencl_candidate(g, p, {.index_bits = 32}).find("\nsource\n" + narrow), std::string::npos) << "tuned as it runs";
 }
 
+// A serial launch (passes/serial_launches.h): a group-reduce stage whose 10 groups of 8 threads
+// fit one round of the 256-thread group (the surplus repeats the last group without storing),
+// then a flat stage whose 300 outputs take two rounds; a global barrier between them.
+TEST(OpenClDialect, SerialLaunchRunsItsStagesInOneWorkGroup) {
+  Graph g;
+  Tensor x = Tensor::input(g, "x", DType::F32, {10, 64}), y = Tensor::input(g, "y", DType::F32, {300});
+  LoopProgram sum = gpu_program(g, x.sum({1}), {{OptOp::Group, 1, 8}}), relu = gpu_program(g, y.relu(), {});
+  std::vector<const LoopProgram*> stages = {&sum, &relu};
+  std::vector<int64_t> args = serial_launch_args(stages);
+  ASSERT_EQ(args.size(), 4u);
+  EXPECT_EQ(args[0], sum.args[0]);
+  EXPECT_EQ(args[2], relu.args[0]);
+  std::string cl = render_opencl_serial(g, stages, "k0_k1", 256);
+  EXPECT_NE(cl.find("__kernel void k0_k1(__global float* b0, __global const float* b1, __global float* b2, __global const float* b3)"),
+            std::string::npos) << "the stages' outputs are written; memory may be reused between stages, so no restrict\n" << cl;
+  EXPECT_NE(cl.find("  long lid0 = get_local_id(0);\n"), std::string::npos) << cl;
+  EXPECT_NE(cl.find("long gid = t * 32 + lid0 / 8, lid = lid0 % 8;"), std::string::npos) << cl;
+  EXPECT_NE(cl.find("bool live = gid < 10;"), std::string::npos) << cl;
+  EXPECT_NE(cl.find("[256];"), std::string::npos) << "a copy of the 8 slots per group of the round\n" << cl;
+  EXPECT_NE(cl.find("== 0 && live)\n"), std::string::npos) << cl;
+  EXPECT_EQ(count(cl, "barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);"), 1u) << cl;
+  EXPECT_NE(cl.find("for (long t = lid0; t < 300; t += 256) {"), std::string::npos) << cl;
+  EXPECT_EQ(cl.find("get_global_id"), std::string::npos) << cl;
+}
+
 TEST(OpenClDialect, HalfBuffersAndDoubles) {
   Graph g;
   std::string half = render_opencl(g, gpu_program(g, Tensor::input(g, "h", DType::F16, {64}).relu(), {}));

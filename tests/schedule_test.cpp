@@ -151,6 +151,27 @@ TEST_F(ScheduleTest, GpuShortNestedReducesAreOneKernel) {
   EXPECT_EQ(schedule_and_check({z}, {.parallel_outputs = true}).kernels.size(), 2u);
 }
 
+// A squeeze-excite block: channel means, two FC layers, the scaling, a 1x1 conv. GPUs with serial
+// launches (passes/serial_launches.h) realize the second FC on its own (it joins the means and the
+// first FC in one launch) and scale inside the conv; elsewhere the scaling recomputes the FC in a
+// kernel of its own.
+TEST_F(ScheduleTest, SerialTargetsRunSqueezeExciteScalingInsideTheNextConv) {
+  Tensor x = input({1, 32, 6, 16});
+  Tensor w1 = weight({8, 32, 1, 1}), b1 = weight({8}), w2 = weight({32, 8, 1, 1}), b2 = weight({32}), w3 = weight({16, 32, 1, 1});
+  Tensor se = x.mean({2, 3}, true).conv(w1, b1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).relu();
+  se = se.conv(w2, b2, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).sigmoid();
+  Tensor y = (x * se).conv(w3, std::nullopt, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1);
+  ScheduleOptions gpu{.parallel_outputs = true, .redundant_work = 1 << 22};
+  Schedule plain = schedule_and_check({y}, gpu);
+  ASSERT_EQ(plain.kernels.size(), 4u) << listing(plain);  // mean, FC, FC inside the scaling, conv
+  EXPECT_EQ(plain.kernels[2].global_ranges.size(), 3u) << listing(plain);
+  gpu.serial_group = 256;
+  Schedule s = schedule_and_check({y}, gpu);
+  ASSERT_EQ(s.kernels.size(), 4u) << listing(s);  // mean, FC, FC, conv scaling its inputs
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(numel(g.buffer(s.kernels[size_t(i)].output).shape), i == 1 ? 8 : 32) << listing(s);
+  EXPECT_EQ(s.kernels[3].output, s.outputs[0]);
+}
+
 TEST_F(ScheduleTest, UnpaddedConvBiasReluIsOneKernel) {
   Tensor x = input({1, 3, 9, 7});
   Tensor w = weight({4, 3, 3, 3}), b = weight({4});

@@ -28,6 +28,9 @@ struct CKernelHead {
   int64_t local_size;            // threads per work-group
   int64_t global_size;           // threads in all (dimension 0)
   int64_t num_vars;              // run-time dims of the model (VARs), in vars-buffer slot order
+  // No two buffers overlap (C's restrict). Not so in a serial launch, whose later stages may
+  // reuse the memory of buffers its earlier ones are done with.
+  bool distinct = true;
 };
 
 // Math the renderer spells as calls.
@@ -56,6 +59,9 @@ class CDialect {
   virtual std::string shared_array(const std::string& type, const std::string& name, int64_t count) const = 0;
   virtual bool shared_at_file_scope() const { return false; }
   virtual std::string barrier() const = 0;  // a statement without the ';'
+  // A barrier that also makes the work-group's global memory writes visible to it; "" where the
+  // language has none (no serial launches then).
+  virtual std::string global_barrier() const { return ""; }
   // The value of run-time dim `slot` where the language passes VARs other than through the
   // vars buffer (GLSL: 32-bit push constants, so no 64-bit integers are needed); "" to read it
   // from the vars buffer.

@@ -76,36 +76,69 @@ void scan_quads(const std::vector<LStmt>& body, const std::function<bool(const U
 
 class CRenderer {
  public:
-  CRenderer(const Graph& g, const GpuProgram& k, const CDialect& d)
-      : g_(g), k_(k), p_(*k.program), d_(d), index_(k.index_bits == 32 ? DType::I32 : DType::I64) {}
+  CRenderer(const Graph& g, const CDialect& d, int index_bits) : g_(g), d_(d), index_(index_bits == 32 ? DType::I32 : DType::I64) {}
 
-  std::string run() {
-    CKernelHead head{p_.name, {}, k_.local_size, k_.global_size, int64_t(g_.vars().size())};
-    for (size_t i = 0; i < p_.args.size(); ++i) {
-      arg_[p_.args[i]] = i;
-      head.buffers.push_back(cbuffer(p_.args[i]));
-    }
+  std::string run(const GpuProgram& k) {
+    set_stage(k);
+    for (size_t i = 0; i < p_->args.size(); ++i) arg_[p_->args[i]] = i;
+    written_.insert(p_->args[0]);
+    CKernelHead head{p_->name, buffers(), k.local_size, k.global_size, int64_t(g_.vars().size())};
     plan_vectors(head.buffers);
     std::string idx = reg(DType::Index);
-    o_ << d_.signature(head) << " {\n" << d_.entry(head);
-    if (k_.work_groups) {
+    if (k.work_groups) {
       o_ << "  " << idx << " gid = " << d_.group_id() << ", lid = " << d_.local_id() << ";\n";
-      decode(k_.local_decode, "lid");
+      decode(k.local_decode, "lid", "  ");
     } else {
       o_ << "  " << idx << " gid = " << d_.global_id() << ";\n";
     }
-    decode(k_.global_decode, "gid");
-    for (const UOp* r : k_.bounded) o_ << "  if (" << name(r) << " >= " << end_of(r) << ") return;\n";
+    decode(k.global_decode, "gid", "  ");
+    for (const UOp* r : k.bounded) o_ << "  if (" << name(r) << " >= " << end_of(r) << ") return;\n";
     std::string top = o_.str();
     o_.str("");
-    stmts(p_.body, 1);
-    // Shared arrays are known once the body is rendered.
-    std::string file_scope = d_.prelude(head), kernel_scope;
-    for (const std::string& decl : shared_) {
-      if (d_.shared_at_file_scope()) file_scope += decl + "\n";
-      else kernel_scope += "  " + decl + "\n";
+    stmts(p_->body, 1);
+    return assemble(head, top, o_.str());
+  }
+
+  // The stages one after another in one work-group of `group` threads (passes/serial_launches.h).
+  // A stage without work-groups: each thread takes every group-th output. With work-groups of L
+  // threads: group / L of them per round, every thread through the same rounds (barriers), the
+  // last round's surplus groups repeating the last group without storing.
+  std::string run_serial(const std::vector<GpuProgram>& stages, const std::string& kernel_name, int64_t group) {
+    std::vector<const LoopProgram*> programs;
+    for (const GpuProgram& k : stages) programs.push_back(k.program), written_.insert(k.program->args[0]);
+    for (int64_t id : serial_launch_args(programs)) arg_.insert({id, arg_.size()});
+    CKernelHead head{kernel_name, buffers(), group, group, int64_t(g_.vars().size()), /*distinct=*/false};
+    std::string idx = reg(DType::Index), top = "  " + idx + " lid0 = " + d_.local_id() + ";\n", body;
+    for (size_t i = 0; i < stages.size(); ++i) {
+      const GpuProgram& k = stages[i];
+      set_stage(k);
+      check(k.bounded.empty() && group % k.local_size == 0,
+            "internal error: kernel " + p_->name + " cannot be a stage of a serial launch of " + std::to_string(group) + " threads");
+      sm_prefix_ = "s" + std::to_string(i) + "_";
+      int64_t per_round = group / k.local_size, groups = k.work_groups ? k.global_size / k.local_size : k.global_size;
+      o_ << "  // " << p_->name << "\n";
+      if (!k.work_groups) {
+        o_ << "  for (" << idx << " t = lid0; t < " << groups << "; t += " << group << ") {\n    " << idx << " gid = t;\n";
+      } else {
+        int64_t rounds = (groups + per_round - 1) / per_round;
+        o_ << "  for (" << idx << " t = 0; t < " << rounds << "; ++t) {\n"
+           << "    " << idx << " gid = t * " << per_round << " + lid0 / " << k.local_size << ", lid = lid0 % " << k.local_size << ";\n";
+        if (groups % per_round) {
+          o_ << "    bool live = gid < " << groups << ";\n    if (!live) gid = " << groups - 1 << ";\n";
+          stage_gate_ = "live";
+        }
+        if (per_round > 1) slot_copies_ = per_round, slot_offset_ = "lid0 / " + std::to_string(k.local_size);
+        decode(k.local_decode, "lid", "    ");
+      }
+      plan_vectors(head.buffers);
+      decode(k.global_decode, "gid", "    ");
+      stmts(p_->body, 2);
+      o_ << "  }\n";
+      if (i + 1 < stages.size()) o_ << "  " << d_.global_barrier() << ";\n";
+      body += o_.str();
+      o_.str("");
     }
-    return file_scope + top + kernel_scope + o_.str() + "}\n";
+    return assemble(head, top, body);
   }
 
  private:
@@ -114,9 +147,33 @@ class CRenderer {
   std::string reg(DType t) const { return d_.reg_type(dialect_type(t)); }
   std::string mem(DType t) const { return d_.mem_type(dialect_type(t)); }
 
-  void decode(const std::vector<IdDecode>& ranges, const char* from) {
+  void decode(const std::vector<IdDecode>& ranges, const char* from, const char* pad) {
     for (const IdDecode& r : ranges)
-      o_ << "  " << reg(DType::Index) << " " << name(r.range) << " = " << from << " % " << r.extent << "; " << from << " /= " << r.extent << ";\n";
+      o_ << pad << reg(DType::Index) << " " << name(r.range) << " = " << from << " % " << r.extent << "; " << from << " /= " << r.extent << ";\n";
+  }
+
+  // Per-stage state starts afresh: names are scoped to the stage's block.
+  void set_stage(const GpuProgram& k) {
+    k_ = &k, p_ = k.program;
+    names_.clear(), vector_load_at_.clear(), vector_lane_.clear(), vector_store_at_.clear(), vector_store_skip_.clear();
+    stage_gate_.clear(), slot_offset_.clear(), slot_copies_ = 1;
+  }
+
+  std::vector<CBuffer> buffers() const {
+    std::vector<CBuffer> out(arg_.size());
+    for (const auto& [id, i] : arg_) out[i] = cbuffer(id);
+    return out;
+  }
+
+  // File scope, signature, entry, the ids (`top`), then the body; shared arrays are known once the
+  // body is rendered.
+  std::string assemble(const CKernelHead& head, const std::string& top, const std::string& body) {
+    std::string file_scope = d_.prelude(head), kernel_scope;
+    for (const std::string& decl : shared_) {
+      if (d_.shared_at_file_scope()) file_scope += decl + "\n";
+      else kernel_scope += "  " + decl + "\n";
+    }
+    return file_scope + d_.signature(head) + " {\n" + d_.entry(head) + top + kernel_scope + body + "}\n";
   }
 
   std::string name(const UOp* u) {
@@ -130,7 +187,7 @@ class CRenderer {
 
   CBuffer cbuffer(int64_t id) const {
     const BufferInfo& info = g_.buffer(id);
-    CBuffer b{buffer(id), info.dtype, arg_.at(id) == 0, id == g_.vars_buffer()};
+    CBuffer b{buffer(id), info.dtype, written_.count(id) > 0, id == g_.vars_buffer()};
     if (info.image) b.image_width = std::min<int64_t>(numel(info.shape) / 4, TGC_IMAGE_ROW_TEXELS);
     return b;
   }
@@ -140,14 +197,14 @@ class CRenderer {
   // through a second view of the binding), written at the last of the four.
   void plan_vectors(std::vector<CBuffer>& buffers) {
     QuadScan scan;
-    scan_quads(p_.body, [&](const UOp* u) {
+    scan_quads(p_->body, [&](const UOp* u) {
       bool store = u->op == Op::Store;
       DType t = store ? u->src[2]->dtype : u->dtype;
       const BufferInfo& b = g_.buffer(u->src[0]->ival());
       if (b.dtype != t) return false;
       if (b.image) return !store;  // texels, read as float 4-vectors whatever they store
       if (d_.vector_type(t).empty()) return false;
-      return !store || (u->src.size() <= 3 && k_.store_gate.empty());
+      return !store || (u->src.size() <= 3 && k_->store_gate.empty() && stage_gate_.empty());
     }, scan);
     std::unordered_map<int64_t, int> in_quads;
     for (const Quad& q : scan.quads)
@@ -214,8 +271,10 @@ class CRenderer {
   // (this reduce's GROUP ranges are the innermost local ranges), a subgroup reduce comes first
   // when the subgroup size divides the run, and shared memory only folds the subgroups' results.
   void group_reduce(const UOp* u, const std::string& pad) {
-    GroupReduceSlots slots = group_reduce_slots(k_, u);
-    std::string a = name(u), sm = "sm_" + a, mine = "0", base = "0", open;
+    GroupReduceSlots slots = group_reduce_slots(*k_, u);
+    // In a serial launch several work-groups' worth share the group: a copy of the slots each.
+    std::string copy = slot_offset_.empty() ? "0" : "(" + slot_offset_ + ")*" + std::to_string(slots.count);
+    std::string a = name(u), sm = sm_prefix_ + "sm_" + a, mine = copy, base = copy, open;
     for (const SlotTerm& t : slots.terms) {
       std::string term = name(t.range) + "*" + std::to_string(t.stride);
       mine += "+" + term;
@@ -227,13 +286,13 @@ class CRenderer {
         base += "+" + term;
       }
     }
-    shared_.push_back(d_.shared_array(reg(u->dtype), sm, slots.count));
+    shared_.push_back(d_.shared_array(reg(u->dtype), sm, slots.count * slot_copies_));
     std::string fold = pad + "{ " + sm + "[" + mine + "] = " + a + "; " + d_.barrier() + ";\n" + pad + "  " + a + " = " +
                        identity(u) + ";\n" + pad + "  " + open + combine(u, a, sm + "[" + base + "]") + "\n" + pad + "  " +
                        d_.barrier() + "; }\n";
     std::string sub = d_.subgroup_reduce(u->reduce().op, dialect_type(u->dtype));
     int64_t run = subgroup_run(slots);
-    if (sub.empty() || run <= 1) {
+    if (sub.empty() || run <= 1 || slot_copies_ > 1) {
       o_ << fold;
       return;
     }
@@ -280,7 +339,8 @@ class CRenderer {
       return;
     }
     std::string first = st->src.size() > 3 ? ref(st->src[3]) : "";
-    for (const UOp* r : k_.store_gate) first += (first.empty() ? "" : " && ") + name(r) + " == 0";
+    for (const UOp* r : k_->store_gate) first += (first.empty() ? "" : " && ") + name(r) + " == 0";
+    if (!stage_gate_.empty()) first += (first.empty() ? "" : " && ") + stage_gate_;
     if (!first.empty()) o_ << pad << "if (" << first << ")\n" << pad << "  ";
     else o_ << pad;
     DType t = st->src[2]->dtype;
@@ -411,19 +471,25 @@ class CRenderer {
         return r + ")";
       }
       case Op::KReduce: return name(u);
-      default: throw Error("gpu codegen: kernel " + p_.name + ": cannot render " + std::string(op_name(u->op)));
+      default: throw Error("gpu codegen: kernel " + p_->name + ": cannot render " + std::string(op_name(u->op)));
     }
   }
 
   const Graph& g_;
-  const GpuProgram& k_;
-  const LoopProgram& p_;
+  const GpuProgram* k_ = nullptr;  // the kernel, or the stage, being rendered
+  const LoopProgram* p_ = nullptr;
   const CDialect& d_;
   DType index_;
   std::ostringstream o_;
   std::vector<std::string> shared_;
   std::unordered_map<const UOp*, std::string> names_;
-  std::unordered_map<int64_t, size_t> arg_;
+  std::map<int64_t, size_t> arg_;  // buffer id -> argument position
+  std::set<int64_t> written_;
+  // Serial stages: the condition for a store (a round's surplus groups store nothing), the
+  // copies of each group reduce's slots and which one a thread's group uses, the stage's prefix
+  // for its shared arrays.
+  std::string stage_gate_, slot_offset_, sm_prefix_;
+  int64_t slot_copies_ = 1;
 };
 bool any_half_arithmetic(const std::vector<LStmt>& body) {
   for (const LStmt& s : body) {
@@ -452,6 +518,20 @@ std::set<int64_t> buffers_read_in_fours(const Graph& g, const LoopProgram& p) {
   return out;
 }
 
-std::string render_c(const Graph& g, const GpuProgram& k, const CDialect& d) { return CRenderer(g, k, d).run(); }
+std::string render_c(const Graph& g, const GpuProgram& k, const CDialect& d) { return CRenderer(g, d, k.index_bits).run(k); }
+
+std::vector<int64_t> serial_launch_args(const std::vector<const LoopProgram*>& stages) {
+  std::vector<int64_t> args;
+  for (const LoopProgram* p : stages)
+    for (int64_t id : p->args)
+      if (std::find(args.begin(), args.end(), id) == args.end()) args.push_back(id);
+  return args;
+}
+
+std::string render_c_serial(const Graph& g, const std::vector<GpuProgram>& stages, const std::string& name, int64_t group,
+                            const CDialect& d) {
+  check(!stages.empty() && !d.global_barrier().empty(), "internal error: a serial launch needs stages and a dialect with global barriers");
+  return CRenderer(g, d, stages[0].index_bits).run_serial(stages, name, group);
+}
 
 }  // namespace tgc

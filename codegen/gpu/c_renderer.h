@@ -21,4 +21,12 @@ std::set<int64_t> buffers_read_in_fours(const Graph& g, const LoopProgram& p);
 
 std::string render_c(const Graph& g, const GpuProgram& k, const CDialect& d);
 
+// The buffers of a serial launch of `stages`, in first-use order: its kernel's arguments.
+std::vector<int64_t> serial_launch_args(const std::vector<const LoopProgram*>& stages);
+
+// One kernel `name` running `stages` one after another in a single work-group of `group`
+// threads, a global barrier between them (passes/serial_launches.h), taking serial_launch_args.
+std::string render_c_serial(const Graph& g, const std::vector<GpuProgram>& stages, const std::string& name, int64_t group,
+                            const CDialect& d);
+
 }  // namespace tgc

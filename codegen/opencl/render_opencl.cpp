@@ -15,6 +15,7 @@ class OpenClDialect : public CDialect {
   explicit OpenClDialect(bool half) : half_(half) {}
 
   std::string pointee(const CBuffer& b) const { return (b.written ? "" : "const ") + mem_type(b.dtype); }
+  static std::string restrict_(const CKernelHead& k) { return k.distinct ? "* restrict " : "* "; }
 
   std::string reg_type(DType t) const override {
     switch (t) {
@@ -79,7 +80,7 @@ class OpenClDialect : public CDialect {
         classic += sep + "__read_only image2d_t " + b.name;
         pooled += ", __read_only image2d_t " + b.name;
       } else {
-        classic += sep + "__global " + pointee(b) + "* restrict " + b.name;
+        classic += sep + "__global " + pointee(b) + restrict_(k) + b.name;
         offsets += ", ulong " + b.name + "_at";
       }
     }
@@ -90,7 +91,7 @@ class OpenClDialect : public CDialect {
     std::string s = "#ifdef TGC_POOL\n";
     for (const CBuffer& b : k.buffers)
       if (b.image_width == 0)
-        s += "  __global " + pointee(b) + "* restrict " + b.name + " = (__global " + pointee(b) + "*)(tgc_pool + " +
+        s += "  __global " + pointee(b) + restrict_(k) + b.name + " = (__global " + pointee(b) + "*)(tgc_pool + " +
              b.name + "_at);\n";
     s += "#endif\n";
     if (k.local_size == 1 && k.global_size % kOpenClFlatGroupSize != 0)
@@ -105,6 +106,7 @@ class OpenClDialect : public CDialect {
     return "__local " + type + " " + name + "[" + std::to_string(count) + "];";
   }
   std::string barrier() const override { return "barrier(CLK_LOCAL_MEM_FENCE)"; }
+  std::string global_barrier() const override { return "barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE)"; }
 
   std::string vector_type(DType t) const override {
     return t == DType::F32 || t == DType::I32 || t == DType::U32 ? reg_type(t) + "4" : "";
@@ -177,6 +179,14 @@ OpenClLaunch opencl_launch(const LoopProgram& p) {
 
 std::string render_opencl(const Graph& g, const LoopProgram& p, const GpuOptions& o) {
   return render_c(g, lower_gpu(g, p, o), OpenClDialect(computes_in_half(p)));
+}
+
+std::string render_opencl_serial(const Graph& g, const std::vector<const LoopProgram*>& stages, const std::string& name,
+                                 int64_t group, const GpuOptions& o) {
+  std::vector<GpuProgram> lowered;
+  bool half = false;
+  for (const LoopProgram* p : stages) lowered.push_back(lower_gpu(g, *p, o)), half = half || computes_in_half(*p);
+  return render_c_serial(g, lowered, name, group, OpenClDialect(half));
 }
 
 }  // namespace tgc

@@ -29,5 +29,8 @@ OpenClLaunch opencl_launch(const LoopProgram& p);
 
 // Throws tgc::Error where o.index_bits is 32 and the kernel does not fit (see lower_gpu).
 std::string render_opencl(const Graph& g, const LoopProgram& p, const GpuOptions& o = {});
+// A serial launch (passes/serial_launches.h): `stages` in one work-group of `group` threads.
+std::string render_opencl_serial(const Graph& g, const std::vector<const LoopProgram*>& stages, const std::string& name,
+                                 int64_t group, const GpuOptions& o = {});
 
 }  // namespace tgc

@@ -300,7 +300,16 @@ int cmd_inspect(const Args& a) {
     std::cout << print_graph(*m.graph, roots);
   } else if (a.stage == "kernels") {
     Schedule s = kernels();
-    std::cout << "# " << s.kernels.size() << " kernels\n" << run_stage("describe", [&] { return describe(*m.graph, s); });
+    std::vector<SerialLaunch> serial = serial_launches(s, target);
+    size_t launches = s.kernels.size();
+    for (const SerialLaunch& l : serial) launches -= l.count - 1;
+    std::cout << "# " << s.kernels.size() << " kernels";
+    if (!serial.empty()) std::cout << " in " << launches << " launches";
+    std::cout << "\n";
+    for (const SerialLaunch& l : serial)
+      std::cout << "# serial launch " << serial_launch_name(s.kernels[l.first].name, s.kernels[l.first + l.count - 1].name) << ": "
+                << l.count << " kernels in one work-group\n";
+    std::cout << run_stage("describe", [&] { return describe(*m.graph, s); });
   } else if (a.stage == "loops" || a.stage == "source" || a.stage == "llvm" || a.stage == "asm" || a.stage == "blob") {
     Schedule s = kernels();
     const DialectOps& dialect = dialect_ops(target.desc->dialect);
@@ -316,17 +325,37 @@ int cmd_inspect(const Args& a) {
     bool images = !cpu && target.profile.image_weights;
     std::vector<std::vector<Opt>> chosen(s.kernels.size());
     std::vector<LoopProgram> programs(s.kernels.size());
+    // A serial launch's stages take their own actions; each is shown as a kernel of its own, and
+    // `--kernel=k3_k5 --stage=source` shows the launch's kernel.
+    std::vector<bool> stage(s.kernels.size(), false);
+    const SerialLaunch* serial_shown = nullptr;
+    std::vector<SerialLaunch> serial = serial_launches(s, target);
+    for (const SerialLaunch& l : serial) {
+      for (size_t i = l.first; i < l.first + l.count; ++i) stage[i] = true;
+      if (serial_launch_name(s.kernels[l.first].name, s.kernels[l.first + l.count - 1].name) == a.kernel) serial_shown = &l;
+    }
     auto lower = [&](size_t i) {
       const Kernel& plain = s.kernels[i];
       bool shown = a.kernel.empty() || plain.name == a.kernel;
       chosen[i] = shown && !a.opts.empty() ? parse_opts(a.opts)
-                  : a.optimize             ? heuristic_opts(*m.graph, plain, target.profile)
-                                           : std::vector<Opt>{};
+                  : !a.optimize            ? std::vector<Opt>{}
+                  : stage[i]               ? serial_stage_opts(plain, target.profile)
+                                           : heuristic_opts(*m.graph, plain, target.profile);
       programs[i] = lower_kernel(*m.graph, plain, chosen[i], target).program;
     };
     if (images) {
       for (size_t i = 0; i < s.kernels.size(); ++i) lower(i);
       place_image_weights(*m.graph, programs);
+    }
+    if (serial_shown) {
+      if (a.stage != "source") throw Error("--kernel " + a.kernel + " is a serial launch: --stage=source shows its kernel");
+      std::vector<const LoopProgram*> stages;
+      for (size_t i = serial_shown->first; i < serial_shown->first + serial_shown->count; ++i) {
+        if (!images) lower(i);
+        stages.push_back(&programs[i]);
+      }
+      std::cout << dialect.render_serial(*m.graph, stages, a.kernel, target.profile).blob;
+      return 0;
     }
     bool found = a.kernel.empty();
     for (size_t i = 0; i < s.kernels.size(); ++i) {

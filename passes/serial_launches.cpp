@@ -1,0 +1,78 @@
+#include "passes/serial_launches.h"
+
+#include <algorithm>
+#include <set>
+
+namespace tgc {
+
+namespace {
+// Outputs and elements read of k (each reduce range counted once, independent reduces as if
+// nested: an overestimate only where a kernel has several, which keeps it out).
+std::pair<int64_t, double> kernel_size(const Kernel& k) {
+  int64_t outputs = 1;
+  for (const UOp* r : k.global_ranges) outputs *= range_extent(r);
+  double reads = double(outputs);
+  std::set<const UOp*> seen;
+  for (const UOp* u : toposort({k.ast}))
+    if (u->op == Op::KReduce)
+      for (size_t i = 1; i < u->src.size(); ++i)
+        if (seen.insert(u->src[i]).second) reads *= double(range_extent(u->src[i]));
+  return {outputs, reads};
+}
+
+bool serial_stage(const Kernel& k, int64_t group) {
+  if (k.tensor_cores || !k.local_ranges.empty()) return false;
+  for (const UOp* r : k.global_ranges)
+    if (!r->src[0]->is_const()) return false;  // a run-time dim: its rounds would end at a VAR
+  for (const UOp* u : toposort({k.ast}))
+    if (u->op == Op::Var) return false;
+  auto [outputs, reads] = kernel_size(k);
+  return fits_serial_stage(outputs, reads, group);
+}
+}  // namespace
+
+bool fits_serial_stage(int64_t outputs, double reads, int64_t group) {
+  return group > 0 && outputs <= 4 * group && reads <= kSerialStageWork;
+}
+
+std::vector<SerialLaunch> plan_serial_launches(const Schedule& s, const TargetProfile& t) {
+  std::vector<SerialLaunch> out;
+  if (t.serial_group <= 0) return out;
+  for (size_t i = 0; i < s.kernels.size();) {
+    size_t j = i;
+    while (j < s.kernels.size() && serial_stage(s.kernels[j], t.serial_group)) ++j;
+    if (j - i >= 2) out.push_back({i, j - i});
+    i = std::max(j, i + 1);
+  }
+  return out;
+}
+
+std::vector<Opt> serial_stage_opts(const Kernel& k, const TargetProfile& t) {
+  std::vector<const UOp*> axes = kernel_axes(k);
+  if (axes.size() <= k.global_ranges.size()) return {};
+  int axis = int(axes.size() - 1);
+  int64_t outputs = kernel_size(k).first, n = range_extent(axes.back());
+  std::vector<Opt> opts;
+  // Threads to spare per output, at most 32: every thread of a group reduce folds the group's
+  // partial sums itself, so wider groups cost more than they save.
+  // (One reduce only: several would each want the threads.)
+  for (int64_t c = 32; c >= 2 && k.num_reduces == 1; c /= 2)
+    if (c * outputs <= t.serial_group && n % c == 0 && n / c >= 2) {
+      opts.push_back({OptOp::Group, axis, c}), n /= c;
+      break;
+    }
+  // One work-group has few loads in flight: each thread issues up to kSerialUnroll of its loads
+  // at once (innermost reduce axes first), so that a stage costs a few round trips to memory
+  // rather than one per element (an FC layer's 50 inputs: 25 -> 1).
+  int64_t budget = kSerialUnroll;
+  for (int a = axis; a >= int(k.global_ranges.size()) && budget > 1; --a) {
+    int64_t extent = a == axis ? n : range_extent(axes[size_t(a)]), u = std::min(extent, budget);
+    while (extent % u) --u;
+    if (u > 1) opts.push_back({OptOp::Unroll, a, u});
+    if (u < extent) break;
+    budget /= u;
+  }
+  return opts;
+}
+
+}  // namespace tgc
