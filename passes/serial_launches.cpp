@@ -49,27 +49,29 @@ std::vector<SerialLaunch> plan_serial_launches(const Schedule& s, const TargetPr
 
 std::vector<Opt> serial_stage_opts(const Kernel& k, const TargetProfile& t) {
   std::vector<const UOp*> axes = kernel_axes(k);
-  if (axes.size() <= k.global_ranges.size()) return {};
-  int axis = int(axes.size() - 1);
-  int64_t outputs = kernel_size(k).first, n = range_extent(axes.back());
+  int first = int(k.global_ranges.size()), last = int(axes.size()) - 1;
+  std::vector<int64_t> left(axes.size());  // each reduce axis's extent per thread
+  for (int a = first; a <= last; ++a) left[size_t(a)] = range_extent(axes[size_t(a)]);
   std::vector<Opt> opts;
-  // Threads to spare per output, at most 32: every thread of a group reduce folds the group's
-  // partial sums itself, so wider groups cost more than they save.
-  // (One reduce only: several would each want the threads.)
-  for (int64_t c = 32; c >= 2 && k.num_reduces == 1; c /= 2)
-    if (c * outputs <= t.serial_group && n % c == 0 && n / c >= 2) {
-      opts.push_back({OptOp::Group, axis, c}), n /= c;
-      break;
-    }
+  // The group's threads to spare per output split the reduce, innermost axes first (at most 32:
+  // every thread of a group reduce folds the group's partial sums itself). One reduce only:
+  // several would each want the threads.
+  int64_t spare = 1;
+  while (spare * 2 * kernel_size(k).first <= t.serial_group && spare < 32) spare *= 2;
+  for (int a = last; a >= first && spare > 1 && k.num_reduces == 1; --a) {
+    int64_t c = spare;
+    while (c > 1 && left[size_t(a)] % c) c /= 2;
+    if (c > 1) opts.push_back({OptOp::Group, a, c}), left[size_t(a)] /= c, spare /= c;
+  }
   // One work-group has few loads in flight: each thread issues up to kSerialUnroll of its loads
   // at once (innermost reduce axes first), so that a stage costs a few round trips to memory
   // rather than one per element (an FC layer's 50 inputs: 25 -> 1).
   int64_t budget = kSerialUnroll;
-  for (int a = axis; a >= int(k.global_ranges.size()) && budget > 1; --a) {
-    int64_t extent = a == axis ? n : range_extent(axes[size_t(a)]), u = std::min(extent, budget);
-    while (extent % u) --u;
+  for (int a = last; a >= first && budget > 1; --a) {
+    int64_t u = std::min(left[size_t(a)], budget);
+    while (left[size_t(a)] % u) --u;
     if (u > 1) opts.push_back({OptOp::Unroll, a, u});
-    if (u < extent) break;
+    if (u < left[size_t(a)]) break;
     budget /= u;
   }
   return opts;
