@@ -161,6 +161,8 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
 
   auto t1 = Clock::now();
   std::vector<SerialLaunch> serial = serial_launches(s, target);
+  rep.serial_launches = serial.size();
+  for (const SerialLaunch& l : serial) rep.serial_kernels += l.count;
   std::vector<std::vector<Opt>> chosen = run_stage("tune", [&] { return choose_opts(g, s, serial, target, opt); });
   rep.tune_s = since(t1);
 

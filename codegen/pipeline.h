@@ -38,6 +38,7 @@ struct CompileOptions {
 
 struct CompileReport {
   size_t kernels = 0, unique_kernels = 0;
+  size_t serial_launches = 0, serial_kernels = 0;  // launches running several kernels, and those kernels
   int64_t arena_bytes = 0, intermediate_bytes = 0, weight_bytes = 0;
   double schedule_s = 0, tune_s = 0, codegen_s = 0, link_s = 0;
   std::string triple, cpu;

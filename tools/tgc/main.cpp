@@ -367,7 +367,12 @@ int cmd_inspect(const Args& a) {
       const LoopProgram& p = programs[i];
       bool llvm_text = cpu && (a.stage == "llvm" || a.stage == "source");
       // "; " starts a comment in LLVM IR, so `--stage=llvm` output feeds straight into opt-19.
-      std::cout << (llvm_text ? "; opts: " : a.stage == "source" ? "// opts: " : "# opts: ") << (opts.empty() ? "none" : opts_str(opts)) << "\n";
+      std::cout << (llvm_text ? "; opts: " : a.stage == "source" ? "// opts: " : "# opts: ") << (opts.empty() ? "none" : opts_str(opts));
+      for (const SerialLaunch& l : serial)
+        if (i >= l.first && i < l.first + l.count)
+          std::cout << " (a stage of serial launch "
+                    << serial_launch_name(s.kernels[l.first].name, s.kernels[l.first + l.count - 1].name) << ", which --kernel names)";
+      std::cout << "\n";
       if (a.stage == "loops") {
         std::cout << print_program(*m.graph, p);
         continue;
@@ -467,7 +472,9 @@ int cmd_compile(const Args& a) {
     else
       std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (" << m.graph->var_min(v) << " to " << v->var().max << ")\n";
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cerr << "tgc: " << a.out_dir << ": " << r.kernels << " kernels (" << r.unique_kernels << " distinct), " << r.triple << " cpu="
+  size_t launches = r.kernels - r.serial_kernels + r.serial_launches;
+  std::string serial = r.serial_launches ? " in " + std::to_string(launches) + (launches == 1 ? " launch" : " launches") : "";
+  std::cerr << "tgc: " << a.out_dir << ": " << r.kernels << " kernels (" << r.unique_kernels << " distinct)" << serial << ", " << r.triple << " cpu="
             << r.cpu << ", weights " << r.weight_bytes << " B, arena " << r.arena_bytes << " B (unshared " << r.intermediate_bytes
             << " B); schedule " << r.schedule_s << " s, " << (tuner ? "tune " + std::to_string(r.tune_s) + " s, " : "") << "codegen " << r.codegen_s << " s, link " << r.link_s << " s, total " << total << " s\n";
   return 0;
