@@ -96,8 +96,6 @@ std::vector<SerialLaunch> serial_launches(const Schedule& s, const ResolvedTarge
   return dialect_ops(t.desc->dialect).render_serial ? plan_serial_launches(s, t.profile) : std::vector<SerialLaunch>{};
 }
 
-std::string serial_launch_name(const std::string& first, const std::string& last) { return first + "_" + last; }
-
 void prepare_kernels(Graph& g, Schedule& s, const TargetProfile& t, bool optimize, DType storage) {
   if (optimize) rewrite_kernels(g, s, t);
   store_in_half(g, s, storage);
@@ -161,8 +159,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
 
   auto t1 = Clock::now();
   std::vector<SerialLaunch> serial = serial_launches(s, target);
-  rep.serial_launches = serial.size();
-  for (const SerialLaunch& l : serial) rep.serial_kernels += l.count;
+  rep.launches = launch_count(s, serial);
   std::vector<std::vector<Opt>> chosen = run_stage("tune", [&] { return choose_opts(g, s, serial, target, opt); });
   rep.tune_s = since(t1);
 
@@ -231,7 +228,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
         if (next_serial != serial.end() && next_serial->first == i) {
           std::vector<const LoopProgram*> stages;
           for (size_t j = i; j < i + next_serial->count; ++j) stages.push_back(&programs[j]);
-          l.name = serial_launch_name(stages.front()->name, stages.back()->name);
+          l.name = serial_launch_name(s, *next_serial);
           l.args = serial_launch_args(stages);
           k = dialect.render_serial(g, stages, l.name, target.profile);
           i += next_serial++->count;

@@ -38,7 +38,7 @@ struct CompileOptions {
 
 struct CompileReport {
   size_t kernels = 0, unique_kernels = 0;
-  size_t serial_launches = 0, serial_kernels = 0;  // launches running several kernels, and those kernels
+  size_t launches = 0;  // the kernels' launches: fewer where serial launches run several
   int64_t arena_bytes = 0, intermediate_bytes = 0, weight_bytes = 0;
   double schedule_s = 0, tune_s = 0, codegen_s = 0, link_s = 0;
   std::string triple, cpu;
@@ -53,9 +53,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt);
 void prepare_kernels(Graph& g, Schedule& s, const TargetProfile& t, bool optimize, DType storage);
 
 // The serial launches of s on target t: none where its dialect has none (passes/serial_launches.h).
-// Their kernel is named after its first and last stage ("k3_k5").
 std::vector<SerialLaunch> serial_launches(const Schedule& s, const ResolvedTarget& t);
-std::string serial_launch_name(const std::string& first, const std::string& last);
 
 // The target as --precision changes it (tf32: tensor cores for f32 matrix products, which only
 // cuda sm_80+ has: an error elsewhere).

@@ -47,6 +47,16 @@ std::vector<SerialLaunch> plan_serial_launches(const Schedule& s, const TargetPr
   return out;
 }
 
+std::string serial_launch_name(const Schedule& s, const SerialLaunch& l) {
+  return s.kernels[l.first].name + "_" + s.kernels[l.first + l.count - 1].name;
+}
+
+size_t launch_count(const Schedule& s, const std::vector<SerialLaunch>& serial) {
+  size_t n = s.kernels.size();
+  for (const SerialLaunch& l : serial) n -= l.count - 1;
+  return n;
+}
+
 std::vector<Opt> serial_stage_opts(const Kernel& k, const TargetProfile& t) {
   std::vector<const UOp*> axes = kernel_axes(k);
   int first = int(k.global_ranges.size()), last = int(axes.size()) - 1;

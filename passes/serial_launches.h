@@ -5,6 +5,7 @@
 // keeps its buffers and its own index space, which the group's threads walk in rounds.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "passes/opt.h"
@@ -32,6 +33,11 @@ bool fits_serial_stage(int64_t outputs, double reads, int64_t group);
 // The runs of two or more consecutive kernels of s that fit a serial launch of t
 // (TargetProfile::serial_group; none where it is 0). A kernel over a run-time dim never joins.
 std::vector<SerialLaunch> plan_serial_launches(const Schedule& s, const TargetProfile& t);
+
+// The launch's kernel name, after its first and last stage ("k3_k5").
+std::string serial_launch_name(const Schedule& s, const SerialLaunch& l);
+// Launches that run s's kernels.
+size_t launch_count(const Schedule& s, const std::vector<SerialLaunch>& serial);
 
 // A stage's actions: its longest reduce split over the threads the group has to spare for each
 // output (the group walks the outputs in rounds; a group reduce's threads share one round).

@@ -301,14 +301,11 @@ int cmd_inspect(const Args& a) {
   } else if (a.stage == "kernels") {
     Schedule s = kernels();
     std::vector<SerialLaunch> serial = serial_launches(s, target);
-    size_t launches = s.kernels.size();
-    for (const SerialLaunch& l : serial) launches -= l.count - 1;
     std::cout << "# " << s.kernels.size() << " kernels";
-    if (!serial.empty()) std::cout << " in " << launches << " launches";
+    if (!serial.empty()) std::cout << " in " << launch_count(s, serial) << " launches";
     std::cout << "\n";
     for (const SerialLaunch& l : serial)
-      std::cout << "# serial launch " << serial_launch_name(s.kernels[l.first].name, s.kernels[l.first + l.count - 1].name) << ": "
-                << l.count << " kernels in one work-group\n";
+      std::cout << "# serial launch " << serial_launch_name(s, l) << ": " << l.count << " kernels in one work-group\n";
     std::cout << run_stage("describe", [&] { return describe(*m.graph, s); });
   } else if (a.stage == "loops" || a.stage == "source" || a.stage == "llvm" || a.stage == "asm" || a.stage == "blob") {
     Schedule s = kernels();
@@ -327,19 +324,19 @@ int cmd_inspect(const Args& a) {
     std::vector<LoopProgram> programs(s.kernels.size());
     // A serial launch's stages take their own actions; each is shown as a kernel of its own, and
     // `--kernel=k3_k5 --stage=source` shows the launch's kernel.
-    std::vector<bool> stage(s.kernels.size(), false);
-    const SerialLaunch* serial_shown = nullptr;
     std::vector<SerialLaunch> serial = serial_launches(s, target);
+    std::vector<const SerialLaunch*> serial_of(s.kernels.size(), nullptr);  // the launch each stage is in
+    const SerialLaunch* serial_shown = nullptr;
     for (const SerialLaunch& l : serial) {
-      for (size_t i = l.first; i < l.first + l.count; ++i) stage[i] = true;
-      if (serial_launch_name(s.kernels[l.first].name, s.kernels[l.first + l.count - 1].name) == a.kernel) serial_shown = &l;
+      for (size_t i = l.first; i < l.first + l.count; ++i) serial_of[i] = &l;
+      if (serial_launch_name(s, l) == a.kernel) serial_shown = &l;
     }
     auto lower = [&](size_t i) {
       const Kernel& plain = s.kernels[i];
       bool shown = a.kernel.empty() || plain.name == a.kernel;
       chosen[i] = shown && !a.opts.empty() ? parse_opts(a.opts)
                   : !a.optimize            ? std::vector<Opt>{}
-                  : stage[i]               ? serial_stage_opts(plain, target.profile)
+                  : serial_of[i]           ? serial_stage_opts(plain, target.profile)
                                            : heuristic_opts(*m.graph, plain, target.profile);
       programs[i] = lower_kernel(*m.graph, plain, chosen[i], target).program;
     };
@@ -368,10 +365,7 @@ int cmd_inspect(const Args& a) {
       bool llvm_text = cpu && (a.stage == "llvm" || a.stage == "source");
       // "; " starts a comment in LLVM IR, so `--stage=llvm` output feeds straight into opt-19.
       std::cout << (llvm_text ? "; opts: " : a.stage == "source" ? "// opts: " : "# opts: ") << (opts.empty() ? "none" : opts_str(opts));
-      for (const SerialLaunch& l : serial)
-        if (i >= l.first && i < l.first + l.count)
-          std::cout << " (a stage of serial launch "
-                    << serial_launch_name(s.kernels[l.first].name, s.kernels[l.first + l.count - 1].name) << ", which --kernel names)";
+      if (serial_of[i]) std::cout << " (a stage of serial launch " << serial_launch_name(s, *serial_of[i]) << ", which --kernel names)";
       std::cout << "\n";
       if (a.stage == "loops") {
         std::cout << print_program(*m.graph, p);
@@ -472,8 +466,7 @@ int cmd_compile(const Args& a) {
     else
       std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (" << m.graph->var_min(v) << " to " << v->var().max << ")\n";
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  size_t launches = r.kernels - r.serial_kernels + r.serial_launches;
-  std::string serial = r.serial_launches ? " in " + std::to_string(launches) + (launches == 1 ? " launch" : " launches") : "";
+  std::string serial = r.launches != r.kernels ? " in " + std::to_string(r.launches) + (r.launches == 1 ? " launch" : " launches") : "";
   std::cerr << "tgc: " << a.out_dir << ": " << r.kernels << " kernels (" << r.unique_kernels << " distinct)" << serial << ", " << r.triple << " cpu="
             << r.cpu << ", weights " << r.weight_bytes << " B, arena " << r.arena_bytes << " B (unshared " << r.intermediate_bytes
             << " B); schedule " << r.schedule_s << " s, " << (tuner ? "tune " + std::to_string(r.tune_s) + " s, " : "") << "codegen " << r.codegen_s << " s, link " << r.link_s << " s, total " << total << " s\n";
