@@ -5,10 +5,15 @@
  * outputs back.
  *
  * Every buffer but the images lives in one device allocation, the pool, where it fits the device's
- * largest allocation: kernels then take the pool and each buffer's offset in it (built with
- * -DTGC_POOL; codegen/opencl/render_opencl.h) instead of a pointer per buffer, which NVIDIA's
- * driver charges ~0.35 us of host time per enqueue. Intermediates share the pool's memory as the
- * memory plan shares the arena. TGC_CL_POOL=0 gives each buffer its own allocation. */
+ * largest allocation: kernels then take the pool alone, built with -DTGC_POOL and each buffer's
+ * offset in it defined (-Db0_at=...; codegen/opencl/render_opencl.h), since NVIDIA's driver
+ * charges host time in every enqueue for every argument (0.6 us a pointer, 0.2 an integer).
+ * Intermediates share the pool's memory as the memory plan shares the arena. TGC_CL_POOL=0 gives
+ * each buffer its own allocation.
+ *
+ * Image weights (TGC_STORAGE_IMAGE) are images where the device has them (an H200 ran det and rec
+ * 15-18% faster so, though each image argument costs NVIDIA's driver 1.3 us per enqueue); on a
+ * device without images, or with TGC_CL_IMAGES=0, they go in the pool too (-DTGC_NO_IMAGES). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -24,8 +29,9 @@
 /* ---------------------------------------------------------------- state */
 
 typedef struct {
-  const char* source; /* the program's text (a launch's blob; programs are deduplicated by content) */
-  size_t size;
+  const char* source; /* the program's text (a launch's blob; programs are deduplicated by content */
+  size_t size;        /*  and build options) */
+  char* options;
   cl_program program;
   int from_cache;
 } cl_prog;
@@ -38,10 +44,11 @@ typedef struct {
   char device_name[256], driver_version[128], device_version[256];
   cl_bool image_support; /* and the largest 2D image, width and height */
   size_t image_max[2];
+  int images_in_pool; /* image weights are plain buffers in the pool (-DTGC_NO_IMAGES) */
   cl_context ctx;
   cl_command_queue queue;
   cl_mem arena;
-  cl_mem pool;     /* every buffer but the images, or NULL */
+  cl_mem pool;     /* every buffer but the images (unless images_in_pool), or NULL */
   cl_mem* mem;     /* per desc buffer: the pool, or its own memory (or an arena sub-buffer) */
   size_t* at;      /* per desc buffer: its byte offset in mem[i] */
   int* mem_owned;  /* per desc buffer: release on destroy */
@@ -97,7 +104,7 @@ static void cl_free(tgc_cl* cl) {
     }
   if (cl->progs)
     for (int i = 0; i < cl->num_progs; ++i)
-      if (cl->progs[i].program) a->clReleaseProgram(cl->progs[i].program);
+      if (cl->progs[i].program) a->clReleaseProgram(cl->progs[i].program), free(cl->progs[i].options);
   if (cl->host_mem) {
     for (int32_t i = 0; i < cl->desc->num_buffers; ++i)
       if (cl->host_mem[i]) a->clEnqueueUnmapMemObject(cl->queue, cl->host_mem[i], cl->host_ptr[i], 0, NULL, NULL);
@@ -199,9 +206,19 @@ static size_t aligned_bytes(const tgc_buffer* b, size_t align) {
   return ((size_t)(b->nbytes > 0 ? b->nbytes : 0) + align - 1) / align * align;
 }
 
-/* The pool (see the top of this file): each buffer but the images at an offset aligned to `align`,
- * the arena's intermediates at the memory plan's offsets in one region. 1 with the pool made and
- * the weights and states written into it; 0 where it does not fit one allocation or TGC_CL_POOL=0;
+/* Whether image weights are images: where the device has images, unless TGC_CL_IMAGES=0. */
+static int wants_images(const tgc_cl* cl) {
+  const char* env = getenv("TGC_CL_IMAGES");
+  return cl->image_support && !(env && strcmp(env, "0") == 0);
+}
+
+static int in_pool(const tgc_cl* cl, const tgc_buffer* b) {
+  return b->storage != TGC_STORAGE_IMAGE || cl->images_in_pool;
+}
+
+/* The pool (see the top of this file): each buffer but the arena's and images that stay images at
+ * an offset aligned to `align`, the arena's intermediates at the memory plan's offsets in one
+ * region. 1 with the pool made and the weights (images among them) and states written into it; 0 where it does not fit one allocation or TGC_CL_POOL=0;
  * -1 with the error set. */
 static int create_pool(tgc_cl* cl, tgc_model* model, size_t align) {
   cl_api* a = &cl->api;
@@ -210,10 +227,11 @@ static int create_pool(tgc_cl* cl, tgc_model* model, size_t align) {
   if (env && strcmp(env, "0") == 0) return 0;
   for (int32_t l = 0; l < d->num_launches; ++l) /* each kernel must have the pool's signature */
     if (!memmem(d->launches[l].blob, (size_t)d->launches[l].blob_size, "#ifdef TGC_POOL", 15)) return 0;
+  cl->images_in_pool = !wants_images(cl);
   size_t size = 0;
   for (int32_t i = 0; i < d->num_buffers; ++i) {
     const tgc_buffer* b = &d->buffers[i];
-    if (b->storage == TGC_STORAGE_IMAGE || b->storage == TGC_STORAGE_ARENA) continue;
+    if (!in_pool(cl, b) || b->storage == TGC_STORAGE_ARENA) continue;
     cl->at[i] = size;
     size += aligned_bytes(b, align);
   }
@@ -227,13 +245,15 @@ static int create_pool(tgc_cl* cl, tgc_model* model, size_t align) {
   if (size > 0 && (cl_ulong)size <= max_alloc) cl->pool = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size, NULL, &e);
   if (!cl->pool) { /* a buffer each, then, each from its own start */
     memset(cl->at, 0, sizeof(size_t) * (size_t)d->num_buffers);
+    cl->images_in_pool = 0;
     return 0;
   }
   for (int32_t i = 0; i < d->num_buffers; ++i) {
     const tgc_buffer* b = &d->buffers[i];
-    if (b->storage == TGC_STORAGE_IMAGE) continue;
+    if (!in_pool(cl, b)) continue;
     cl->mem[i] = cl->pool;
-    if ((b->storage != TGC_STORAGE_WEIGHT && b->storage != TGC_STORAGE_STATE) || b->nbytes <= 0) continue;
+    int written = b->storage == TGC_STORAGE_WEIGHT || b->storage == TGC_STORAGE_STATE || b->storage == TGC_STORAGE_IMAGE;
+    if (!written || b->nbytes <= 0) continue;
     e = a->clEnqueueWriteBuffer(cl->queue, cl->pool, CL_FALSE, cl->at[i], (size_t)b->nbytes, model->buf[i], 0, NULL, NULL);
     if (e != CL_SUCCESS) {
       tgc_set_error("OpenCL backend: copying %s '%s' to the device failed: %s (%d)",
@@ -246,7 +266,8 @@ static int create_pool(tgc_cl* cl, tgc_model* model, size_t align) {
     tgc_set_error("OpenCL backend: copying the weights to the device failed: %s (%d)", tgc_cl_err(e), e);
     return -1;
   }
-  if (verbose()) fprintf(stderr, "tgc: opencl: every buffer but the images in one pool of %zu bytes\n", size);
+  if (verbose())
+    fprintf(stderr, "tgc: opencl: every buffer%s in one pool of %zu bytes\n", cl->images_in_pool ? "" : " but the images", size);
   return 1;
 }
 
@@ -375,7 +396,21 @@ fail:
 
 /* ---------------------------------------------------------------- binary cache */
 
-static const char* build_options(const tgc_cl* cl) { return cl->pool ? "-DTGC_POOL" : ""; }
+/* A launch's build options: with the pool, -DTGC_POOL and each pooled buffer's offset, bN_at for
+ * the launch's N-th buffer (render_opencl.h). NULL (the error set) where out of memory. */
+static char* build_options(const tgc_cl* cl, int32_t l) {
+  const tgc_launch* L = &cl->desc->launches[l];
+  size_t cap = 64 + 40 * (size_t)L->num_buffers, n = 0;
+  char* s = malloc(cap);
+  if (!s) return tgc_set_error("out of memory"), NULL;
+  s[0] = '\0';
+  if (!cl->pool) return s;
+  n += (size_t)snprintf(s + n, cap - n, "-DTGC_POOL%s", cl->images_in_pool ? " -DTGC_NO_IMAGES" : "");
+  for (int32_t i = 0; i < L->num_buffers; ++i)
+    if (in_pool(cl, &cl->desc->buffers[L->buffers[i]]))
+      n += (size_t)snprintf(s + n, cap - n, " -Db%d_at=%zuUL", (int)i, cl->at[L->buffers[i]]);
+  return s;
+}
 
 static uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
   const unsigned char* p = data;
@@ -385,8 +420,8 @@ static uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
 
 /* The parts are hashed with a NUL after each (the same key as for a NUL-terminated source), and
  * h2 mixes in each part's length, so a blob holding NULs cannot collide by shifting bytes. */
-static void cache_key(const tgc_cl* cl, const char* src, size_t src_len, uint64_t key[2]) {
-  const char* parts[] = {src, build_options(cl), cl->device_name, cl->driver_version, cl->device_version};
+static void cache_key(const tgc_cl* cl, const char* src, size_t src_len, const char* options, uint64_t key[2]) {
+  const char* parts[] = {src, options, cl->device_name, cl->driver_version, cl->device_version};
   uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull ^ 0x7467632d636c31ull; /* "tgc-cl1" */
   for (int i = 0; i < 5; ++i) {
     size_t len = i == 0 ? src_len : strlen(parts[i]), n = len + 1;
@@ -461,11 +496,12 @@ static void cache_store(tgc_cl* cl, const char* path, const uint64_t key[2], siz
 
 /* ---------------------------------------------------------------- build + run */
 
-static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, const char* kernel_name, int* from_cache) {
+static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, const char* options, const char* kernel_name,
+                                int* from_cache) {
   cl_api* a = &cl->api;
   cl_int e = 0;
   uint64_t key[2];
-  cache_key(cl, src, src_len, key);
+  cache_key(cl, src, src_len, options, key);
   char dir[4096], path[4200];
   int have_cache = cache_dir(dir, sizeof dir) == 0;
   if (have_cache)
@@ -480,7 +516,7 @@ static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, con
       cl_int status = 0;
       cl_program p = a->clCreateProgramWithBinary(cl->ctx, 1, &cl->device, &len, bins, &status, &e);
       free(bin);
-      if (p && status == CL_SUCCESS && a->clBuildProgram(p, 1, &cl->device, build_options(cl), NULL, NULL) == CL_SUCCESS) {
+      if (p && status == CL_SUCCESS && a->clBuildProgram(p, 1, &cl->device, options, NULL, NULL) == CL_SUCCESS) {
         *from_cache = 1;
         return p;
       }
@@ -493,7 +529,7 @@ static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, con
                   e);
     return NULL;
   }
-  e = a->clBuildProgram(p, 1, &cl->device, build_options(cl), NULL, NULL);
+  e = a->clBuildProgram(p, 1, &cl->device, options, NULL, NULL);
   if (e != CL_SUCCESS) {
     char log[700] = "";
     size_t n = 0;
@@ -514,8 +550,8 @@ static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, con
   return p;
 }
 
-/* A pointer per buffer, or with the pool (render_opencl.h): the pool, the images, then the offset
- * of each other buffer, in the launch's buffer order. */
+/* A pointer (or image) per buffer, or with the pool (render_opencl.h): the pool, then the images
+ * not in it, in the launch's buffer order. */
 static int set_args(tgc_cl* cl, int32_t l) {
   cl_api* a = &cl->api;
   const tgc_launch* L = &cl->desc->launches[l];
@@ -528,13 +564,8 @@ static int set_args(tgc_cl* cl, int32_t l) {
   } else {
     e = a->clSetKernelArg(k, arg++, sizeof(cl_mem), &cl->pool);
     for (int32_t i = 0; i < L->num_buffers && e == CL_SUCCESS; ++i)
-      if (cl->desc->buffers[L->buffers[i]].storage == TGC_STORAGE_IMAGE)
+      if (!in_pool(cl, &cl->desc->buffers[L->buffers[i]]))
         e = a->clSetKernelArg(k, arg++, sizeof(cl_mem), &cl->mem[L->buffers[i]]);
-    for (int32_t i = 0; i < L->num_buffers && e == CL_SUCCESS; ++i)
-      if (cl->desc->buffers[L->buffers[i]].storage != TGC_STORAGE_IMAGE) {
-        cl_ulong at = cl->at[L->buffers[i]];
-        e = a->clSetKernelArg(k, arg++, sizeof at, &at);
-      }
   }
   if (e != CL_SUCCESS)
     tgc_set_error("OpenCL backend: kernel '%s': setting argument %u failed: %s (%d)", L->name, arg - 1, tgc_cl_err(e), e);
@@ -548,18 +579,24 @@ static int build_all(tgc_cl* cl) {
     const tgc_launch* L = &d->launches[l];
     const char* src = L->blob; /* OpenCL C text, not NUL-terminated */
     size_t size = (size_t)L->blob_size;
+    char* options = build_options(cl, l);
+    if (!options) return -1;
     cl_program prog = NULL;
     for (int i = 0; i < cl->num_progs && !prog; ++i)
-      if (cl->progs[i].size == size && (cl->progs[i].source == src || memcmp(cl->progs[i].source, src, size) == 0))
+      if (cl->progs[i].size == size && strcmp(cl->progs[i].options, options) == 0 &&
+          (cl->progs[i].source == src || memcmp(cl->progs[i].source, src, size) == 0))
         prog = cl->progs[i].program;
-    if (!prog) {
+    if (prog) {
+      free(options);
+    } else {
       int from_cache = 0;
-      if (!(prog = build_program(cl, src, size, L->name, &from_cache))) return -1;
+      if (!(prog = build_program(cl, src, size, options, L->name, &from_cache))) return free(options), -1;
       if (verbose())
         fprintf(stderr, "tgc: opencl: program %d (kernel '%s') %s\n", cl->num_progs, L->name,
                 from_cache ? "loaded from the binary cache" : "built from source");
       cl->progs[cl->num_progs].source = src;
       cl->progs[cl->num_progs].size = size;
+      cl->progs[cl->num_progs].options = options;
       cl->progs[cl->num_progs].program = prog;
       cl->progs[cl->num_progs].from_cache = from_cache;
       cl->num_progs++;

@@ -62,8 +62,12 @@ cl_launches="${cl_launches:-$cl_kernels}"
 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0"; expect_probs "$work/cl0" 0
 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0b"; expect_probs "$work/cl0b" 0   # cached binaries
 TGC_VERBOSE=1 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0p" 2>"$work/cl_verbose"
-grep -q "in one pool of" "$work/cl_verbose" ||
+grep -q "every buffer but the images in one pool of" "$work/cl_verbose" ||
   { echo "FAIL the OpenCL runtime did not put the buffers in one pool"; fail=1; }
+TGC_CL_IMAGES=0 TGC_VERBOSE=1 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0i" 2>"$work/cl_verbose_images"
+expect_probs "$work/cl0i" 0
+grep -q "every buffer in one pool of" "$work/cl_verbose_images" ||
+  { echo "FAIL TGC_CL_IMAGES=0 did not put the image weights in the pool"; fail=1; }
 TGC_CL_POOL=0 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0d"; expect_probs "$work/cl0d" 0   # a buffer each
 TGC_CL_POOL=0 TGC_CL_SUBBUFFERS=1 "$work/digits_cl" -i image="$samples/image_0.npy" -o "$work/cl0c"; expect_probs "$work/cl0c" 0   # one arena
 # TGC_PROFILE: event timestamps per launch, every launch the compile reported listed with TGC_PROFILE=all.

@@ -2,7 +2,8 @@
 # Every real model in ../shared/models/real compiled for cpu (or TARGET), its artifact run on seeded inputs,
 # and each output compared with onnxruntime-node on the same inputs: max|tgc - ort| must be at
 # most 1e-4 of max|ort| (fp32); on cpu also bit-identical at 1, 2 and 8 threads. Cases and inputs:
-# tests/real_models_lib.sh. On qcom (pocl here) cls must read weights as images.
+# tests/real_models_lib.sh. On qcom (pocl here) cls must read weights as images, and each artifact that
+# has images is run twice: as images, and from the buffer pool (TGC_CL_IMAGES=0, as without images).
 # With PRECISION fp16 or bf16 (--precision), each case's tolerance is real_model_tolerance's.
 # usage: real_models_vs_ort.sh TGC_BINARY REPO_ROOT [TARGET [PRECISION]]   (TGC_REAL_MODELS overrides the model dir)
 set -euo pipefail
@@ -43,5 +44,10 @@ while IFS='|' read -r name model cargs ins ort_only; do
   fi
   node "$ort" "$real/$model" "${o[@]}" -o "$work/$name.ort"
   /usr/bin/python3 "$root/tests/compare_npy.py" "$work/$name.tgc" "$work/$name.ort" "${tolerance[@]}" || fail=1
+  # TGC_CL_IMAGES=0 (as on a device without images): image weights read from the buffer pool.
+  if [ "$target" = qcom ] && grep -aq read_imagef "$work/$name"; then
+    TGC_CL_IMAGES=0 "$work/$name" "${a[@]}" -o "$work/$name.img" || { echo "FAIL $name: artifact failed without images"; fail=1; continue; }
+    /usr/bin/python3 "$root/tests/compare_npy.py" "$work/$name.img" "$work/$name.ort" "${tolerance[@]}" || fail=1
+  fi
 done < <(real_model_cases)
 exit $fail

@@ -220,8 +220,8 @@ TEST(OpenClDialect, WorkGroupKernelStructure) {
   Graph g;
   LoopProgram p = gpu_program(g, matmul(g, 8, 64, 96), {{OptOp::Local, 1, 32}, {OptOp::Group, 2, 4}});
   std::string cl = render_opencl(g, p);
-  // A pointer per buffer, or (TGC_POOL) the pool and each buffer's offset in it.
-  std::string head = "#ifdef TGC_POOL\n__kernel void " + p.name + "(__global uchar* tgc_pool, ulong b0_at, ulong b1_at, ulong b2_at)\n"
+  // A pointer per buffer, or (TGC_POOL) the pool, each buffer at the offset the build defines.
+  std::string head = "#ifdef TGC_POOL\n__kernel void " + p.name + "(__global uchar* tgc_pool)\n"
                      "#else\n__kernel void " + p.name +
                      "(__global float* restrict b0, __global const float* restrict b1, __global const float* restrict b2)\n"
                      "#endif\n {\n#ifdef TGC_POOL\n"
@@ -369,9 +369,14 @@ TEST(ImageWeights, WeightsReadInFoursAreImages) {
     EXPECT_TRUE(g.buffer(wb).image);
     EXPECT_FALSE(g.buffer(xb).image) << "only weights";
     std::string cl = render_opencl(g, p, {.index_bits = 32});
-    EXPECT_EQ(count(cl, "__read_only image2d_t b"), 2u) << "an argument in either signature\n" << cl;
+    EXPECT_EQ(count(cl, "__read_only image2d_t b"), 2u) << "an argument in the classic and pool signatures\n" << cl;
     EXPECT_NE(cl.find("(__global uchar* tgc_pool, __read_only image2d_t b"), std::string::npos) << "images after the pool";
-    EXPECT_EQ(count(cl, "float4 q1 = read_imagef(b"), 1u) << cl;
+    // With TGC_NO_IMAGES (a device without images) the pool alone, the image a vector view of it.
+    EXPECT_NE(cl.find("#if defined(TGC_POOL) && defined(TGC_NO_IMAGES)\n__kernel void " + p.name + "(__global uchar* tgc_pool)\n"),
+              std::string::npos) << cl;
+    std::string view = type == DType::F16 ? "const half* restrict b" : "const float4* restrict b";
+    EXPECT_EQ(count(cl, "#ifdef TGC_NO_IMAGES\n  __global " + view), 1u) << cl;
+    EXPECT_EQ(count(cl, std::string("float4 q1 = ") + (type == DType::F16 ? "tgc_texel_half(b" : "tgc_texel(b")), 1u) << cl;
     EXPECT_EQ(count(cl, "% 4096), (int)("), k == 1024 ? 1u : 0u) << cl;
 
     // Read one at a time by another kernel: a buffer again.

@@ -16,6 +16,9 @@ class OpenClDialect : public CDialect {
 
   std::string pointee(const CBuffer& b) const { return (b.written ? "" : "const ") + mem_type(b.dtype); }
   static std::string restrict_(const CKernelHead& k) { return k.distinct ? "* restrict " : "* "; }
+  static bool has_images(const CKernelHead& k) {
+    return std::any_of(k.buffers.begin(), k.buffers.end(), [](const CBuffer& b) { return b.image_width > 0; });
+  }
 
   std::string reg_type(DType t) const override {
     switch (t) {
@@ -43,8 +46,16 @@ class OpenClDialect : public CDialect {
 
   std::string prelude(const CKernelHead& k) const override {
     std::string s;
-    if (std::any_of(k.buffers.begin(), k.buffers.end(), [](const CBuffer& b) { return b.image_width > 0; }))
-      s += "__constant sampler_t tgc_texels = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;\n";
+    // A texel: through the image, or (images in the pool) the buffer's i-th 4-vector.
+    if (has_images(k))
+      s += "#if defined(TGC_POOL) && defined(TGC_NO_IMAGES)\n"
+           "#define tgc_texel(img, i, x, y) ((img)[i])\n"
+           "#define tgc_texel_half(img, i, x, y) vload_half4(i, img)\n"
+           "#else\n"
+           "__constant sampler_t tgc_texels = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;\n"
+           "#define tgc_texel(img, i, x, y) read_imagef(img, tgc_texels, (int2)(x, y))\n"
+           "#define tgc_texel_half(img, i, x, y) read_imagef(img, tgc_texels, (int2)(x, y))\n"
+           "#endif\n";
     for (const CBuffer& b : k.buffers)
       if (b.dtype == DType::F64) {
         s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
@@ -70,29 +81,37 @@ class OpenClDialect : public CDialect {
            "#endif\n";
     return s;
   }
-  // The classic signature and the pool's (render_opencl.h), chosen by TGC_POOL.
+  // The classic signature, and the pool's (render_opencl.h): with TGC_POOL, with the images
+  // in the pool too under TGC_NO_IMAGES.
   std::string signature(const CKernelHead& k) const override {
-    std::string classic, pooled = "__global uchar* tgc_pool", offsets;
+    std::string classic, pooled = "__global uchar* tgc_pool", images;
     for (size_t i = 0; i < k.buffers.size(); ++i) {
       const CBuffer& b = k.buffers[i];
       std::string sep = i ? ", " : "";
       if (b.image_width > 0) {
         classic += sep + "__read_only image2d_t " + b.name;
-        pooled += ", __read_only image2d_t " + b.name;
+        images += ", __read_only image2d_t " + b.name;
       } else {
         classic += sep + "__global " + pointee(b) + restrict_(k) + b.name;
-        offsets += ", ulong " + b.name + "_at";
       }
     }
-    return "#ifdef TGC_POOL\n__kernel void " + k.name + "(" + pooled + offsets + ")\n#else\n__kernel void " + k.name +
-           "(" + classic + ")\n#endif\n";
+    auto head = [&](const std::string& params) { return "__kernel void " + k.name + "(" + params + ")\n"; };
+    std::string s = "#if defined(TGC_POOL) && defined(TGC_NO_IMAGES)\n" + head(pooled);
+    if (!has_images(k)) s = "#ifdef TGC_POOL\n" + head(pooled);
+    else s += "#elif defined(TGC_POOL)\n" + head(pooled + images);
+    return s + "#else\n" + head(classic) + "#endif\n";
   }
+  // Under TGC_POOL each buffer is the pool at its byte offset, `bN_at`, which the runtime defines
+  // when it builds the program (an offset argument costs host time in every enqueue).
   std::string entry(const CKernelHead& k) const override {
-    std::string s = "#ifdef TGC_POOL\n";
+    auto view = [&](const CBuffer& b, const std::string& pointee) {
+      return "  __global " + pointee + restrict_(k) + b.name + " = (__global " + pointee + "*)(tgc_pool + " + b.name + "_at);\n";
+    };
+    std::string s = "#ifdef TGC_POOL\n", images;
     for (const CBuffer& b : k.buffers)
-      if (b.image_width == 0)
-        s += "  __global " + pointee(b) + restrict_(k) + b.name + " = (__global " + pointee(b) + "*)(tgc_pool + " +
-             b.name + "_at);\n";
+      if (b.image_width == 0) s += view(b, pointee(b));
+      else images += view(b, b.dtype == DType::F16 ? "const half" : "const float4");
+    if (!images.empty()) s += "#ifdef TGC_NO_IMAGES\n" + images + "#endif\n";
     s += "#endif\n";
     if (k.local_size == 1 && k.global_size % kOpenClFlatGroupSize != 0)
       s += "  if (get_global_id(0) >= " + std::to_string(k.global_size) + "UL) return;\n";
@@ -114,9 +133,11 @@ class OpenClDialect : public CDialect {
   // An image's texel i is at (i % width, i / width) (runtime-stub/tgc_model.h TGC_STORAGE_IMAGE).
   std::string vector_element(const CBuffer& b, const std::string& index4) const override {
     if (b.image_width > 0) {
-      std::string w = std::to_string(b.image_width);
-      if (b.image_width < TGC_IMAGE_ROW_TEXELS) return "read_imagef(" + b.name + ", tgc_texels, (int2)((int)(" + index4 + "), 0))";
-      return "read_imagef(" + b.name + ", tgc_texels, (int2)((int)(" + index4 + " % " + w + "), (int)(" + index4 + " / " + w + ")))";
+      std::string w = std::to_string(b.image_width), texel = b.dtype == DType::F16 ? "tgc_texel_half(" : "tgc_texel(";
+      std::string xy = b.image_width < TGC_IMAGE_ROW_TEXELS
+                           ? "(int)(" + index4 + "), 0"
+                           : "(int)(" + index4 + " % " + w + "), (int)(" + index4 + " / " + w + ")";
+      return texel + b.name + ", " + index4 + ", " + xy + ")";
     }
     return "((__global " + std::string(b.written ? "" : "const ") + vector_type(b.dtype) + "*)" + b.name + ")[" + index4 + "]";
   }

@@ -4,10 +4,12 @@
 // kernel that computes in half (passes/precision.h compute_in_half) does so where the device has
 // cl_khr_fp16 and in float elsewhere, from one source.
 //
-// Each kernel has two signatures, chosen when the runtime builds it: one pointer argument per
-// buffer, or, with -DTGC_POOL, one pool holding every buffer but the images and the byte offset
-// of each buffer in it (`ulong bN_at`). NVIDIA's driver spends ~0.35 us of host time per pointer
-// argument in each enqueue, ~0.05 per integer (docs/performance-gpu.md).
+// Each kernel has several signatures, chosen when the runtime builds it: one argument per buffer
+// (a pointer, or an image2d_t for an image); or, with -DTGC_POOL, one pool holding every buffer
+// but the images, each at the byte offset that the build defines as `bN_at` (-Db0_at=...); with
+// -DTGC_NO_IMAGES as well (a device without images), the images too, read as 4-vectors. NVIDIA's
+// driver spends host time in each enqueue on each argument (0.6 us a pointer, 1.3 an image, 0.2
+// an integer; 4.7 for the launch itself; docs/performance-gpu.md).
 #pragma once
 #include <cstdint>
 #include <string>
