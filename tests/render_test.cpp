@@ -387,6 +387,20 @@ TEST(ImageWeights, WeightsReadInFoursAreImages) {
   }
 }
 
+// A mid-sized reduce (4096 to 16383 outputs, cls's late 1x1 convs): where the work-groups span 32
+// outputs, the reduce left after the texel unroll is split over 8 threads of the group, padded to
+// a multiple of 8; with narrower groups (16 outputs) it is left alone.
+TEST(GpuHeuristic, MidSizedReducesSplitAcrossWideGroups) {
+  for (auto [positions, split] : {std::pair<int64_t, bool>{96, true}, {80, false}}) {
+    Graph g;
+    Tensor x = Tensor::input(g, "x", DType::F32, {200, positions}), w = Tensor::weight(g, "w", ones({64, 200}, DType::F32));
+    std::vector<Opt> opts = heuristic_opts(g, only_kernel(g, w.matmul(x)), opencl_profile());
+    std::vector<Opt> want = {{OptOp::Local, 1, split ? 32 : 16}, {OptOp::Unroll, 2, 4}};
+    if (split) want.insert(want.end(), {{OptOp::Padto, 2, 8}, {OptOp::GroupTop, 2, 8}});
+    EXPECT_EQ(opts_str(opts), opts_str(want)) << positions;
+  }
+}
+
 // Under 256 outputs a reduce of 16 or more is split across a work-group (cls's channel means and
 // FC layers); with more outputs, from 256 on.
 TEST(GpuHeuristic, FewOutputsSplitShortReduces) {
