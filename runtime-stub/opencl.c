@@ -104,8 +104,10 @@ static void cl_free(tgc_cl* cl) {
       if (cl->events && cl->events[l]) a->clReleaseEvent(cl->events[l]); /* a run that failed half-way */
     }
   if (cl->progs)
-    for (int i = 0; i < cl->num_progs; ++i)
-      if (cl->progs[i].program) a->clReleaseProgram(cl->progs[i].program), free(cl->progs[i].options);
+    for (int i = 0; i < cl->num_progs; ++i) {
+      if (cl->progs[i].program) a->clReleaseProgram(cl->progs[i].program);
+      free(cl->progs[i].options);
+    }
   if (cl->host_mem) {
     for (int32_t i = 0; i < cl->desc->num_buffers; ++i)
       if (cl->host_mem[i]) a->clEnqueueUnmapMemObject(cl->queue, cl->host_mem[i], cl->host_ptr[i], 0, NULL, NULL);
@@ -170,7 +172,9 @@ static void cl_destroy(void* be, tgc_model* m) {
   if (cl->profile_ms && cl->profile_runs > 0) {
     char title[600];
     /* A span much longer than the launches' sum: the device waited for the host's enqueues. */
-    snprintf(title, sizeof title, "%lld runs on '%s' (OpenCL event timestamps of each launch; %.4f ms per run from the first's start to the last's end)",
+    snprintf(title, sizeof title,
+             "%lld runs on '%s' (OpenCL event timestamps of each launch; %.4f ms per run from the first's start to "
+             "the last's end)",
              (long long)cl->profile_runs, cl->device_name, cl->profile_span_ms / (double)cl->profile_runs);
     tgc_print_profile(cl->desc, cl->profile_ms, cl->profile_runs, title, "");
   }
@@ -220,8 +224,8 @@ static int in_pool(const tgc_cl* cl, const tgc_buffer* b) {
 
 /* The pool (see the top of this file): each buffer but the arena's and images that stay images at
  * an offset aligned to `align`, the arena's intermediates at the memory plan's offsets in one
- * region. 1 with the pool made and the weights (images among them) and states written into it; 0 where it does not fit one allocation or TGC_CL_POOL=0;
- * -1 with the error set. */
+ * region. 1 with the pool made and the weights (images among them) and states written into it;
+ * 0 where it does not fit one allocation or TGC_CL_POOL=0; -1 with the error set. */
 static int create_pool(tgc_cl* cl, tgc_model* model, size_t align) {
   cl_api* a = &cl->api;
   const tgc_model_desc* d = cl->desc;
@@ -402,7 +406,7 @@ fail:
  * the launch's N-th buffer (render_opencl.h). NULL (the error set) where out of memory. */
 static char* build_options(const tgc_cl* cl, int32_t l) {
   const tgc_launch* L = &cl->desc->launches[l];
-  size_t cap = 64 + 40 * (size_t)L->num_buffers, n = 0;
+  size_t cap = 64 + 48 * (size_t)L->num_buffers, n = 0; /* " -Db<i>_at=<20 digits>UL" each */
   char* s = malloc(cap);
   if (!s) return tgc_set_error("out of memory"), NULL;
   s[0] = '\0';
