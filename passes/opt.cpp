@@ -298,6 +298,10 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
 }
 
 namespace {
+// GPU kernels by their outputs: below kFewOutputs a reduce is split across a work-group, from
+// kManyOutputs on each thread computes a register tile; up to kMidOutputs, split_mid_reduce.
+constexpr int64_t kFewOutputs = 4096, kMidOutputs = 16384, kManyOutputs = 1 << 16;
+
 // GPU kernels want every thread busy and few bytes per result:
 // - few outputs over a long reduce (global pools, the last FC layers, a softmax's row sums): the
 //   reduce is split across a work-group (GROUP: neighbouring threads read neighbouring elements)
@@ -328,7 +332,6 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
   // of their own (the real and imaginary sums of an STFT) share the threads, 16 each.
   int64_t group = 1, reduce_total = 1;
   for (size_t a = globals.size(); a < axes.size(); ++a) reduce_total *= axes[a]->src[0]->is_const() ? size_of(axes[a]) : 1;
-  constexpr int64_t kFewOutputs = 4096, kManyOutputs = 1 << 16;
   int64_t want = std::min<int64_t>(256, t.max_local);
   // Under 256 outputs most of the GPU idles, so shorter reduces are split too (a squeeze-excite
   // block's channel means and FC layers, a classifier head; BEAM on an H200 split cls's 200-channel
@@ -444,7 +447,6 @@ void unroll_along_weights(Graph& g, const Kernel& k, const TargetProfile& t, std
 // 15-20 -> 11-15 us each, cls 0.27-0.34 -> 0.25-0.31 ms. Kernels with narrower groups (16
 // outputs, or none) ran slower split: det 0.675 -> 0.71 ms, rec and embedding 2-7% slower.
 void split_mid_reduce(Graph& g, const Kernel& k, const TargetProfile& t, std::vector<Opt>& opts) {
-  constexpr int64_t kFewOutputs = 4096, kMidOutputs = 16384;
   if (k.num_reduces != 1) return;
   int64_t outputs = 1, local = 1;
   for (const UOp* r : k.global_ranges) {

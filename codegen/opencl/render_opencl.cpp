@@ -96,10 +96,10 @@ class OpenClDialect : public CDialect {
       }
     }
     auto head = [&](const std::string& params) { return "__kernel void " + k.name + "(" + params + ")\n"; };
-    std::string s = "#if defined(TGC_POOL) && defined(TGC_NO_IMAGES)\n" + head(pooled);
-    if (!has_images(k)) s = "#ifdef TGC_POOL\n" + head(pooled);
-    else s += "#elif defined(TGC_POOL)\n" + head(pooled + images);
-    return s + "#else\n" + head(classic) + "#endif\n";
+    std::string pool = images.empty() ? "#ifdef TGC_POOL\n" + head(pooled)
+                                      : "#if defined(TGC_POOL) && defined(TGC_NO_IMAGES)\n" + head(pooled) +
+                                            "#elif defined(TGC_POOL)\n" + head(pooled + images);
+    return pool + "#else\n" + head(classic) + "#endif\n";
   }
   // Under TGC_POOL each buffer is the pool at its byte offset, `bN_at`, which the runtime defines
   // when it builds the program (an offset argument costs host time in every enqueue).
