@@ -443,7 +443,7 @@ void unroll_along_weights(Graph& g, const Kernel& k, const TargetProfile& t, std
 // leave a large GPU with few threads, each running a long reduce alone. Where their work-groups
 // already span 32 or more outputs, the first reduce axis, as the other actions left it, is split
 // over 4 or 8 threads of the group (GROUPTOP: each thread keeps a contiguous run, so texel reads
-// stay whole). BEAM on an H200 (qcom, session 40) split cls's 1x1 convs over 40-200 channels so:
+// stay whole). BEAM on an H200 (qcom) split cls's 1x1 convs over 40-200 channels so:
 // 15-20 -> 11-15 us each, cls 0.27-0.34 -> 0.25-0.31 ms. Kernels with narrower groups (16
 // outputs, or none) ran slower split: det 0.675 -> 0.71 ms, rec and embedding 2-7% slower.
 void split_mid_reduce(Graph& g, const Kernel& k, const TargetProfile& t, std::vector<Opt>& opts) {
