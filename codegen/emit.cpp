@@ -12,7 +12,7 @@
 #include "codegen/model_desc.h"
 #include "codegen/weights_object.h"
 #include "ir/error.h"
-#include "runtime-stub/tgc_model.h"
+#include "runtime-stub/include/tgc_model.h"
 
 namespace tgc {
 namespace {
@@ -175,7 +175,9 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
   };
   if (!mo.shared) {
     auto* f = define("main", i32, {i32, ptr});
-    b.CreateRet(b.CreateCall(declare("tgc_main", i32, {ptr, i32, ptr}), {desc, f->getArg(0), f->getArg(1)}));
+    // A model with a KV cache gets the language-model command line; others link without it.
+    const char* entry = kv_position.empty() && !m.vocab ? "tgc_main" : "tgc_llm_main";
+    b.CreateRet(b.CreateCall(declare(entry, i32, {ptr, i32, ptr}), {desc, f->getArg(0), f->getArg(1)}));
   } else {
     // NAME_suffix(args...) { return runtime_fn(args..., extra...); }
     auto forward = [&](const std::string& suffix, const char* runtime_fn, llvm::Type* ret, std::vector<llvm::Type*> params,

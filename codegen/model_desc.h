@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "ir/dtype.h"
-#include "runtime-stub/tgc_model.h"
-#include "runtime-stub/tokenizer.h"
+#include "runtime-stub/include/tgc_model.h"
+#include "runtime-stub/llm/tokenizer.h"
 
 namespace tgc {
 

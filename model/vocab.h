@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime-stub/tokenizer.h"
+#include "runtime-stub/llm/tokenizer.h"
 
 namespace tgc {
 

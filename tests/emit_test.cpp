@@ -19,7 +19,7 @@
 #include "codegen/c_header.h"
 #include "codegen/emit.h"
 #include "emitted_object.h"
-#include "runtime-stub/tgc_model.h"
+#include "runtime-stub/include/tgc_model.h"
 
 namespace tgc {
 namespace {

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sample.h"
+#include "llm/sample.h"
 
 #define DRAWS 4000
 static int g_fail;

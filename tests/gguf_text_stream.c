@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime_internal.h"
+#include "llm/llm_internal.h"
 
 static int g_fail;
 

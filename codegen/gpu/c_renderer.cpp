@@ -10,7 +10,7 @@
 #include <unordered_set>
 
 #include "ir/error.h"
-#include "runtime-stub/tgc_model.h"
+#include "runtime-stub/include/tgc_model.h"
 
 namespace tgc {
 

@@ -3,7 +3,7 @@
 #include <map>
 
 #include "codegen/gpu/c_renderer.h"
-#include "runtime-stub/tgc_model.h"
+#include "runtime-stub/include/tgc_model.h"
 
 namespace tgc {
 

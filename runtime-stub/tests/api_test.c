@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../runtime_internal.h" /* tgc_npy_read/write, struct tgc_backend */
+#include "backends/cpu/threadpool.h" /* tgc_npy_read/write, struct tgc_backend, the pool */
 #include "model.h"
 
 static int g_failures;

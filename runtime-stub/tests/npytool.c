@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../runtime_internal.h"
+#include "core/runtime_internal.h"
 #include "model.h"
 
 static void die(const char* what) {

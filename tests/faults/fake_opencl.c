@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cl_api.h"
+#include "backends/opencl/cl_api.h"
 
 enum { DEVICE_NOT_FOUND = -1, ALLOCATION_FAILURE = -4, OUT_OF_RESOURCES = -5, BUILD_FAILURE = -11, INVALID_QUEUE = -36 };
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime_internal.h"
+#include "core/runtime_internal.h"
 #include "model.h"
 #include "tests/fuzz/fuzz_file.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "agent.h"
-#include "cl_api.h"
+#include "backends/opencl/cl_api.h"
 #include "cl_candidate.h"
 
 static struct {

@@ -16,7 +16,7 @@
 
 #include "agent.h"
 #include "cl_candidate.h"
-#include "runtime_internal.h"
+#include "core/runtime_internal.h"
 
 enum { kRepeats = 8 };
 
