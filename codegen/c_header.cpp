@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "codegen/vocab_view.h"
+
 namespace tgc {
 namespace {
 namespace fs = std::filesystem;
@@ -138,7 +140,7 @@ std::string header_text(const std::string& name, const Model& m) {
     h += "int32_t " + n + "_sample(const " + n + "_model* m, const " + n + "_sampling* p, uint64_t* rng);\n";
   }
   if (m.vocab) {
-    tgc_vocab view = m.vocab->view();
+    tgc_vocab view = vocab_view(*m.vocab);
     h += "\n/* The model's tokenizer (" + std::to_string(m.vocab->n_tokens()) + " tokens, " + tgc_vocab_kind(&view) + ", as llama.cpp tokenizes): the ids of\n"
          " * text[0, len), BOS first when add_bos (the model's default: " + std::string(m.vocab->add_bos ? "1" : "0") + "); up to cap written to out.\n"
          " * Returns how many the text has (more than cap: call again with more room), -1 on failure. */\n";

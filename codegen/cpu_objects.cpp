@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "codegen/llvm/cpu_kernel.h"
+#include "codegen/llvm/target.h"
 #include "ir/error.h"
 
 namespace tgc {

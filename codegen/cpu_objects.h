@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/llvm/target.h"
+#include "target/targets.h"
 #include "passes/lower.h"
 
 namespace tgc {

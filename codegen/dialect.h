@@ -7,8 +7,9 @@
 #include <functional>
 #include <string>
 
-#include "codegen/llvm/target.h"
 #include "passes/lower.h"
+#include "passes/opt.h"
+#include "target/targets.h"
 
 namespace tgc {
 

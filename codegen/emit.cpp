@@ -9,6 +9,7 @@
 #include <set>
 
 #include "codegen/c_header.h"
+#include "codegen/llvm/target.h"
 #include "codegen/model_desc.h"
 #include "codegen/weights_object.h"
 #include "ir/error.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/llvm/target.h"
+#include "target/targets.h"
 #include "model/model.h"
 #include "passes/memplan.h"
 #include "passes/schedule.h"

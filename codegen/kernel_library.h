@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "codegen/llvm/target.h"
+#include "target/targets.h"
 #include "passes/lower.h"
 
 namespace tgc {

@@ -11,6 +11,7 @@
 #include "codegen/cpu_objects.h"
 #include "codegen/dialect.h"
 #include "codegen/emit.h"
+#include "codegen/llvm/target.h"
 #include "codegen/gpu/c_renderer.h"
 #include "codegen/gpu/image_weights.h"
 #include "passes/branch_guards.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/llvm/target.h"
+#include "target/targets.h"
 #include "ir/error.h"
 #include "model/model.h"
 #include "passes/opt.h"

@@ -164,7 +164,7 @@ class Graph {
   }
 
   // The least value of a VAR bound from the inputs at which the model's structure holds (a
-  // conv's window fits; passes/dim_axes); 1 unless set. The runtime refuses smaller sizes.
+  // conv's window fits; model/dim_axes); 1 unless set. The runtime refuses smaller sizes.
   void set_var_min(const UOp* var, int64_t min) { var_mins_[var] = min; }
   int64_t var_min(const UOp* var) const {
     auto it = var_mins_.find(var);
@@ -190,7 +190,7 @@ class Graph {
 
   // A sliding-window view (Tensor::pool): `u`'s last 2n axes are n window positions and n taps
   // of `of`'s last n axes, element (o, j) being of[o * stride + j * dilation]. The movement ops
-  // that build it are internal; run-time dims see the view as one op (passes/dim_axes).
+  // that build it are internal; run-time dims see the view as one op (model/dim_axes).
   struct Window {
     const UOp* of;
     std::vector<int64_t> k, stride, dilation;

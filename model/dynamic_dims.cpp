@@ -9,7 +9,7 @@
 #include "ir/print.h"
 #include "ir/rewrite.h"
 #include "ir/symbolic.h"
-#include "passes/dim_axes.h"
+#include "model/dim_axes.h"
 
 namespace tgc {
 namespace {

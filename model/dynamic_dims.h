@@ -1,4 +1,4 @@
-// Dynamic input dims, two ways, each proven on traces of the model at two sizes (passes/dim_axes):
+// Dynamic input dims, two ways, each proven on traces of the model at two sizes (model/dim_axes):
 // - The batch: when the only input dims without a size are one leading dim that the inputs share,
 //   and no node mixes the samples of a batch, the model is compiled as the program of one sample;
 //   the runtime binds the batch size from the input shapes and runs that program once per sample.

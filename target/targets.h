@@ -38,4 +38,15 @@ const TargetDesc& find_target(const std::string& name);
 std::string target_variant(const TargetDesc& t, const std::string& name);
 std::string target_names();  // "cpu, qcom"
 
+// "aarch64" of "aarch64-unknown-linux-gnu"
+inline std::string arch_of(const std::string& triple) { return triple.substr(0, triple.find('-')); }
+
+// A row of the target table with the host code's triple and CPU filled in (the row's default
+// architecture, else the host's) and the profile its kernels are optimized for.
+struct ResolvedTarget {
+  const TargetDesc* desc;
+  std::string triple, cpu;
+  TargetProfile profile;
+};
+
 }  // namespace tgc

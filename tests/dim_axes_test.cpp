@@ -1,4 +1,4 @@
-// passes/dim_axes: which graphs one sample's program can compute per sample. Each case builds
+// model/dim_axes: which graphs one sample's program can compute per sample. Each case builds
 // the same graph at batch sizes 13 and 17 and asks where the batch lies in each output, or
 // expects the error that names why samples would mix.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 
 #include "ir/error.h"
 #include "ir/tensor.h"
-#include "passes/dim_axes.h"
+#include "model/dim_axes.h"
 #include "ir/symbolic.h"
 
 namespace tgc {

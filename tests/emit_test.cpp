@@ -18,6 +18,7 @@
 
 #include "codegen/c_header.h"
 #include "codegen/emit.h"
+#include "codegen/llvm/target.h"
 #include "emitted_object.h"
 #include "runtime-stub/include/tgc_model.h"
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "frontend/gguf/gguf_vocab.h"
+#include "codegen/vocab_view.h"
 #include "ir/error.h"
 
 namespace {
@@ -28,7 +29,7 @@ int main(int argc, char** argv) {
   if (argc != 4) return std::fprintf(stderr, "usage: gguf_tokenize VOCAB.gguf INP OUT\n"), 2;
   try {
     tgc::Vocab v = tgc::gguf_vocab(tgc::GgufFile::open(argv[1]));
-    tgc_vocab view = v.view();
+    tgc_vocab view = vocab_view(v);
     tgc_tokenizer* t = tgc_tokenizer_create(&view);
     if (!t) throw tgc::Error("out of memory");
     std::string raw = slurp(argv[2]);

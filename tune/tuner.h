@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/llvm/target.h"
+#include "target/targets.h"
 #include "passes/beam.h"
 
 namespace tgc {

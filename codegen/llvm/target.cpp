@@ -53,8 +53,6 @@ std::string checked_gpu_arch(const TargetDesc& t, const std::string& target) {
 }
 }  // namespace
 
-std::string arch_of(const std::string& triple) { return triple.substr(0, triple.find('-')); }
-
 int run_command(const std::vector<std::string>& argv, std::string& output) {
   std::string cmd;
   for (const auto& a : argv) cmd += "'" + a + "' ";

@@ -7,20 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "passes/opt.h"
 #include "target/targets.h"
 
 namespace tgc {
 
-std::string arch_of(const std::string& triple);  // "aarch64" of "aarch64-unknown-linux-gnu"
-
-// A row of the target table with the host code's triple and CPU filled in (the row's default
-// architecture, else the host's) and the profile its kernels are optimized for.
-struct ResolvedTarget {
-  const TargetDesc* desc;
-  std::string triple, cpu;
-  TargetProfile profile;
-};
+// resolve_target: the row named `target` (target/targets.h), its triple and CPU (the host's by
+// default) and the profile the CPU's features give.
 ResolvedTarget resolve_target(const std::string& target, const std::string& triple, const std::string& cpu);
 
 llvm::TargetMachine* make_target_machine(const std::string& triple, const std::string& cpu);

@@ -18,23 +18,23 @@ struct PreTokenizer {
   bool ignore_merges = false, add_bos = false;
 };
 const PreTokenizer kPreTokenizers[] = {
-    {"default", TGC_PRE_DEFAULT},
-    {"gpt-2", TGC_PRE_GPT2}, {"phi-2", TGC_PRE_GPT2}, {"gigachat", TGC_PRE_GPT2}, {"a.x-4.0", TGC_PRE_GPT2},
-    {"mellum", TGC_PRE_GPT2}, {"exaone4", TGC_PRE_GPT2}, {"mpt", TGC_PRE_GPT2}, {"olmo", TGC_PRE_GPT2},
-    {"jais", TGC_PRE_GPT2}, {"trillion", TGC_PRE_GPT2}, {"granite-docling", TGC_PRE_GPT2},
-    {"llama3", TGC_PRE_LLAMA3, true, true}, {"llama-v3", TGC_PRE_LLAMA3, true, true}, {"llama-bpe", TGC_PRE_LLAMA3, true, true},
-    {"falcon3", TGC_PRE_LLAMA3, true, true}, {"falcon-h1", TGC_PRE_LLAMA3, true, true}, {"pixtral", TGC_PRE_LLAMA3, true, true},
-    {"midm-2.0", TGC_PRE_LLAMA3, true, true}, {"lfm2", TGC_PRE_LLAMA3, true, true}, {"jina-v5-nano", TGC_PRE_LLAMA3, true, true},
-    {"dbrx", TGC_PRE_LLAMA3}, {"smaug-bpe", TGC_PRE_LLAMA3},
-    {"qwen2", TGC_PRE_QWEN2}, {"deepseek-r1-qwen", TGC_PRE_QWEN2}, {"kormo", TGC_PRE_QWEN2}, {"f2llmv2", TGC_PRE_QWEN2},
-    {"megrez", TGC_PRE_QWEN2}, {"stablelm2", TGC_PRE_QWEN2}, {"hunyuan", TGC_PRE_QWEN2},
-    {"qwen35", TGC_PRE_QWEN35},
-    {"starcoder", TGC_PRE_STARCODER}, {"refact", TGC_PRE_STARCODER}, {"command-r", TGC_PRE_STARCODER},
-    {"smollm", TGC_PRE_STARCODER}, {"codeshell", TGC_PRE_STARCODER}, {"exaone", TGC_PRE_STARCODER},
-    {"minerva-7b", TGC_PRE_STARCODER}, {"mellum2", TGC_PRE_STARCODER},
-    {"falcon", TGC_PRE_FALCON},
-    {"deepseek-llm", TGC_PRE_DEEPSEEK_LLM},
-    {"deepseek-coder", TGC_PRE_DEEPSEEK_CODER},
+    {"default", kPreDefault},
+    {"gpt-2", kPreGpt2}, {"phi-2", kPreGpt2}, {"gigachat", kPreGpt2}, {"a.x-4.0", kPreGpt2},
+    {"mellum", kPreGpt2}, {"exaone4", kPreGpt2}, {"mpt", kPreGpt2}, {"olmo", kPreGpt2},
+    {"jais", kPreGpt2}, {"trillion", kPreGpt2}, {"granite-docling", kPreGpt2},
+    {"llama3", kPreLlama3, true, true}, {"llama-v3", kPreLlama3, true, true}, {"llama-bpe", kPreLlama3, true, true},
+    {"falcon3", kPreLlama3, true, true}, {"falcon-h1", kPreLlama3, true, true}, {"pixtral", kPreLlama3, true, true},
+    {"midm-2.0", kPreLlama3, true, true}, {"lfm2", kPreLlama3, true, true}, {"jina-v5-nano", kPreLlama3, true, true},
+    {"dbrx", kPreLlama3}, {"smaug-bpe", kPreLlama3},
+    {"qwen2", kPreQwen2}, {"deepseek-r1-qwen", kPreQwen2}, {"kormo", kPreQwen2}, {"f2llmv2", kPreQwen2},
+    {"megrez", kPreQwen2}, {"stablelm2", kPreQwen2}, {"hunyuan", kPreQwen2},
+    {"qwen35", kPreQwen35},
+    {"starcoder", kPreStarcoder}, {"refact", kPreStarcoder}, {"command-r", kPreStarcoder},
+    {"smollm", kPreStarcoder}, {"codeshell", kPreStarcoder}, {"exaone", kPreStarcoder},
+    {"minerva-7b", kPreStarcoder}, {"mellum2", kPreStarcoder},
+    {"falcon", kPreFalcon},
+    {"deepseek-llm", kPreDeepseekLlm},
+    {"deepseek-coder", kPreDeepseekCoder},
 };
 
 // Texts llama.cpp takes for end-of-generation tokens and makes control tokens, whatever the file
@@ -69,7 +69,7 @@ void read_merges(const GgufFile& f, Vocab& v) {
 
 // The byte-level BPE settings: the pre-tokenizer, llama.cpp's defaults, the merges.
 void read_bpe(const GgufFile& f, Vocab& v) {
-  v.model = TGC_VOCAB_BPE;
+  v.model = kVocabBpe;
   const GgufValue* pre = f.find("tokenizer.ggml.pre");
   std::string name = pre && pre->type == GgufValueType::String ? pre->s : "default";
   const PreTokenizer* p = nullptr;
@@ -118,11 +118,11 @@ Vocab gguf_vocab(const GgufFile& f) {
     return out;
   };
   for (double s : table("tokenizer.ggml.scores", 0)) v.scores.push_back(float(s));
-  for (double t : table("tokenizer.ggml.token_type", TGC_TOKEN_NORMAL)) v.types.push_back(int32_t(t));
+  for (double t : table("tokenizer.ggml.token_type", kTokenNormal)) v.types.push_back(int32_t(t));
   for (int64_t id = 0; id < n; ++id)
-    if (v.types[size_t(id)] == TGC_TOKEN_USER_DEFINED)
+    if (v.types[size_t(id)] == kTokenUserDefined)
       for (const char* eog : kEndOfGenerationTexts)
-        if (token(v, id) == eog) v.types[size_t(id)] = TGC_TOKEN_CONTROL;
+        if (token(v, id) == eog) v.types[size_t(id)] = kTokenControl;
   auto id = [&](const std::string& key) -> int32_t {
     int64_t x = f.get_int(key, -1);
     if (x < -1 || x >= n) throw Error(f.path() + ": " + key + " = " + std::to_string(x) + " is not a token id");

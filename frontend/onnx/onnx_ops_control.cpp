@@ -15,7 +15,7 @@ namespace {
 // A branch of an If on a run-time condition that cannot be built for the inputs at the bound of
 // their run-time dim (Silero VAD's 8 kHz branch, 256 samples, at 512): built for the inputs cut
 // to the largest size where it builds (found by halving, then bisecting), the cut's extent being
-// the run-time size up to there (passes/dim_axes). `runs` says when the side may be taken.
+// the run-time size up to there (model/dim_axes). `runs` says when the side may be taken.
 struct CutBranch {
   Outs outs;
   Tensor runs;  // bool scalar: the run-time size is at most the cut

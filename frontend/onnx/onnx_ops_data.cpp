@@ -11,7 +11,7 @@
 
 namespace tgc {
 
-// The positions are a table of max + 1 entries cut to the traced size, which passes/dim_axes
+// The positions are a table of max + 1 entries cut to the traced size, which model/dim_axes
 // reads as the VAR.
 DataAxis data_axis(Ctx& c, int64_t max, const Tensor& count) {
   // The bound is two past the largest count, and the second trace one below it

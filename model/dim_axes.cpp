@@ -1,4 +1,4 @@
-#include "passes/dim_axes.h"
+#include "model/dim_axes.h"
 
 #include <algorithm>
 #include <cmath>
