@@ -95,17 +95,17 @@ const DialectOps& dialect_ops(Dialect d) {
                                  [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
                                    return opencl_candidate(g, p, {.index_bits = t.profile.index_bits});
                                  },
-                                 "time-cl"};
+                                 "time-cl", "opencl", "OpenCL"};
   static const DialectOps glsl{"glsl", {.inner_loop = false}, glsl_kernel, glsl_source, nullptr,
                                [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
                                  return runtime_candidate(RuntimeApi::Vulkan, g, p, glsl_kernel(g, p, t.profile));
                                },
-                               "time-vk"};
+                               "time-vk", "vulkan", "Vulkan", true};
   static const DialectOps ptx{"ptx", {.inner_loop = false}, ptx_kernel, ptx_source, nullptr,
                               [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
                                 return runtime_candidate(RuntimeApi::Cuda, g, p, ptx_kernel(g, p, t.profile));
                               },
-                              "time-cuda"};
+                              "time-cuda", "cuda", "CUDA", true};
   switch (d) {
     case Dialect::LlvmCpu: return llvm_cpu;
     case Dialect::OpenCL: return opencl;

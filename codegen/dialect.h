@@ -38,6 +38,12 @@ struct DialectOps {
   std::function<std::string(const Graph&, const LoopProgram&, const ResolvedTarget&, const std::string& workdir)> candidate;
   const char* agent_request;  // "time" (a one-kernel shared object), "time-cl" (OpenCL C), "time-vk" (SPIR-V),
                               // "time-cuda" (PTX)
+  // GPU dialects: the API of the agent's greeting that times the candidates (tune/agent_client.h's
+  // kAgentApis), its name in messages, and whether the tuning cache's key names the device (SPIR-V
+  // and PTX are the same code on any device; OpenCL C is compiled by the driver). Null for the CPU.
+  const char* agent_api = nullptr;
+  const char* api_title = nullptr;
+  bool key_names_device = false;
 };
 
 const DialectOps& dialect_ops(Dialect d);

@@ -37,14 +37,20 @@ int parse_agent_greeting(const std::string& line, AgentGreeting& g) {
   g = AgentGreeting{};
   g.version = version[0] - '0';
   g.device = line.substr(sp + 1);
-  for (int n = g.version; n <= 3; ++n)
-    g.api(n).why = "it is an older tgc-agent (protocol " + version + ", no " + AgentGreeting::api_name(n) + ")";
+  for (int row = g.version - 1; row < kAgentApiCount; ++row)
+    g.apis[row].why = "it is an older tgc-agent (protocol " + version + ", no " + kAgentApis[row] + ")";
   return g.version - 1;
 }
 
-void parse_agent_api_line(int n, const std::string& line, AgentGreeting& g) {
-  std::string api = AgentGreeting::api_name(n), yes = api + " ", no = "no-" + api + " ";
-  AgentDevice& d = g.api(n);
+const AgentDevice& AgentGreeting::api(const std::string& name) const {
+  for (int row = 0; row < kAgentApiCount; ++row)
+    if (name == kAgentApis[row]) return apis[row];
+  throw Error("internal error: tgc-agent has no API '" + name + "'");
+}
+
+void parse_agent_api_line(int row, const std::string& line, AgentGreeting& g) {
+  std::string api = kAgentApis[row], yes = api + " ", no = "no-" + api + " ";
+  AgentDevice& d = g.apis[row];
   if (line.rfind(yes, 0) == 0 && line.size() > yes.size()) d = {line.substr(yes.size()), ""};
   else if (line.rfind(no, 0) == 0 && line.size() > no.size()) d = {"", line.substr(no.size())};
   else throw Error("expected the greeting's '" + api + " <device>' or 'no-" + api + " <why>' line, got '" + line.substr(0, 200) + "'");
@@ -99,7 +105,7 @@ void AgentClient::start() {
       if (!read_line(line, wait_s))
         throw Error(timed_out_ ? "no greeting within " + std::to_string(int(wait_s)) + " s" : exit_reason());
       if (n == 0) lines = parse_agent_greeting(line, greeting_) + 1;
-      else parse_agent_api_line(n, line, greeting_);
+      else parse_agent_api_line(n - 1, line, greeting_);
     }
   } catch (const Error& e) {
     stop(true);

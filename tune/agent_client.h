@@ -22,22 +22,25 @@ struct AgentDevice {
   std::string why;   // ... and then why not
 };
 
-// What an agent's greeting says (docs/tuning.md): version 1 is one line, "tgc-agent 1 <device>";
-// each later version adds one API's line, "<api> <device>" or "no-<api> <why>": version 2
-// opencl, version 3 vulkan, version 4 cuda.
+// The GPU APIs of the agent's greeting, in its line order (docs/tuning.md): each protocol version
+// after 1 added one API's line, "<api> <device>" or "no-<api> <why>". A kernel dialect names the
+// API that times its candidates (DialectOps::agent_api in codegen/dialect.h).
+inline constexpr const char* kAgentApis[] = {"opencl", "vulkan", "cuda"};
+inline constexpr int kAgentApiCount = int(sizeof kAgentApis / sizeof kAgentApis[0]);
+
+// What an agent's greeting says: version 1 is one line, "tgc-agent 1 <device>"; version v adds
+// the lines of kAgentApis[0 .. v-2].
 struct AgentGreeting {
   int version = 0;
-  std::string device;  // the CPU: "x86_64 AMD EPYC 7B13"
-  AgentDevice opencl, vulkan, cuda;
-  // The API of the greeting's line n (1 to 3), and its name there.
-  AgentDevice& api(int n) { return n == 1 ? opencl : n == 2 ? vulkan : cuda; }
-  const AgentDevice& api(int n) const { return const_cast<AgentGreeting*>(this)->api(n); }
-  static const char* api_name(int n) { return n == 1 ? "opencl" : n == 2 ? "vulkan" : "cuda"; }
+  std::string device;                      // the CPU: "x86_64 AMD EPYC 7B13"
+  AgentDevice apis[kAgentApiCount];        // per kAgentApis row
+  // The device of API `name` (one of kAgentApis). Throws tgc::Error for another name.
+  const AgentDevice& api(const std::string& name) const;
 };
 // Parse the first line into g; returns how many more lines the greeting has. Throws tgc::Error.
 int parse_agent_greeting(const std::string& line, AgentGreeting& g);
-// Parses the greeting's line n (1 to 3: opencl, vulkan, cuda) into g. Throws tgc::Error.
-void parse_agent_api_line(int n, const std::string& line, AgentGreeting& g);
+// Parses the greeting's line of API kAgentApis[row] into g. Throws tgc::Error.
+void parse_agent_api_line(int row, const std::string& line, AgentGreeting& g);
 
 // Parses a timing reply "ok MIN MEDIAN ITERS SUM ABS_SUM" into t; false when it is not one.
 bool parse_agent_reply(const std::string& line, AgentTiming& t);

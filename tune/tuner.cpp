@@ -136,6 +136,9 @@ class CandidateTimer {
 };
 }  // namespace
 
+Tuner::Tuner(TuneOptions o) : o_(std::move(o)) {}
+Tuner::~Tuner() = default;
+
 std::string summary_line(const TuneReport& r) {
   std::ostringstream s;
   s << "beam: " << r.kernels << " kernels (" << r.distinct << " distinct): " << r.searched << " searched, " << r.cache_hits
@@ -147,52 +150,102 @@ std::string summary_line(const TuneReport& r) {
   return s.str();
 }
 
+// The device that times the candidates (into report_.device), and the tuning cache's target key.
+// GPU kernel code is the same for any host: there the device is what matters.
+std::string Tuner::cache_target(const AgentClient& agent, const ResolvedTarget& t) {
+  const DialectOps& ops = dialect_ops(t.desc->dialect);
+  if (!ops.agent_api) {
+    report_.device = agent.device();
+    if (agent.arch() != arch_of(t.triple))
+      throw Error("--beam: the tuning agent runs on " + agent.arch() + " but the target is " + t.triple +
+                  " (use --tune-via to reach a matching machine)");
+    return "cpu " + t.triple + " " + t.cpu;
+  }
+  const AgentDevice& d = agent.greeting().api(ops.agent_api);
+  if (d.name.empty())
+    throw Error("--beam: tgc-agent on " + agent.device() + " has no " + ops.api_title + " device (" + d.why + "): --beam for " +
+                t.desc->name + " needs one (use --tune-via to reach a machine with it)");
+  report_.device = d.name;
+  std::string target = std::string(ops.agent_api) + " " + t.desc->name + (ops.key_names_device ? " " + d.name : "");
+  if (t.profile.tf32) target += " tf32";  // actions that fp32 cannot take
+  return target;
+}
+
+// The tuning cache, or none: a corrupt, locked or unwritable cache costs the reuse, not the compile.
+void Tuner::drop_cache(const Error& e) {
+  std::cerr << "tgc: warning: " << e.what() << "; tuning without the cache\n";
+  cache_.reset();
+}
+
+void Tuner::log(const std::string& line, bool transient) const {
+  if (!o_.log) return;
+  if (o_.live) *o_.log << "\r\033[K" << line << (transient ? "" : "\n") << std::flush;
+  else if (!transient) *o_.log << line << "\n" << std::flush;
+}
+
+// A cached choice that this compiler can still apply, or none.
+std::optional<Tuner::Choice> Tuner::cached(Graph& g, const Kernel& k, const ResolvedTarget& t, const std::string& target,
+                                           const std::string& hkey) {
+  std::optional<TuneEntry> hit;
+  try {
+    if (cache_) hit = cache_->find(target, report_.device, hkey);
+  } catch (const Error& e) {
+    drop_cache(e);
+  }
+  if (!hit) return std::nullopt;
+  try {
+    std::vector<Opt> opts = parse_opts(hit->opts);
+    apply_opts(g, k, opts, t.profile);  // still legal for this compiler?
+    ++report_.cache_hits;
+    return Choice{opts, hit->us, hit->heuristic_us};
+  } catch (const Error&) {
+    return std::nullopt;  // stale entry: search again and replace it
+  }
+}
+
+// Kernel n of `count` (distinct): the heuristic's actions where it reads run-time dims, a cached
+// choice, or a BEAM search timed by the agent (stored in the cache).
+Tuner::Choice Tuner::tune_kernel(Graph& g, const Kernel& k, const ResolvedTarget& t, AgentClient& agent, const std::string& target,
+                                 const std::string& hkey, const std::string& prefix, const fs::path& workdir, int& drop_messages) {
+  // Kernels that read run-time dims (VARs) keep the heuristic: the agent's buffers would give
+  // their loops arbitrary lengths.
+  if (std::count(k.inputs.begin(), k.inputs.end(), g.vars_buffer())) {
+    log(prefix + "reads run-time dims, keeping the heuristic's opts");
+    return {heuristic_opts(g, k, t.profile), -1, -1};
+  }
+  if (std::optional<Choice> hit = cached(g, k, t, target, hkey)) return *hit;
+  CandidateTimer timer(g, k, t, agent, o_, workdir, report_, drop_messages);
+  BeamResult r = beam_search(g, k, t.profile, o_.beam, std::ref(timer), [&](int round, int tried, double best) {
+    log(prefix + "round " + std::to_string(round) + ", " + std::to_string(tried) + " candidates, best " + ms(best), true);
+  });
+  ++report_.searched;
+  report_.candidates += r.tried;
+  if (r.us < 0) {
+    log(prefix + std::to_string(r.tried) + " candidates, all dropped: keeping the heuristic's " + opts_str(r.opts));
+    return {r.opts, -1, -1};
+  }
+  try {
+    if (cache_) cache_->store(target, report_.device, hkey, {opts_str(r.opts), r.us, r.heuristic_us}, k.name);
+  } catch (const Error& e) {
+    drop_cache(e);
+  }
+  log(prefix + std::to_string(r.tried) + " candidates, best " + ms(r.us) + " (heuristic " +
+      (r.heuristic_us < 0 ? std::string("dropped") : ms(r.heuristic_us)) + ")" + (r.opts.empty() ? "" : ": " + opts_str(r.opts)));
+  return {r.opts, r.us, r.heuristic_us};
+}
+
 std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>& kernels, const ResolvedTarget& t) {
   auto t0 = std::chrono::steady_clock::now();
   report_ = TuneReport{};
   report_.kernels = kernels.size();
   report_.cache_path = o_.cache_path.empty() ? TuneCache::default_path() : o_.cache_path;
-  // A corrupt, locked or unwritable cache costs the reuse, not the compile: warn and go without it.
-  std::unique_ptr<TuneCache> cache;
-  auto drop_cache = [&](const Error& e) {
-    std::cerr << "tgc: warning: " << e.what() << "; tuning without the cache\n";
-    cache.reset();
-  };
   try {
-    cache = std::make_unique<TuneCache>(report_.cache_path);
+    cache_ = std::make_unique<TuneCache>(report_.cache_path);
   } catch (const Error& e) {
     drop_cache(e);
   }
   AgentClient agent(o_.agent_command, o_.timeout_s);
-  // The device that times the candidates, and the cache's target key. GPU kernel code is the same
-  // for any host: there the device is what matters.
-  std::string target;
-  switch (t.desc->dialect) {
-    case Dialect::LlvmCpu:
-      report_.device = agent.device();
-      if (agent.arch() != arch_of(t.triple))
-        throw Error("--beam: the tuning agent runs on " + agent.arch() + " but the target is " + t.triple +
-                    " (use --tune-via to reach a matching machine)");
-      target = "cpu " + t.triple + " " + t.cpu;
-      break;
-    case Dialect::OpenCL:
-    case Dialect::Glsl:
-    case Dialect::Ptx: {
-      // The API that runs the dialect's candidates: the greeting's line n.
-      int n = t.desc->dialect == Dialect::OpenCL ? 1 : t.desc->dialect == Dialect::Glsl ? 2 : 3;
-      const AgentDevice& d = agent.greeting().api(n);
-      const char* api = n == 1 ? "OpenCL" : n == 2 ? "Vulkan" : "CUDA";
-      if (d.name.empty())
-        throw Error("--beam: tgc-agent on " + agent.device() + " has no " + api + " device (" + d.why + "): --beam for " +
-                    t.desc->name + " needs one (use --tune-via to reach a machine with it)");
-      report_.device = d.name;
-      // OpenCL C is compiled by the device's driver; SPIR-V and PTX are the same for any device,
-      // their timings are the device's.
-      target = std::string(AgentGreeting::api_name(n)) + " " + t.desc->name + (n == 1 ? "" : " " + d.name);
-      if (t.profile.tf32) target += " tf32";  // actions that fp32 cannot take
-      break;
-    }
-  }
+  std::string target = cache_target(agent, t);
 
   // Distinct kernels in order of first use.
   std::vector<size_t> key(kernels.size());
@@ -206,66 +259,13 @@ std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>&
 
   fs::path workdir = fs::temp_directory_path() / ("tgc-tune-" + std::to_string(getpid()));
   fs::create_directories(workdir);
-  struct Choice {
-    std::vector<Opt> opts;
-    double us, heuristic_us;
-  };
   std::map<size_t, Choice> chosen;
   int drop_messages = 0;
-  auto log = [&](const std::string& line, bool transient = false) {
-    if (!o_.log) return;
-    if (o_.live) *o_.log << "\r\033[K" << line << (transient ? "" : "\n") << std::flush;
-    else if (!transient) *o_.log << line << "\n" << std::flush;
-  };
   try {
     for (size_t n = 0; n < order.size(); ++n) {
       const Kernel& k = kernels[order[n]];
-      std::string hkey = hex(key[order[n]]);
-      // Kernels that read run-time dims (VARs) keep the heuristic: the agent's buffers would give
-      // their loops arbitrary lengths.
-      if (std::count(k.inputs.begin(), k.inputs.end(), g.vars_buffer())) {
-        chosen[key[order[n]]] = {heuristic_opts(g, k, t.profile), -1, -1};
-        log("beam: kernel " + std::to_string(n + 1) + "/" + std::to_string(order.size()) + " " + k.name +
-            ": reads run-time dims, keeping the heuristic's opts");
-        continue;
-      }
-      std::optional<TuneEntry> hit;
-      try {
-        if (cache) hit = cache->find(target, report_.device, hkey);
-      } catch (const Error& e) {
-        drop_cache(e);
-      }
-      if (hit) {
-        try {
-          std::vector<Opt> opts = parse_opts(hit->opts);
-          apply_opts(g, k, opts, t.profile);  // still legal for this compiler?
-          chosen[key[order[n]]] = {opts, hit->us, hit->heuristic_us};
-          ++report_.cache_hits;
-          continue;
-        } catch (const Error&) {
-          // stale entry: search again and replace it
-        }
-      }
       std::string prefix = "beam: kernel " + std::to_string(n + 1) + "/" + std::to_string(order.size()) + " " + k.name + ": ";
-      CandidateTimer timer(g, k, t, agent, o_, workdir, report_, drop_messages);
-      BeamResult r = beam_search(g, k, t.profile, o_.beam, std::ref(timer), [&](int round, int tried, double best) {
-        log(prefix + "round " + std::to_string(round) + ", " + std::to_string(tried) + " candidates, best " + ms(best), true);
-      });
-      ++report_.searched;
-      report_.candidates += r.tried;
-      if (r.us < 0) {
-        log(prefix + std::to_string(r.tried) + " candidates, all dropped: keeping the heuristic's " + opts_str(r.opts));
-        chosen[key[order[n]]] = {r.opts, -1, -1};
-        continue;
-      }
-      chosen[key[order[n]]] = {r.opts, r.us, r.heuristic_us};
-      try {
-        if (cache) cache->store(target, report_.device, hkey, {opts_str(r.opts), r.us, r.heuristic_us}, k.name);
-      } catch (const Error& e) {
-        drop_cache(e);
-      }
-      log(prefix + std::to_string(r.tried) + " candidates, best " + ms(r.us) + " (heuristic " +
-          (r.heuristic_us < 0 ? std::string("dropped") : ms(r.heuristic_us)) + ")" + (r.opts.empty() ? "" : ": " + opts_str(r.opts)));
+      chosen[key[order[n]]] = tune_kernel(g, k, t, agent, target, hex(key[order[n]]), prefix, workdir, drop_messages);
     }
   } catch (...) {
     std::error_code ec;
@@ -274,6 +274,7 @@ std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>&
   }
   std::error_code ec;
   fs::remove_all(workdir, ec);
+  cache_.reset();
 
   std::vector<std::vector<Opt>> out;
   for (size_t i = 0; i < kernels.size(); ++i) {

@@ -2,6 +2,9 @@
 // search whose candidates are built in parallel (codegen/kernel_library) and timed one at a time
 // on the target by tgc-agent (tune/agent_client). Plugs into CompileOptions::choose_opts.
 #pragma once
+#include <filesystem>
+#include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -10,6 +13,10 @@
 #include "passes/beam.h"
 
 namespace tgc {
+
+class AgentClient;
+struct Error;
+class TuneCache;
 
 struct TuneOptions {
   BeamOptions beam;
@@ -34,14 +41,29 @@ std::string summary_line(const TuneReport& r);
 
 class Tuner {
  public:
-  explicit Tuner(TuneOptions o) : o_(std::move(o)) {}
+  explicit Tuner(TuneOptions o);
+  ~Tuner();
   // The actions for each of `kernels`, in order.
   std::vector<std::vector<Opt>> choose(Graph& g, const std::vector<Kernel>& kernels, const ResolvedTarget& t);
   const TuneReport& report() const { return report_; }
 
  private:
+  struct Choice {
+    std::vector<Opt> opts;
+    double us, heuristic_us;  // -1: not timed
+  };
+  std::string cache_target(const AgentClient& agent, const ResolvedTarget& t);
+  std::optional<Choice> cached(Graph& g, const Kernel& k, const ResolvedTarget& t, const std::string& target,
+                               const std::string& hkey);
+  Choice tune_kernel(Graph& g, const Kernel& k, const ResolvedTarget& t, AgentClient& agent, const std::string& target,
+                     const std::string& hkey, const std::string& prefix, const std::filesystem::path& workdir,
+                     int& drop_messages);
+  void drop_cache(const Error& e);
+  void log(const std::string& line, bool transient = false) const;
+
   TuneOptions o_;
   TuneReport report_;
+  std::unique_ptr<TuneCache> cache_;  // during choose
 };
 
 }  // namespace tgc

@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     tgc::AgentGreeting g;
     int more = tgc::parse_agent_greeting(line, g);
-    for (int n = 1; n <= more && next(line); ++n) tgc::parse_agent_api_line(n, line, g);
+    for (int row = 0; row < more && next(line); ++row) tgc::parse_agent_api_line(row, line, g);
   } catch (const tgc::Error&) {
   }
   while (next(line)) {

@@ -233,44 +233,44 @@ TEST(AgentGreeting, ParsesEveryVersionAndRejectsOthers) {
   AgentGreeting g;
   EXPECT_EQ(parse_agent_greeting("tgc-agent 1 x86_64 AMD EPYC", g), 0);
   EXPECT_EQ(g.device, "x86_64 AMD EPYC");
-  EXPECT_EQ(g.opencl.name, "");
-  EXPECT_NE(g.opencl.why.find("older tgc-agent"), std::string::npos) << g.opencl.why;
+  EXPECT_EQ(g.api("opencl").name, "");
+  EXPECT_NE(g.api("opencl").why.find("older tgc-agent"), std::string::npos) << g.api("opencl").why;
 
   EXPECT_EQ(parse_agent_greeting("tgc-agent 2 aarch64 implementer 0x41 part 0xd05", g), 1) << "an OpenCL line follows";
   EXPECT_EQ(g.device, "aarch64 implementer 0x41 part 0xd05");
-  parse_agent_api_line(1, "opencl QUALCOMM Adreno(TM) 740, driver OpenCL 3.0 QUALCOMM build", g);
-  EXPECT_EQ(g.opencl.name, "QUALCOMM Adreno(TM) 740, driver OpenCL 3.0 QUALCOMM build");
-  parse_agent_api_line(1, "no-opencl cannot load libOpenCL.so.1", g);
-  EXPECT_EQ(g.opencl.name, "");
-  EXPECT_EQ(g.opencl.why, "cannot load libOpenCL.so.1");
+  parse_agent_api_line(0, "opencl QUALCOMM Adreno(TM) 740, driver OpenCL 3.0 QUALCOMM build", g);
+  EXPECT_EQ(g.api("opencl").name, "QUALCOMM Adreno(TM) 740, driver OpenCL 3.0 QUALCOMM build");
+  parse_agent_api_line(0, "no-opencl cannot load libOpenCL.so.1", g);
+  EXPECT_EQ(g.api("opencl").name, "");
+  EXPECT_EQ(g.api("opencl").why, "cannot load libOpenCL.so.1");
 
   for (const char* bad : {"tgc-agent", "tgc-agent 2", "tgc-agent 2 ", "tgc-agent x86_64", "hello", "tgc-agent 1x foo"})
     EXPECT_THROW(parse_agent_greeting(bad, g), Error) << bad;
-  EXPECT_NE(g.vulkan.why.find("older tgc-agent"), std::string::npos) << g.vulkan.why;
+  EXPECT_NE(g.api("vulkan").why.find("older tgc-agent"), std::string::npos) << g.api("vulkan").why;
 
   EXPECT_EQ(parse_agent_greeting("tgc-agent 3 x86_64 AMD EPYC", g), 2) << "OpenCL and Vulkan lines follow";
-  EXPECT_NE(g.cuda.why.find("older tgc-agent"), std::string::npos) << g.cuda.why;
-  parse_agent_api_line(2, "vulkan NVIDIA H200", g);
-  EXPECT_EQ(g.vulkan.name, "NVIDIA H200");
-  parse_agent_api_line(2, "no-vulkan cannot load libvulkan.so.1", g);
-  EXPECT_EQ(g.vulkan.name, "");
-  EXPECT_EQ(g.vulkan.why, "cannot load libvulkan.so.1");
+  EXPECT_NE(g.api("cuda").why.find("older tgc-agent"), std::string::npos) << g.api("cuda").why;
+  parse_agent_api_line(1, "vulkan NVIDIA H200", g);
+  EXPECT_EQ(g.api("vulkan").name, "NVIDIA H200");
+  parse_agent_api_line(1, "no-vulkan cannot load libvulkan.so.1", g);
+  EXPECT_EQ(g.api("vulkan").name, "");
+  EXPECT_EQ(g.api("vulkan").why, "cannot load libvulkan.so.1");
 
   EXPECT_EQ(parse_agent_greeting("tgc-agent 4 x86_64 AMD EPYC", g), 3) << "OpenCL, Vulkan and CUDA lines follow";
-  parse_agent_api_line(3, "cuda NVIDIA H100 80GB HBM3", g);
-  EXPECT_EQ(g.cuda.name, "NVIDIA H100 80GB HBM3");
-  parse_agent_api_line(3, "no-cuda cannot load libcuda.so.1", g);
-  EXPECT_EQ(g.cuda.name, "");
-  EXPECT_EQ(g.cuda.why, "cannot load libcuda.so.1");
+  parse_agent_api_line(2, "cuda NVIDIA H100 80GB HBM3", g);
+  EXPECT_EQ(g.api("cuda").name, "NVIDIA H100 80GB HBM3");
+  parse_agent_api_line(2, "no-cuda cannot load libcuda.so.1", g);
+  EXPECT_EQ(g.api("cuda").name, "");
+  EXPECT_EQ(g.api("cuda").why, "cannot load libcuda.so.1");
   try {
     parse_agent_greeting("tgc-agent 5 x86_64 AMD EPYC", g);
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("version 5"), std::string::npos) << e.what();
   }
-  for (const char* bad : {"opencl", "opencl ", "no-opencl", "ok 1 2 3", ""}) EXPECT_THROW(parse_agent_api_line(1, bad, g), Error) << bad;
-  for (const char* bad : {"vulkan", "vulkan ", "no-vulkan", "opencl x", ""}) EXPECT_THROW(parse_agent_api_line(2, bad, g), Error) << bad;
-  for (const char* bad : {"cuda", "cuda ", "no-cuda", "vulkan x", ""}) EXPECT_THROW(parse_agent_api_line(3, bad, g), Error) << bad;
+  for (const char* bad : {"opencl", "opencl ", "no-opencl", "ok 1 2 3", ""}) EXPECT_THROW(parse_agent_api_line(0, bad, g), Error) << bad;
+  for (const char* bad : {"vulkan", "vulkan ", "no-vulkan", "opencl x", ""}) EXPECT_THROW(parse_agent_api_line(1, bad, g), Error) << bad;
+  for (const char* bad : {"cuda", "cuda ", "no-cuda", "vulkan x", ""}) EXPECT_THROW(parse_agent_api_line(2, bad, g), Error) << bad;
 }
 
 LoopProgram opencl_program(Graph& g, const Kernel& k, const std::vector<Opt>& opts) {
@@ -371,7 +371,7 @@ class AgentOpenCl : public ::testing::Test {
  protected:
   void SetUp() override {
     agent_ = std::make_unique<AgentClient>(agent_command(), /*timeout_s=*/20);
-    if (agent_->greeting().opencl.name.empty()) GTEST_SKIP() << "no OpenCL device: " << agent_->greeting().opencl.why;
+    if (agent_->greeting().api("opencl").name.empty()) GTEST_SKIP() << "no OpenCL device: " << agent_->greeting().api("opencl").why;
   }
   std::unique_ptr<AgentClient> agent_;
 };
