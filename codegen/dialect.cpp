@@ -8,7 +8,6 @@
 #include "codegen/cuda/render_ptx.h"
 #include "codegen/gpu/runtime_candidate.h"
 #include "codegen/kernel_library.h"
-#include "codegen/opencl/opencl_candidate.h"
 #include "codegen/opencl/render_opencl.h"
 #include "codegen/vulkan/glsl_to_spirv.h"
 #include "codegen/vulkan/render_glsl.h"
@@ -93,7 +92,7 @@ const DialectOps& dialect_ops(Dialect d) {
   static const DialectOps llvm_cpu{"llvm-cpu", {.inner_loop = true, .streams = true}, nullptr, nullptr, nullptr, cpu_candidate, "time"};
   static const DialectOps opencl{"opencl", {.inner_loop = false}, opencl_kernel, opencl_source, opencl_serial_kernel,
                                  [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
-                                   return opencl_candidate(g, p, {.index_bits = t.profile.index_bits});
+                                   return runtime_candidate(RuntimeApi::OpenCl, g, p, opencl_kernel(g, p, t.profile));
                                  },
                                  "time-cl", "opencl", "OpenCL"};
   static const DialectOps glsl{"glsl", {.inner_loop = false}, glsl_kernel, glsl_source, nullptr,

@@ -14,7 +14,7 @@
 #include "codegen/gpu/image_weights.h"
 #include "codegen/llvm/cpu_kernel.h"
 #include "codegen/llvm/llvm_expr.h"
-#include "codegen/opencl/opencl_candidate.h"
+#include "codegen/gpu/runtime_candidate.h"
 #include "codegen/opencl/render_opencl.h"
 #include "codegen/vulkan/glsl_to_spirv.h"
 #include "codegen/vulkan/render_glsl.h"
@@ -245,7 +245,10 @@ TEST(OpenClDialect, WorkGroupKernelStructure) {
   std::string narrow = render_opencl(g, p, {.index_bits = 32});
   EXPECT_NE(narrow.find("  int gid = get_group_id(0), lid = get_local_id(0);\n"), std::string::npos) << narrow;
   EXPECT_EQ(count(narrow, "long"), count(narrow, "ulong b")) << "only the pool's offsets are 64-bit\n" << narrow;
-  EXPECT_NE(opencl_candidate(g, p, {.index_bits = 32}).find("\nsource\n" + narrow), std::string::npos) << "tuned as it runs";
+  TargetProfile narrow_profile;
+  narrow_profile.index_bits = 32;
+  std::string candidate = runtime_candidate(RuntimeApi::OpenCl, g, p, dialect_ops(Dialect::OpenCL).render_gpu(g, p, narrow_profile));
+  EXPECT_NE(candidate.find("\nsource\n" + narrow), std::string::npos) << "tuned as it runs";
 }
 
 // A serial launch (passes/serial_launches.h): a group-reduce stage whose 10 groups of 8 threads

@@ -68,11 +68,6 @@ class AgentClient {
   std::optional<AgentTiming> time(const std::string& so, int max_iters, double budget_ms, std::string& why) {
     return request("time", so, max_iters, budget_ms, why);
   }
-  // The same for an OpenCL candidate (codegen/opencl/opencl_candidate.h) on the agent's OpenCL
-  // device; a candidate that does not build is an error reply, so it is dropped.
-  std::optional<AgentTiming> time_cl(const std::string& candidate, int max_iters, double budget_ms, std::string& why) {
-    return request("time-cl", candidate, max_iters, budget_ms, why);
-  }
   int restarts() const { return restarts_; }
 
  private:

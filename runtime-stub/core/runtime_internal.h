@@ -71,7 +71,7 @@ struct tgc_backend {
   /* The device time of the last run's launches, from the first one's start to the last one's
    * end, in ms, when m->time_launches was set before the first run (tgc-agent times tuning
    * candidates so, without the inputs' and outputs' copies); -1 when not measured. NULL where the
-   * backend cannot measure it (CPU, OpenCL). */
+   * backend cannot measure it (CPU). */
   double (*launch_ms)(const void* be);
 };
 

@@ -14,7 +14,7 @@
 #include "cl_candidate.h"
 #include "codegen/dialect.h"
 #include "codegen/llvm/target.h"
-#include "codegen/opencl/opencl_candidate.h"
+#include "codegen/gpu/runtime_candidate.h"
 #include "codegen/opencl/render_opencl.h"
 #include "ir/error.h"
 #include "ir/tensor.h"
@@ -277,6 +277,11 @@ LoopProgram opencl_program(Graph& g, const Kernel& k, const std::vector<Opt>& op
   return lower(g, apply_opts(g, k, opts, opencl_profile()), {.inner_loop = false});
 }
 
+// The OpenCL candidate of p, as --beam makes it.
+std::string opencl_candidate(const Graph& g, const LoopProgram& p) {
+  return runtime_candidate(RuntimeApi::OpenCl, g, p, dialect_ops(Dialect::OpenCL).render_gpu(g, p, opencl_profile()));
+}
+
 tgc_cl_candidate parse_candidate(const std::string& payload, std::string& err) {
   tgc_cl_candidate c;
   char buf[256] = "";
@@ -382,7 +387,7 @@ TEST_F(AgentOpenCl, TimesAKernelWithTheCpuPathsInputs) {
       "tgc-cl 1\nkernel twice\nglobal 1024\nlocal 64\nbuffer 4096 11\nbuffer 4096 11\nsource\n"
       "__kernel void twice(__global float* restrict b0, __global const float* restrict b1) {\n"
       "  long i = get_global_id(0); b0[i] = 2 * b1[i]; }\n";
-  auto cl = agent_->time_cl(twice, 50, 5, why);
+  auto cl = agent_->measure("time-cl", twice, 50, 5, why);
   ASSERT_TRUE(cl) << why;
   EXPECT_GT(cl->min_us, 0);
   EXPECT_LE(cl->min_us, cl->median_us);
@@ -394,20 +399,20 @@ TEST_F(AgentOpenCl, TimesAKernelWithTheCpuPathsInputs) {
   // A kernel that does not build, or a garbled candidate, is that candidate's error only.
   std::string broken = twice;
   broken.replace(broken.find("2 * b1[i]"), 9, "2 * b7[i]");
-  EXPECT_FALSE(agent_->time_cl(broken, 50, 5, why));
-  EXPECT_NE(why.find("build failed"), std::string::npos) << why;
-  EXPECT_FALSE(agent_->time_cl("tgc-cl 1\nkernel twice\n", 50, 5, why));
+  EXPECT_FALSE(agent_->measure("time-cl", broken, 50, 5, why));
+  EXPECT_NE(why.find("CL_BUILD_PROGRAM_FAILURE"), std::string::npos) << why;
+  EXPECT_FALSE(agent_->measure("time-cl", "tgc-cl 1\nkernel twice\n", 50, 5, why));
   EXPECT_NE(why.find("bad OpenCL candidate"), std::string::npos) << why;
-  EXPECT_FALSE(agent_->time_cl(std::string(twice).replace(twice.find("local 64"), 8, "local 9999"), 50, 5, why));
+  EXPECT_FALSE(agent_->measure("time-cl", std::string(twice).replace(twice.find("local 64"), 8, "local 9999"), 50, 5, why));
   EXPECT_EQ(agent_->restarts(), 0) << why;
-  EXPECT_TRUE(agent_->time_cl(twice, 50, 5, why)) << why;
+  EXPECT_TRUE(agent_->measure("time-cl", twice, 50, 5, why)) << why;
 }
 
 TEST_F(AgentOpenCl, WorkGroupsAndGroupReducesComputeTheSameMatmul) {
   Graph g;
   Kernel k = matmul_kernel(g, 8, 64, 96, "x");
   std::string why;
-  auto ref = agent_->time_cl(opencl_candidate(g, opencl_program(g, k, {})), 20, 2, why);
+  auto ref = agent_->measure("time-cl", opencl_candidate(g, opencl_program(g, k, {})), 20, 2, why);
   ASSERT_TRUE(ref) << why;
   EXPECT_GT(ref->out_abs_sum, 0);
   std::vector<std::vector<Opt>> variants = {
@@ -416,7 +421,7 @@ TEST_F(AgentOpenCl, WorkGroupsAndGroupReducesComputeTheSameMatmul) {
       {{OptOp::Upcast, 1, 4}, {OptOp::Unroll, 2, 4}, {OptOp::Local, 0, 8}},
   };
   for (const auto& opts : variants) {
-    auto t = agent_->time_cl(opencl_candidate(g, opencl_program(g, k, opts)), 20, 2, why);
+    auto t = agent_->measure("time-cl", opencl_candidate(g, opencl_program(g, k, opts)), 20, 2, why);
     ASSERT_TRUE(t) << opts_str(opts) << ": " << why;
     EXPECT_NEAR(t->out_sum, ref->out_sum, 1e-4 * ref->out_abs_sum) << opts_str(opts);
     EXPECT_NEAR(t->out_abs_sum, ref->out_abs_sum, 1e-4 * ref->out_abs_sum) << opts_str(opts);
@@ -434,12 +439,12 @@ TEST_F(AgentOpenCl, GroupsOfTwoReducesFoldOnlyTheirOwnThreads) {
   const Kernel& k = s.kernels[0];
   ASSERT_EQ(kernel_axes(k).size(), 4u) << "2 global axes, 2 reduce axes";
   std::string why;
-  auto ref = agent_->time_cl(opencl_candidate(g, opencl_program(g, k, {})), 20, 2, why);
+  auto ref = agent_->measure("time-cl", opencl_candidate(g, opencl_program(g, k, {})), 20, 2, why);
   ASSERT_TRUE(ref) << why;
   EXPECT_NEAR(ref->out_sum, 3, 1e-4) << "each of the 3 rows sums to 1";
   for (const auto& opts : std::vector<std::vector<Opt>>{{{OptOp::Group, 2, 4}, {OptOp::Group, 3, 2}},
                                                         {{OptOp::Group, 3, 8}, {OptOp::Local, 0, 3}, {OptOp::Group, 2, 2}}}) {
-    auto t = agent_->time_cl(opencl_candidate(g, opencl_program(g, k, opts)), 20, 2, why);
+    auto t = agent_->measure("time-cl", opencl_candidate(g, opencl_program(g, k, opts)), 20, 2, why);
     ASSERT_TRUE(t) << opts_str(opts) << ": " << why;
     EXPECT_NEAR(t->out_sum, ref->out_sum, 1e-4) << opts_str(opts);
   }

@@ -12,8 +12,8 @@
  *   tgc -> agent   time-cuda <bytes> <max_iters> <budget_ms>\n<bytes of a CUDA (PTX) candidate>
  *   agent -> tgc   ok <min_us> <median_us> <iters> <out_sum> <out_abs_sum>  |  err <message>
  *   tgc -> agent   quit
- * The shared object follows tools/tgc-agent/tgc_candidate.h, the OpenCL candidate
- * tools/tgc-agent/cl_candidate.h (agent_cl.c runs it; agent_gpu.c the Vulkan and CUDA ones). The agent fills the buffers with
+ * The shared object follows tools/tgc-agent/tgc_candidate.h, the GPU candidates
+ * tools/tgc-agent/cl_candidate.h (agent_gpu.c runs them through the runtime's backends). The agent fills the buffers with
  * the same pseudo-random data every time (so candidates of one kernel can be compared by the
  * checksum of their output), runs it once to warm up, then takes up to max_iters samples until
  * budget_ms have passed (at least 3), on one thread; a sample repeats a kernel faster than
@@ -255,6 +255,14 @@ static char* read_payload(long long nbytes) {
   return NULL;
 }
 
+/* The GPU APIs, in the greeting's line order (tune/agent_client.h's kAgentApis): the greeting's
+ * word, the request that times a candidate ("time-<request>"), and the runtime backend that runs it. */
+static const struct {
+  const char *api, *request;
+  const struct tgc_backend* backend;
+} gpu_apis[] = {{"opencl", "cl", &tgc_backend_opencl}, {"vulkan", "vk", &tgc_backend_vulkan}, {"cuda", "cuda", &tgc_backend_cuda}};
+enum { kGpuApis = sizeof gpu_apis / sizeof gpu_apis[0] };
+
 int main(int argc, char** argv) {
   if (argc > 1) {
     fprintf(stderr, "usage: %s  (speaks tgc's tuning protocol on stdin/stdout; see docs/tuning.md)\n", argv[0]);
@@ -268,12 +276,13 @@ int main(int argc, char** argv) {
    * from here. */
   if (!dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL)) dlopen("libm.so", RTLD_NOW | RTLD_GLOBAL);
   struct utsname u;
-  char model[256], cl[512], vk[512], cuda[512];
+  char model[256], api_line[512];
   cpu_model(model, sizeof model);
-  agent_cl_describe(cl, sizeof cl);
-  agent_gpu_describe(&tgc_backend_vulkan, "vulkan", vk, sizeof vk);
-  agent_gpu_describe(&tgc_backend_cuda, "cuda", cuda, sizeof cuda);
-  fprintf(agent_out, "tgc-agent 4 %s %s\n%s\n%s\n%s\n", uname(&u) == 0 ? u.machine : "unknown-arch", model, cl, vk, cuda);
+  fprintf(agent_out, "tgc-agent %d %s %s\n", 1 + kGpuApis, uname(&u) == 0 ? u.machine : "unknown-arch", model);
+  for (int i = 0; i < kGpuApis; ++i) {
+    agent_gpu_describe(gpu_apis[i].backend, gpu_apis[i].api, api_line, sizeof api_line);
+    fprintf(agent_out, "%s\n", api_line);
+  }
   fflush(agent_out);
 
   const char* tmp = getenv("TMPDIR");
@@ -296,9 +305,9 @@ int main(int argc, char** argv) {
     if (!payload) return 1; /* the driver went away mid-request */
     if (api) {
       size_t len = (size_t)(args - api);
-      if (len == 2 && !strncmp(api, "cl", 2)) agent_time_cl(payload, (size_t)nbytes, iters, budget_ms);
-      else if (len == 2 && !strncmp(api, "vk", 2)) agent_time_gpu(&tgc_backend_vulkan, payload, (size_t)nbytes, iters, budget_ms);
-      else if (len == 4 && !strncmp(api, "cuda", 4)) agent_time_gpu(&tgc_backend_cuda, payload, (size_t)nbytes, iters, budget_ms);
+      int i = 0;
+      while (i < kGpuApis && (strlen(gpu_apis[i].request) != len || strncmp(api, gpu_apis[i].request, len) != 0)) ++i;
+      if (i < kGpuApis) agent_time_gpu(gpu_apis[i].backend, payload, (size_t)nbytes, iters, budget_ms);
       else agent_reply_err("unknown request", line);
       free(payload);
       continue;

@@ -30,15 +30,10 @@ int agent_sample(agent_run_fn run, agent_device_us_fn device_us, void* ctx, long
 void agent_reply_ok(double min_us, double median_us, long long samples, const void* out, int64_t bytes, int32_t dtype);
 void agent_reply_err(const char* what, const char* detail);
 
-/* agent_cl.c: OpenCL candidates. */
-/* Writes the greeting's second line: "opencl <device>, driver <version>" or "no-opencl <why>". */
-void agent_cl_describe(char* line, size_t cap);
-void agent_time_cl(const char* payload, size_t bytes, long long max_iters, double budget_ms);
-
-/* agent_gpu.c: Vulkan and CUDA candidates, run through the tgc runtime's backend (tgc_backend_vulkan,
- * tgc_backend_cuda). */
+/* agent_gpu.c: GPU candidates, run through the tgc runtime's backend of their API
+ * (tgc_backend_opencl, tgc_backend_vulkan, tgc_backend_cuda). */
 struct tgc_backend;
-/* Writes the greeting's line of `api`: "vulkan <device>" or "no-vulkan <why>" (third), "cuda ..." (fourth). */
+/* Writes the greeting's line of `api`: "<api> <device>" or "no-<api> <why>". */
 void agent_gpu_describe(const struct tgc_backend* backend, const char* api, char* line, size_t cap);
 void agent_time_gpu(const struct tgc_backend* backend, const char* payload, size_t bytes, long long max_iters,
                     double budget_ms);

@@ -1,15 +1,15 @@
-/* tgc-agent's Vulkan and CUDA side: times `time-vk` and `time-cuda` candidates (cl_candidate.h:
- * a SPIR-V or PTX kernel and its launch) on the device the tgc runtime would pick, by running
- * them through the runtime's own backend: the candidate becomes a one-kernel model description
- * whose kernel is launched kRepeats times in a run (Vulkan: one command buffer with a barrier
- * between launches; CUDA: one graph of dependent launches), as between dependent launches of a
- * model, so a sample is one submit and one wait shared by kRepeats launches, and the time per
- * launch is what a model's launch costs. A run also copies the inputs in and the output back
- * (on a discrete GPU, tens of microseconds for a large buffer: more than many kernels take), so
- * a sample is the launches' device time, from the backend's timestamps (CUDA events around the
- * graph, Vulkan timestamp queries), where the device has them; else the run's wall clock.
- * libvulkan.so.1 and libcuda.so.1 are loaded only by the runtime, so an agent without them still
- * times CPU and OpenCL candidates. */
+/* tgc-agent's GPU side: times `time-cl`, `time-vk` and `time-cuda` candidates (cl_candidate.h:
+ * an OpenCL C, SPIR-V or PTX kernel and its launch) on the device the tgc runtime would pick, by
+ * running them through the runtime's own backend: the candidate becomes a one-kernel model
+ * description whose kernel is launched kRepeats times in a run (OpenCL: one queue; Vulkan: one
+ * command buffer with a barrier between launches; CUDA: one graph of dependent launches), as
+ * between dependent launches of a model, so a sample is one submit and one wait shared by
+ * kRepeats launches, and the time per launch is what a model's launch costs. A run also copies
+ * the inputs in and the output back (on a discrete GPU, tens of microseconds for a large buffer:
+ * more than many kernels take), so a sample is the launches' device time, from the backend's
+ * timestamps (OpenCL events, CUDA events around the graph, Vulkan timestamp queries), where the
+ * device has them; else the run's wall clock. The GPU libraries are loaded only by the runtime,
+ * so an agent without them still times CPU candidates. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,12 +61,12 @@ void agent_time_gpu(const struct tgc_backend* backend, const char* payload, size
                     double budget_ms) {
   static tgc_cl_candidate c; /* large (its buffer tables), and one at a time */
   char msg[1024];
-  int vk = backend == &tgc_backend_vulkan;
-  if ((vk ? tgc_vk_candidate_parse : tgc_cuda_candidate_parse)(payload, bytes, &c, msg, sizeof msg) != 0)
-    return agent_reply_err(vk ? "bad Vulkan candidate" : "bad CUDA candidate", msg);
+  int vk = backend == &tgc_backend_vulkan, cl = backend == &tgc_backend_opencl;
+  if ((cl ? tgc_cl_candidate_parse : vk ? tgc_vk_candidate_parse : tgc_cuda_candidate_parse)(payload, bytes, &c, msg, sizeof msg) != 0)
+    return agent_reply_err(cl ? "bad OpenCL candidate" : vk ? "bad Vulkan candidate" : "bad CUDA candidate", msg);
   if (vk && c.source_len % 4 != 0) return agent_reply_err("bad Vulkan candidate", "SPIR-V size is not a multiple of 4");
   int32_t n = c.num_buffers;
-  uint32_t* blob = malloc(c.source_len); /* word-aligned, as the Vulkan runtime reads SPIR-V */
+  uint32_t* blob = malloc(c.source_len + 1); /* word-aligned, as the Vulkan runtime reads SPIR-V */
   tgc_buffer* bufs = calloc((size_t)n, sizeof *bufs);
   int64_t* shapes = calloc((size_t)n, sizeof *shapes);
   int32_t* index = calloc((size_t)n, sizeof *index);

@@ -7,7 +7,7 @@
  *   buffer <bytes> <enum tgc_dtype>      one line per kernel argument, output first
  *   source
  *   <the OpenCL C source, to the end of the payload>
- * Written by codegen/opencl/opencl_candidate.cpp; keep the two in sync. */
+ * Written by codegen/gpu/runtime_candidate.cpp; keep the two in sync. */
 #ifndef TGC_CL_CANDIDATE_H
 #define TGC_CL_CANDIDATE_H
 #include <stddef.h>

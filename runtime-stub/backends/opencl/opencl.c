@@ -43,6 +43,7 @@ typedef struct {
   cl_platform_id platform;
   cl_device_id device;
   char device_name[256], driver_version[128], device_version[256];
+  char device_label[400]; /* "NAME, driver VERSION": --bench, tgc-agent's greeting */
   cl_bool image_support; /* and the largest 2D image, width and height */
   size_t image_max[2];
   int images_in_pool; /* image weights are plain buffers in the pool (-DTGC_NO_IMAGES) */
@@ -59,13 +60,16 @@ typedef struct {
   int num_progs;
   cl_kernel* kernels; /* per launch, created at the first run */
   int built;
-  cl_event* events;   /* TGC_PROFILE: per launch, this run's */
+  cl_event* events;   /* TGC_PROFILE or m->time_launches: per launch, this run's */
   double* profile_ms; /* TGC_PROFILE: per launch, summed over runs */
   int64_t profile_runs;
   double profile_span_ms; /* TGC_PROFILE: first launch's start to last launch's end, summed over runs */
+  double launch_ms;       /* m->time_launches: the last run's span, as profile_span_ms; else -1 */
+  int candidate;          /* m->time_launches: a tuning candidate, built once and not cached */
 } tgc_cl;
 
-static const char* cl_device_name(const void* be) { return be ? ((const tgc_cl*)be)->device_name : ""; }
+static const char* cl_device_name(const void* be) { return be ? ((const tgc_cl*)be)->device_label : ""; }
+static double cl_launch_ms(const void* be) { return ((const tgc_cl*)be)->launch_ms; }
 
 static int load_api(cl_api* a) {
   char why[512];
@@ -83,6 +87,9 @@ static int pick_device(tgc_cl* cl) {
   }
   a->clGetDeviceInfo(cl->device, CL_DEVICE_NAME, sizeof cl->device_name - 1, cl->device_name, NULL);
   a->clGetDeviceInfo(cl->device, CL_DRIVER_VERSION, sizeof cl->driver_version - 1, cl->driver_version, NULL);
+  snprintf(cl->device_label, sizeof cl->device_label, "%s, driver %s", cl->device_name, cl->driver_version);
+  for (char* c = cl->device_label; *c; ++c)
+    if (*c == '\n' || *c == '\r') *c = ' ';
   a->clGetDeviceInfo(cl->device, CL_DEVICE_VERSION, sizeof cl->device_version - 1, cl->device_version, NULL);
   a->clGetDeviceInfo(cl->device, CL_DEVICE_IMAGE_SUPPORT, sizeof cl->image_support, &cl->image_support, NULL);
   a->clGetDeviceInfo(cl->device, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof cl->image_max[0], &cl->image_max[0], NULL);
@@ -287,6 +294,7 @@ static void* cl_create(tgc_model* model, int num_threads) {
   tgc_cl* cl = calloc(1, sizeof *cl);
   if (!cl) return tgc_set_error("out of memory"), NULL;
   cl->desc = desc;
+  cl->launch_ms = -1;
   cl_api* a = &cl->api;
   cl_int e = 0;
   if (load_api(a) != 0 || pick_device(cl) != 0) goto fail;
@@ -487,7 +495,8 @@ static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, con
   uint64_t key[2];
   cache_key(cl, src, src_len, options, key);
   char dir[4096], path[4200];
-  int have_cache = tgc_gpu_cache_dir("TGC_CL_CACHE", dir, sizeof dir) == 0;
+  /* a tuning candidate (timed by events) is built once: no cache entry for it */
+  int have_cache = !cl->candidate && tgc_gpu_cache_dir("TGC_CL_CACHE", dir, sizeof dir) == 0;
   if (have_cache)
     snprintf(path, sizeof path, "%s/%016llx%016llx.clbin", dir, (unsigned long long)key[0],
              (unsigned long long)key[1]);
@@ -628,7 +637,26 @@ static int cl_upload(void* be, tgc_model* m, const int32_t* bufs, int32_t n) {
   return 0;
 }
 
-/* TGC_PROFILE: each launch's time from its event's start and end timestamps (device clock, ns). */
+/* A model timed by tgc-agent (m->time_launches, set after create): its queue is made again with
+ * profiling, once, so that each run's launches are timed by their events. */
+static int start_timing(tgc_cl* cl) {
+  cl_api* a = &cl->api;
+  cl->candidate = 1;
+  if (cl->events) return 0; /* TGC_PROFILE: the queue profiles already */
+  cl_int e = a->clFinish(cl->queue);
+  cl_command_queue q = e == CL_SUCCESS ? a->clCreateCommandQueue(cl->ctx, cl->device, CL_QUEUE_PROFILING_ENABLE, &e) : NULL;
+  cl->events = q ? calloc((size_t)cl->desc->num_launches + 1, sizeof(cl_event)) : NULL;
+  if (!cl->events) {
+    if (q) a->clReleaseCommandQueue(q);
+    return tgc_set_error("OpenCL backend: a profiling queue: %s", q ? "out of memory" : tgc_cl_err(e)), -1;
+  }
+  a->clReleaseCommandQueue(cl->queue);
+  cl->queue = q;
+  return 0;
+}
+
+/* Each launch's time from its event's start and end timestamps (device clock, ns): the run's span
+ * (launch_ms) and, with TGC_PROFILE, each launch's sum. */
 static void collect_profile(tgc_cl* cl) {
   cl_api* a = &cl->api;
   cl_ulong first = 0, last = 0;
@@ -638,14 +666,15 @@ static void collect_profile(tgc_cl* cl) {
     if (a->clGetEventProfilingInfo(cl->events[l], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) == CL_SUCCESS &&
         a->clGetEventProfilingInfo(cl->events[l], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS &&
         end >= start) {
-      cl->profile_ms[l] += (double)(end - start) / 1e6;
+      if (cl->profile_ms) cl->profile_ms[l] += (double)(end - start) / 1e6;
       if (!first || start < first) first = start;
       if (end > last) last = end;
     }
     a->clReleaseEvent(cl->events[l]);
     cl->events[l] = NULL;
   }
-  if (last > first) cl->profile_span_ms += (double)(last - first) / 1e6;
+  cl->launch_ms = last > first ? (double)(last - first) / 1e6 : -1;
+  if (cl->launch_ms > 0) cl->profile_span_ms += cl->launch_ms;
   cl->profile_runs++;
 }
 
@@ -654,6 +683,7 @@ static int64_t cl_run(void* be, tgc_model* m, int64_t sample) {
   cl_api* a = &cl->api;
   const tgc_model_desc* d = cl->desc;
   cl_int e;
+  if (m->time_launches && !cl->candidate && start_timing(cl) != 0) goto fail;
   if (!cl->built && build_all(cl) != 0) goto fail;
   for (int32_t l = 0; l < d->num_launches; ++l) {
     const tgc_launch* L = &d->launches[l];
@@ -705,4 +735,5 @@ const struct tgc_backend tgc_backend_opencl = {
     .run = cl_run,
     .destroy = cl_destroy,
     .device_name = cl_device_name,
+    .launch_ms = cl_launch_ms,
 };
