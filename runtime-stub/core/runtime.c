@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/runtime_internal.h"
+#include "tgc_timing.h"
 
 /* ---------------------------------------------------------------- errors */
 
@@ -744,4 +745,15 @@ int tgc_arena_overlaps(const tgc_model_desc* d, int32_t i) {
       return 1;
   }
   return 0;
+}
+
+const char* tgc_device_name(const tgc_model* m) {
+  const char* name = m->backend->device_name ? m->backend->device_name(m->be) : NULL;
+  return name ? name : "";
+}
+
+void tgc_time_launches(tgc_model* m) { m->time_launches = 1; }
+
+double tgc_launch_ms(const tgc_model* m) {
+  return m->time_launches && m->backend->launch_ms ? m->backend->launch_ms(m->be) : -1;
 }

@@ -16,7 +16,7 @@
 
 #include "agent.h"
 #include "cl_candidate.h"
-#include "core/runtime_internal.h"
+#include "tgc_timing.h"
 
 enum { kRepeats = 8 };
 
@@ -38,7 +38,7 @@ void agent_gpu_describe(const struct tgc_backend* backend, const char* api, char
     snprintf(line, cap, "no-%s %s", api, tgc_last_error());
     return;
   }
-  snprintf(line, cap, "%s %s", api, m->backend->device_name(m->be));
+  snprintf(line, cap, "%s %s", api, tgc_device_name(m));
   for (char* c = line; *c; ++c)
     if (*c == '\n' || *c == '\r') *c = ' ';
 }
@@ -52,8 +52,7 @@ static int run_model(void* ctx, long long reps) {
 
 /* The device's time of the last run's launches (CUDA events, Vulkan timestamps), -1 without. */
 static double launches_us(void* ctx) {
-  tgc_model* m = ctx;
-  double ms = m->backend->launch_ms ? m->backend->launch_ms(m->be) : -1;
+  double ms = tgc_launch_ms(ctx);
   return ms >= 0 ? ms * 1e3 : -1;
 }
 
@@ -97,7 +96,7 @@ void agent_time_gpu(const struct tgc_backend* backend, const char* payload, size
     agent_reply_err("cannot create the candidate's model", tgc_last_error());
     goto done;
   }
-  m->time_launches = 1;
+  tgc_time_launches(m);
   /* Inputs as the CPU and OpenCL paths fill them; the first run (pipelines, recording, the
    * CUDA graph) is the warm-up. */
   for (int32_t i = 1; i < n; ++i) agent_fill(tgc_input_data(m, i - 1), c.buffer_bytes[i], c.buffer_dtypes[i], agent_seed(i));
