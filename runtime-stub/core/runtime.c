@@ -159,7 +159,8 @@ static int64_t launch_total(const tgc_launch* l) {
   return n;
 }
 
-static int validate(const tgc_model_desc* d) {
+/* The description's ABI version, backend table and table sizes. 0, or -1 with the error set. */
+static int validate_header(const tgc_model_desc* d) {
   if (d->abi_version != TGC_ABI_VERSION) {
     tgc_set_error("model '%s' was compiled for runtime ABI version %d, but this runtime implements version %d",
                   d->name ? d->name : "?", (int)d->abi_version, TGC_ABI_VERSION);
@@ -179,67 +180,75 @@ static int validate(const tgc_model_desc* d) {
     tgc_set_error("malformed model description (negative count or missing table)");
     return -1;
   }
-  for (int32_t i = 0; i < d->num_buffers; ++i) {
-    const tgc_buffer* b = &d->buffers[i];
-    const char* bn = b->name ? b->name : "?";
-    if (!tgc_dtype_size(b->dtype) || b->rank < 0 || b->rank > 16 || (b->rank > 0 && !b->shape) || b->nbytes < 0) {
-      tgc_set_error("buffer %d '%s': bad dtype, rank or size", (int)i, bn);
-      return -1;
-    }
-    if (tgc_buffer_numel(b) * tgc_dtype_size(b->dtype) > b->nbytes) {
-      tgc_set_error("buffer %d '%s': %s shape needs %lld bytes, nbytes is %lld", (int)i, bn, tgc_dtype_name(b->dtype),
-                    (long long)(tgc_buffer_numel(b) * tgc_dtype_size(b->dtype)), (long long)b->nbytes);
-      return -1;
-    }
-    switch (b->storage) {
-      case TGC_STORAGE_ARENA:
-        if (b->offset < 0 || b->offset + b->nbytes > d->arena_size) {
-          tgc_set_error("buffer %d '%s': bytes [%lld, %lld) lie outside the arena (%lld bytes)", (int)i, bn,
-                        (long long)b->offset, (long long)(b->offset + b->nbytes), (long long)d->arena_size);
-          return -1;
-        }
-        break;
-      case TGC_STORAGE_IMAGE:
-      case TGC_STORAGE_WEIGHT:
-        if (b->storage == TGC_STORAGE_IMAGE && (!(d->backend->caps & TGC_BACKEND_IMAGES) || (b->dtype != TGC_F32 && b->dtype != TGC_F16) ||
-                                                b->nbytes % (b->dtype == TGC_F16 ? 8 : 16) != 0)) {
-          tgc_set_error("buffer %d '%s': an image weight must be f32 or f16, a whole number of 4-element texels, on the OpenCL backend",
-                        (int)i, bn);
-          return -1;
-        }
-        if (b->offset < 0 || b->offset + b->nbytes > d->weights_size) {
-          tgc_set_error("buffer %d '%s': bytes [%lld, %lld) lie outside the weights (%lld bytes)", (int)i, bn,
-                        (long long)b->offset, (long long)(b->offset + b->nbytes), (long long)d->weights_size);
-          return -1;
-        }
-        break;
-      case TGC_STORAGE_INPUT: case TGC_STORAGE_OUTPUT: break;
-      case TGC_STORAGE_STATE:
-        if (b->dim_vars) { /* nobody outside the kernels sees it, so it keeps the upper bounds' layout */
-          tgc_set_error("buffer %d '%s': a state buffer has no run-time dims", (int)i, bn);
-          return -1;
-        }
-        break;
-      default: tgc_set_error("buffer %d '%s': unknown storage %d", (int)i, bn, (int)b->storage); return -1;
-    }
-    if (b->batched && (!d->batch_dim || b->rank < 1 || b->shape[0] != 1 ||
-                       (b->storage != TGC_STORAGE_INPUT && b->storage != TGC_STORAGE_OUTPUT))) {
-      tgc_set_error("buffer %d '%s': batched, but not a batch-1 input or output of a model with a batch dim", (int)i, bn);
-      return -1;
-    }
-    for (int32_t k = 0; b->dim_vars && k < b->rank; ++k) {
-      int32_t v = b->dim_vars[k];
-      const int64_t* t = v <= -2 && b->dim_sizes ? b->dim_sizes + (-2 - v) : NULL;
-      if (v <= -2 && (b->storage != TGC_STORAGE_OUTPUT || !t || t[0] < 0 || t[0] >= d->num_vars || t[d->var_max[t[0]]] != b->shape[k])) {
-        tgc_set_error("buffer %d '%s': dim %d is not a derived run-time size with its upper bound last", (int)i, bn, (int)k);
+  return 0;
+}
+
+/* Buffer i: dtype, size, where its bytes lie, batch and run-time dims. 0, or -1 with the error set. */
+static int validate_buffer(const tgc_model_desc* d, int32_t i) {
+  const tgc_buffer* b = &d->buffers[i];
+  const char* bn = b->name ? b->name : "?";
+  if (!tgc_dtype_size(b->dtype) || b->rank < 0 || b->rank > 16 || (b->rank > 0 && !b->shape) || b->nbytes < 0) {
+    tgc_set_error("buffer %d '%s': bad dtype, rank or size", (int)i, bn);
+    return -1;
+  }
+  if (tgc_buffer_numel(b) * tgc_dtype_size(b->dtype) > b->nbytes) {
+    tgc_set_error("buffer %d '%s': %s shape needs %lld bytes, nbytes is %lld", (int)i, bn, tgc_dtype_name(b->dtype),
+                  (long long)(tgc_buffer_numel(b) * tgc_dtype_size(b->dtype)), (long long)b->nbytes);
+    return -1;
+  }
+  switch (b->storage) {
+    case TGC_STORAGE_ARENA:
+      if (b->offset < 0 || b->offset + b->nbytes > d->arena_size) {
+        tgc_set_error("buffer %d '%s': bytes [%lld, %lld) lie outside the arena (%lld bytes)", (int)i, bn,
+                      (long long)b->offset, (long long)(b->offset + b->nbytes), (long long)d->arena_size);
         return -1;
       }
-      if (v >= d->num_vars || (v >= 0 && b->shape[k] != d->var_max[v] * tgc_var_step(d, v))) {
-        tgc_set_error("buffer %d '%s': dim %d is not a run-time dim at its upper bound", (int)i, bn, (int)k);
+      break;
+    case TGC_STORAGE_IMAGE:
+    case TGC_STORAGE_WEIGHT:
+      if (b->storage == TGC_STORAGE_IMAGE && (!(d->backend->caps & TGC_BACKEND_IMAGES) || (b->dtype != TGC_F32 && b->dtype != TGC_F16) ||
+                                              b->nbytes % (b->dtype == TGC_F16 ? 8 : 16) != 0)) {
+        tgc_set_error("buffer %d '%s': an image weight must be f32 or f16, a whole number of 4-element texels, on the OpenCL backend",
+                      (int)i, bn);
         return -1;
       }
+      if (b->offset < 0 || b->offset + b->nbytes > d->weights_size) {
+        tgc_set_error("buffer %d '%s': bytes [%lld, %lld) lie outside the weights (%lld bytes)", (int)i, bn,
+                      (long long)b->offset, (long long)(b->offset + b->nbytes), (long long)d->weights_size);
+        return -1;
+      }
+      break;
+    case TGC_STORAGE_INPUT: case TGC_STORAGE_OUTPUT: break;
+    case TGC_STORAGE_STATE:
+      if (b->dim_vars) { /* nobody outside the kernels sees it, so it keeps the upper bounds' layout */
+        tgc_set_error("buffer %d '%s': a state buffer has no run-time dims", (int)i, bn);
+        return -1;
+      }
+      break;
+    default: tgc_set_error("buffer %d '%s': unknown storage %d", (int)i, bn, (int)b->storage); return -1;
+  }
+  if (b->batched && (!d->batch_dim || b->rank < 1 || b->shape[0] != 1 ||
+                     (b->storage != TGC_STORAGE_INPUT && b->storage != TGC_STORAGE_OUTPUT))) {
+    tgc_set_error("buffer %d '%s': batched, but not a batch-1 input or output of a model with a batch dim", (int)i, bn);
+    return -1;
+  }
+  for (int32_t k = 0; b->dim_vars && k < b->rank; ++k) {
+    int32_t v = b->dim_vars[k];
+    const int64_t* t = v <= -2 && b->dim_sizes ? b->dim_sizes + (-2 - v) : NULL;
+    if (v <= -2 && (b->storage != TGC_STORAGE_OUTPUT || !t || t[0] < 0 || t[0] >= d->num_vars || t[d->var_max[t[0]]] != b->shape[k])) {
+      tgc_set_error("buffer %d '%s': dim %d is not a derived run-time size with its upper bound last", (int)i, bn, (int)k);
+      return -1;
+    }
+    if (v >= d->num_vars || (v >= 0 && b->shape[k] != d->var_max[v] * tgc_var_step(d, v))) {
+      tgc_set_error("buffer %d '%s': dim %d is not a run-time dim at its upper bound", (int)i, bn, (int)k);
+      return -1;
     }
   }
+  return 0;
+}
+
+/* The run-time dims, where their values come from, and the KV position. 0, or -1 with the error set. */
+static int validate_vars(const tgc_model_desc* d) {
   if (d->num_vars < 0 || (d->num_vars > 0 && (!d->var_names || !d->var_max || d->batch_dim)) ||
       d->vars_buffer >= d->num_buffers || (d->vars_buffer >= 0 && d->buffers[d->vars_buffer].nbytes < 8 * (int64_t)d->num_vars)) {
     tgc_set_error("malformed run-time dims (VARs need a name and upper bound each, no batch dim and a vars buffer)");
@@ -264,6 +273,11 @@ static int validate(const tgc_model_desc* d) {
     tgc_set_error("malformed KV position (a run-time dim and an input)");
     return -1;
   }
+  return 0;
+}
+
+/* Inputs and outputs name buffers of INPUT and OUTPUT storage. 0, or -1 with the error set. */
+static int validate_io(const tgc_model_desc* d) {
   for (int io = 0; io < 2; ++io) {
     int32_t n = io ? d->num_outputs : d->num_inputs;
     const int32_t* idx = io ? d->outputs : d->inputs;
@@ -281,39 +295,52 @@ static int validate(const tgc_model_desc* d) {
       }
     }
   }
-  for (int32_t l = 0; l < d->num_launches; ++l) {
-    const tgc_launch* L = &d->launches[l];
-    const char* ln = L->name ? L->name : "?";
-    if (L->num_buffers < 0 || (L->num_buffers > 0 && !L->buffers)) {
-      tgc_set_error("launch %d '%s': bad buffer list", (int)l, ln);
-      return -1;
-    }
-    for (int32_t i = 0; i < L->num_buffers; ++i)
-      if (L->buffers[i] < 0 || L->buffers[i] >= d->num_buffers) {
-        tgc_set_error("launch %d '%s': argument %d: buffer index %d out of range", (int)l, ln, (int)i,
-                      (int)L->buffers[i]);
-        return -1;
-      }
-    int64_t step = L->outer_step > 1 ? L->outer_step : 1;
-    if (d->num_vars && (L->outer_var >= d->num_vars || L->outer_step < 0 ||
-                        (L->outer_var >= 0 && (d->var_max[L->outer_var] % step || launch_total(L) % (d->var_max[L->outer_var] / step))))) {
-      tgc_set_error("launch %d '%s': bad outer run-time dim %d (step %d)", (int)l, ln, (int)L->outer_var, (int)L->outer_step);
-      return -1;
-    }
-    if (L->sets_var != 0 && (L->sets_var < 0 || L->sets_var > d->num_vars || !d->var_source || d->var_source[L->sets_var - 1] < 0)) {
-      tgc_set_error("launch %d '%s': sets run-time dim %d, which is not computed by the model", (int)l, ln, (int)L->sets_var - 1);
-      return -1;
-    }
-    if (L->runs_if_var < 0 || L->runs_if_var > d->num_vars) {
-      tgc_set_error("launch %d '%s': runs_if_var %d out of range", (int)l, ln, (int)L->runs_if_var);
-      return -1;
-    }
-    if ((L->runs_from || L->runs_until) && (L->runs_var < 0 || L->runs_var >= d->num_vars || L->runs_from < 0 || L->runs_until < 0)) {
-      tgc_set_error("launch %d '%s': run-time size range [%lld, %lld] of bad run-time dim %d", (int)l, ln,
-                    (long long)L->runs_from, (long long)L->runs_until, (int)L->runs_var);
-      return -1;
-    }
+  return 0;
+}
+
+/* Launch l: its arguments and the run-time dims it loops over, sets or runs under. 0, or -1. */
+static int validate_launch(const tgc_model_desc* d, int32_t l) {
+  const tgc_launch* L = &d->launches[l];
+  const char* ln = L->name ? L->name : "?";
+  if (L->num_buffers < 0 || (L->num_buffers > 0 && !L->buffers)) {
+    tgc_set_error("launch %d '%s': bad buffer list", (int)l, ln);
+    return -1;
   }
+  for (int32_t i = 0; i < L->num_buffers; ++i)
+    if (L->buffers[i] < 0 || L->buffers[i] >= d->num_buffers) {
+      tgc_set_error("launch %d '%s': argument %d: buffer index %d out of range", (int)l, ln, (int)i,
+                    (int)L->buffers[i]);
+      return -1;
+    }
+  int64_t step = L->outer_step > 1 ? L->outer_step : 1;
+  if (d->num_vars && (L->outer_var >= d->num_vars || L->outer_step < 0 ||
+                      (L->outer_var >= 0 && (d->var_max[L->outer_var] % step || launch_total(L) % (d->var_max[L->outer_var] / step))))) {
+    tgc_set_error("launch %d '%s': bad outer run-time dim %d (step %d)", (int)l, ln, (int)L->outer_var, (int)L->outer_step);
+    return -1;
+  }
+  if (L->sets_var != 0 && (L->sets_var < 0 || L->sets_var > d->num_vars || !d->var_source || d->var_source[L->sets_var - 1] < 0)) {
+    tgc_set_error("launch %d '%s': sets run-time dim %d, which is not computed by the model", (int)l, ln, (int)L->sets_var - 1);
+    return -1;
+  }
+  if (L->runs_if_var < 0 || L->runs_if_var > d->num_vars) {
+    tgc_set_error("launch %d '%s': runs_if_var %d out of range", (int)l, ln, (int)L->runs_if_var);
+    return -1;
+  }
+  if ((L->runs_from || L->runs_until) && (L->runs_var < 0 || L->runs_var >= d->num_vars || L->runs_from < 0 || L->runs_until < 0)) {
+    tgc_set_error("launch %d '%s': run-time size range [%lld, %lld] of bad run-time dim %d", (int)l, ln,
+                  (long long)L->runs_from, (long long)L->runs_until, (int)L->runs_var);
+    return -1;
+  }
+  return 0;
+}
+
+static int validate(const tgc_model_desc* d) {
+  if (validate_header(d) != 0) return -1;
+  for (int32_t i = 0; i < d->num_buffers; ++i)
+    if (validate_buffer(d, i) != 0) return -1;
+  if (validate_vars(d) != 0 || validate_io(d) != 0) return -1;
+  for (int32_t l = 0; l < d->num_launches; ++l)
+    if (validate_launch(d, l) != 0) return -1;
   return 0;
 }
 

@@ -280,123 +280,140 @@ static int create_pool(tgc_cl* cl, tgc_model* model, size_t align) {
   return 1;
 }
 
-static void* cl_create(tgc_model* model, int num_threads) {
-  const tgc_model_desc* desc = model->desc;
+/* Each launch carries OpenCL C source and a kernel name. 0, or -1 with the error set. */
+static int check_sources(const tgc_model_desc* desc) {
   for (int32_t l = 0; l < desc->num_launches; ++l) {
     const tgc_launch* L = &desc->launches[l];
     if (!L->blob || L->blob_size <= 0 || !L->name) {
       tgc_set_error("launch %d '%s': no OpenCL source or kernel name (blob %s, blob_size %lld)", (int)l,
                     L->name ? L->name : "?", L->blob ? "set" : "NULL", (long long)L->blob_size);
-      return NULL;
+      return -1;
     }
   }
-  model->num_threads = 0;
-  tgc_cl* cl = calloc(1, sizeof *cl);
-  if (!cl) return tgc_set_error("out of memory"), NULL;
-  cl->desc = desc;
-  cl->launch_ms = -1;
+  return 0;
+}
+
+/* The device, its context and queue (profiling with TGC_PROFILE), and the per-buffer and
+ * per-launch tables. 0, or -1 with the error set. */
+static int open_device(tgc_cl* cl) {
+  const tgc_model_desc* desc = cl->desc;
   cl_api* a = &cl->api;
   cl_int e = 0;
-  if (load_api(a) != 0 || pick_device(cl) != 0) goto fail;
+  if (load_api(a) != 0 || pick_device(cl) != 0) return -1;
   if (tgc_gpu_verbose())
     fprintf(stderr, "tgc: opencl: device '%s', %s, driver %s\n", cl->device_name, cl->device_version,
             cl->driver_version);
   cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)cl->platform, 0};
   cl->ctx = a->clCreateContext(props, 1, &cl->device, NULL, NULL, &e);
-  if (!cl->ctx) {
-    tgc_set_error("OpenCL backend: clCreateContext on '%s' failed: %s (%d)", cl->device_name, tgc_cl_err(e), e);
-    goto fail;
-  }
+  if (!cl->ctx)
+    return tgc_set_error("OpenCL backend: clCreateContext on '%s' failed: %s (%d)", cl->device_name, tgc_cl_err(e), e), -1;
   if (getenv("TGC_PROFILE")) {
     cl->events = calloc((size_t)desc->num_launches + 1, sizeof(cl_event));
     cl->profile_ms = calloc((size_t)desc->num_launches + 1, sizeof(double));
-    if (!cl->events || !cl->profile_ms) {
-      tgc_set_error("out of memory");
-      goto fail;
-    }
+    if (!cl->events || !cl->profile_ms) return tgc_set_error("out of memory"), -1;
   }
   cl->queue = a->clCreateCommandQueue(cl->ctx, cl->device, cl->events ? CL_QUEUE_PROFILING_ENABLE : 0, &e);
-  if (!cl->queue) {
-    tgc_set_error("OpenCL backend: clCreateCommandQueue failed: %s (%d)", tgc_cl_err(e), e);
-    goto fail;
-  }
+  if (!cl->queue) return tgc_set_error("OpenCL backend: clCreateCommandQueue failed: %s (%d)", tgc_cl_err(e), e), -1;
   int32_t nb = desc->num_buffers;
   cl->mem = calloc((size_t)nb + 1, sizeof(cl_mem));
   cl->at = calloc((size_t)nb + 1, sizeof(size_t));
   cl->mem_owned = calloc((size_t)nb + 1, sizeof(int));
   cl->progs = calloc((size_t)desc->num_launches + 1, sizeof(cl_prog));
   cl->kernels = calloc((size_t)desc->num_launches + 1, sizeof(cl_kernel));
-  if (!cl->mem || !cl->at || !cl->mem_owned || !cl->progs || !cl->kernels) {
-    tgc_set_error("out of memory");
-    goto fail;
-  }
-  cl_uint align_bits = 0;
-  a->clGetDeviceInfo(cl->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
-  int64_t align = align_bits >= 8 ? align_bits / 8 : 1;
-  int pooled = create_pool(cl, model, (size_t)(align > 16 ? align : 16));
-  if (pooled < 0) goto fail;
-  /* NVIDIA's OpenCL (580.159, H200) ran launches on sub-buffers of one arena 5-8x slower than on
-   * buffers of their own (cls 6.04 -> 0.78 ms, det 5.42 -> 1.09). Every intermediate is written
-   * whole by its kernel before it is read, so its own buffer computes the same: the memory plan's
-   * sharing is kept only where the intermediates add up to more than 1/16 of the device's memory.
-   * TGC_CL_SUBBUFFERS=1 keeps it always. (Without the pool only: a pool is one whole buffer.) */
+  if (!cl->mem || !cl->at || !cl->mem_owned || !cl->progs || !cl->kernels) return tgc_set_error("out of memory"), -1;
+  return 0;
+}
+
+/* Without the pool: are the intermediates sub-buffers of one arena (made here), as the memory plan
+ * shares them? NVIDIA's OpenCL (580.159, H200) ran launches on sub-buffers of one arena 5-8x
+ * slower than on buffers of their own (cls 6.04 -> 0.78 ms, det 5.42 -> 1.09). Every intermediate
+ * is written whole by its kernel before it is read, so its own buffer computes the same: the
+ * sharing is kept only where the intermediates add up to more than 1/16 of the device's memory.
+ * TGC_CL_SUBBUFFERS=1 keeps it always. 1 or 0, or -1 with the error set. */
+static int shared_arena(tgc_cl* cl, int pooled) {
+  const tgc_model_desc* desc = cl->desc;
+  cl_api* a = &cl->api;
   int64_t unshared = 0;
-  for (int32_t i = 0; i < nb; ++i)
+  for (int32_t i = 0; i < desc->num_buffers; ++i)
     if (desc->buffers[i].storage == TGC_STORAGE_ARENA) unshared += desc->buffers[i].nbytes;
   cl_ulong device_bytes = 0;
   a->clGetDeviceInfo(cl->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof device_bytes, &device_bytes, NULL);
   const char* force = getenv("TGC_CL_SUBBUFFERS");
-  int shared_arena = !pooled && ((force && force[0] && strcmp(force, "0") != 0) || (int64_t)(device_bytes / 16) < unshared);
+  int shared = !pooled && ((force && force[0] && strcmp(force, "0") != 0) || (int64_t)(device_bytes / 16) < unshared);
   if (tgc_gpu_verbose() && !pooled)
     fprintf(stderr, "tgc: opencl: intermediates in %s (%lld bytes planned, %lld unshared)\n",
-            shared_arena ? "sub-buffers of one arena" : "buffers of their own", (long long)desc->arena_size,
+            shared ? "sub-buffers of one arena" : "buffers of their own", (long long)desc->arena_size,
             (long long)unshared);
-  if (desc->arena_size > 0 && shared_arena) {
+  if (desc->arena_size > 0 && shared) {
+    cl_int e = 0;
     cl->arena = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, (size_t)desc->arena_size, NULL, &e);
-    if (!cl->arena) {
-      tgc_set_error("OpenCL backend: cannot allocate the %lld-byte arena: %s (%d)", (long long)desc->arena_size,
-                    tgc_cl_err(e), e);
-      goto fail;
-    }
+    if (!cl->arena)
+      return tgc_set_error("OpenCL backend: cannot allocate the %lld-byte arena: %s (%d)", (long long)desc->arena_size,
+                           tgc_cl_err(e), e),
+             -1;
   }
-  for (int32_t i = 0; i < nb; ++i) {
-    const tgc_buffer* b = &desc->buffers[i];
-    const char* bn = b->name ? b->name : "?";
-    if (cl->mem[i]) continue; /* in the pool */
-    size_t size = b->nbytes > 0 ? (size_t)b->nbytes : 1; /* CL has no empty buffers */
-    cl_mem m = NULL;
-    if (b->storage == TGC_STORAGE_ARENA && shared_arena && b->nbytes > 0 && b->offset % align == 0) {
-      cl_buffer_region r = {(size_t)b->offset, size};
-      m = a->clCreateSubBuffer(cl->arena, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &e);
-    } else if (b->storage == TGC_STORAGE_ARENA) {
-      if (shared_arena && b->nbytes > 0 && tgc_arena_overlaps(desc, i)) {
-        tgc_set_error("OpenCL backend: arena buffer '%s' at offset %lld shares memory with another buffer but is "
-                      "not aligned to the device's %lld-byte base address alignment ('%s')",
-                      bn, (long long)b->offset, (long long)align, cl->device_name);
-        goto fail;
-      }
-      /* Its own allocation: chosen above, or nothing aliases it. */
-      m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size, NULL, &e);
-    } else if (b->storage == TGC_STORAGE_WEIGHT) {
-      m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_ONLY | (b->nbytes > 0 ? CL_MEM_COPY_HOST_PTR : 0), size,
-                            b->nbytes > 0 ? model->buf[i] : NULL, &e);
-    } else if (b->storage == TGC_STORAGE_IMAGE) {
-      if (!(m = create_image(cl, b, model->buf[i]))) goto fail;
-    } else if (b->storage == TGC_STORAGE_STATE) {
-      /* its own memory, starting from the zeroed host copy; runs leave it on the device */
-      m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE | (b->nbytes > 0 ? CL_MEM_COPY_HOST_PTR : 0), size,
-                            b->nbytes > 0 ? model->buf[i] : NULL, &e);
-    } else {
-      m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size, NULL, &e);
-    }
-    if (!m) {
-      tgc_set_error("OpenCL backend: cannot create buffer '%s' (%lld bytes): %s (%d)", bn, (long long)b->nbytes,
-                    tgc_cl_err(e), e);
-      goto fail;
-    }
-    cl->mem[i] = m;
-    cl->mem_owned[i] = 1;
+  return shared;
+}
+
+/* The memory of buffer i outside the pool: a sub-buffer of the shared arena, its own buffer (with
+ * the weights or zeroed state copied in), or an image. 0, or -1 with the error set. */
+static int create_buffer(tgc_cl* cl, tgc_model* model, int32_t i, int shared, int64_t align) {
+  const tgc_model_desc* desc = cl->desc;
+  cl_api* a = &cl->api;
+  const tgc_buffer* b = &desc->buffers[i];
+  const char* bn = b->name ? b->name : "?";
+  size_t size = b->nbytes > 0 ? (size_t)b->nbytes : 1; /* CL has no empty buffers */
+  cl_mem m = NULL;
+  cl_int e = 0;
+  if (b->storage == TGC_STORAGE_ARENA && shared && b->nbytes > 0 && b->offset % align == 0) {
+    cl_buffer_region r = {(size_t)b->offset, size};
+    m = a->clCreateSubBuffer(cl->arena, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &e);
+  } else if (b->storage == TGC_STORAGE_ARENA) {
+    if (shared && b->nbytes > 0 && tgc_arena_overlaps(desc, i))
+      return tgc_set_error("OpenCL backend: arena buffer '%s' at offset %lld shares memory with another buffer but is "
+                           "not aligned to the device's %lld-byte base address alignment ('%s')",
+                           bn, (long long)b->offset, (long long)align, cl->device_name),
+             -1;
+    /* Its own allocation: chosen above, or nothing aliases it. */
+    m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size, NULL, &e);
+  } else if (b->storage == TGC_STORAGE_WEIGHT) {
+    m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_ONLY | (b->nbytes > 0 ? CL_MEM_COPY_HOST_PTR : 0), size,
+                          b->nbytes > 0 ? model->buf[i] : NULL, &e);
+  } else if (b->storage == TGC_STORAGE_IMAGE) {
+    if (!(m = create_image(cl, b, model->buf[i]))) return -1;
+  } else if (b->storage == TGC_STORAGE_STATE) {
+    /* its own memory, starting from the zeroed host copy; runs leave it on the device */
+    m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE | (b->nbytes > 0 ? CL_MEM_COPY_HOST_PTR : 0), size,
+                          b->nbytes > 0 ? model->buf[i] : NULL, &e);
+  } else {
+    m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size, NULL, &e);
   }
+  if (!m)
+    return tgc_set_error("OpenCL backend: cannot create buffer '%s' (%lld bytes): %s (%d)", bn, (long long)b->nbytes,
+                         tgc_cl_err(e), e),
+           -1;
+  cl->mem[i] = m;
+  cl->mem_owned[i] = 1;
+  return 0;
+}
+
+static void* cl_create(tgc_model* model, int num_threads) {
+  const tgc_model_desc* desc = model->desc;
+  if (check_sources(desc) != 0) return NULL;
+  model->num_threads = 0;
+  tgc_cl* cl = calloc(1, sizeof *cl);
+  if (!cl) return tgc_set_error("out of memory"), NULL;
+  cl->desc = desc;
+  cl->launch_ms = -1;
+  if (open_device(cl) != 0) goto fail;
+  cl_uint align_bits = 0;
+  cl->api.clGetDeviceInfo(cl->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
+  int64_t align = align_bits >= 8 ? align_bits / 8 : 1;
+  int pooled = create_pool(cl, model, (size_t)(align > 16 ? align : 16));
+  int shared = pooled < 0 ? -1 : shared_arena(cl, pooled);
+  if (shared < 0) goto fail;
+  for (int32_t i = 0; i < desc->num_buffers; ++i)
+    if (!cl->mem[i] && create_buffer(cl, model, i, shared, align) != 0) goto fail; /* cl->mem[i]: in the pool */
   if (map_io(cl, model) != 0) goto fail;
   return cl;
 fail:
