@@ -4,7 +4,7 @@
 # usage: tune_cache_faults.sh TGC_BINARY REPO_ROOT
 set -euo pipefail
 tgc="$1"; root="$2"
-source "$root/tests/tune/beam_lib.sh"
+source "$root/tests/integration/beam_lib.sh"
 
 beam_without_cache() {  # description, cache file
   local what="$1" cache="$2" log="$work/log.$RANDOM"

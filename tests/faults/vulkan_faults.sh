@@ -8,7 +8,7 @@
 # usage: vulkan_faults.sh TGC_BINARY REPO_ROOT FAKE_LIBVULKAN_SO
 set -uo pipefail
 tgc="$1"; root="$2"; fake="$3"
-"$root/tests/vulkan_device.sh" "$tgc" "$root" || exit $?
+"$root/tests/integration/vulkan_device.sh" "$tgc" "$root" || exit $?
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 loader="$(/sbin/ldconfig -p | awk '/libvulkan\.so\.1 .*x86-64/ {print $NF; exit}')"

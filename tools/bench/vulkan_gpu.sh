@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU figures for docs/performance-gpu.md (issue 13): the vulkan target on a Vulkan device
 # (TGC_VK_DEVICE picks one). Per real model, at the reference shapes of
-# tests/real_models_vs_ort.sh: the median latency of a run (`--bench`: one submit and one wait,
+# tests/integration/real_models_vs_ort.sh: the median latency of a run (`--bench`: one submit and one wait,
 # inputs written and outputs read included), the GPU time of its dispatches (TGC_PROFILE
 # timestamps, one barrier per dispatch while profiling), kernels, pipelines and the barriers of the
 # normal recording. Then a 16M-element f32 add's bandwidth as a fraction of a 16M-element copy's
@@ -32,8 +32,8 @@ if [ -z "$build" ] && [ -z "$run" ]; then
   tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
   build="$tmp"; run="$tmp"
 fi
-# shellcheck source=tests/real_models_lib.sh
-. "$root/tests/real_models_lib.sh"  # the cases and shapes of tests/real_models_vs_ort.sh
+# shellcheck source=tests/integration/real_models_lib.sh
+. "$root/tests/integration/real_models_lib.sh"  # the cases and shapes of tests/integration/real_models_vs_ort.sh
 cases="$(real_model_cases | cut -d'|' -f1)"
 fail=0
 

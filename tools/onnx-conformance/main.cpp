@@ -12,7 +12,7 @@
 // cpu/qcom compile each case with tgc and run the artifact (under --emulator, e.g.
 // "qemu-aarch64 -L /usr/aarch64-linux-gnu"). Each case runs in its own process (-j at once).
 // --exclude: cases matching the file's patterns are reported as excluded, with the reason, and
-//   not run (default: tests/onnx_conformance_excluded.txt of this source tree).
+//   not run (default: tests/conformance/onnx_conformance_excluded.txt of this source tree).
 // --list FILE: runs only the cases named in FILE and exits 1 if any of them does not pass.
 // --every N: of the selected cases, runs only every Nth (a fixed sample for slow targets).
 // --update FILE: writes the names of the passing cases to FILE.
@@ -56,7 +56,7 @@ std::string shell_quoted(const std::string& s) {
 struct Args {
   std::vector<fs::path> data;
   Target target;
-  std::string exclude = std::string(TGC_SOURCE_DIR) + "/tests/onnx_conformance_excluded.txt";
+  std::string exclude = std::string(TGC_SOURCE_DIR) + "/tests/conformance/onnx_conformance_excluded.txt";
   std::string list, update, results, label, command;
   int every = 1, jobs = 1, timeout_s = 600;
   bool verbose = false;

@@ -74,7 +74,7 @@ void write_report(std::ostream& o, const std::vector<RunResults>& runs, const st
     << "- **fail**: wrong numbers, dtype or shape, or compiling or running the artifact failed, crashed or timed out.\n"
     << "- **unsupported**: the importer, or the target's compiler, rejects the model with an error (an op, attribute, type or "
        "dynamic shape it does not handle).\n"
-    << "- **excluded**: matches a pattern in `tests/onnx_conformance_excluded.txt`, which gives the reason on the same line; not "
+    << "- **excluded**: matches a pattern in `tests/conformance/onnx_conformance_excluded.txt`, which gives the reason on the same line; not "
        "run and not counted in any rate.\n\n"
     << "A case counts for the op type of its first node that is not a `Constant`, except that an `X_expanded` case (the "
        "function body of an op, inlined) counts for the op of its twin case `X`.\n\n";

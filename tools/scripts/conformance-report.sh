@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs every ONNX backend test case (Debian's libonnx-testdata) on every target, then rewrites
 # docs/onnx-conformance.md and the pass lists the CTest conformance tests check
-# (tests/onnx_{interp,cpu,qcom,cpu_aarch64}_pass.txt). Run it after adding ops; commit the results.
+# (tests/conformance/onnx_{interp,cpu,qcom,cpu_aarch64}_pass.txt). Run it after adding ops; commit the results.
 # usage: tools/scripts/conformance-report.sh [BUILD_DIR]     (JOBS=N cases at once, default nproc;
 #        TARGETS="interp cpu qcom cpu_aarch64" by default: qcom on pocl takes about 17 minutes;
-#        add vulkan for tests/onnx_vulkan_pass.txt: lavapipe with the validation layer, about 9 minutes at JOBS=2)
+#        add vulkan for tests/conformance/onnx_vulkan_pass.txt: lavapipe with the validation layer, about 9 minutes at JOBS=2)
 # The per-target results stay in BUILD_DIR/conformance/*.tsv.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -12,7 +12,7 @@ cd "$root"
 build="${1:-build}"
 jobs="${JOBS:-$(nproc)}"
 # What is measured: the commit, and whether the tree (outputs of this script aside) differs from it.
-revision="commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs/onnx-conformance.md' ':!tests/onnx_*_pass.txt' || echo ' plus uncommitted changes'), JOBS=$jobs"
+revision="commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs/onnx-conformance.md' ':!tests/conformance/onnx_*_pass.txt' || echo ' plus uncommitted changes'), JOBS=$jobs"
 cmake --build "$build" --target tgc onnx-conformance >/dev/null
 out="$build/conformance"
 export POCL_KERNEL_CACHE=0  # pocl builds every kernel afresh: no stale kernel cache
@@ -21,7 +21,7 @@ mkdir -p "$out"
 
 run() {  # name, label, runner options...
   local name="$1" label="$2"; shift 2
-  local list="tests/onnx_${name}_pass.txt"
+  local list="tests/conformance/onnx_${name}_pass.txt"
   echo "== $label"
   "$build/onnx-conformance" -j "$jobs" --label "$label" --results "$out/$name.tsv" --update "$out/$name.pass" "$@" | tail -n 6
   if [ -f "$list" ]; then  # what changed against the committed list
@@ -49,4 +49,4 @@ done
 
 "$build/onnx-conformance" report docs/onnx-conformance.md "${tsvs[@]}" \
   --generated-by "tools/scripts/conformance-report.sh" --revision "$revision"
-echo "wrote docs/onnx-conformance.md and tests/onnx_{interp,cpu,qcom,cpu_aarch64}_pass.txt"
+echo "wrote docs/onnx-conformance.md and tests/conformance/onnx_{interp,cpu,qcom,cpu_aarch64}_pass.txt"

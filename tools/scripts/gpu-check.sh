@@ -14,7 +14,7 @@
 #       (TGC=path), this is how --beam tunes there: compile DIR vulkan-beam2 --target=vulkan --beam=2.
 #   tools/scripts/gpu-check.sh run DIR [BENCH_RUNS]      on the GPU machine (bash, python3 + numpy):
 #       runs each artifact, compares its outputs (models: max|tgc-ort| <= 1e-4 max|ort|, or the
-#       tolerance of tests/real_models_lib.sh at the label's --precision; ops:
+#       tolerance of tests/integration/real_models_lib.sh at the label's --precision; ops:
 #       |tgc-interp| <= atol + rtol|interp|, the case's tolerance), times each model artifact (--bench, median), checks
 #       every PTX kernel with ptxas when it is there, and prints a table. Exit 1 on any failure.
 #
@@ -28,12 +28,12 @@ prepare() {
   [ $# -gt 0 ] || targets=(cuda qcom)
   local tgc="${TGC:-$root/build/tgc}"
   real="${TGC_REAL_MODELS:-$root/../shared/models/real}"
-  # shellcheck source=tests/real_models_lib.sh
-  . "$root/tests/real_models_lib.sh"
+  # shellcheck source=tests/integration/real_models_lib.sh
+  . "$root/tests/integration/real_models_lib.sh"
   rm -rf "$dir"; mkdir -p "$dir/inputs" "$dir/ort" "$dir/ptx"
   real_model_inputs "$dir/inputs"
   cp "$root/models/digits_samples/image_0.npy" "$dir/inputs/digits_image.npy"
-  cp "$root/tests/compare_npy.py" "$root/tests/real_models_lib.sh" "$dir/"
+  cp "$root/tests/integration/compare_npy.py" "$root/tests/integration/real_models_lib.sh" "$dir/"
   mkdir -p "$dir/models"
   cp "$root/models/digits_cnn.onnx" "$dir/models/"
   shape_case_inputs "$dir/inputs"
@@ -60,13 +60,13 @@ prepare() {
   # The models travel only to be compiled there (TARGET none); artifacts carry their weights.
   printf '%s\n' "${targets[@]}" | grep -qx none || rm -rf "$dir/models"
   if printf '%s\n' "${targets[@]}" | grep -qx cuda; then
-    TGC_GPU_BUNDLE="$dir" "$root/build/tests/tgc_compiled_tests" --gtest_filter='*Cuda*' >/dev/null
+    TGC_GPU_BUNDLE="$dir" "$root/build/tests/integration/tgc_compiled_tests" --gtest_filter='*Cuda*' >/dev/null
     strip "$dir"/ops/*/model
   fi
   echo "prepared $dir: $(du -sh "$dir" | cut -f1)"
 }
 
-# Batches and run-time dims on the GPU backends (tests/dynamic_dims.sh checks them on lavapipe and
+# Batches and run-time dims on the GPU backends (tests/integration/dynamic_dims.sh checks them on lavapipe and
 # pocl): a batch bound at run time (cls, embedding), and models compiled for sizes up to a bound
 # run at a smaller one (rec's width, det's height and width in multiples of 32). Same form as
 # real_model_cases.
@@ -118,7 +118,7 @@ run() {
   local runs="${2:-200}" fail=0
   local cmp="python3 $dir/compare_npy.py"
   local work; work="$(mktemp -d)"
-  # shellcheck source=tests/real_models_lib.sh
+  # shellcheck source=tests/integration/real_models_lib.sh
   . "$dir/real_models_lib.sh"
   command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
   if command -v ptxas >/dev/null && compgen -G "$dir/ptx/*/*.bin" >/dev/null; then

@@ -44,7 +44,7 @@ if [ ! -d "$here/tools/ort/node_modules/onnxruntime-node" ]; then
   (cd "$here/tools/ort" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --silent)
 fi
 
-# The GGUF reference (tests/gguf_*.sh): llama.cpp's prebuilt libraries and source tree from the
+# The GGUF reference (tests/integration/gguf/): llama.cpp's prebuilt libraries and source tree from the
 # npm registry (node-llama-cpp), its tools llama_logits/llama_quantize/llama_bench built against
 # them, gguf-py for the dequantization tests. About 10 s; kept in the ignored .gguf-ref/.
 if [ ! -x "$here/.gguf-ref/llama_logits" ]; then

@@ -51,11 +51,11 @@ run_tsan() {
     -DCMAKE_C_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
     -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
   cmake --build "$b" -j "$jobs" --target rt_api_test rt_test_model_cpu rt_npytool rt_weights_so_test
-  clang-19 -std=c11 -O1 -g -fsanitize=thread -I"$root/runtime-stub" -I"$root/runtime-stub/tests" \
+  clang-19 -std=c11 -O1 -g -fsanitize=thread -I"$root/runtime-stub/include" -I"$root/runtime-stub" -I"$root/runtime-stub/tests" \
     "$root/tests/faults/alloc_fail.c" "$root/runtime-stub/tests/model.c" "$b/runtime/$(uname -m)-linux-gnu/libtgc_runtime.a" \
     -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc -Wl,--wrap=posix_memalign -lpthread -ldl -lm \
     -o "$b/rt_alloc_fail"
-  clang-19 -std=c11 -O1 -g -fsanitize=thread -I"$root/runtime-stub" -I"$root/runtime-stub/tests" \
+  clang-19 -std=c11 -O1 -g -fsanitize=thread -I"$root/runtime-stub/include" -I"$root/runtime-stub" -I"$root/runtime-stub/tests" \
     "$root/tests/faults/concurrent_models.c" "$root/runtime-stub/tests/model.c" \
     "$b/runtime/$(uname -m)-linux-gnu/libtgc_runtime.a" -lpthread -ldl -lm -o "$b/rt_concurrent_models"
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Ops and op variants that ONNX's node tests (Debian's onnx 1.12) leave out, as small models
+# written by tests/integration/make_op_models.py: each compiled for cpu with tgc, run, and compared with
+# onnxruntime-node on the same inputs (max|tgc - ort| <= 1e-4 * max|ort|; integer outputs exact;
+# the models in exact.txt, quantizers, bit for bit).
+# usage: ops_vs_ort.sh TGC_BINARY REPO_ROOT
+set -euo pipefail
+tgc="$1"; root="$2"
+ort="$root/tools/ort/ort_run.js"
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+[ -d "$root/tools/ort/node_modules/onnxruntime-node" ] || { echo "FAIL onnxruntime-node is not installed (run tools/scripts/install-deps.sh)"; exit 1; }
+/usr/bin/python3 "$root/tests/integration/make_op_models.py" "$work"
+fail=0
+while read -r name inputs; do
+  echo "== $name"
+  args=()
+  for i in $inputs; do args+=(-i "$i=$work/$name.$i.npy"); done
+  if ! "$tgc" compile "$work/$name.onnx" -o "$work/$name" 2>"$work/log"; then cat "$work/log"; fail=1; continue; fi
+  "$work/$name" "${args[@]}" -o "$work/$name.tgc" || { echo "FAIL $name: artifact failed"; fail=1; continue; }
+  node "$ort" "$work/$name.onnx" "${args[@]}" -o "$work/$name.ort"
+  tol=1e-4; grep -qx "$name" "$work/exact.txt" && tol=0
+  /usr/bin/python3 "$root/tests/integration/compare_npy.py" "$work/$name.tgc" "$work/$name.ort" --max-rel $tol || fail=1
+done <"$work/manifest.txt"
+exit $fail
