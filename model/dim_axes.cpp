@@ -336,206 +336,239 @@ struct VarRules {
     return r;
   }
 
+  // `a`'s extents from its sources', per op family (`b` is its twin in trace b).
   std::vector<const UOp*> rule(const UOp* a, const UOp* b) {
-    size_t n = a->shape.size();
-    std::vector<const UOp*> out(n, nullptr);
-    auto want = [&](bool ok, const std::string& why) {
-      if (!ok) t.fail(a, why);
-    };
-    if (const Graph::Window* w = t.ga.window(a)) {
-      // [lead..., positions..., taps...] over [lead..., spatial...]: a position's window starts
-      // at o * stride, so there are ceil((E - dilation * (k - 1)) / stride) of them.
-      const std::vector<const UOp*> in = fixed_bcast_of(w->of);
-      size_t nk = w->k.size(), lead = in.size() - nk;
-      for (size_t i = 0; i < lead; ++i) out[i] = in[i];
-      for (size_t i = 0; i < nk; ++i) {
-        // Windows over a broadcast (an average pool's count of ones) are all the same.
-        const UOp* e = in[lead + i];
-        want(!mixed(e), "takes windows over an axis that merges the dynamic dim with others");
-        int64_t span = w->dilation[i] * (w->k[i] - 1);
-        out[lead + i] = dyn(e) ? simp(sym.idiv(sym.add(e, w->stride[i] - 1 - span), w->stride[i])) : e;
-      }
-      return out;
-    }
-    // To reduces, pads, slices and flips, a broadcast of the same size in both traces is fixed.
-    std::vector<const UOp*> in_fixed;
-    bool sizes_matter = a->op == Op::Reduce || a->op == Op::Pad || a->op == Op::Shrink || a->op == Op::Flip;
-    // (So to reshapes: a broadcast of a fixed size merges with other axes like any fixed axis.)
-    if (!a->src.empty()) in_fixed = sizes_matter || a->op == Op::Reshape ? fixed_bcast_of(a->src[0]) : ext.at(a->src[0]);
-    const std::vector<const UOp*>* in = a->src.empty() ? nullptr : &in_fixed;
-    if (sizes_matter)
-      for (size_t i = 0; i < in_fixed.size(); ++i) {
-        bool touched = a->op == Op::Reduce ? std::count(a->reduce().axes.begin(), a->reduce().axes.end(), int64_t(i)) > 0
-                       : a->op == Op::Pad  ? a->ints()[2 * i] != 0 || a->ints()[2 * i + 1] != 0
-                       : a->op == Op::Flip ? a->ints()[i] != 0
-                                           : a->ints()[2 * i] != 0 || a->ints()[2 * i + 1] != a->src[0]->shape[i];
-        want(!mixed(in_fixed[i]) || !touched, "reduces, pads, slices or reverses an axis that merges the dynamic dim with others");
-      }
+    if (const Graph::Window* w = t.ga.window(a)) return window_rule(a, *w);
     // An ASSIGN is its state buffer (run-time sizes as the buffer's); the value written may have
     // run-time sizes of its own (the tokens of this run), and the offset is an index expression.
     if (a->op == Op::Assign) return ext.at(a->src[0]);
-    if (is_elementwise(a->op) || a->op == Op::Contiguous) {
-      // Operands agree on every axis (a broadcast agrees with anything).
-      for (size_t i = 0; i < n; ++i) {
-        bool first = true;
-        for (const UOp* x : a->src) {
-          const UOp* e = ext.at(x)[i];
-          if (e == broadcast) {
-            if (first) out[i] = e;
-            continue;
-          }
-          if (!(first || out[i] == broadcast || out[i] == e))
-            t.fail(a, "combines tensors whose run-time sizes differ along axis " + std::to_string(i) + " (" + extent_str(out[i]) + " and " + extent_str(e) + ")");
-          out[i] = e, first = false;
-        }
-      }
-      return out;
-    }
+    if (is_elementwise(a->op) || a->op == Op::Contiguous) return elementwise_rule(a);
     switch (a->op) {
-      case Op::Const: case Op::Var: return out;
-      case Op::Buffer: {
-        // An input's dynamic axes are the VAR; a whole table in trace a, cut to the dim's size
-        // in trace b, is the table cut to the dim.
-        bool cut = b->op == Op::Shrink;
-        const UOp* bb = cut ? b->src[0] : b;
-        const BufferInfo &ia = t.ga.buffer(a->ival()), &ib = t.gb.buffer(bb->ival());
-        want(ia.kind == ib.kind, "is built differently at the two sizes");
-        bool differs = false;
-        for (size_t i = 0; i < n; ++i)
-          if (a->shape[i] != b->shape[i]) {
-            want(a->shape[i] == t.size_a && b->shape[i] == t.size_b, "has a dim that follows the dynamic dim other than as itself");
-            if (cut) want(b->ints()[2 * i] == 0, "slices the dynamic dim");
-            out[i] = dim, differs = true;
-          }
-        if (ia.kind == BufferKind::Weight)
-          want((!differs || cut) && ia.data && ib.data && *ia.data == *ib.data,
-               "uses a constant computed from the dynamic dim's size ('" + ia.name + "')");
-        return out;
-      }
-      case Op::Reduce: {
-        out = *in;
-        for (int64_t ax : a->reduce().axes) {
-          want((*in)[size_t(ax)] != broadcast, "reduces over a broadcast of the dynamic dim");
-          out[size_t(ax)] = nullptr;  // a reduce over the dim stops at its run-time size
-        }
-        return out;
-      }
-      case Op::Pad: {
-        // The pad's mask compares with the run-time size, so the padding follows the data. An
-        // amount that differs between the traces follows another run-time size (a concat's
-        // piece after or before one of run-time size): the amount before is an offset.
-        const auto &p = a->ints(), &pb = b->ints();
-        for (size_t i = 0; i < n; ++i) {
-          const UOp* e = (*in)[i];
-          want(e != broadcast || (p[2 * i] == 0 && p[2 * i + 1] == 0), "pads a broadcast of the dynamic dim");
-          const UOp* size = dyn(e) ? e : e ? nullptr : g.cint(a->src[0]->shape[i]);
-          for (int side = 0; side < 2; ++side) {
-            int64_t amount = p[2 * i + size_t(side)];
-            if (amount == pb[2 * i + size_t(side)]) {
-              if (size) size = sym.add(size, amount);
-              continue;
-            }
-            want(size != nullptr, "pads a merged or broadcast axis by an amount that follows the dynamic dim");
-            const UOp* x = sized_like(amount, pb[2 * i + size_t(side)]);
-            if (!x) t.fail(a, "pads by an amount that follows the dynamic dim (" + std::to_string(amount) + " at size " + std::to_string(t.size_a) + ", " +
-                                  std::to_string(pb[2 * i + size_t(side)]) + " at " + std::to_string(t.size_b) + ") in a way tgc does not derive");
-            if (side == 0) offset[{a, int64_t(i)}] = x;
-            size = sym.add(size, x);
-          }
-          out[i] = size && !size->is_const() ? simp(size) : e;
-        }
-        return out;
-      }
-      case Op::Flip:
-        for (size_t i = 0; i < n; ++i) want(!dyn((*in)[i]) || a->ints()[i] == 0, "reverses the dynamic dim");
-        return *in;
-      case Op::Expand:
-        // Every expanded axis: its extent at run time is whatever its operands' is (a strided
-        // size can be equal in both traces, so the traces cannot tell).
-        for (size_t i = 0; i < n; ++i) out[i] = a->src[0]->shape[i] == 1 && a->shape[i] != 1 ? broadcast : (*in)[i];
-        return out;
-      case Op::Permute:
-        for (size_t i = 0; i < n; ++i) out[i] = (*in)[size_t(a->ints()[i])];
-        return out;
-      case Op::Reshape: {
-        // The dim's part of each input axis (the axis itself, or its part of a merged axis) at
-        // its stride in the row-major order, which a reshape keeps: an output axis of that size
-        // and stride is the dim again; one that holds it with other dims is a merged axis.
-        const Shape& sh = a->src[0]->shape;
-        for (size_t i = 0; i < sh.size(); ++i) {
-          const UOp* e = (*in)[i];
-          if (!e) continue;
-          Mixed part{e, sh[i], dims_after(sh, int(i))};
-          if (mixed(e)) part = Mixed{mixed_info.at(e).extent, mixed_info.at(e).size, mixed_info.at(e).stride * dims_after(sh, int(i))};
-          bool found = false;
-          for (size_t j = 0; j < n && !found; ++j) {
-            int64_t st = dims_after(a->shape, int(j));
-            if (a->shape[j] == part.size && st == part.stride) {
-              want(!out[j], "reshapes two dynamic axes into one");
-              out[j] = part.extent, found = true;
-            } else if (dyn(e) && part.stride % st == 0 && st * a->shape[j] == part.stride * part.size) {
-              // The dim is the outermost part of the merged axis (a nearest upsample's [H, 8] ->
-              // [8H]): its positions below E * inner are a prefix, the run-time size.
-              want(!out[j], "reshapes two dynamic axes into one");
-              out[j] = simp(sym.mul(part.extent, part.stride / st)), found = true;
-            } else if (e != broadcast && part.stride % st == 0 && (st * a->shape[j]) % (part.stride * part.size) == 0) {
-              want(!out[j], "reshapes two dynamic axes into one");
-              out[j] = mixed_marker(Mixed{part.extent, part.size, part.stride / st}), found = true;
-            }
-          }
-          want(found, "reshapes across the dynamic dim (" + shape_str(sh) + " to " + shape_str(a->shape) + ")");
-        }
-        return out;
-      }
-      case Op::Shrink: {
-        // Per axis: fixed bounds on a fixed axis; on a dim that follows the run-time size, a fixed
-        // start and an end at a fixed distance from its end; a fixed axis cut to the dim's size
-        // (a table of positions).
-        // (Trace b may have the whole source: a cut that is no op there, see pair_up.)
-        const std::vector<int64_t>& pa = a->ints();
-        const Shape& sa = a->src[0]->shape;
-        const Shape& sb = b->op == Op::Shrink ? b->src[0]->shape : b->shape;
-        std::vector<int64_t> pb;
-        if (b->op == Op::Shrink) pb = b->ints();
-        else
-          for (int64_t d : sb) pb.push_back(0), pb.push_back(d);
-        for (size_t i = 0; i < n; ++i) {
-          int64_t lo = pa[2 * i], hi = pa[2 * i + 1];
-          bool same_lo = lo == pb[2 * i];
-          const UOp* e = (*in)[i];
-          if (!e) {
-            if (same_lo && hi == pb[2 * i + 1]) continue;
-            want(same_lo && hi - lo == t.size_a && pb[2 * i + 1] - lo == t.size_b, "slices by the dynamic dim's size");
-            out[i] = dim;
-          } else if (e == broadcast) {
-            want(lo == 0 && hi == sa[i] && pb[2 * i + 1] == sb[i], "slices a broadcast of the dynamic dim");
-            out[i] = e;
-          } else if (b->op != Op::Shrink && lo == 0 && !mixed(e)) {
-            // A cut to the first `hi` of a dim that trace b holds whole: the run-time size up
-            // to hi, which the side of an If built for it checks (onnx_ops_control.cpp).
-            out[i] = simp(sym.mul(g.make(Op::Max, DType::Index, {sym.mul(e, -1), g.cint(-hi)}), -1));
-          } else if (same_lo && hi == pb[2 * i + 1]) {
-            // A fixed part (a reflect pad's first elements): exact where the data reaches hi.
-            want(!mixed(e), "slices an axis that merges the dynamic dim with others");
-            need(e, hi);
-          } else if (same_lo) {
-            want(sa[i] - hi == sb[i] - pb[2 * i + 1], "slices the dynamic dim other than at fixed distances from its ends");
-            out[i] = simp(sym.add(e, -(sa[i] - hi) - lo));
-          } else {
-            // Both ends at fixed distances from the dim's end (a reflect pad's last elements):
-            // a fixed size, starting at a run-time offset.
-            want(!mixed(e) && sa[i] - lo == sb[i] - pb[2 * i] && sa[i] - hi == sb[i] - pb[2 * i + 1],
-                 "slices the dynamic dim other than at fixed distances from its ends ([" + std::to_string(lo) + ", " + std::to_string(hi) + ") of " +
-                     std::to_string(sa[i]) + " at size " + std::to_string(t.size_a) + ", [" + std::to_string(pb[2 * i]) + ", " +
-                     std::to_string(pb[2 * i + 1]) + ") of " + std::to_string(sb[i]) + " at " + std::to_string(t.size_b) + ")");
-            offset[{a, int64_t(i)}] = simp(sym.add(e, lo - sa[i]));
-            need(e, sa[i] - lo);
-          }
-        }
-        return out;
-      }
+      case Op::Const: case Op::Var: return std::vector<const UOp*>(a->shape.size(), nullptr);
+      case Op::Buffer: return buffer_rule(a, b);
+      case Op::Reduce: return reduce_rule(a, sized_input(a));
+      case Op::Pad: return pad_rule(a, b, sized_input(a));
+      case Op::Flip: return flip_rule(a, sized_input(a));
+      case Op::Expand: return expand_rule(a, ext.at(a->src[0]));
+      case Op::Permute: return permute_rule(a, ext.at(a->src[0]));
+      // (To reshapes, a broadcast of a fixed size merges with other axes like any fixed axis.)
+      case Op::Reshape: return reshape_rule(a, fixed_bcast_of(a->src[0]));
+      case Op::Shrink: return shrink_rule(a, b, sized_input(a));
       default: t.fail(a, "is not a tensor-level op");
     }
+  }
+
+  void want(const UOp* a, bool ok, const std::string& why) const {
+    if (!ok) t.fail(a, why);
+  }
+
+  // [lead..., positions..., taps...] over [lead..., spatial...]: a position's window starts at
+  // o * stride, so there are ceil((E - dilation * (k - 1)) / stride) of them.
+  std::vector<const UOp*> window_rule(const UOp* a, const Graph::Window& w) {
+    std::vector<const UOp*> out(a->shape.size(), nullptr);
+    const std::vector<const UOp*> in = fixed_bcast_of(w.of);
+    size_t nk = w.k.size(), lead = in.size() - nk;
+    for (size_t i = 0; i < lead; ++i) out[i] = in[i];
+    for (size_t i = 0; i < nk; ++i) {
+      // Windows over a broadcast (an average pool's count of ones) are all the same.
+      const UOp* e = in[lead + i];
+      want(a, !mixed(e), "takes windows over an axis that merges the dynamic dim with others");
+      int64_t span = w.dilation[i] * (w.k[i] - 1);
+      out[lead + i] = dyn(e) ? simp(sym.idiv(sym.add(e, w.stride[i] - 1 - span), w.stride[i])) : e;
+    }
+    return out;
+  }
+
+  // To reduces, pads, slices and flips, a broadcast of the same size in both traces is fixed; an
+  // axis that merges the dim with others they must leave alone.
+  std::vector<const UOp*> sized_input(const UOp* a) {
+    std::vector<const UOp*> in = fixed_bcast_of(a->src[0]);
+    for (size_t i = 0; i < in.size(); ++i) {
+      bool touched = a->op == Op::Reduce ? std::count(a->reduce().axes.begin(), a->reduce().axes.end(), int64_t(i)) > 0
+                     : a->op == Op::Pad  ? a->ints()[2 * i] != 0 || a->ints()[2 * i + 1] != 0
+                     : a->op == Op::Flip ? a->ints()[i] != 0
+                                         : a->ints()[2 * i] != 0 || a->ints()[2 * i + 1] != a->src[0]->shape[i];
+      want(a, !mixed(in[i]) || !touched, "reduces, pads, slices or reverses an axis that merges the dynamic dim with others");
+    }
+    return in;
+  }
+
+  // Operands agree on every axis (a broadcast agrees with anything).
+  std::vector<const UOp*> elementwise_rule(const UOp* a) {
+    std::vector<const UOp*> out(a->shape.size(), nullptr);
+    for (size_t i = 0; i < out.size(); ++i) {
+      bool first = true;
+      for (const UOp* x : a->src) {
+        const UOp* e = ext.at(x)[i];
+        if (e == broadcast) {
+          if (first) out[i] = e;
+          continue;
+        }
+        if (!(first || out[i] == broadcast || out[i] == e))
+          t.fail(a, "combines tensors whose run-time sizes differ along axis " + std::to_string(i) + " (" + extent_str(out[i]) + " and " + extent_str(e) + ")");
+        out[i] = e, first = false;
+      }
+    }
+    return out;
+  }
+
+  // An input's dynamic axes are the VAR; a whole table in trace a, cut to the dim's size in trace
+  // b, is the table cut to the dim.
+  std::vector<const UOp*> buffer_rule(const UOp* a, const UOp* b) {
+    std::vector<const UOp*> out(a->shape.size(), nullptr);
+    bool cut = b->op == Op::Shrink;
+    const UOp* bb = cut ? b->src[0] : b;
+    const BufferInfo &ia = t.ga.buffer(a->ival()), &ib = t.gb.buffer(bb->ival());
+    want(a, ia.kind == ib.kind, "is built differently at the two sizes");
+    bool differs = false;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (a->shape[i] != b->shape[i]) {
+        want(a, a->shape[i] == t.size_a && b->shape[i] == t.size_b, "has a dim that follows the dynamic dim other than as itself");
+        if (cut) want(a, b->ints()[2 * i] == 0, "slices the dynamic dim");
+        out[i] = dim, differs = true;
+      }
+    if (ia.kind == BufferKind::Weight)
+      want(a, (!differs || cut) && ia.data && ib.data && *ia.data == *ib.data,
+           "uses a constant computed from the dynamic dim's size ('" + ia.name + "')");
+    return out;
+  }
+
+  std::vector<const UOp*> reduce_rule(const UOp* a, const std::vector<const UOp*>& in) {
+    std::vector<const UOp*> out = in;
+    for (int64_t ax : a->reduce().axes) {
+      want(a, in[size_t(ax)] != broadcast, "reduces over a broadcast of the dynamic dim");
+      out[size_t(ax)] = nullptr;  // a reduce over the dim stops at its run-time size
+    }
+    return out;
+  }
+
+  // The pad's mask compares with the run-time size, so the padding follows the data. An amount
+  // that differs between the traces follows another run-time size (a concat's piece after or
+  // before one of run-time size): the amount before is an offset.
+  std::vector<const UOp*> pad_rule(const UOp* a, const UOp* b, const std::vector<const UOp*>& in) {
+    std::vector<const UOp*> out(a->shape.size(), nullptr);
+    const auto &p = a->ints(), &pb = b->ints();
+    for (size_t i = 0; i < out.size(); ++i) {
+      const UOp* e = in[i];
+      want(a, e != broadcast || (p[2 * i] == 0 && p[2 * i + 1] == 0), "pads a broadcast of the dynamic dim");
+      const UOp* size = dyn(e) ? e : e ? nullptr : g.cint(a->src[0]->shape[i]);
+      for (int side = 0; side < 2; ++side) {
+        int64_t amount = p[2 * i + size_t(side)];
+        if (amount == pb[2 * i + size_t(side)]) {
+          if (size) size = sym.add(size, amount);
+          continue;
+        }
+        want(a, size != nullptr, "pads a merged or broadcast axis by an amount that follows the dynamic dim");
+        const UOp* x = sized_like(amount, pb[2 * i + size_t(side)]);
+        if (!x) t.fail(a, "pads by an amount that follows the dynamic dim (" + std::to_string(amount) + " at size " + std::to_string(t.size_a) + ", " +
+                              std::to_string(pb[2 * i + size_t(side)]) + " at " + std::to_string(t.size_b) + ") in a way tgc does not derive");
+        if (side == 0) offset[{a, int64_t(i)}] = x;
+        size = sym.add(size, x);
+      }
+      out[i] = size && !size->is_const() ? simp(size) : e;
+    }
+    return out;
+  }
+
+  std::vector<const UOp*> flip_rule(const UOp* a, const std::vector<const UOp*>& in) {
+    for (size_t i = 0; i < in.size(); ++i) want(a, !dyn(in[i]) || a->ints()[i] == 0, "reverses the dynamic dim");
+    return in;
+  }
+
+  // Every expanded axis: its extent at run time is whatever its operands' is (a strided size can
+  // be equal in both traces, so the traces cannot tell).
+  std::vector<const UOp*> expand_rule(const UOp* a, const std::vector<const UOp*>& in) {
+    std::vector<const UOp*> out(a->shape.size(), nullptr);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = a->src[0]->shape[i] == 1 && a->shape[i] != 1 ? broadcast : in[i];
+    return out;
+  }
+
+  std::vector<const UOp*> permute_rule(const UOp* a, const std::vector<const UOp*>& in) {
+    std::vector<const UOp*> out(a->shape.size(), nullptr);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = in[size_t(a->ints()[i])];
+    return out;
+  }
+
+  // The dim's part of each input axis (the axis itself, or its part of a merged axis) at its
+  // stride in the row-major order, which a reshape keeps: an output axis of that size and stride
+  // is the dim again; one that holds it with other dims is a merged axis.
+  std::vector<const UOp*> reshape_rule(const UOp* a, const std::vector<const UOp*>& in) {
+    const size_t n = a->shape.size();
+    std::vector<const UOp*> out(n, nullptr);
+    const Shape& sh = a->src[0]->shape;
+    for (size_t i = 0; i < sh.size(); ++i) {
+      const UOp* e = in[i];
+      if (!e) continue;
+      Mixed part{e, sh[i], dims_after(sh, int(i))};
+      if (mixed(e)) part = Mixed{mixed_info.at(e).extent, mixed_info.at(e).size, mixed_info.at(e).stride * dims_after(sh, int(i))};
+      bool found = false;
+      for (size_t j = 0; j < n && !found; ++j) {
+        int64_t st = dims_after(a->shape, int(j));
+        if (a->shape[j] == part.size && st == part.stride) {
+          want(a, !out[j], "reshapes two dynamic axes into one");
+          out[j] = part.extent, found = true;
+        } else if (dyn(e) && part.stride % st == 0 && st * a->shape[j] == part.stride * part.size) {
+          // The dim is the outermost part of the merged axis (a nearest upsample's [H, 8] ->
+          // [8H]): its positions below E * inner are a prefix, the run-time size.
+          want(a, !out[j], "reshapes two dynamic axes into one");
+          out[j] = simp(sym.mul(part.extent, part.stride / st)), found = true;
+        } else if (e != broadcast && part.stride % st == 0 && (st * a->shape[j]) % (part.stride * part.size) == 0) {
+          want(a, !out[j], "reshapes two dynamic axes into one");
+          out[j] = mixed_marker(Mixed{part.extent, part.size, part.stride / st}), found = true;
+        }
+      }
+      want(a, found, "reshapes across the dynamic dim (" + shape_str(sh) + " to " + shape_str(a->shape) + ")");
+    }
+    return out;
+  }
+
+  // Per axis: fixed bounds on a fixed axis; on a dim that follows the run-time size, a fixed start
+  // and an end at a fixed distance from its end; a fixed axis cut to the dim's size (a table of
+  // positions).
+  // (Trace b may have the whole source: a cut that is no op there, see pair_up.)
+  std::vector<const UOp*> shrink_rule(const UOp* a, const UOp* b, const std::vector<const UOp*>& in) {
+    std::vector<const UOp*> out(a->shape.size(), nullptr);
+    const std::vector<int64_t>& pa = a->ints();
+    const Shape& sa = a->src[0]->shape;
+    const Shape& sb = b->op == Op::Shrink ? b->src[0]->shape : b->shape;
+    std::vector<int64_t> pb;
+    if (b->op == Op::Shrink) pb = b->ints();
+    else
+      for (int64_t d : sb) pb.push_back(0), pb.push_back(d);
+    for (size_t i = 0; i < out.size(); ++i) {
+      int64_t lo = pa[2 * i], hi = pa[2 * i + 1];
+      bool same_lo = lo == pb[2 * i];
+      const UOp* e = in[i];
+      if (!e) {
+        if (same_lo && hi == pb[2 * i + 1]) continue;
+        want(a, same_lo && hi - lo == t.size_a && pb[2 * i + 1] - lo == t.size_b, "slices by the dynamic dim's size");
+        out[i] = dim;
+      } else if (e == broadcast) {
+        want(a, lo == 0 && hi == sa[i] && pb[2 * i + 1] == sb[i], "slices a broadcast of the dynamic dim");
+        out[i] = e;
+      } else if (b->op != Op::Shrink && lo == 0 && !mixed(e)) {
+        // A cut to the first `hi` of a dim that trace b holds whole: the run-time size up
+        // to hi, which the side of an If built for it checks (onnx_ops_control.cpp).
+        out[i] = simp(sym.mul(g.make(Op::Max, DType::Index, {sym.mul(e, -1), g.cint(-hi)}), -1));
+      } else if (same_lo && hi == pb[2 * i + 1]) {
+        // A fixed part (a reflect pad's first elements): exact where the data reaches hi.
+        want(a, !mixed(e), "slices an axis that merges the dynamic dim with others");
+        need(e, hi);
+      } else if (same_lo) {
+        want(a, sa[i] - hi == sb[i] - pb[2 * i + 1], "slices the dynamic dim other than at fixed distances from its ends");
+        out[i] = simp(sym.add(e, -(sa[i] - hi) - lo));
+      } else {
+        // Both ends at fixed distances from the dim's end (a reflect pad's last elements):
+        // a fixed size, starting at a run-time offset.
+        want(a, !mixed(e) && sa[i] - lo == sb[i] - pb[2 * i] && sa[i] - hi == sb[i] - pb[2 * i + 1],
+             "slices the dynamic dim other than at fixed distances from its ends ([" + std::to_string(lo) + ", " + std::to_string(hi) + ") of " +
+                 std::to_string(sa[i]) + " at size " + std::to_string(t.size_a) + ", [" + std::to_string(pb[2 * i]) + ", " +
+                 std::to_string(pb[2 * i + 1]) + ") of " + std::to_string(sb[i]) + " at " + std::to_string(t.size_b) + ")");
+        offset[{a, int64_t(i)}] = simp(sym.add(e, lo - sa[i]));
+        need(e, sa[i] - lo);
+      }
+    }
+    return out;
   }
 
   // Each extent must give trace a's size at the bound (also as its upper bound: the layout the

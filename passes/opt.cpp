@@ -542,112 +542,115 @@ static std::vector<Opt> chain_opts(Graph& g, const Kernel& k, const TargetProfil
   return {};
 }
 
-std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, bool tile_runtime_axes) {
-  if (t.gpu) {
-    std::vector<Opt> opts = gpu_heuristic_opts(g, k, t);
-    if (t.image_weights) unroll_along_weights(g, k, t, opts);
-    split_mid_reduce(g, k, t, opts);
-    return opts;
-  }
+namespace {
+// The CPU heuristic's choices for a kernel with reduces so far: the opts, the copies of the body
+// they make, and the output axis the vector lanes run along (-1: none).
+struct CpuChoice {
   std::vector<Opt> opts;
-  if (k.num_reduces == 0) {  // elementwise: LLVM vectorizes the inner loop
-    std::vector<Opt> phases = phase_opts(g, k);
-    return phases.empty() ? chain_opts(g, k, t) : phases;
-  }
-  const std::vector<const UOp*>& globals = k.global_ranges;
-  std::vector<const UOp*> loads = reduce_loads(k);
-  if (globals.empty() || loads.empty()) return opts;
-  const UOp* store_idx = k.ast->src[1];
-  // Accumulators in half the vector registers, leaving the rest for loads and broadcasts (BEAM's
-  // choices on the real models settle there: 16 of AVX-512's 32 registers).
-  int64_t budget = int64_t(t.vector_lanes) * std::max(1, t.vector_registers / 2);
   int64_t expand = 1;
   int vec_axis = -1;
-  // Vector lanes: the innermost output axis along which the store and some load are contiguous.
-  for (int a = int(globals.size()) - 1; a >= 0 && vec_axis < 0; --a) {
+};
+}  // namespace
+
+// Vector lanes: the innermost output axis along which the store and some load are contiguous.
+static void lanes_along_outputs(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<const UOp*>& loads, CpuChoice& c) {
+  const std::vector<const UOp*>& globals = k.global_ranges;
+  const UOp* store_idx = k.ast->src[1];
+  for (int a = int(globals.size()) - 1; a >= 0 && c.vec_axis < 0; --a) {
     if (stride(g, store_idx, globals[size_t(a)]) != 1) continue;
     bool contiguous_load = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return stride(g, l->src[1], globals[size_t(a)]) == 1; });
     if (!contiguous_load) break;
-    if (int64_t v = vector_width(size_of(globals[size_t(a)]), t)) opts.push_back({OptOp::Upcast, a, v}), expand *= v, vec_axis = a;
+    if (int64_t v = vector_width(size_of(globals[size_t(a)]), t)) c.opts.push_back({OptOp::Upcast, a, v}), c.expand *= v, c.vec_axis = a;
   }
-  // Output rows of a quarter vector or less (96 channels of 12 x 4 positions): the lanes run
-  // along an output axis that some load reads contiguously instead (the channels of a weight
-  // that passes/channel_vectors transposed), one vector wide; the positions become register
-  // tiles (an audio embedding's 12x4 convolution: 0.158 -> 0.047 ms).
-  if (narrow_rows(size_of(globals.back()), t))
-    for (int a = 0; a < int(globals.size()); ++a) {
-      const UOp* r = globals[size_t(a)];
-      int64_t n = size_of(r), v = n % t.vector_lanes == 0 ? t.vector_lanes : vector_width(n, t);
-      if (a == vec_axis || !r->src[0]->is_const() || v < t.vector_lanes) continue;
-      if (std::none_of(loads.begin(), loads.end(), [&](const UOp* l) { return stride(g, l->src[1], r) == 1; })) continue;
-      opts.clear();
-      opts.push_back({OptOp::Upcast, a, v}), expand = v, vec_axis = a;
-      break;
-    }
-  // Without vector lanes along an output axis (a matmul against a transposed or a quantized
-  // weight matrix: the reduce axis is the contiguous one), the lanes run along each reduce axis
-  // that some load reads contiguously, each lane its own partial sum: four vectors' worth, so
-  // that four multiply-add chains hide each other's latency (and one iteration covers a 32-element
-  // quantized block, whose unpacking then has constant shifts). LLVM's loop vectorizer would
-  // do that by itself for plain loads, but not through a quantized block's index arithmetic.
-  // No register tiles on top: the SLP vectorizer would then bundle the tile's copies instead.
-  // The split ranges of `opts`' last action (outer, inner): the two newest ranges.
-  auto last_split = [&](const Kernel& split) {
-    std::vector<const UOp*> rs;
-    for (const UOp* u : toposort({split.ast}))
-      if (u->op == Op::Range) rs.push_back(u);
-    std::sort(rs.begin(), rs.end(), [](const UOp* a, const UOp* b) { return a->range().id < b->range().id; });
-    return std::make_pair(rs[rs.size() - 2], rs.back());
-  };
-  // Whether LANES(axis, lanes) after `base` has some load read its lanes contiguously (a block
-  // of a quantized row, the rows of one head: contiguous only within the block).
-  auto contiguous_lanes = [&](std::vector<Opt> with, int axis, int64_t lanes) {
-    with.push_back({OptOp::Lanes, axis, lanes});
-    Kernel split;
-    try {
-      split = apply_opts(g, k, with, t);
-    } catch (const Error&) {  // expands the body too far along with the other reduces' lanes
-      return false;
-    }
-    const UOp* inner = last_split(split).second;
-    std::vector<const UOp*> split_loads = reduce_loads(split);
-    return std::any_of(split_loads.begin(), split_loads.end(), [&](const UOp* l) { return stride(g, l->src[1], inner) == 1; });
-  };
-  // Whether every index (of a load, of a comparison) is affine along the outer part of `with`'s
-  // last split: a quantized super-block's unpacking is then the same in every iteration.
-  auto affine_outer = [&](const std::vector<Opt>& with) {
-    Kernel split;
-    try {
-      split = apply_opts(g, k, with, t);
-    } catch (const Error&) {
-      return false;
-    }
-    const UOp* outer = last_split(split).first;
-    for (const UOp* u : toposort({split.ast}))
-      for (const UOp* x : u->src)
-        if (x->dtype == DType::Index && u->dtype != DType::Index && u->op != Op::KReduce && depends_on(x, outer) && !stride_along(g, x, outer)) return false;
-    return true;
-  };
+}
+
+// Output rows of a quarter vector or less (96 channels of 12 x 4 positions): the lanes run
+// along an output axis that some load reads contiguously instead (the channels of a weight
+// that passes/channel_vectors transposed), one vector wide; the positions become register
+// tiles (an audio embedding's 12x4 convolution: 0.158 -> 0.047 ms).
+static void lanes_across_narrow_rows(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<const UOp*>& loads, CpuChoice& c) {
+  const std::vector<const UOp*>& globals = k.global_ranges;
+  if (!narrow_rows(size_of(globals.back()), t)) return;
+  for (int a = 0; a < int(globals.size()); ++a) {
+    const UOp* r = globals[size_t(a)];
+    int64_t n = size_of(r), v = n % t.vector_lanes == 0 ? t.vector_lanes : vector_width(n, t);
+    if (a == c.vec_axis || !r->src[0]->is_const() || v < t.vector_lanes) continue;
+    if (std::none_of(loads.begin(), loads.end(), [&](const UOp* l) { return stride(g, l->src[1], r) == 1; })) continue;
+    c.opts.clear();
+    c.opts.push_back({OptOp::Upcast, a, v}), c.expand = v, c.vec_axis = a;
+    break;
+  }
+}
+
+// The split ranges of the last action of the opts that made `split` (outer, inner): the two
+// newest ranges.
+static std::pair<const UOp*, const UOp*> last_split(const Kernel& split) {
+  std::vector<const UOp*> rs;
+  for (const UOp* u : toposort({split.ast}))
+    if (u->op == Op::Range) rs.push_back(u);
+  std::sort(rs.begin(), rs.end(), [](const UOp* a, const UOp* b) { return a->range().id < b->range().id; });
+  return std::make_pair(rs[rs.size() - 2], rs.back());
+}
+
+// Whether LANES(axis, lanes) after `with` has some load read its lanes contiguously (a block
+// of a quantized row, the rows of one head: contiguous only within the block).
+static bool contiguous_lanes(Graph& g, const Kernel& k, const TargetProfile& t, std::vector<Opt> with, int axis, int64_t lanes) {
+  with.push_back({OptOp::Lanes, axis, lanes});
+  Kernel split;
+  try {
+    split = apply_opts(g, k, with, t);
+  } catch (const Error&) {  // expands the body too far along with the other reduces' lanes
+    return false;
+  }
+  const UOp* inner = last_split(split).second;
+  std::vector<const UOp*> split_loads = reduce_loads(split);
+  return std::any_of(split_loads.begin(), split_loads.end(), [&](const UOp* l) { return stride(g, l->src[1], inner) == 1; });
+}
+
+// Whether every index (of a load, of a comparison) is affine along the outer part of `with`'s
+// last split: a quantized super-block's unpacking is then the same in every iteration.
+static bool affine_outer(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<Opt>& with) {
+  Kernel split;
+  try {
+    split = apply_opts(g, k, with, t);
+  } catch (const Error&) {
+    return false;
+  }
+  const UOp* outer = last_split(split).first;
+  for (const UOp* u : toposort({split.ast}))
+    for (const UOp* x : u->src)
+      if (x->dtype == DType::Index && u->dtype != DType::Index && u->op != Op::KReduce && depends_on(x, outer) && !stride_along(g, x, outer)) return false;
+  return true;
+}
+
+// Without vector lanes along an output axis (a matmul against a transposed or a quantized
+// weight matrix: the reduce axis is the contiguous one), the lanes run along each reduce axis
+// that some load reads contiguously, each lane its own partial sum: four vectors' worth, so
+// that four multiply-add chains hide each other's latency (and one iteration covers a 32-element
+// quantized block, whose unpacking then has constant shifts). LLVM's loop vectorizer would
+// do that by itself for plain loads, but not through a quantized block's index arithmetic.
+// No register tiles on top: the SLP vectorizer would then bundle the tile's copies instead.
+static void lanes_along_reduces(Graph& g, const Kernel& k, const TargetProfile& t, std::vector<Opt>& opts) {
   std::vector<const UOp*> lane_axes;
   std::vector<const UOp*> axes = kernel_axes(k);
-  for (size_t a = globals.size(); a < axes.size() && vec_axis < 0 && t.vector_lanes >= 4; ++a)
-    if (axes[a]->src[0]->is_const() && size_of(axes[a]) % t.vector_lanes == 0 && contiguous_lanes({}, int(a), t.vector_lanes))
+  for (size_t a = k.global_ranges.size(); a < axes.size() && t.vector_lanes >= 4; ++a)
+    if (axes[a]->src[0]->is_const() && size_of(axes[a]) % t.vector_lanes == 0 && contiguous_lanes(g, k, t, {}, int(a), t.vector_lanes))
       lane_axes.push_back(axes[a]);
   for (const UOp* r : lane_axes) {
     // Splits move the axes after them: find this one's place in the kernel split so far.
     std::vector<const UOp*> now = kernel_axes(apply_opts(g, k, opts, t));
     int axis = int(std::find(now.begin(), now.end(), r) - now.begin());
     for (int64_t lanes : {4 * t.vector_lanes, 2 * t.vector_lanes, t.vector_lanes}) {
-      if (lanes > t.max_expand || size_of(r) % lanes != 0 || !contiguous_lanes(opts, axis, lanes)) continue;
+      if (lanes > t.max_expand || size_of(r) % lanes != 0 || !contiguous_lanes(g, k, t, opts, axis, lanes)) continue;
       opts.push_back({OptOp::Lanes, axis, lanes});
       // A super-block of 256 (K-quants) spans several iterations, each unpacking its part with
       // other shifts and scales: unroll the loop over it (the outer part keeps r's place).
-      if (!affine_outer(opts))
+      if (!affine_outer(g, k, t, opts))
         for (int64_t unroll : {2, 4, 8}) {
           if (lanes * unroll > t.max_expand || size_of(r) % (lanes * unroll) != 0) continue;
           std::vector<Opt> with = opts;
           with.push_back({OptOp::Unroll, axis, unroll});
-          if (affine_outer(with)) {
+          if (affine_outer(g, k, t, with)) {
             opts = with;
             break;
           }
@@ -655,31 +658,60 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
       break;
     }
   }
-  if (vec_axis < 0) return opts;
-  // Register tiles: axes along which some load stays the same, so one load serves every copy.
-  // Not along a run-time size that may be 1: a one-token decode step would compute the tile's
-  // padding rows (large_size_variant tiles it where the size is large). A size of at least 2
-  // (an image's rows in multiples of 32) is tiled as at its bound.
+}
+
+// Register tiles: axes along which some load stays the same, so one load serves every copy.
+// Not along a run-time size that may be 1: a one-token decode step would compute the tile's
+// padding rows (large_size_variant tiles it where the size is large). A size of at least 2
+// (an image's rows in multiples of 32) is tiled as at its bound.
+static void register_tiles(const Kernel& k, const std::vector<const UOp*>& loads, int64_t budget, bool tile_runtime_axes, CpuChoice& c) {
+  const std::vector<const UOp*>& globals = k.global_ranges;
   std::vector<size_t> tiles;  // their places in opts
   for (int a = int(globals.size()) - 1; a >= 0; --a) {
-    if (a == vec_axis) continue;
+    if (a == c.vec_axis) continue;
     const UOp* r = globals[size_t(a)];
     if (!r->src[0]->is_const() && r->src[0]->vmin < 2 && !tile_runtime_axes) continue;
     bool reused = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return !depends_on(l->src[1], r); });
     bool varies = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends_on(l->src[1], r); });
     if (!reused || !varies) continue;
-    int64_t v = pick_divisor(size_of(r), {4, 3, 2}, budget / expand);
-    if (v) opts.push_back({OptOp::Upcast, a, v}), expand *= v, tiles.push_back(opts.size() - 1);
+    int64_t v = pick_divisor(size_of(r), {4, 3, 2}, budget / c.expand);
+    if (v) c.opts.push_back({OptOp::Upcast, a, v}), c.expand *= v, tiles.push_back(c.opts.size() - 1);
   }
   // A tile along one axis alone (a 1x1 conv's output channels) leaves half the budget unused:
   // grow it, so that each load along the vector axis feeds twice the multiply-adds (rec's 480x480
   // 1x1 convs at 1 thread: 4 -> 8 channels, 1.75 -> 1.26 ms). Two tile axes already fill it.
   if (tiles.size() == 1) {
-    Opt& o = opts[tiles[0]];
-    int64_t rest = expand / o.amount;
+    Opt& o = c.opts[tiles[0]];
+    int64_t rest = c.expand / o.amount;
     if (int64_t v = pick_divisor(size_of(globals[size_t(o.axis)]), {8, 6}, budget / rest); v > o.amount) o.amount = v;
   }
-  return opts;
+}
+
+std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, bool tile_runtime_axes) {
+  if (t.gpu) {
+    std::vector<Opt> opts = gpu_heuristic_opts(g, k, t);
+    if (t.image_weights) unroll_along_weights(g, k, t, opts);
+    split_mid_reduce(g, k, t, opts);
+    return opts;
+  }
+  if (k.num_reduces == 0) {  // elementwise: LLVM vectorizes the inner loop
+    std::vector<Opt> phases = phase_opts(g, k);
+    return phases.empty() ? chain_opts(g, k, t) : phases;
+  }
+  std::vector<const UOp*> loads = reduce_loads(k);
+  if (k.global_ranges.empty() || loads.empty()) return {};
+  // Accumulators in half the vector registers, leaving the rest for loads and broadcasts (BEAM's
+  // choices on the real models settle there: 16 of AVX-512's 32 registers).
+  int64_t budget = int64_t(t.vector_lanes) * std::max(1, t.vector_registers / 2);
+  CpuChoice c;
+  lanes_along_outputs(g, k, t, loads, c);
+  lanes_across_narrow_rows(g, k, t, loads, c);
+  if (c.vec_axis < 0) {
+    lanes_along_reduces(g, k, t, c.opts);
+    return c.opts;
+  }
+  register_tiles(k, loads, budget, tile_runtime_axes, c);
+  return c.opts;
 }
 
 SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<Opt>& small) {

@@ -243,8 +243,6 @@ class KernelBuilder {
     if (!is_root)
       if (auto it = realized_.find(u); it != realized_.end()) return load(it->second, u->dtype, u->shape, idx, gate);
     if (is_compute(u->op)) count_evals(u, idx, gate);
-    std::vector<const UOp*> sidx(u->src.empty() ? 0 : u->src[0]->shape.size());
-    const Shape& out = u->shape;
     if (is_elementwise(u->op)) {
       std::vector<const UOp*> src;
       for (const UOp* s : u->src) src.push_back(render(s, idx, gate));
@@ -254,121 +252,143 @@ class KernelBuilder {
       case Op::Const: return u;
       case Op::Var: return u;  // a run-time size in a value (a mean's count over a run-time dim)
       case Op::Contiguous: return render(u->src[0], idx, gate);
-      case Op::Reduce: {
-        if (const UOp* picked = one_hot_gather(u, idx, gate)) return picked;
-        // A reduce inside another reduce's loop (conv feeding a pool) is stored first: fused,
-        // its outputs would be produced one at a time in the outer reduce's serial order. On
-        // GPUs a short one is not (a 2x2 pool feeding a global mean, a conv feeding a 2x2
-        // pool): a thread's loops over both cost less than a launch.
-        double length = reduce_length(u);
-        bool short_nest = parallel_ && reduce_work_ * length <= kGpuNestedReduceWork;
-        for (const UOp* i : idx)
-          if (depends_on_reduce(i) && !short_nest) throw RealizeNeeded{u};
-        ++num_reduces_;
-        std::vector<const UOp*> src = {nullptr};
-        sidx = idx;
-        std::set<const UOp*> context = position_deps(idx, gate);
-        for (int64_t a : u->reduce().axes) {
-          sidx[size_t(a)] = new_range(u->src[0]->shape[size_t(a)], RangeKind::Reduce, g_.var_axis(u->src[0], a));
-          src.push_back(sidx[size_t(a)]);
-          range_context_[sidx[size_t(a)]] = context;
-        }
-        const std::vector<const UOp*>* outer = reduce_ranges_;
-        std::vector<const UOp*> mine(src.begin() + 1, src.end());
-        reduce_ranges_ = &mine;
-        double outer_work = reduce_work_;
-        reduce_work_ *= length;
-        src[0] = render(u->src[0], sidx, gate);
-        reduce_ranges_ = outer;
-        reduce_work_ = outer_work;
-        return g_.make(Op::KReduce, u->dtype, src, ReduceArg{u->reduce().op, {}});
-      }
-      case Op::Reshape: {
-        const Shape& in = u->src[0]->shape;
-        // Adding or dropping size-1 dims maps indices one to one: no linearize-and-split, which
-        // keeps padded (possibly negative) indices free of // and %.
-        std::vector<size_t> in_dims, out_dims;
-        for (size_t i = 0; i < in.size(); ++i) if (in[i] != 1) in_dims.push_back(i);
-        for (size_t i = 0; i < out.size(); ++i) if (out[i] != 1) out_dims.push_back(i);
-        bool squeeze_only = in_dims.size() == out_dims.size();
-        for (size_t i = 0; squeeze_only && i < in_dims.size(); ++i) squeeze_only = in[in_dims[i]] == out[out_dims[i]];
-        if (squeeze_only) {
-          for (auto& x : sidx) x = sym_.c(0);
-          for (size_t i = 0; i < in_dims.size(); ++i) sidx[in_dims[i]] = idx[out_dims[i]];
-          return render(u->src[0], sidx, gate);
-        }
-        const UOp* lin = linear(out, idx);
-        int64_t stride = 1;
-        for (size_t j = in.size(); j-- > 0;) {
-          sidx[j] = in[j] == 1 ? sym_.c(0) : sym_.mod(sym_.idiv(lin, stride), in[j]);
-          stride *= in[j];
-        }
-        return render(u->src[0], sidx, gate);
-      }
-      case Op::Permute: {
-        const auto& p = u->ints();
-        for (size_t i = 0; i < p.size(); ++i) sidx[size_t(p[i])] = idx[i];
-        return render(u->src[0], sidx, gate);
-      }
-      case Op::Expand: {
-        const Shape& in = u->src[0]->shape;
-        for (size_t i = 0; i < in.size(); ++i) sidx[i] = in[i] == 1 ? sym_.c(0) : idx[i];
-        return render(u->src[0], sidx, gate);
-      }
-      case Op::Shrink: {
-        const auto& p = u->ints();
-        for (size_t i = 0; i < out.size(); ++i) {
-          const UOp* start = g_.var_offset(u, int64_t(i));
-          sidx[i] = start ? sym_.add(idx[i], start) : sym_.add(idx[i], p[2 * i]);
-        }
-        return render(u->src[0], sidx, gate);
-      }
-      case Op::Flip: {
-        const auto& f = u->ints();
-        for (size_t i = 0; i < out.size(); ++i) sidx[i] = f[i] ? sym_.add(sym_.mul(idx[i], -1), out[i] - 1) : idx[i];
-        return render(u->src[0], sidx, gate);
-      }
-      case Op::Pad: {
-        const auto& p = u->ints();
-        const Shape& in = u->src[0]->shape;
-        const UOp* valid = nullptr;
-        for (size_t i = 0; i < in.size(); ++i) {
-          const UOp* before = g_.var_offset(u, int64_t(i));
-          sidx[i] = before ? sym_.add(idx[i], sym_.mul(before, -1)) : sym_.add(idx[i], -p[2 * i]);
-          if (p[2 * i] > 0) valid = sym_.and_(valid, sym_.ge(sidx[i], 0));
-          // Over a run-time dim the data ends at its run-time size, not at the layout's.
-          const UOp* end = g_.var_axis(u->src[0], int64_t(i));
-          if (p[2 * i + 1] > 0) valid = sym_.and_(valid, end ? sym_.lt(sidx[i], end) : sym_.lt(sidx[i], in[i]));
-        }
-        // Under the mask the source index stays in [0, in): clamping it says so to the
-        // simplifier, which can then cancel the divisions and modulos of reshapes below.
-        for (size_t i = 0; i < in.size(); ++i) {
-          const UOp* x = rw_.rewrite(sidx[i]);
-          if (x->vmin < 0) x = g_.make(Op::Max, DType::Index, {x, sym_.c(0)});
-          if (x->vmax > in[i] - 1)
-            x = g_.make(Op::Neg, DType::Index, {g_.make(Op::Max, DType::Index, {g_.make(Op::Neg, DType::Index, {x}), sym_.c(1 - in[i])})});
-          sidx[i] = x;
-        }
-        if (!valid) return render(u->src[0], sidx, gate);
-        valid = rw_.rewrite(valid);
-        // Padding read inside a reduce (a conv's window) is stored once instead: the reduce
-        // then reads without masks, so its loads stay contiguous and vectorize.
-        // On GPUs a window that is the whole reduce (a depthwise conv, a pool) reads the padding
-        // through its masks: a kernel more would cost a launch and a round trip through memory.
-        // Where the reduce also runs over channels the masks would gate every channel's loads:
-        // H200 cuda, all pads inline: det 0.77 -> 0.85 ms; window-only: det 0.73, cls 0.19 -> 0.17.
-        // A short reduce (a first conv over 3 channels: 27 products) reads through masks too.
-        // Padding of weights alone (GGUF bit planes concatenated) stays inline, as their
-        // elementwise functions do: stored, it would be a dequantized copy of the weights.
-        if (depends_on_reduce(valid) && !is_root && !(parallel_ && (window_is_whole_reduce(valid) || reduce_at_most(kGpuMaskedPadReduce))) &&
-            !weight_only(u))
-          throw RealizeNeeded{u};
-        const UOp* v = render(u->src[0], sidx, sym_.and_(gate, valid));
-        if (valid->is_const(1)) return v;
-        return g_.make(Op::Where, u->dtype, {valid, v, g_.constant(0, u->dtype)});
-      }
+      case Op::Reduce: return render_reduce(u, idx, gate);
+      case Op::Reshape: return render(u->src[0], reshape_index(u, idx), gate);
+      case Op::Permute: case Op::Expand: case Op::Shrink: case Op::Flip: return render(u->src[0], moved_index(u, idx), gate);
+      case Op::Pad: return render_pad(u, idx, gate, is_root);
       default: throw Error("schedule: cannot place " + std::string(op_name(u->op)) + " in a kernel");
     }
+  }
+
+  const UOp* render_reduce(const UOp* u, const std::vector<const UOp*>& idx, const UOp* gate) {
+    if (const UOp* picked = one_hot_gather(u, idx, gate)) return picked;
+    // A reduce inside another reduce's loop (conv feeding a pool) is stored first: fused,
+    // its outputs would be produced one at a time in the outer reduce's serial order. On
+    // GPUs a short one is not (a 2x2 pool feeding a global mean, a conv feeding a 2x2
+    // pool): a thread's loops over both cost less than a launch.
+    double length = reduce_length(u);
+    bool short_nest = parallel_ && reduce_work_ * length <= kGpuNestedReduceWork;
+    for (const UOp* i : idx)
+      if (depends_on_reduce(i) && !short_nest) throw RealizeNeeded{u};
+    ++num_reduces_;
+    std::vector<const UOp*> src = {nullptr};
+    std::vector<const UOp*> sidx = idx;
+    std::set<const UOp*> context = position_deps(idx, gate);
+    for (int64_t a : u->reduce().axes) {
+      sidx[size_t(a)] = new_range(u->src[0]->shape[size_t(a)], RangeKind::Reduce, g_.var_axis(u->src[0], a));
+      src.push_back(sidx[size_t(a)]);
+      range_context_[sidx[size_t(a)]] = context;
+    }
+    const std::vector<const UOp*>* outer = reduce_ranges_;
+    std::vector<const UOp*> mine(src.begin() + 1, src.end());
+    reduce_ranges_ = &mine;
+    double outer_work = reduce_work_;
+    reduce_work_ *= length;
+    src[0] = render(u->src[0], sidx, gate);
+    reduce_ranges_ = outer;
+    reduce_work_ = outer_work;
+    return g_.make(Op::KReduce, u->dtype, src, ReduceArg{u->reduce().op, {}});
+  }
+
+  // The source index of a reshape's output index `idx`.
+  std::vector<const UOp*> reshape_index(const UOp* u, const std::vector<const UOp*>& idx) {
+    const Shape& in = u->src[0]->shape;
+    const Shape& out = u->shape;
+    std::vector<const UOp*> sidx(in.size());
+    // Adding or dropping size-1 dims maps indices one to one: no linearize-and-split, which
+    // keeps padded (possibly negative) indices free of // and %.
+    std::vector<size_t> in_dims, out_dims;
+    for (size_t i = 0; i < in.size(); ++i) if (in[i] != 1) in_dims.push_back(i);
+    for (size_t i = 0; i < out.size(); ++i) if (out[i] != 1) out_dims.push_back(i);
+    bool squeeze_only = in_dims.size() == out_dims.size();
+    for (size_t i = 0; squeeze_only && i < in_dims.size(); ++i) squeeze_only = in[in_dims[i]] == out[out_dims[i]];
+    if (squeeze_only) {
+      for (auto& x : sidx) x = sym_.c(0);
+      for (size_t i = 0; i < in_dims.size(); ++i) sidx[in_dims[i]] = idx[out_dims[i]];
+      return sidx;
+    }
+    const UOp* lin = linear(out, idx);
+    int64_t stride = 1;
+    for (size_t j = in.size(); j-- > 0;) {
+      sidx[j] = in[j] == 1 ? sym_.c(0) : sym_.mod(sym_.idiv(lin, stride), in[j]);
+      stride *= in[j];
+    }
+    return sidx;
+  }
+
+  // The source index of a permute's, an expand's, a shrink's or a flip's output index `idx`.
+  std::vector<const UOp*> moved_index(const UOp* u, const std::vector<const UOp*>& idx) {
+    const Shape& out = u->shape;
+    std::vector<const UOp*> sidx(u->src[0]->shape.size());
+    if (u->op == Op::Permute) {
+      const auto& p = u->ints();
+      for (size_t i = 0; i < p.size(); ++i) sidx[size_t(p[i])] = idx[i];
+    } else if (u->op == Op::Expand) {
+      const Shape& in = u->src[0]->shape;
+      for (size_t i = 0; i < in.size(); ++i) sidx[i] = in[i] == 1 ? sym_.c(0) : idx[i];
+    } else if (u->op == Op::Shrink) {
+      const auto& p = u->ints();
+      for (size_t i = 0; i < out.size(); ++i) {
+        const UOp* start = g_.var_offset(u, int64_t(i));
+        sidx[i] = start ? sym_.add(idx[i], start) : sym_.add(idx[i], p[2 * i]);
+      }
+    } else {
+      const auto& f = u->ints();
+      for (size_t i = 0; i < out.size(); ++i) sidx[i] = f[i] ? sym_.add(sym_.mul(idx[i], -1), out[i] - 1) : idx[i];
+    }
+    return sidx;
+  }
+
+  // A pad reads its source at `index` where `valid` holds (null: everywhere).
+  struct PadRead {
+    std::vector<const UOp*> index;
+    const UOp* valid;
+  };
+
+  PadRead pad_read(const UOp* u, const std::vector<const UOp*>& idx) {
+    const auto& p = u->ints();
+    const Shape& in = u->src[0]->shape;
+    std::vector<const UOp*> sidx(in.size());
+    const UOp* valid = nullptr;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const UOp* before = g_.var_offset(u, int64_t(i));
+      sidx[i] = before ? sym_.add(idx[i], sym_.mul(before, -1)) : sym_.add(idx[i], -p[2 * i]);
+      if (p[2 * i] > 0) valid = sym_.and_(valid, sym_.ge(sidx[i], 0));
+      // Over a run-time dim the data ends at its run-time size, not at the layout's.
+      const UOp* end = g_.var_axis(u->src[0], int64_t(i));
+      if (p[2 * i + 1] > 0) valid = sym_.and_(valid, end ? sym_.lt(sidx[i], end) : sym_.lt(sidx[i], in[i]));
+    }
+    // Under the mask the source index stays in [0, in): clamping it says so to the
+    // simplifier, which can then cancel the divisions and modulos of reshapes below.
+    for (size_t i = 0; i < in.size(); ++i) {
+      const UOp* x = rw_.rewrite(sidx[i]);
+      if (x->vmin < 0) x = g_.make(Op::Max, DType::Index, {x, sym_.c(0)});
+      if (x->vmax > in[i] - 1)
+        x = g_.make(Op::Neg, DType::Index, {g_.make(Op::Max, DType::Index, {g_.make(Op::Neg, DType::Index, {x}), sym_.c(1 - in[i])})});
+      sidx[i] = x;
+    }
+    return {std::move(sidx), valid};
+  }
+
+  const UOp* render_pad(const UOp* u, const std::vector<const UOp*>& idx, const UOp* gate, bool is_root) {
+    auto [sidx, valid] = pad_read(u, idx);
+    if (!valid) return render(u->src[0], sidx, gate);
+    valid = rw_.rewrite(valid);
+    // Padding read inside a reduce (a conv's window) is stored once instead: the reduce
+    // then reads without masks, so its loads stay contiguous and vectorize.
+    // On GPUs a window that is the whole reduce (a depthwise conv, a pool) reads the padding
+    // through its masks: a kernel more would cost a launch and a round trip through memory.
+    // Where the reduce also runs over channels the masks would gate every channel's loads:
+    // H200 cuda, all pads inline: det 0.77 -> 0.85 ms; window-only: det 0.73, cls 0.19 -> 0.17.
+    // A short reduce (a first conv over 3 channels: 27 products) reads through masks too.
+    // Padding of weights alone (GGUF bit planes concatenated) stays inline, as their
+    // elementwise functions do: stored, it would be a dequantized copy of the weights.
+    if (depends_on_reduce(valid) && !is_root && !(parallel_ && (window_is_whole_reduce(valid) || reduce_at_most(kGpuMaskedPadReduce))) &&
+        !weight_only(u))
+      throw RealizeNeeded{u};
+    const UOp* v = render(u->src[0], sidx, sym_.and_(gate, valid));
+    if (valid->is_const(1)) return v;
+    return g_.make(Op::Where, u->dtype, {valid, v, g_.constant(0, u->dtype)});
   }
 
   // Whether `u`, reached through movement ops, is the constant v everywhere.

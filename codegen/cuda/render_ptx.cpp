@@ -306,6 +306,35 @@ class PtxRenderer : LlvmExprHooks {
     return g;
   }
 
+  Value* c64(int64_t v) { return b_.getInt64(uint64_t(v)); }
+
+  // A's and B's element type in memory (tf32 operands are f32).
+  llvm::Type* operand_type() {
+    DType t = p_.tensor_cores->type;
+    return t == DType::F16 ? b_.getHalfTy() : t == DType::BF16 ? b_.getBFloatTy() : b_.getFloatTy();
+  }
+
+  // The ranges at step `kt` of `k` along the reduce, from the tile's origin `at`.
+  Ranges at_step(const Ranges& at, Value* kt, int64_t k) {
+    Ranges values = at;
+    values[p_.tensor_cores->k] = b_.CreateMul(kt, c64(k));
+    return values;
+  }
+
+  // Where operand `load` (tc.a or tc.b) reads at `values`.
+  Value* operand_at(const UOp* load, llvm::Type* et, const Ranges& values) {
+    return b_.CreateGEP(et, args_.at(load->src[0]->ival()), eval_at(load->src[1], values));
+  }
+
+  // `n` f32 accumulators, zeroed (promoted to registers: every index is a constant).
+  llvm::AllocaInst* zeroed_accumulators(int64_t n) {
+    auto* f32 = b_.getFloatTy();
+    llvm::AllocaInst* acc = entry_alloca(llvm::ArrayType::get(f32, uint64_t(n)));
+    for (int64_t i = 0; i < n; ++i) b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), acc_slot(acc, i));
+    return acc;
+  }
+  Value* acc_slot(llvm::AllocaInst* acc, int64_t i) { return b_.CreateConstGEP2_32(acc->getAllocatedType(), acc, 0, unsigned(i)); }
+
   // ---- CUDA cores (TC(0,1) on f32 operands): a block of 256 threads computes a block tile of
   // 16*tm x 16*tn outputs, each thread tm x tn of them in registers, from A's and B's block rows
   // and columns staged in shared memory bk along the reduce at a time (the next step's loads in
@@ -318,7 +347,6 @@ class PtxRenderer : LlvmExprHooks {
     const TensorCoreTiles& w = tc.tiles;
     auto* f32 = b_.getFloatTy();
     auto* v4 = llvm::FixedVectorType::get(f32, 4);
-    auto c64 = [&](int64_t v) { return b_.getInt64(uint64_t(v)); };
     const int64_t tm = w.wm, tn = w.wn, BK = w.staged, brows = 16 * tm, bcols = 16 * tn, threads = 256;
     Ranges at = tile_origin(block, brows, bcols);
     Value* tr = b_.CreateUDiv(tid, c64(16));
@@ -334,15 +362,10 @@ class PtxRenderer : LlvmExprHooks {
     auto* regs_ty = llvm::ArrayType::get(v4, uint64_t(chunks_a + chunks_b));
     llvm::AllocaInst* regs = entry_alloca(regs_ty);
     auto reg = [&](int64_t n) { return b_.CreateConstGEP2_32(regs_ty, regs, 0, unsigned(n)); };
-    auto at_k = [&](Value* kt) {
-      Ranges values = at;
-      values[tc.k] = b_.CreateMul(kt, c64(BK));
-      return values;
-    };
     auto fetch = [&](Value* kt) {
-      Ranges values = at_k(kt);
-      Value* a = b_.CreateGEP(f32, args_.at(tc.a->src[0]->ival()), eval_at(tc.a->src[1], values));
-      Value* b = b_.CreateGEP(f32, args_.at(tc.b->src[0]->ival()), eval_at(tc.b->src[1], values));
+      Ranges values = at_step(at, kt, BK);
+      Value* a = operand_at(tc.a, f32, values);
+      Value* b = operand_at(tc.b, f32, values);
       for (int64_t n = 0; n < chunks_a; ++n) {  // chunk c: row c / (BK/4), reduce offset 4 * (c % (BK/4))
         Value* c = b_.CreateAdd(tid, c64(n * threads));
         Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(c, c64(BK / 4)), c64(tc.lda)), b_.CreateMul(b_.CreateURem(c, c64(BK / 4)), c64(4)));
@@ -368,11 +391,9 @@ class PtxRenderer : LlvmExprHooks {
         b_.CreateAlignedStore(b_.CreateLoad(v4, reg(chunks_a + n)), b_.CreateGEP(f32, sb, off), llvm::Align(16));
       }
     };
-    // The accumulators, tm x tn per thread (promoted to registers: every index is a constant).
-    auto* acc_ty = llvm::ArrayType::get(f32, uint64_t(tm * tn));
-    llvm::AllocaInst* acc = entry_alloca(acc_ty);
-    auto acc_at = [&](int64_t i, int64_t j) { return b_.CreateConstGEP2_32(acc_ty, acc, 0, unsigned(i * tn + j)); };
-    for (int64_t i = 0; i < tm * tn; ++i) b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), acc_at(i / tn, i % tn));
+    // The accumulators, tm x tn per thread.
+    llvm::AllocaInst* acc = zeroed_accumulators(tm * tn);
+    auto acc_at = [&](int64_t i, int64_t j) { return acc_slot(acc, i * tn + j); };
     // Thread (r, c)'s rows: 4r + 64 * band + x; columns 4c + 64 * band + x.
     auto row_of = [&](int64_t i) { return b_.CreateAdd(b_.CreateMul(tr, c64(4)), c64(64 * (i / 4) + i % 4)); };
     auto col_of = [&](int64_t j) { return b_.CreateAdd(b_.CreateMul(tcol, c64(4)), c64(64 * (j / 4) + j % 4)); };
@@ -432,34 +453,54 @@ class PtxRenderer : LlvmExprHooks {
     b_.CreateCall(llvm::InlineAsm::get(ty, text, "~{memory}", true), {});
   }
 
+  // A warpgroup's block tile: BM x BN outputs, `halves` bands of 64 rows, `acc_n` accumulators
+  // per thread and band; A's and B's stages in shared memory.
+  struct WarpgroupTile {
+    int64_t bm, bn, halves, acc_n;
+    llvm::Type* et;
+    Ranges at;
+    llvm::GlobalVariable *sa, *sb;
+    llvm::AllocaInst* acc;
+  };
+  // A 16-byte chunk that a thread copies per step: where it is in global memory (elements from
+  // the step's corner) and in a stage (elements).
+  struct CopyChunk {
+    Value* global;
+    Value* shared;
+  };
+
   void warpgroup_tiles(Value* tid, Value* block) {
-    const TensorCorePlan& tc = *p_.tensor_cores;
-    const TensorCoreTiles& w = tc.tiles;
-    auto* f32 = b_.getFloatTy();
-    auto* i64 = b_.getInt64Ty();
-    llvm::Type* et = tc.type == DType::F16 ? b_.getHalfTy() : b_.getBFloatTy();
-    auto c64 = [&](int64_t v) { return b_.getInt64(uint64_t(v)); };
-    const int64_t BM = 32 * w.wm, BN = 32 * w.wn, BK = kWarpgroupK, S = kWarpgroupStages, threads = 128, halves = BM / 64;
-    const int64_t acc_n = BN / 2;  // accumulators per thread and 64 rows
+    const TensorCoreTiles& w = p_.tensor_cores->tiles;
+    WarpgroupTile t;
+    t.bm = 32 * w.wm, t.bn = 32 * w.wn, t.halves = t.bm / 64, t.acc_n = t.bn / 2;
+    t.et = operand_type();
     Value* lane = b_.CreateURem(tid, c64(32));
     Value* warp = b_.CreateUDiv(tid, c64(32));
-    Ranges at = tile_origin(block, BM, BN);
+    t.at = tile_origin(block, t.bm, t.bn);
     // The epilogue reuses A's stages: 4 warps x 16 x 64 floats. Swizzle atoms start 512-aligned.
-    llvm::GlobalVariable* sa = shared_buffer(et, std::max(S * BM * BK, int64_t(4 * 16 * 64 * 2)), "wg_a");
-    llvm::GlobalVariable* sb = shared_buffer(et, S * BK * BN, "wg_b");
-    sa->setAlignment(llvm::Align(1024));
-    sb->setAlignment(llvm::Align(1024));
-    auto* acc_ty = llvm::ArrayType::get(f32, uint64_t(halves * acc_n));
-    llvm::AllocaInst* acc = entry_alloca(acc_ty);
-    auto acc_at = [&](int64_t i) { return b_.CreateConstGEP2_32(acc_ty, acc, 0, unsigned(i)); };
-    for (int64_t i = 0; i < halves * acc_n; ++i) b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), acc_at(i));
-    // The 16-byte chunks this thread copies per step: where they are in global memory (elements
-    // from the step's corner) and in a stage (elements). A: row r = c / 4, chunk q = c % 4, atom
-    // r / 8. B: chunk q = c % 4 of row 8 kg + kr of column block nb (kr = c / 4 % 8, nb = c / 32
-    // % (BN/32), kg = c / BN), atom nb * 4 + kg. A quarter warp fills 128 distinct bytes of an atom.
-    const int64_t chunks_a = BM * BK / 8 / threads, chunks_b = BK * BN / 8 / threads;
-    struct Chunk { Value* global; Value* shared; };
-    std::vector<Chunk> chunks;
+    t.sa = shared_buffer(t.et, std::max(kWarpgroupStages * t.bm * kWarpgroupK, int64_t(4 * 16 * 64 * 2)), "wg_a");
+    t.sb = shared_buffer(t.et, kWarpgroupStages * kWarpgroupK * t.bn, "wg_b");
+    t.sa->setAlignment(llvm::Align(1024));
+    t.sb->setAlignment(llvm::Align(1024));
+    t.acc = zeroed_accumulators(t.halves * t.acc_n);
+    const std::vector<CopyChunk> chunks = warpgroup_chunks(t, tid);
+    llvm::InlineAsm* mma = wgmma(t);
+    // Each step: wait for its stage, let everyone see it, start the copy two steps ahead (into the
+    // stage the previous step read, whose multiplies are done), multiply, wait for the multiplies.
+    const int64_t steps = range_extent(p_.tensor_cores->k) / kWarpgroupK, ahead = kWarpgroupStages - 1;
+    for (int64_t s0 = 0; s0 < ahead; ++s0) warpgroup_copy(t, chunks, c64(s0), c64(s0)), cp_async_commit();
+    loop(c64(steps), [&](Value* kt) { warpgroup_step(t, chunks, mma, kt, steps); });
+    warpgroup_epilogue(t, lane, warp);
+  }
+
+  // The chunks this thread copies per step. A: row r = c / 4, chunk q = c % 4, atom r / 8. B:
+  // chunk q = c % 4 of row 8 kg + kr of column block nb (kr = c / 4 % 8, nb = c / 32 % (BN/32),
+  // kg = c / BN), atom nb * 4 + kg. A quarter warp fills 128 distinct bytes of an atom.
+  std::vector<CopyChunk> warpgroup_chunks(const WarpgroupTile& t, Value* tid) {
+    const TensorCorePlan& tc = *p_.tensor_cores;
+    const int64_t BK = kWarpgroupK, threads = 128;
+    const int64_t chunks_a = t.bm * BK / 8 / threads, chunks_b = BK * t.bn / 8 / threads;
+    std::vector<CopyChunk> chunks;
     for (int64_t n = 0; n < chunks_a + chunks_b; ++n) {
       bool is_b = n >= chunks_a;
       Value* c = b_.CreateAdd(tid, c64((is_b ? n - chunks_a : n) * threads));
@@ -470,8 +511,8 @@ class PtxRenderer : LlvmExprHooks {
         g = b_.CreateAdd(b_.CreateMul(r, c64(tc.lda)), b_.CreateMul(q, c64(8)));
         atom = b_.CreateUDiv(r, c64(8));
       } else {
-        Value* nb = b_.CreateURem(b_.CreateUDiv(c, c64(32)), c64(BN / 32));
-        Value* kg = b_.CreateUDiv(c, c64(BN));
+        Value* nb = b_.CreateURem(b_.CreateUDiv(c, c64(32)), c64(t.bn / 32));
+        Value* kg = b_.CreateUDiv(c, c64(t.bn));
         r = b_.CreateAdd(b_.CreateURem(b_.CreateUDiv(c, c64(4)), c64(8)), b_.CreateMul(kg, c64(8)));
         g = b_.CreateAdd(b_.CreateMul(r, c64(tc.ldb)), b_.CreateAdd(b_.CreateMul(nb, c64(32)), b_.CreateMul(q, c64(8))));
         atom = b_.CreateAdd(b_.CreateMul(nb, c64(BK / 8)), kg);
@@ -481,34 +522,42 @@ class PtxRenderer : LlvmExprHooks {
       Value* bytes = b_.CreateAdd(b_.CreateMul(atom, c64(512)), b_.CreateAdd(b_.CreateMul(row, c64(64)), b_.CreateMul(swizzled, c64(16))));
       chunks.push_back({g, b_.CreateUDiv(bytes, c64(2))});
     }
-    auto global_at = [&](const UOp* load, Value* kt) {
-      Ranges values = at;
-      values[tc.k] = b_.CreateMul(kt, c64(BK));
-      return b_.CreateGEP(et, args_.at(load->src[0]->ival()), eval_at(load->src[1], values));
-    };
-    auto copy = [&](Value* kt, Value* stage) {
-      Value* a = global_at(tc.a, kt);
-      Value* bp = global_at(tc.b, kt);
-      for (size_t n = 0; n < chunks.size(); ++n) {
-        bool is_a = n < size_t(chunks_a);
-        Value* to = b_.CreateAdd(chunks[n].shared, b_.CreateMul(stage, c64(is_a ? BM * BK : BK * BN)));
-        b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16, {},
-                           {b_.CreateGEP(et, is_a ? sa : sb, to), b_.CreateGEP(et, is_a ? a : bp, chunks[n].global)});
-      }
-    };
-    auto commit = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {}); };
-    // Matrix descriptors: start address / 16, the byte offsets / 16 between atoms along K
-    // (bits 16-29; A: unused) and along M or N (bits 32-45), 64-byte swizzle (2 << 62).
-    auto descriptor = [&](llvm::GlobalVariable* buf, Value* byte_offset, int64_t lbo, int64_t sbo) {
-      Value* addr = b_.CreateAdd(b_.CreatePtrToInt(buf, i64), byte_offset);
-      Value* d = b_.CreateLShr(b_.CreateAnd(addr, c64(0x3FFFF)), c64(4));
-      return b_.CreateOr(d, c64(((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (int64_t(2) << 62)));
-    };
-    // wgmma.mma_async m64nBNk16 as inline asm (LLVM 19 has no intrinsic for it): the accumulators
-    // in and out, A's and B's descriptors, scale-d 1 (accumulate), B transposed.
-    const std::string ty = tc.type == DType::F16 ? "f16" : "bf16";
+    return chunks;
+  }
+
+  // Starts the copies of step kt into `stage` (A's chunks first, then B's).
+  void warpgroup_copy(const WarpgroupTile& t, const std::vector<CopyChunk>& chunks, Value* kt, Value* stage) {
+    const TensorCorePlan& tc = *p_.tensor_cores;
+    const int64_t BK = kWarpgroupK, chunks_a = t.bm * BK / 8 / 128;
+    Value* a = operand_at(tc.a, t.et, at_step(t.at, kt, BK));
+    Value* bp = operand_at(tc.b, t.et, at_step(t.at, kt, BK));
+    for (size_t n = 0; n < chunks.size(); ++n) {
+      bool is_a = n < size_t(chunks_a);
+      Value* to = b_.CreateAdd(chunks[n].shared, b_.CreateMul(stage, c64(is_a ? t.bm * BK : BK * t.bn)));
+      b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16, {},
+                         {b_.CreateGEP(t.et, is_a ? t.sa : t.sb, to), b_.CreateGEP(t.et, is_a ? a : bp, chunks[n].global)});
+    }
+  }
+
+  void cp_async_commit() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {}); }
+
+  // A matrix descriptor: start address / 16, the byte offsets / 16 between atoms along K (bits
+  // 16-29; A: unused) and along M or N (bits 32-45), 64-byte swizzle (2 << 62).
+  Value* wgmma_descriptor(llvm::GlobalVariable* buf, Value* byte_offset, int64_t lbo, int64_t sbo) {
+    Value* addr = b_.CreateAdd(b_.CreatePtrToInt(buf, b_.getInt64Ty()), byte_offset);
+    Value* d = b_.CreateLShr(b_.CreateAnd(addr, c64(0x3FFFF)), c64(4));
+    return b_.CreateOr(d, c64(((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (int64_t(2) << 62)));
+  }
+
+  // wgmma.mma_async m64nBNk16 as inline asm (LLVM 19 has no intrinsic for it): the accumulators
+  // in and out, A's and B's descriptors, scale-d 1 (accumulate), B transposed.
+  llvm::InlineAsm* wgmma(const WarpgroupTile& t) {
+    auto* f32 = b_.getFloatTy();
+    auto* i64 = b_.getInt64Ty();
+    const int64_t acc_n = t.acc_n;
+    const std::string ty = p_.tensor_cores->type == DType::F16 ? "f16" : "bf16";
     std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(acc_n + 2) + ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
-                       std::to_string(BN) + "k16.f32." + ty + "." + ty + " {";
+                       std::to_string(t.bn) + "k16.f32." + ty + "." + ty + " {";
     std::string cons;
     for (int64_t i = 0; i < acc_n; ++i) text += (i ? ",$" : "$") + std::to_string(i), cons += "=f,";
     text += "}, $" + std::to_string(acc_n) + ", $" + std::to_string(acc_n + 1) + ", p, 1, 1, 0, 1;\n}";
@@ -516,57 +565,60 @@ class PtxRenderer : LlvmExprHooks {
     for (int64_t i = 0; i < acc_n; ++i) cons += "," + std::to_string(i);
     std::vector<llvm::Type*> ins{i64, i64, b_.getInt32Ty()}, outs(size_t(acc_n), f32);
     for (int64_t i = 0; i < acc_n; ++i) ins.push_back(f32);
-    auto* mma = llvm::InlineAsm::get(llvm::FunctionType::get(llvm::StructType::get(c_, outs), ins, false), text, cons, true);
-    // Each step: wait for its stage, let everyone see it, start the copy two steps ahead (into the
-    // stage the previous step read, whose multiplies are done), multiply, wait for the multiplies.
-    const int64_t steps = range_extent(tc.k) / BK, ahead = S - 1;
-    for (int64_t s0 = 0; s0 < ahead; ++s0) copy(c64(s0), c64(s0)), commit();
-    loop(c64(steps), [&](Value* kt) {
-      b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(uint32_t(ahead - 1))});
-      asm_call("fence.proxy.async.shared::cta;");  // cp.async wrote through the generic proxy, wgmma reads through the async one
-      barrier();
-      Value* next = b_.CreateAdd(kt, c64(ahead));
-      auto* go = llvm::BasicBlock::Create(c_, "copy", fn_);
-      auto* on = llvm::BasicBlock::Create(c_, "copied", fn_);
-      b_.CreateCondBr(b_.CreateICmpULT(next, c64(steps)), go, on);
-      b_.SetInsertPoint(go);
-      copy(next, b_.CreateURem(next, c64(S)));
-      b_.CreateBr(on);
-      b_.SetInsertPoint(on);
-      commit();  // empty past the last step, so that the count waited for above holds
-      Value* stage = b_.CreateURem(kt, c64(S));
-      asm_call("wgmma.fence.sync.aligned;");
-      for (int64_t s16 = 0; s16 < BK / 16; ++s16)
-        for (int64_t h = 0; h < halves; ++h) {
-          Value* da = descriptor(sa, b_.CreateAdd(b_.CreateMul(stage, c64(BM * BK * 2)), c64(h * 8 * 512 + s16 * 32)), 16, 512);
-          Value* db = descriptor(sb, b_.CreateAdd(b_.CreateMul(stage, c64(BK * BN * 2)), c64(2 * s16 * 512)), BK / 8 * 512, 512);
-          std::vector<Value*> args{da, db, b_.getInt32(1)};
-          for (int64_t i = 0; i < acc_n; ++i) args.push_back(b_.CreateLoad(f32, acc_at(h * acc_n + i)));
-          Value* d = b_.CreateCall(mma, args);
-          for (int64_t i = 0; i < acc_n; ++i) b_.CreateStore(b_.CreateExtractValue(d, unsigned(i)), acc_at(h * acc_n + i));
-        }
-      asm_call("wgmma.commit_group.sync.aligned;");
-      asm_call("wgmma.wait_group.sync.aligned 0;");
-    });
-    // The accumulators pass through an empty asm after the last wait, so that no read of them
-    // moves above it; then everyone is past the last step before the epilogue reuses A's stages.
-    auto* pin = llvm::InlineAsm::get(llvm::FunctionType::get(f32, {f32}, false), "", "=f,0", true);
-    for (int64_t i = 0; i < halves * acc_n; ++i) b_.CreateStore(b_.CreateCall(pin, {b_.CreateLoad(f32, acc_at(i))}), acc_at(i));
+    return llvm::InlineAsm::get(llvm::FunctionType::get(llvm::StructType::get(c_, outs), ins, false), text, cons, true);
+  }
+
+  void warpgroup_step(const WarpgroupTile& t, const std::vector<CopyChunk>& chunks, llvm::InlineAsm* mma, Value* kt, int64_t steps) {
+    auto* f32 = b_.getFloatTy();
+    const int64_t BK = kWarpgroupK, S = kWarpgroupStages, ahead = S - 1;
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(uint32_t(ahead - 1))});
+    asm_call("fence.proxy.async.shared::cta;");  // cp.async wrote through the generic proxy, wgmma reads through the async one
     barrier();
-    // Epilogue: per 64 rows and 64 columns, each warp's 16 x 64 accumulators (warp w holds rows
-    // 16w.. of each 64; rows lane / 4 (+ 8), columns 2 (lane % 4) (+ 1) of each 8) to its part of
-    // shared memory, then finish_from_shared.
+    Value* next = b_.CreateAdd(kt, c64(ahead));
+    auto* go = llvm::BasicBlock::Create(c_, "copy", fn_);
+    auto* on = llvm::BasicBlock::Create(c_, "copied", fn_);
+    b_.CreateCondBr(b_.CreateICmpULT(next, c64(steps)), go, on);
+    b_.SetInsertPoint(go);
+    warpgroup_copy(t, chunks, next, b_.CreateURem(next, c64(S)));
+    b_.CreateBr(on);
+    b_.SetInsertPoint(on);
+    cp_async_commit();  // empty past the last step, so that the count waited for above holds
+    Value* stage = b_.CreateURem(kt, c64(S));
+    asm_call("wgmma.fence.sync.aligned;");
+    for (int64_t s16 = 0; s16 < BK / 16; ++s16)
+      for (int64_t h = 0; h < t.halves; ++h) {
+        Value* da = wgmma_descriptor(t.sa, b_.CreateAdd(b_.CreateMul(stage, c64(t.bm * BK * 2)), c64(h * 8 * 512 + s16 * 32)), 16, 512);
+        Value* db = wgmma_descriptor(t.sb, b_.CreateAdd(b_.CreateMul(stage, c64(BK * t.bn * 2)), c64(2 * s16 * 512)), BK / 8 * 512, 512);
+        std::vector<Value*> args{da, db, b_.getInt32(1)};
+        for (int64_t i = 0; i < t.acc_n; ++i) args.push_back(b_.CreateLoad(f32, acc_slot(t.acc, h * t.acc_n + i)));
+        Value* d = b_.CreateCall(mma, args);
+        for (int64_t i = 0; i < t.acc_n; ++i) b_.CreateStore(b_.CreateExtractValue(d, unsigned(i)), acc_slot(t.acc, h * t.acc_n + i));
+      }
+    asm_call("wgmma.commit_group.sync.aligned;");
+    asm_call("wgmma.wait_group.sync.aligned 0;");
+  }
+
+  // The accumulators pass through an empty asm after the last wait, so that no read of them moves
+  // above it; then everyone is past the last step before the epilogue reuses A's stages. Per 64
+  // rows and 64 columns, each warp's 16 x 64 accumulators (warp w holds rows 16w.. of each 64;
+  // rows lane / 4 (+ 8), columns 2 (lane % 4) (+ 1) of each 8) go to its part of shared memory,
+  // then finish_from_shared.
+  void warpgroup_epilogue(const WarpgroupTile& t, Value* lane, Value* warp) {
+    auto* f32 = b_.getFloatTy();
+    auto* pin = llvm::InlineAsm::get(llvm::FunctionType::get(f32, {f32}, false), "", "=f,0", true);
+    for (int64_t i = 0; i < t.halves * t.acc_n; ++i) b_.CreateStore(b_.CreateCall(pin, {b_.CreateLoad(f32, acc_slot(t.acc, i))}), acc_slot(t.acc, i));
+    barrier();
     Value* mine = b_.CreateMul(warp, c64(16 * 64));
-    for (int64_t h = 0; h < halves; ++h)
-      for (int64_t cq = 0; cq < BN / 64; ++cq) {
+    for (int64_t h = 0; h < t.halves; ++h)
+      for (int64_t cq = 0; cq < t.bn / 64; ++cq) {
         for (int64_t j = 0; j < 8; ++j)
           for (int64_t x = 0; x < 4; ++x) {
             Value* row = b_.CreateAdd(b_.CreateUDiv(lane, c64(4)), c64(8 * (x / 2)));
             Value* col = b_.CreateAdd(c64(8 * j + x % 2), b_.CreateMul(b_.CreateURem(lane, c64(4)), c64(2)));
-            b_.CreateStore(b_.CreateLoad(f32, acc_at(h * acc_n + 4 * (cq * 8 + j) + x)),
-                           b_.CreateGEP(f32, sa, b_.CreateAdd(mine, b_.CreateAdd(b_.CreateMul(row, c64(64)), col))));
+            b_.CreateStore(b_.CreateLoad(f32, acc_slot(t.acc, h * t.acc_n + 4 * (cq * 8 + j) + x)),
+                           b_.CreateGEP(f32, t.sa, b_.CreateAdd(mine, b_.CreateAdd(b_.CreateMul(row, c64(64)), col))));
           }
-        finish_from_shared(sa, mine, lane, 16, 64, at, b_.CreateAdd(c64(64 * h), b_.CreateMul(warp, c64(16))), c64(64 * cq));
+        finish_from_shared(t.sa, mine, lane, 16, 64, t.at, b_.CreateAdd(c64(64 * h), b_.CreateMul(warp, c64(16))), c64(64 * cq));
       }
   }
 
@@ -579,41 +631,53 @@ class PtxRenderer : LlvmExprHooks {
   // once per warp. The accumulators then go to shared memory a row of fragments at a time, and
   // each lane finishes its share of the elements with the rest of the kernel's expression (the
   // sum read back from shared memory) and stores them.
+  using IntrinsicId = llvm::Intrinsic::ID;
+
+  // A WMMA tile: a warp's rows x cols outputs at `at`, its block's brows x bcols at `block_at`
+  // (the same unstaged), k along the reduce per multiply; the WMMA intrinsics of the operands'
+  // layouts; wm x wn fragments of 8 accumulators per lane.
+  struct WmmaTile {
+    int64_t rows, cols, brows, bcols, k;
+    llvm::Type* et;
+    IntrinsicId load_a, load_b, mma, store_d;
+    Ranges at, block_at;
+    llvm::AllocaInst* acc;
+  };
+
   void tensor_core_tiles(Value* tid, Value* block) {
     const TensorCorePlan& tc = *p_.tensor_cores;
     const TensorCoreTiles& w = tc.tiles;
-    auto* f32 = b_.getFloatTy();
-    llvm::Type* et = tc.type == DType::F16 ? b_.getHalfTy() : tc.type == DType::BF16 ? b_.getBFloatTy() : f32;  // A's and B's
-    const int64_t esize = tc.type == DType::F32 ? 4 : 2;
-    auto c64 = [&](int64_t v) { return b_.getInt64(uint64_t(v)); };
-    const int64_t T = kTensorCoreTile, K = tensor_core_k(tc.type), rows = w.wm * T, cols = w.wn * T;
+    const int64_t T = kTensorCoreTile;
+    WmmaTile t;
+    t.rows = w.wm * T, t.cols = w.wn * T, t.k = tensor_core_k(tc.type);
+    t.et = operand_type();
     Value* lane = b_.CreateURem(tid, c64(32));
     Value* warp = b_.CreateUDiv(tid, c64(32));
     // The tile's origin: columns innermost, then rows, then the other output ranges. Unstaged a
     // tile is a warp's; staged it is the block's, 2 x 2 warp tiles.
-    const int64_t brows = w.staged ? 2 * rows : rows, bcols = w.staged ? 2 * cols : cols;
+    t.brows = w.staged ? 2 * t.rows : t.rows, t.bcols = w.staged ? 2 * t.cols : t.cols;
     Value* tile = w.staged ? block : b_.CreateAdd(b_.CreateMul(block, c64(w.warps)), warp);
-    Ranges at = tile_origin(tile, brows, bcols);  // each output range's value at the warp's origin
-    Ranges block_at = at;
+    t.at = tile_origin(tile, t.brows, t.bcols);
+    t.block_at = t.at;
     if (w.staged) {
-      at[tc.n] = b_.CreateAdd(at[tc.n], b_.CreateMul(b_.CreateURem(warp, c64(2)), c64(cols)));
-      at[tc.m] = b_.CreateAdd(at[tc.m], b_.CreateMul(b_.CreateUDiv(warp, c64(2)), c64(rows)));
+      t.at[tc.n] = b_.CreateAdd(t.at[tc.n], b_.CreateMul(b_.CreateURem(warp, c64(2)), c64(t.cols)));
+      t.at[tc.m] = b_.CreateAdd(t.at[tc.m], b_.CreateMul(b_.CreateUDiv(warp, c64(2)), c64(t.rows)));
     }
-    auto shifted = [&](const Ranges& values, const UOp* r, Value* by) {
-      Ranges v = values;
-      v[r] = b_.CreateAdd(v.at(r), by);
-      return v;
-    };
-    // The accumulators: wm x wn fragments of 8 floats per lane.
-    const unsigned frags = unsigned(w.wm * w.wn);
-    auto* acc_ty = llvm::ArrayType::get(f32, 8 * frags);
-    llvm::AllocaInst* acc = entry_alloca(acc_ty);
-    auto acc_at = [&](unsigned i) { return b_.CreateConstGEP2_32(acc_ty, acc, 0, i); };
-    for (unsigned i = 0; i < 8 * frags; ++i) b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), acc_at(i));
-    using I = llvm::Intrinsic::ID;
+    t.acc = zeroed_accumulators(8 * w.wm * w.wn);
+    const Wmma& ops = wmma_ops(tc.type);
+    t.load_a = ops.load_a[tc.a_row], t.load_b = ops.load_b[tc.b_row], t.mma = ops.mma[tc.a_row][tc.b_row], t.store_d = ops.store_d;
+    llvm::GlobalVariable* staging_a = nullptr;  // staged: A's shared memory, reused for the tiles below
+    if (!w.staged) wmma_unstaged(t);
+    else staging_a = wmma_staged(t, tid, warp);
+    wmma_epilogue(t, staging_a, lane, warp);
+  }
+
+  // The WMMA intrinsics of the operands' type, indexed by [row-major A][row-major B].
+  struct Wmma {
+    IntrinsicId load_a[2], load_b[2], mma[2][2], store_d;
+  };
+  static const Wmma& wmma_ops(DType type) {
     namespace In = llvm::Intrinsic;
-    // The WMMA intrinsics of the operands' type, indexed by [row-major A][row-major B].
-    struct Wmma { I load_a[2], load_b[2], mma[2][2], store_d; };
     static const Wmma f16_ops{{In::nvvm_wmma_m16n16k16_load_a_f16_col_stride, In::nvvm_wmma_m16n16k16_load_a_f16_row_stride},
                               {In::nvvm_wmma_m16n16k16_load_b_f16_col_stride, In::nvvm_wmma_m16n16k16_load_b_f16_row_stride},
                               {{In::nvvm_wmma_m16n16k16_mma_col_col_f32_f32, In::nvvm_wmma_m16n16k16_mma_col_row_f32_f32},
@@ -629,124 +693,170 @@ class PtxRenderer : LlvmExprHooks {
                                {{In::nvvm_wmma_m16n16k8_mma_col_col_tf32, In::nvvm_wmma_m16n16k8_mma_col_row_tf32},
                                 {In::nvvm_wmma_m16n16k8_mma_row_col_tf32, In::nvvm_wmma_m16n16k8_mma_row_row_tf32}},
                                In::nvvm_wmma_m16n16k8_store_d_f32_row_stride};
-    const Wmma& ops = tc.type == DType::F16 ? f16_ops : tc.type == DType::BF16 ? bf16_ops : tf32_ops;
-    I load_a = ops.load_a[tc.a_row], load_b = ops.load_b[tc.b_row], mma = ops.mma[tc.a_row][tc.b_row];
-    // A fragment's registers (8 of <2 x half> for f16, 4 of i32 for bf16 and tf32).
-    auto fragment = [&](I id, Value* ptr, unsigned space, int64_t ld) {
-      Value* f = b_.CreateIntrinsic(id, {b_.getPtrTy(space)}, {ptr, b_.getInt32(uint32_t(ld))});
-      std::vector<Value*> parts;
-      for (unsigned i = 0; i < f->getType()->getStructNumElements(); ++i) parts.push_back(b_.CreateExtractValue(f, i));
-      return parts;
+    return type == DType::F16 ? f16_ops : type == DType::BF16 ? bf16_ops : tf32_ops;
+  }
+
+  // A fragment's registers (8 of <2 x half> for f16, 4 of i32 for bf16 and tf32).
+  std::vector<Value*> wmma_fragment(IntrinsicId id, Value* ptr, unsigned space, int64_t ld) {
+    Value* f = b_.CreateIntrinsic(id, {b_.getPtrTy(space)}, {ptr, b_.getInt32(uint32_t(ld))});
+    std::vector<Value*> parts;
+    for (unsigned i = 0; i < f->getType()->getStructNumElements(); ++i) parts.push_back(b_.CreateExtractValue(f, i));
+    return parts;
+  }
+
+  // Multiplies the warp's fragments of A (a row each) and B (a column each) into its accumulators.
+  void wmma_multiply(const WmmaTile& t, const std::vector<std::vector<Value*>>& a, const std::vector<std::vector<Value*>>& b) {
+    const TensorCoreTiles& w = p_.tensor_cores->tiles;
+    auto* f32 = b_.getFloatTy();
+    for (unsigned i = 0; i < unsigned(w.wm); ++i)
+      for (unsigned j = 0; j < unsigned(w.wn); ++j) {
+        unsigned f = i * unsigned(w.wn) + j;
+        std::vector<Value*> args = a[i];
+        args.insert(args.end(), b[j].begin(), b[j].end());
+        for (unsigned x = 0; x < 8; ++x) args.push_back(b_.CreateLoad(f32, acc_slot(t.acc, 8 * f + x)));
+        Value* d = b_.CreateIntrinsic(t.mma, {}, args);
+        for (unsigned x = 0; x < 8; ++x) b_.CreateStore(b_.CreateExtractValue(d, x), acc_slot(t.acc, 8 * f + x));
+      }
+  }
+
+  // Unstaged: per step, the warp's fragments straight from global memory.
+  void wmma_unstaged(const WmmaTile& t) {
+    const TensorCorePlan& tc = *p_.tensor_cores;
+    const TensorCoreTiles& w = tc.tiles;
+    const int64_t T = kTensorCoreTile;
+    auto shifted = [&](const Ranges& values, const UOp* r, Value* by) {
+      Ranges v = values;
+      v[r] = b_.CreateAdd(v.at(r), by);
+      return v;
     };
-    auto multiply = [&](const std::vector<std::vector<Value*>>& a, const std::vector<std::vector<Value*>>& b) {
-      for (unsigned i = 0; i < unsigned(w.wm); ++i)
-        for (unsigned j = 0; j < unsigned(w.wn); ++j) {
-          unsigned f = i * unsigned(w.wn) + j;
-          std::vector<Value*> args = a[i];
-          args.insert(args.end(), b[j].begin(), b[j].end());
-          for (unsigned x = 0; x < 8; ++x) args.push_back(b_.CreateLoad(f32, acc_at(8 * f + x)));
-          Value* d = b_.CreateIntrinsic(mma, {}, args);
-          for (unsigned x = 0; x < 8; ++x) b_.CreateStore(b_.CreateExtractValue(d, x), acc_at(8 * f + x));
-        }
-    };
-    auto global_at = [&](const UOp* load, const Ranges& values) {
-      return b_.CreateGEP(et, args_.at(load->src[0]->ival()), eval_at(load->src[1], values));
-    };
-    llvm::GlobalVariable* staging_a = nullptr;  // staged: A's shared memory, reused for the tiles below
-    if (!w.staged) {
-      loop(c64(range_extent(tc.k) / K), [&](Value* kt) {
-        Ranges values = at;
-        values[tc.k] = b_.CreateMul(kt, c64(K));
+    loop(c64(range_extent(tc.k) / t.k), [&](Value* kt) {
+      Ranges values = at_step(t.at, kt, t.k);
+      std::vector<std::vector<Value*>> a, b;
+      for (int64_t i = 0; i < w.wm; ++i) a.push_back(wmma_fragment(t.load_a, operand_at(tc.a, t.et, shifted(values, tc.m, c64(i * T))), kGlobal, tc.lda));
+      for (int64_t j = 0; j < w.wn; ++j) b.push_back(wmma_fragment(t.load_b, operand_at(tc.b, t.et, shifted(values, tc.n, c64(j * T))), kGlobal, tc.ldb));
+      wmma_multiply(t, a, b);
+    });
+  }
+
+  // Staged: row-major A and B (tensor_core_plan's `staged` condition): A's block rows are brows x
+  // BK elements at lda apart, B's BK rows of bcols elements at ldb apart; in shared memory each
+  // row is padded by 16 bytes, which keeps WMMA's rows off one bank. Chunks of 16 bytes move as
+  // 4 x i32, whatever the elements: loaded from global memory into registers, later stored to
+  // shared memory. The next step's chunks are loaded while this step multiplies, so the loads'
+  // latency hides behind the tensor cores' work.
+  struct WmmaStaging {
+    int64_t bk, chunk, threads, chunks_a;  // chunk: elements per 16 bytes
+    int64_t lda_s, ldb_s;
+    llvm::GlobalVariable *sa, *sb;
+    llvm::FixedVectorType* chunk_ty;
+    llvm::ArrayType* regs_ty;
+    llvm::AllocaInst* regs;
+    Value* tid;
+  };
+  // An operand's rows x (row_chunks * chunk) block of a step: ld apart in global memory from
+  // `from`, ld_s apart in shared memory `to`.
+  struct StagedPart {
+    Value* from;
+    int64_t ld;
+    llvm::GlobalVariable* to;
+    int64_t ld_s, rows_n, row_chunks;
+  };
+
+  // Returns A's shared memory, which the epilogue reuses.
+  llvm::GlobalVariable* wmma_staged(const WmmaTile& t, Value* tid, Value* warp) {
+    const TensorCorePlan& tc = *p_.tensor_cores;
+    const TensorCoreTiles& w = tc.tiles;
+    const int64_t esize = tc.type == DType::F32 ? 4 : 2;
+    WmmaStaging st;
+    st.bk = w.staged, st.chunk = 16 / esize, st.threads = 32 * w.warps, st.tid = tid;
+    st.lda_s = st.bk + 16 / esize, st.ldb_s = t.bcols + 16 / esize;
+    st.sa = shared_buffer(t.et, std::max(t.brows * st.lda_s, w.warps * kTensorCoreTile * t.cols * 4 / esize), "tc_a");
+    st.sb = shared_buffer(t.et, st.bk * st.ldb_s, "tc_b");
+    st.chunk_ty = llvm::FixedVectorType::get(b_.getInt32Ty(), 4);
+    st.chunks_a = t.brows * st.bk / st.chunk / st.threads;
+    const int64_t chunks_b = st.bk * t.bcols / st.chunk / st.threads;
+    st.regs_ty = llvm::ArrayType::get(st.chunk_ty, uint64_t(st.chunks_a + chunks_b));
+    st.regs = entry_alloca(st.regs_ty);
+    Value* warp_row = b_.CreateMul(b_.CreateUDiv(warp, c64(2)), c64(t.rows));
+    Value* warp_col = b_.CreateMul(b_.CreateURem(warp, c64(2)), c64(t.cols));
+    const int64_t steps = range_extent(tc.k) / st.bk;
+    fetch_chunks(t, st, c64(0));
+    loop(c64(steps), [&](Value* kt) {
+      put_chunks(t, st, kt);
+      barrier();
+      // The next step's chunks (the last step fetches its own again: in bounds, unused).
+      fetch_chunks(t, st, b_.CreateSelect(b_.CreateICmpULT(b_.CreateAdd(kt, c64(1)), c64(steps)), b_.CreateAdd(kt, c64(1)), kt));
+      for (int64_t kk = 0; kk < st.bk; kk += t.k) {
         std::vector<std::vector<Value*>> a, b;
-        for (int64_t i = 0; i < w.wm; ++i) a.push_back(fragment(load_a, global_at(tc.a, shifted(values, tc.m, c64(i * T))), kGlobal, tc.lda));
-        for (int64_t j = 0; j < w.wn; ++j) b.push_back(fragment(load_b, global_at(tc.b, shifted(values, tc.n, c64(j * T))), kGlobal, tc.ldb));
-        multiply(a, b);
-      });
-    } else {
-      // Row-major A and B (tensor_core_plan's `staged` condition): A's block rows are brows x BK
-      // elements at lda apart, B's BK rows of bcols elements at ldb apart; in shared memory each
-      // row is padded by 16 bytes, which keeps WMMA's rows off one bank. Chunks of 16 bytes move
-      // as 4 x i32, whatever the elements.
-      const int64_t kPad = 16 / esize, kChunk = 16 / esize;
-      const int64_t BK = w.staged;
-      const int64_t lda_s = BK + kPad, ldb_s = bcols + kPad, threads = 32 * w.warps;
-      llvm::GlobalVariable* sa = shared_buffer(et, std::max(brows * lda_s, w.warps * T * cols * 4 / esize), "tc_a");
-      staging_a = sa;
-      llvm::GlobalVariable* sb = shared_buffer(et, BK * ldb_s, "tc_b");
-      // The chunks of a rows x (row_chunks * 8) block that this thread moves: loaded from global
-      // memory (ld apart, from `from`) into registers, later stored to shared memory (ld_s apart).
-      // The next step's chunks are loaded while this step multiplies, so the loads' latency hides
-      // behind the tensor cores' work.
-      auto* chunk_ty = llvm::FixedVectorType::get(b_.getInt32Ty(), 4);
-      struct Part { Value* from; int64_t ld; llvm::GlobalVariable* to; int64_t ld_s, rows_n, row_chunks; };
-      auto each_chunk = [&](const Part& p, const std::function<void(int64_t, Value*, Value*)>& f) {
-        for (int64_t c0 = 0, n = 0; c0 < p.rows_n * p.row_chunks; c0 += threads, ++n) {
-          Value* c = b_.CreateAdd(tid, c64(c0));
-          Value* r = b_.CreateUDiv(c, c64(p.row_chunks)), *q = b_.CreateMul(b_.CreateURem(c, c64(p.row_chunks)), c64(kChunk));
-          f(n, b_.CreateAdd(b_.CreateMul(r, c64(p.ld)), q), b_.CreateAdd(b_.CreateMul(r, c64(p.ld_s)), q));
+        for (int64_t i = 0; i < w.wm; ++i) {
+          Value* row = b_.CreateAdd(warp_row, c64(i * kTensorCoreTile));
+          a.push_back(wmma_fragment(t.load_a, b_.CreateGEP(t.et, st.sa, b_.CreateAdd(b_.CreateMul(row, c64(st.lda_s)), c64(kk))), kShared, st.lda_s));
         }
-      };
-      const int64_t chunks_a = brows * BK / kChunk / threads, chunks_b = BK * bcols / kChunk / threads;
-      auto* regs_ty = llvm::ArrayType::get(chunk_ty, uint64_t(chunks_a + chunks_b));
-      llvm::AllocaInst* regs = entry_alloca(regs_ty);
-      auto parts = [&](Value* kt) {
-        Ranges values = block_at;
-        values[tc.k] = b_.CreateMul(kt, c64(BK));
-        return std::array<Part, 2>{Part{global_at(tc.a, values), tc.lda, sa, lda_s, brows, BK / kChunk},
-                                   Part{global_at(tc.b, values), tc.ldb, sb, ldb_s, BK, bcols / kChunk}};
-      };
-      auto fetch = [&](Value* kt) {
-        std::array<Part, 2> ps = parts(kt);
-        for (int x = 0; x < 2; ++x)
-          each_chunk(ps[size_t(x)], [&](int64_t n, Value* src, Value*) {
-            Value* v = b_.CreateAlignedLoad(chunk_ty, b_.CreateGEP(et, ps[size_t(x)].from, src), llvm::Align(16));
-            b_.CreateStore(v, b_.CreateConstGEP2_32(regs_ty, regs, 0, unsigned(x ? chunks_a + n : n)));
-          });
-      };
-      auto put = [&](Value* kt) {
-        std::array<Part, 2> ps = parts(kt);
-        for (int x = 0; x < 2; ++x)
-          each_chunk(ps[size_t(x)], [&](int64_t n, Value*, Value* dst) {
-            Value* v = b_.CreateLoad(chunk_ty, b_.CreateConstGEP2_32(regs_ty, regs, 0, unsigned(x ? chunks_a + n : n)));
-            b_.CreateAlignedStore(v, b_.CreateGEP(et, ps[size_t(x)].to, dst), llvm::Align(16));
-          });
-      };
-      Value* warp_row = b_.CreateMul(b_.CreateUDiv(warp, c64(2)), c64(rows));
-      Value* warp_col = b_.CreateMul(b_.CreateURem(warp, c64(2)), c64(cols));
-      const int64_t steps = range_extent(tc.k) / BK;
-      fetch(c64(0));
-      loop(c64(steps), [&](Value* kt) {
-        put(kt);
-        barrier();
-        // The next step's chunks (the last step fetches its own again: in bounds, unused).
-        fetch(b_.CreateSelect(b_.CreateICmpULT(b_.CreateAdd(kt, c64(1)), c64(steps)), b_.CreateAdd(kt, c64(1)), kt));
-        for (int64_t kk = 0; kk < BK; kk += K) {
-          std::vector<std::vector<Value*>> a, b;
-          for (int64_t i = 0; i < w.wm; ++i) {
-            Value* row = b_.CreateAdd(warp_row, c64(i * T));
-            a.push_back(fragment(load_a, b_.CreateGEP(et, sa, b_.CreateAdd(b_.CreateMul(row, c64(lda_s)), c64(kk))), kShared, lda_s));
-          }
-          for (int64_t j = 0; j < w.wn; ++j) {
-            Value* col = b_.CreateAdd(warp_col, c64(j * T));
-            b.push_back(fragment(load_b, b_.CreateGEP(et, sb, b_.CreateAdd(c64(kk * ldb_s), col)), kShared, ldb_s));
-          }
-          multiply(a, b);
+        for (int64_t j = 0; j < w.wn; ++j) {
+          Value* col = b_.CreateAdd(warp_col, c64(j * kTensorCoreTile));
+          b.push_back(wmma_fragment(t.load_b, b_.CreateGEP(t.et, st.sb, b_.CreateAdd(c64(kk * st.ldb_s), col)), kShared, st.ldb_s));
         }
-        barrier();
-      });
+        wmma_multiply(t, a, b);
+      }
+      barrier();
+    });
+    return st.sa;
+  }
+
+  std::array<StagedPart, 2> staged_parts(const WmmaTile& t, const WmmaStaging& st, Value* kt) {
+    const TensorCorePlan& tc = *p_.tensor_cores;
+    Ranges values = at_step(t.block_at, kt, st.bk);
+    return std::array<StagedPart, 2>{StagedPart{operand_at(tc.a, t.et, values), tc.lda, st.sa, st.lda_s, t.brows, st.bk / st.chunk},
+                                     StagedPart{operand_at(tc.b, t.et, values), tc.ldb, st.sb, st.ldb_s, st.bk, t.bcols / st.chunk}};
+  }
+
+  // Calls f(n, offset in global memory, offset in shared memory) for this thread's chunks of `p`.
+  void each_chunk(const WmmaStaging& st, const StagedPart& p, const std::function<void(int64_t, Value*, Value*)>& f) {
+    for (int64_t c0 = 0, n = 0; c0 < p.rows_n * p.row_chunks; c0 += st.threads, ++n) {
+      Value* c = b_.CreateAdd(st.tid, c64(c0));
+      Value* r = b_.CreateUDiv(c, c64(p.row_chunks)), *q = b_.CreateMul(b_.CreateURem(c, c64(p.row_chunks)), c64(st.chunk));
+      f(n, b_.CreateAdd(b_.CreateMul(r, c64(p.ld)), q), b_.CreateAdd(b_.CreateMul(r, c64(p.ld_s)), q));
     }
-    // A row of the warp's fragments at a time to its part of shared memory (T x cols floats),
-    // staged: in A's staging buffer, which the last step's barrier freed.
-    llvm::GlobalVariable* sm = staging_a ? staging_a : shared_buffer(f32, w.warps * T * cols, "tc_tiles");
-    Value* mine = b_.CreateMul(warp, c64(T * cols));
+  }
+
+  Value* chunk_register(const WmmaStaging& st, int x, int64_t n) {
+    return b_.CreateConstGEP2_32(st.regs_ty, st.regs, 0, unsigned(x ? st.chunks_a + n : n));
+  }
+
+  void fetch_chunks(const WmmaTile& t, const WmmaStaging& st, Value* kt) {
+    std::array<StagedPart, 2> ps = staged_parts(t, st, kt);
+    for (int x = 0; x < 2; ++x)
+      each_chunk(st, ps[size_t(x)], [&](int64_t n, Value* src, Value*) {
+        Value* v = b_.CreateAlignedLoad(st.chunk_ty, b_.CreateGEP(t.et, ps[size_t(x)].from, src), llvm::Align(16));
+        b_.CreateStore(v, chunk_register(st, x, n));
+      });
+  }
+
+  void put_chunks(const WmmaTile& t, const WmmaStaging& st, Value* kt) {
+    std::array<StagedPart, 2> ps = staged_parts(t, st, kt);
+    for (int x = 0; x < 2; ++x)
+      each_chunk(st, ps[size_t(x)], [&](int64_t n, Value*, Value* dst) {
+        Value* v = b_.CreateLoad(st.chunk_ty, chunk_register(st, x, n));
+        b_.CreateAlignedStore(v, b_.CreateGEP(t.et, ps[size_t(x)].to, dst), llvm::Align(16));
+      });
+  }
+
+  // A row of the warp's fragments at a time to its part of shared memory (T x cols floats),
+  // staged: in A's staging buffer, which the last step's barrier freed.
+  void wmma_epilogue(const WmmaTile& t, llvm::GlobalVariable* staging_a, Value* lane, Value* warp) {
+    const TensorCoreTiles& w = p_.tensor_cores->tiles;
+    const int64_t T = kTensorCoreTile;
+    auto* f32 = b_.getFloatTy();
+    llvm::GlobalVariable* sm = staging_a ? staging_a : shared_buffer(f32, w.warps * T * t.cols, "tc_tiles");
+    Value* mine = b_.CreateMul(warp, c64(T * t.cols));
     for (unsigned i = 0; i < unsigned(w.wm); ++i) {
       for (unsigned j = 0; j < unsigned(w.wn); ++j) {
         std::vector<Value*> st{b_.CreateGEP(f32, sm, b_.CreateAdd(mine, c64(int64_t(j) * T)))};
-        for (unsigned x = 0; x < 8; ++x) st.push_back(b_.CreateLoad(f32, acc_at(8 * (i * unsigned(w.wn) + j) + x)));
-        st.push_back(b_.getInt32(uint32_t(cols)));
-        b_.CreateIntrinsic(ops.store_d, {b_.getPtrTy(kShared)}, st);
+        for (unsigned x = 0; x < 8; ++x) st.push_back(b_.CreateLoad(f32, acc_slot(t.acc, 8 * (i * unsigned(w.wn) + j) + x)));
+        st.push_back(b_.getInt32(uint32_t(t.cols)));
+        b_.CreateIntrinsic(t.store_d, {b_.getPtrTy(kShared)}, st);
       }
-      finish_from_shared(sm, mine, lane, T, cols, at, c64(int64_t(i) * T), c64(0));
+      finish_from_shared(sm, mine, lane, T, t.cols, t.at, c64(int64_t(i) * T), c64(0));
     }
   }
 
@@ -756,7 +866,6 @@ class PtxRenderer : LlvmExprHooks {
   void finish_from_shared(llvm::GlobalVariable* sm, Value* mine, Value* lane, int64_t rows, int64_t cols, const Ranges& at,
                           Value* row0, Value* col0) {
     const TensorCorePlan& tc = *p_.tensor_cores;
-    auto c64 = [&](int64_t v) { return b_.getInt64(uint64_t(v)); };
     b_.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
     loop(c64(rows * cols / 32), [&](Value* e) {
       Value* idx = b_.CreateAdd(lane, b_.CreateMul(e, c64(32)));

@@ -280,10 +280,144 @@ ImportOptions import_options(const Args& a) {
   return o;
 }
 
+// --stage=meta: the file as it is, before any graph: GGUF metadata and tensor table.
+void inspect_meta(const Args& a) {
+  if (!is_gguf_file(a.model)) throw Error(a.model + ": --stage=meta lists a GGUF file's metadata; this is not a GGUF file");
+  std::cout << describe_gguf(GgufFile::open(a.model));
+}
+
+// --stage=kernels: the kernels and serial launches, described.
+void inspect_kernels(const Graph& g, const Schedule& s, const ResolvedTarget& target) {
+  std::vector<SerialLaunch> serial = serial_launches(s, target);
+  std::cout << "# " << s.kernels.size() << " kernels";
+  if (!serial.empty()) std::cout << " in " << launch_count(s, serial) << " launches";
+  std::cout << "\n";
+  for (const SerialLaunch& l : serial)
+    std::cout << "# serial launch " << serial_launch_name(s, l) << ": " << l.count << " kernels in one work-group\n";
+  std::cout << run_stage("describe", [&] { return describe(g, s); });
+}
+
+// The kernels' actions and programs as compile_model chooses and lowers them (--opts for the
+// kernel --kernel names). A serial launch's stages take their own actions; each is shown as a
+// kernel of its own, and `--kernel=k3_k5 --stage=source` shows the launch's kernel.
+struct InspectLowering {
+  const Args& a;
+  Graph& g;
+  const Schedule& s;
+  const ResolvedTarget& target;
+  std::vector<std::vector<Opt>> chosen = std::vector<std::vector<Opt>>(s.kernels.size());
+  std::vector<LoopProgram> programs = std::vector<LoopProgram>(s.kernels.size());
+  std::vector<SerialLaunch> serial = serial_launches(s, target);
+  std::vector<const SerialLaunch*> serial_of = std::vector<const SerialLaunch*>(s.kernels.size(), nullptr);  // the launch each stage is in
+  const SerialLaunch* serial_shown = nullptr;
+
+  InspectLowering(const Args& a, Graph& g, const Schedule& s, const ResolvedTarget& target) : a(a), g(g), s(s), target(target) {
+    for (const SerialLaunch& l : serial) {
+      for (size_t i = l.first; i < l.first + l.count; ++i) serial_of[i] = &l;
+      if (serial_launch_name(s, l) == a.kernel) serial_shown = &l;
+    }
+  }
+
+  void lower(size_t i) {
+    const Kernel& plain = s.kernels[i];
+    bool shown = a.kernel.empty() || plain.name == a.kernel;
+    chosen[i] = shown && !a.opts.empty() ? parse_opts(a.opts)
+                : !a.optimize            ? std::vector<Opt>{}
+                : serial_of[i]           ? serial_stage_opts(plain, target.profile)
+                                         : heuristic_opts(g, plain, target.profile);
+    programs[i] = lower_kernel(g, plain, chosen[i], target).program;
+  }
+};
+
+void check_lowered_stage(const Args& a, const ResolvedTarget& target) {
+  const DialectOps& dialect = dialect_ops(target.desc->dialect);
+  bool cpu = target.desc->dialect == Dialect::LlvmCpu;
+  if ((a.stage == "llvm" || a.stage == "asm") && !cpu)
+    throw Error("--stage=" + a.stage + " shows CPU kernels; --target=" + a.target + " renders " + dialect.name + " (use --stage=source)");
+  if (a.stage == "blob" && (cpu || a.out_dir.empty()))
+    throw Error("--stage=blob writes each GPU kernel's launch blob to -o DIR (GPU targets only)");
+  if (a.stage == "blob") std::filesystem::create_directories(a.out_dir);
+  if (!a.opts.empty() && a.kernel.empty()) throw Error("--opts needs --kernel (the actions are per kernel)");
+}
+
+// A CPU kernel as LLVM IR (`llvm_text`) or as assembly.
+void show_cpu_kernel(const Graph& g, const ResolvedTarget& target, const std::string& name, const LoopProgram& p, bool llvm_text) {
+  llvm::LLVMContext ctx;
+  llvm::Module mod(name, ctx);
+  std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(target.triple, target.cpu));
+  mod.setDataLayout(tm->createDataLayout());
+  mod.setTargetTriple(target.triple);
+  render_cpu_kernel(mod, g, p, cpu_work_split(p), target.profile)->setLinkage(llvm::Function::ExternalLinkage);
+  if (llvm_text) {
+    mod.print(llvm::outs(), nullptr);
+    llvm::outs().flush();
+    return;
+  }
+  optimize(mod, tm.get());
+  std::cout << assembly_text(mod, tm.get());
+}
+
+// Kernel i, lowered, at the stage --stage names.
+void show_kernel(const InspectLowering& lw, size_t i) {
+  const Args& a = lw.a;
+  const Kernel& plain = lw.s.kernels[i];
+  const DialectOps& dialect = dialect_ops(lw.target.desc->dialect);
+  bool cpu = lw.target.desc->dialect == Dialect::LlvmCpu;
+  const std::vector<Opt>& opts = lw.chosen[i];
+  const LoopProgram& p = lw.programs[i];
+  bool llvm_text = cpu && (a.stage == "llvm" || a.stage == "source");
+  // "; " starts a comment in LLVM IR, so `--stage=llvm` output feeds straight into opt-19.
+  std::cout << (llvm_text ? "; opts: " : a.stage == "source" ? "// opts: " : "# opts: ") << (opts.empty() ? "none" : opts_str(opts));
+  if (lw.serial_of[i]) std::cout << " (a stage of serial launch " << serial_launch_name(lw.s, *lw.serial_of[i]) << ", which --kernel names)";
+  std::cout << "\n";
+  if (a.stage == "loops") {
+    std::cout << print_program(lw.g, p);
+  } else if (a.stage == "blob") {  // the bytes the artifact carries (SPIR-V for vulkan: spirv-val them)
+    std::string path = (std::filesystem::path(a.out_dir) / (plain.name + ".bin")).string();
+    std::ofstream out(path, std::ios::binary);
+    out << dialect.render_gpu(lw.g, p, lw.target.profile).blob;
+    if (!out.flush()) throw Error(path + ": write failed");
+  } else if (!cpu) {
+    std::cout << dialect.render_source(lw.g, p, lw.target.profile);
+  } else {
+    show_cpu_kernel(lw.g, lw.target, plain.name, p, llvm_text);
+  }
+}
+
+// --stage=loops, source, llvm, asm or blob: each kernel (or the one --kernel names) lowered.
+void inspect_lowered(const Args& a, Graph& g, const Schedule& s, const ResolvedTarget& target) {
+  check_lowered_stage(a, target);
+  // Where weights may be images, every kernel is lowered before any is shown: which weights
+  // are images depends on all of them.
+  bool images = target.desc->dialect != Dialect::LlvmCpu && target.profile.image_weights;
+  InspectLowering lw(a, g, s, target);
+  if (images) {
+    for (size_t i = 0; i < s.kernels.size(); ++i) lw.lower(i);
+    place_image_weights(g, lw.programs);
+  }
+  if (lw.serial_shown) {
+    if (a.stage != "source") throw Error("--kernel " + a.kernel + " is a serial launch: --stage=source shows its kernel");
+    std::vector<const LoopProgram*> stages;
+    for (size_t i = lw.serial_shown->first; i < lw.serial_shown->first + lw.serial_shown->count; ++i) {
+      if (!images) lw.lower(i);
+      stages.push_back(&lw.programs[i]);
+    }
+    std::cout << dialect_ops(target.desc->dialect).render_serial(g, stages, a.kernel, target.profile).blob;
+    return;
+  }
+  bool found = a.kernel.empty();
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
+    if (!a.kernel.empty() && s.kernels[i].name != a.kernel) continue;
+    found = true;
+    if (!images) lw.lower(i);
+    show_kernel(lw, i);
+  }
+  if (!found) throw Error("--kernel " + a.kernel + ": no kernel of that name (see --stage=kernels)");
+}
+
 int cmd_inspect(const Args& a) {
-  if (a.stage == "meta") {  // the file as it is, before any graph: GGUF metadata and tensor table
-    if (!is_gguf_file(a.model)) throw Error(a.model + ": --stage=meta lists a GGUF file's metadata; this is not a GGUF file");
-    std::cout << describe_gguf(GgufFile::open(a.model));
+  if (a.stage == "meta") {
+    inspect_meta(a);
     return 0;
   }
   Model m = build_dynamic_model(open_model(a.model, import_options(a)));
@@ -296,110 +430,11 @@ int cmd_inspect(const Args& a) {
     prepare_kernels(*m.graph, s, target.profile, a.optimize, parse_precision(a.precision).storage);
     return s;
   };
-  if (a.stage == "graph") {
-    std::cout << print_graph(*m.graph, roots);
-  } else if (a.stage == "kernels") {
-    Schedule s = kernels();
-    std::vector<SerialLaunch> serial = serial_launches(s, target);
-    std::cout << "# " << s.kernels.size() << " kernels";
-    if (!serial.empty()) std::cout << " in " << launch_count(s, serial) << " launches";
-    std::cout << "\n";
-    for (const SerialLaunch& l : serial)
-      std::cout << "# serial launch " << serial_launch_name(s, l) << ": " << l.count << " kernels in one work-group\n";
-    std::cout << run_stage("describe", [&] { return describe(*m.graph, s); });
-  } else if (a.stage == "loops" || a.stage == "source" || a.stage == "llvm" || a.stage == "asm" || a.stage == "blob") {
-    Schedule s = kernels();
-    const DialectOps& dialect = dialect_ops(target.desc->dialect);
-    bool cpu = target.desc->dialect == Dialect::LlvmCpu;
-    if ((a.stage == "llvm" || a.stage == "asm") && !cpu)
-      throw Error("--stage=" + a.stage + " shows CPU kernels; --target=" + a.target + " renders " + dialect.name + " (use --stage=source)");
-    if (a.stage == "blob" && (cpu || a.out_dir.empty()))
-      throw Error("--stage=blob writes each GPU kernel's launch blob to -o DIR (GPU targets only)");
-    if (a.stage == "blob") std::filesystem::create_directories(a.out_dir);
-    if (!a.opts.empty() && a.kernel.empty()) throw Error("--opts needs --kernel (the actions are per kernel)");
-    // Where weights may be images, every kernel is lowered before any is shown: which weights
-    // are images depends on all of them.
-    bool images = !cpu && target.profile.image_weights;
-    std::vector<std::vector<Opt>> chosen(s.kernels.size());
-    std::vector<LoopProgram> programs(s.kernels.size());
-    // A serial launch's stages take their own actions; each is shown as a kernel of its own, and
-    // `--kernel=k3_k5 --stage=source` shows the launch's kernel.
-    std::vector<SerialLaunch> serial = serial_launches(s, target);
-    std::vector<const SerialLaunch*> serial_of(s.kernels.size(), nullptr);  // the launch each stage is in
-    const SerialLaunch* serial_shown = nullptr;
-    for (const SerialLaunch& l : serial) {
-      for (size_t i = l.first; i < l.first + l.count; ++i) serial_of[i] = &l;
-      if (serial_launch_name(s, l) == a.kernel) serial_shown = &l;
-    }
-    auto lower = [&](size_t i) {
-      const Kernel& plain = s.kernels[i];
-      bool shown = a.kernel.empty() || plain.name == a.kernel;
-      chosen[i] = shown && !a.opts.empty() ? parse_opts(a.opts)
-                  : !a.optimize            ? std::vector<Opt>{}
-                  : serial_of[i]           ? serial_stage_opts(plain, target.profile)
-                                           : heuristic_opts(*m.graph, plain, target.profile);
-      programs[i] = lower_kernel(*m.graph, plain, chosen[i], target).program;
-    };
-    if (images) {
-      for (size_t i = 0; i < s.kernels.size(); ++i) lower(i);
-      place_image_weights(*m.graph, programs);
-    }
-    if (serial_shown) {
-      if (a.stage != "source") throw Error("--kernel " + a.kernel + " is a serial launch: --stage=source shows its kernel");
-      std::vector<const LoopProgram*> stages;
-      for (size_t i = serial_shown->first; i < serial_shown->first + serial_shown->count; ++i) {
-        if (!images) lower(i);
-        stages.push_back(&programs[i]);
-      }
-      std::cout << dialect.render_serial(*m.graph, stages, a.kernel, target.profile).blob;
-      return 0;
-    }
-    bool found = a.kernel.empty();
-    for (size_t i = 0; i < s.kernels.size(); ++i) {
-      const Kernel& plain = s.kernels[i];
-      if (!a.kernel.empty() && plain.name != a.kernel) continue;
-      found = true;
-      if (!images) lower(i);
-      const std::vector<Opt>& opts = chosen[i];
-      const LoopProgram& p = programs[i];
-      bool llvm_text = cpu && (a.stage == "llvm" || a.stage == "source");
-      // "; " starts a comment in LLVM IR, so `--stage=llvm` output feeds straight into opt-19.
-      std::cout << (llvm_text ? "; opts: " : a.stage == "source" ? "// opts: " : "# opts: ") << (opts.empty() ? "none" : opts_str(opts));
-      if (serial_of[i]) std::cout << " (a stage of serial launch " << serial_launch_name(s, *serial_of[i]) << ", which --kernel names)";
-      std::cout << "\n";
-      if (a.stage == "loops") {
-        std::cout << print_program(*m.graph, p);
-        continue;
-      }
-      if (a.stage == "blob") {  // the bytes the artifact carries (SPIR-V for vulkan: spirv-val them)
-        std::string path = (std::filesystem::path(a.out_dir) / (plain.name + ".bin")).string();
-        std::ofstream out(path, std::ios::binary);
-        out << dialect.render_gpu(*m.graph, p, target.profile).blob;
-        if (!out.flush()) throw Error(path + ": write failed");
-        continue;
-      }
-      if (!cpu) {
-        std::cout << dialect.render_source(*m.graph, p, target.profile);
-        continue;
-      }
-      llvm::LLVMContext ctx;
-      llvm::Module mod(plain.name, ctx);
-      std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(target.triple, target.cpu));
-      mod.setDataLayout(tm->createDataLayout());
-      mod.setTargetTriple(target.triple);
-      render_cpu_kernel(mod, *m.graph, p, cpu_work_split(p), target.profile)->setLinkage(llvm::Function::ExternalLinkage);
-      if (llvm_text) {
-        mod.print(llvm::outs(), nullptr);
-        llvm::outs().flush();
-        continue;
-      }
-      optimize(mod, tm.get());
-      std::cout << assembly_text(mod, tm.get());
-    }
-    if (!found) throw Error("--kernel " + a.kernel + ": no kernel of that name (see --stage=kernels)");
-  } else {
-    throw Error("unknown --stage '" + a.stage + "' (graph, kernels, loops, source, blob, llvm, asm or meta)");
-  }
+  if (a.stage == "graph") std::cout << print_graph(*m.graph, roots);
+  else if (a.stage == "kernels") inspect_kernels(*m.graph, kernels(), target);
+  else if (a.stage == "loops" || a.stage == "source" || a.stage == "llvm" || a.stage == "asm" || a.stage == "blob")
+    inspect_lowered(a, *m.graph, kernels(), target);
+  else throw Error("unknown --stage '" + a.stage + "' (graph, kernels, loops, source, blob, llvm, asm or meta)");
   return 0;
 }
 
