@@ -70,7 +70,7 @@ struct VarTables {
   int32_t logit_rows = -1;
   std::vector<int32_t> source;  // buffer indices of the values the model computes, or -1
   std::vector<int64_t> step;    // --dynamic NAME=MAX/STEP
-  std::vector<int64_t> min;     // where the model's structure holds (passes/dim_axes)
+  std::vector<int64_t> min;     // where the model's structure holds (model/dim_axes)
 };
 
 // One object file's LLVM module: the model description's tables, then the entry points.
