@@ -132,7 +132,7 @@ std::string header_text(const std::string& name, const Model& m) {
            "int " + n + "_all_logits(" + n + "_model* m, int all);\n";
     h += "/* llama.cpp's sampler chain: top_k, then top_p, then min_p, then temp, then a random draw; temp <= 0 is\n"
          " * greedy (the argmax). top_k <= 0, top_p >= 1 and min_p <= 0 turn their stage off. */\n";
-    // laid out as runtime-stub/sample.h's tgc_sampling, which NAME_sample passes it on as
+    // laid out as runtime-stub/llm/sample.h's tgc_sampling, which NAME_sample passes it on as
     h += "typedef struct " + n + "_sampling {\n  float temp;\n  int32_t top_k;\n  float top_p;\n  float min_p;\n} " + n + "_sampling;\n";
     h += "#define " + n + "_SAMPLING_DEFAULTS {0.8f, 40, 0.95f, 0.05f} /* llama.cpp's */\n";
     h += "/* A token drawn from the last logits row. *rng is the draw's random state: set it to a seed once;\n"

@@ -1,5 +1,5 @@
 // The emitter: one object file for the target triple holding a compiled model's description
-// (runtime-stub/tgc_model.h: buffers, launches, I/O, run-time dims), its entry points (main() for
+// (runtime-stub/include/tgc_model.h: buffers, launches, I/O, run-time dims), its entry points (main() for
 // executables, NAME_* for shared libraries) and its weights (codegen/weights_object.h), streamed,
 // never held as one blob.
 #pragma once

@@ -1,4 +1,4 @@
-// The LLVM mirror of runtime-stub/tgc_model.h: struct types and constant builders for the tables a
+// The LLVM mirror of runtime-stub/include/tgc_model.h: struct types and constant builders for the tables a
 // compiled model carries (buffers, launches, the model description). Keep in step with that header
 // (TGC_ABI_VERSION).
 #pragma once
@@ -82,7 +82,7 @@ static_assert(int(DType::Bool) == TGC_BOOL && int(DType::I8) == TGC_I8 && int(DT
               int(DType::F64) == TGC_F64, "ir/dtype.h: DType order differs from enum tgc_dtype");
 }  // namespace abi
 
-// Builds the constant tables of runtime-stub/tgc_model.h as LLVM globals.
+// Builds the constant tables of runtime-stub/include/tgc_model.h as LLVM globals.
 class DescBuilder {
  public:
   explicit DescBuilder(llvm::Module& m) : m_(m), c_(m.getContext()), i32_(llvm::Type::getInt32Ty(c_)),

@@ -130,7 +130,7 @@ class OpenClDialect : public CDialect {
   std::string vector_type(DType t) const override {
     return t == DType::F32 || t == DType::I32 || t == DType::U32 ? reg_type(t) + "4" : "";
   }
-  // An image's texel i is at (i % width, i / width) (runtime-stub/tgc_model.h TGC_STORAGE_IMAGE).
+  // An image's texel i is at (i % width, i / width) (runtime-stub/include/tgc_model.h TGC_STORAGE_IMAGE).
   std::string vector_element(const CBuffer& b, const std::string& index4) const override {
     if (b.image_width > 0) {
       std::string w = std::to_string(b.image_width), texel = b.dtype == DType::F16 ? "tgc_texel_half(" : "tgc_texel(";

@@ -1,5 +1,5 @@
 // The tokenizer of a GGUF file (tokenizer.ggml.*) as the runtime's tokenizer takes it
-// (runtime-stub/tokenizer.h): token texts, scores and types, the special ids and flags, and for
+// (runtime-stub/llm/tokenizer.h): token texts, scores and types, the special ids and flags, and for
 // byte-level BPE the merges and the pre-tokenizer.
 #pragma once
 #include <string>

@@ -1,4 +1,4 @@
-/* A stand-in libcuda.so.1 for fault injection in the CUDA runtime (runtime-stub/cuda.c) on
+/* A stand-in libcuda.so.1 for fault injection in the CUDA runtime (runtime-stub/backends/cuda/cuda.c) on
  * machines without a GPU: the driver API entry points the runtime loads, with device memory as
  * host memory and kernels that do nothing. TGC_FAKE_CUDA_FAIL picks the fault:
  *   alloc:N  the Nth cuMemAlloc answers CUDA_ERROR_OUT_OF_MEMORY (device memory runs out)

@@ -1,5 +1,5 @@
-/* A stand-in libOpenCL.so.1 for fault injection in the OpenCL runtime (runtime-stub/opencl.c) on
- * machines without a GPU: the entry points the runtime loads (runtime-stub/cl_api.h), with buffers
+/* A stand-in libOpenCL.so.1 for fault injection in the OpenCL runtime (runtime-stub/backends/opencl/opencl.c) on
+ * machines without a GPU: the entry points the runtime loads (runtime-stub/backends/opencl/cl_api.h), with buffers
  * as host memory and kernels that do nothing. TGC_FAKE_CL_FAIL picks the fault:
  *   alloc:N   the Nth clCreateBuffer answers CL_MEM_OBJECT_ALLOCATION_FAILURE (memory runs out)
  *   build     clBuildProgram answers CL_BUILD_PROGRAM_FAILURE, with a build log

@@ -1,4 +1,4 @@
-/* A stand-in libvulkan.so.1 for fault injection in the Vulkan runtime (runtime-stub/vulkan.c):
+/* A stand-in libvulkan.so.1 for fault injection in the Vulkan runtime (runtime-stub/backends/vulkan/vulkan.c):
  * it loads the real loader (TGC_FAKE_VK_LOADER, a path) and hands the runtime the real entry
  * points, except that the calls below answer with a fault. The runtime (volk) reaches every
  * function through vkGetInstanceProcAddr and vkGetDeviceProcAddr, so those two are where the

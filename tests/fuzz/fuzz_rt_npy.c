@@ -1,4 +1,4 @@
-/* The runtime stub's .npy reader (runtime-stub/npy.c) and the C API input path after it, as an
+/* The runtime stub's .npy reader (runtime-stub/core/npy.c) and the C API input path after it, as an
  * artifact's main() uses them: any bytes are refused with -1 and a message, or become input `a`
  * or `b:0` of the runtime's test model (runtime-stub/tests/model.c), which then runs. */
 #include <stdlib.h>

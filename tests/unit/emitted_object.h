@@ -1,5 +1,5 @@
 // Reads an object written by the emitter (codegen/emit.h) back with LLVM's object library: its
-// symbols, and the model description (runtime-stub/tgc_model.h) found through its relocations.
+// symbols, and the model description (runtime-stub/include/tgc_model.h) found through its relocations.
 // Pointer fields hold 0 in the section data; ELF RELA relocations (x86-64, aarch64) say where
 // they point: a symbol, or a section plus an addend for the emitter's private constants.
 #pragma once

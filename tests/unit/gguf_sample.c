@@ -1,4 +1,4 @@
-/* The sampler chain (runtime-stub/sample.c) on hand-made logits: each stage keeps what llama.cpp's
+/* The sampler chain (runtime-stub/llm/sample.c) on hand-made logits: each stage keeps what llama.cpp's
  * would, in llama.cpp's order (top-p's probabilities over what top-k kept), the draws follow the
  * kept tokens' softmax at the temperature, and a seed repeats its draws.
  * usage: gguf_sample   (exit 0 when every check passes) */

@@ -1,4 +1,4 @@
-/* The generated text's stream (runtime-stub/text_stream.c): whole UTF-8 characters only, a tail
+/* The generated text's stream (runtime-stub/llm/text_stream.c): whole UTF-8 characters only, a tail
  * that may become a stop string waits, the first stop string ends the text unprinted.
  * usage: gguf_text_stream   (exit 0 when every check passes) */
 #define _POSIX_C_SOURCE 200809L /* fmemopen */

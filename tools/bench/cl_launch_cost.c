@@ -3,8 +3,8 @@
 // and without a local size, a profiling queue, an out-of-order queue, two host threads on two
 // queues; and GPU time per back-to-back kernel (launches queued behind a long kernel, event
 // timestamps). The numbers behind the OpenCL runtime's pool and defined offsets
-// (runtime-stub/opencl.c, docs/performance-gpu.md session 40). Not built by CMake: build it here
-// and carry it to the GPU machine,
+// (runtime-stub/backends/opencl/opencl.c, docs/performance-gpu.md). Not built by CMake: build it
+// here and carry it to the GPU machine,
 //
 //   gcc -O2 -Wno-deprecated-declarations tools/bench/cl_launch_cost.c -o cl_launch_cost -l:libOpenCL.so.1 -lpthread
 //   SPIN=20000000 N=2000 ./cl_launch_cost      (N launches per case; SPIN: the blocker's loop count)

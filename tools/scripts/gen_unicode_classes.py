@@ -1,16 +1,16 @@
 #!/usr/bin/python3
-"""Writes runtime-stub/unicode_classes.c: the Unicode class of every code point as ranges, for the
-BPE pre-tokenizers (runtime-stub/bpe_pretokenize.c). A class is the general category folded as
+"""Writes runtime-stub/llm/unicode_classes.c: the Unicode class of every code point as ranges, for the
+BPE pre-tokenizers (runtime-stub/llm/bpe_pretokenize.c). A class is the general category folded as
 llama.cpp folds it (\\p{N} \\p{L} \\p{Z} \\p{M} \\p{P} \\p{S} \\p{C}, unassigned apart) plus the
 White_Space bit. The categories come from this Python's unicodedata (its version is written into
 the file); White_Space is PropList.txt's list, which has not changed since Unicode 6.
 
-usage: tools/scripts/gen_unicode_classes.py > runtime-stub/unicode_classes.c
+usage: tools/scripts/gen_unicode_classes.py > runtime-stub/llm/unicode_classes.c
 """
 import sys
 import unicodedata
 
-# runtime-stub/unicode_classes.h: enum tgc_unicode_class
+# runtime-stub/llm/unicode_classes.h: enum tgc_unicode_class
 UNASSIGNED, NUMBER, LETTER, SEPARATOR, MARK, PUNCTUATION, SYMBOL, CONTROL = range(8)
 WHITESPACE = 8
 FOLD = {'N': NUMBER, 'L': LETTER, 'Z': SEPARATOR, 'M': MARK, 'P': PUNCTUATION, 'S': SYMBOL, 'C': CONTROL}

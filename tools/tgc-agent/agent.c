@@ -104,7 +104,7 @@ static float f16_to_f32(uint16_t h) {
   return f;
 }
 
-/* Floats uniform in [-1, 1) as in runtime-stub/main.c; integers and bools zero, which is a valid
+/* Floats uniform in [-1, 1) as in runtime-stub/cli/main.c; integers and bools zero, which is a valid
  * index for gathers and never divides by zero in a float kernel. */
 void agent_fill(void* p, int64_t bytes, int32_t dtype, uint64_t seed) {
   int64_t n;

@@ -11,7 +11,7 @@ typedef struct {
   int32_t num_buffers;         /* kernel arguments, output first */
   int64_t work_items;          /* run as tgc_kernel(buffers, 0, work_items) */
   const int64_t* buffer_bytes; /* size of each argument */
-  const int32_t* buffer_dtypes; /* enum tgc_dtype (runtime-stub/tgc_model.h) */
+  const int32_t* buffer_dtypes; /* enum tgc_dtype (runtime-stub/include/tgc_model.h) */
 } tgc_candidate_desc;
 
 /* Exported by every candidate. */

@@ -1,4 +1,4 @@
-// The runtime's tokenizer (runtime-stub/tokenizer.c) on a GGUF vocabulary against llama.cpp's
+// The runtime's tokenizer (runtime-stub/llm/tokenizer.c) on a GGUF vocabulary against llama.cpp's
 // test vectors (ggml-vocab-NAME.gguf.inp: texts separated by "\n__ggml_vocab_test__\n"; .out: the
 // ids llama.cpp gives each, no BOS, special tokens not parsed), case by case; and detokenizes
 // llama.cpp's ids (tgc_token_piece, one token at a time, without SPM's leading space) back to each
