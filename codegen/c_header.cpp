@@ -17,8 +17,11 @@ const char* c_type(DType t) {
     case DType::I32: return "int32_t";
     case DType::I16: return "int16_t";
     case DType::I8: return "int8_t";
-    case DType::U8: case DType::Bool: return "uint8_t";
-    case DType::U16: case DType::F16: case DType::BF16: return "uint16_t";
+    case DType::U8:
+    case DType::Bool: return "uint8_t";
+    case DType::U16:
+    case DType::F16:
+    case DType::BF16: return "uint16_t";
     case DType::U32: return "uint32_t";
     default: return "uint64_t";
   }
@@ -43,8 +46,10 @@ bool has_llm_api(const Model& m) {
 std::string header_text(const std::string& name, const Model& m) {
   std::string n = name, guard = name;
   for (char& ch : guard) ch = char(std::toupper(static_cast<unsigned char>(ch)));
-  std::string h = "/* " + n + ".h: C API of the model compiled by tgc from " + fs::path(m.path).filename().string() + ". */\n";
-  h += "#ifndef " + guard + "_H\n#define " + guard + "_H\n#include <stddef.h>\n#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  std::string h =
+      "/* " + n + ".h: C API of the model compiled by tgc from " + fs::path(m.path).filename().string() + ". */\n";
+  h += "#ifndef " + guard + "_H\n#define " + guard +
+       "_H\n#include <stddef.h>\n#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   h += "typedef struct " + n + "_model " + n + "_model;\n\n";
   auto listing = [&](const std::vector<NamedTensor>& v, const std::vector<bool>& batched,
                      const std::vector<std::vector<int32_t>>& dim_vars) {
@@ -67,29 +72,35 @@ std::string header_text(const std::string& name, const Model& m) {
   };
   for (const UOp* v : m.graph->vars())
     if (v->var().name == m.logit_rows_var)
-      h += " * -1 of '" + m.outputs[0].name + "' is its row count: the token count of the last eval, or 1 (" + n + "_all_logits).\n";
+      h += " * -1 of '" + m.outputs[0].name + "' is its row count: the token count of the last eval, or 1 (" + n +
+           "_all_logits).\n";
     else if (m.graph->var_value(v) && !shapes_use(v))  // no -1 is it (an If's condition)
       continue;
     else if (m.graph->var_value(v))
-      h += " * -1 is a size the model computes from its inputs' values: '" + v->var().name + "' (0 to " + std::to_string(v->var().max) +
-           "); after each run " + n + "_output_shape gives it, and " + n + "_output_data the storage of that size (take the pointer again after every run).\n";
+      h += " * -1 is a size the model computes from its inputs' values: '" + v->var().name + "' (0 to " +
+           std::to_string(v->var().max) + "); after each run " + n + "_output_shape gives it, and " + n +
+           "_output_data the storage of that size (take the pointer again after every run).\n";
     else if (v->var().name != m.kv_length_var) {
       int64_t step = m.graph->var_step(v), max = v->var().max * step;
-      h += " * -1 is a run-time dim: '" + v->var().name + "' (" + std::to_string(m.graph->var_min(v) * step) + " to " + std::to_string(max) +
-           (step > 1 ? " in multiples of " + std::to_string(step) : "") + ", default " + std::to_string(max) + "), bound by " + n +
-           "_set_input_shape.\n";
+      h += " * -1 is a run-time dim: '" + v->var().name + "' (" + std::to_string(m.graph->var_min(v) * step) + " to " +
+           std::to_string(max) + (step > 1 ? " in multiples of " + std::to_string(step) : "") + ", default " +
+           std::to_string(max) + "), bound by " + n + "_set_input_shape.\n";
     }
-  h += " */\nenum { " + n + "_NUM_INPUTS = " + std::to_string(m.inputs.size()) + ", " + n + "_NUM_OUTPUTS = " + std::to_string(m.outputs.size()) + " };\n\n";
+  h += " */\nenum { " + n + "_NUM_INPUTS = " + std::to_string(m.inputs.size()) + ", " + n +
+       "_NUM_OUTPUTS = " + std::to_string(m.outputs.size()) + " };\n\n";
   h += "/* Threads: a model object is used by one thread at a time (calls on one object are not\n"
        " * synchronized); different objects, of this model or others, run concurrently on as many\n"
        " * threads as the application likes, each with its own storage and thread pool. The functions\n"
-       " * without a model argument may be called from any thread at any time. " + n + "_last_error()\n"
+       " * without a model argument may be called from any thread at any time. " +
+       n +
+       "_last_error()\n"
        " * is per thread: the message of the calling thread's last failure. Results do not depend on\n"
        " * num_threads (the same bits at 1 thread or 8). */\n\n";
   h += "/* num_threads <= 0: one per physical core. Runs use the calling thread and num_threads - 1\n"
        " * workers, each pinned to a CPU of its own where the process may use that many (not with\n"
        " * TGC_PIN_THREADS=0 in the environment): models that run side by side should split the cores\n"
-       " * between them rather than each take all. NULL on failure: see " + n + "_last_error(). */\n";
+       " * between them rather than each take all. NULL on failure: see " +
+       n + "_last_error(). */\n";
   h += n + "_model* " + n + "_create(int num_threads);\n";
   h += "void " + n + "_destroy(" + n + "_model* m);\n";
   h += "/* Runs the model once on the current inputs. 0 on success, -1 on failure. */\n";
@@ -108,10 +119,13 @@ std::string header_text(const std::string& name, const Model& m) {
   h += "const char* " + n + "_last_error(void);\n";
   for (const UOp* v : m.graph->vars())
     if (v->var().name == m.kv_length_var) {
-      h += "\n/* KV cache of " + std::to_string(v->var().max) + " positions, kept between runs: each run appends its tokens after\n"
+      h += "\n/* KV cache of " + std::to_string(v->var().max) +
+           " positions, kept between runs: each run appends its tokens after\n"
            " * the ones held (a prefill of n tokens, then decode steps of one), until it is full. */\n";
-      h += "int64_t " + n + "_kv_length(const " + n + "_model* m);  /* positions held: where the next run's tokens go */\n";
-      h += "int " + n + "_set_kv_length(" + n + "_model* m, int64_t n);  /* forget positions n.. (n <= held). 0 or -1 */\n";
+      h += "int64_t " + n + "_kv_length(const " + n +
+           "_model* m);  /* positions held: where the next run's tokens go */\n";
+      h += "int " + n + "_set_kv_length(" + n +
+           "_model* m, int64_t n);  /* forget positions n.. (n <= held). 0 or -1 */\n";
       h += "int " + n + "_reset(" + n + "_model* m);  /* an empty cache: a new sequence. 0 or -1 */\n";
     }
   if (has_llm_api(m)) {
@@ -120,20 +134,24 @@ std::string header_text(const std::string& name, const Model& m) {
          " * are what follows each token fed, sample draws the next token from the last row. */\n";
     h += "enum { " + n + "_N_VOCAB = " + vocab + " };\n";
     h += "/* Runs tokens[0, n) at the cache's position (n up to n_tokens' bound above: a longer prompt\n"
-         " * goes in several evals). 0, or -1 (the cache is full, ...): see " + n + "_last_error(). */\n";
+         " * goes in several evals). 0, or -1 (the cache is full, ...): see " +
+         n + "_last_error(). */\n";
     h += "int " + n + "_eval(" + n + "_model* m, const int32_t* tokens, int64_t n);\n";
-    h += "/* The last eval's logits, [*n_rows][" + n + "_N_VOCAB] (row i follows its token i), valid until the next\n"
+    h += "/* The last eval's logits, [*n_rows][" + n +
+         "_N_VOCAB] (row i follows its token i), valid until the next\n"
          " * eval; last_logits is the last row, the one that predicts the next token. */\n";
     h += "const float* " + n + "_logits(const " + n + "_model* m, int64_t* n_rows);\n";
     h += "const float* " + n + "_last_logits(const " + n + "_model* m);\n";
     if (!m.logit_rows_var.empty())
       h += "/* all = 1 (the default): logits of every token an eval runs; 0: of its last one only (*n_rows = 1),\n"
            " * all that sampling needs, and a prefill then skips the output projection of the others. 0 or -1. */\n"
-           "int " + n + "_all_logits(" + n + "_model* m, int all);\n";
+           "int " +
+           n + "_all_logits(" + n + "_model* m, int all);\n";
     h += "/* llama.cpp's sampler chain: top_k, then top_p, then min_p, then temp, then a random draw; temp <= 0 is\n"
          " * greedy (the argmax). top_k <= 0, top_p >= 1 and min_p <= 0 turn their stage off. */\n";
     // laid out as runtime-stub/llm/sample.h's tgc_sampling, which NAME_sample passes it on as
-    h += "typedef struct " + n + "_sampling {\n  float temp;\n  int32_t top_k;\n  float top_p;\n  float min_p;\n} " + n + "_sampling;\n";
+    h += "typedef struct " + n + "_sampling {\n  float temp;\n  int32_t top_k;\n  float top_p;\n  float min_p;\n} " +
+         n + "_sampling;\n";
     h += "#define " + n + "_SAMPLING_DEFAULTS {0.8f, 40, 0.95f, 0.05f} /* llama.cpp's */\n";
     h += "/* A token drawn from the last logits row. *rng is the draw's random state: set it to a seed once;\n"
          " * each draw advances it, and the same seed gives the same tokens. -1 on failure. */\n";
@@ -141,15 +159,19 @@ std::string header_text(const std::string& name, const Model& m) {
   }
   if (m.vocab) {
     tgc_vocab view = vocab_view(*m.vocab);
-    h += "\n/* The model's tokenizer (" + std::to_string(m.vocab->n_tokens()) + " tokens, " + tgc_vocab_kind(&view) + ", as llama.cpp tokenizes): the ids of\n"
-         " * text[0, len), BOS first when add_bos (the model's default: " + std::string(m.vocab->add_bos ? "1" : "0") + "); up to cap written to out.\n"
+    h += "\n/* The model's tokenizer (" + std::to_string(m.vocab->n_tokens()) + " tokens, " + tgc_vocab_kind(&view) +
+         ", as llama.cpp tokenizes): the ids of\n"
+         " * text[0, len), BOS first when add_bos (the model's default: " +
+         std::string(m.vocab->add_bos ? "1" : "0") +
+         "); up to cap written to out.\n"
          " * Returns how many the text has (more than cap: call again with more room), -1 on failure. */\n";
-    h += "int64_t " + n + "_tokenize(" + n + "_model* m, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap);\n";
+    h += "int64_t " + n + "_tokenize(" + n +
+         "_model* m, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap);\n";
     h += "/* The text of one token (up to cap bytes to out, no terminating 0; control tokens have none). Returns\n"
          " * its length (more than cap: call again with more room), -1 for a token outside the vocabulary. */\n";
     h += "int64_t " + n + "_detokenize(const " + n + "_model* m, int32_t token, char* out, int64_t cap);\n";
-    h += "enum { " + n + "_TOKEN_BOS = " + std::to_string(m.vocab->bos) + ", " + n + "_TOKEN_EOS = " + std::to_string(m.vocab->eos) +
-         " }; /* -1: none */\n";
+    h += "enum { " + n + "_TOKEN_BOS = " + std::to_string(m.vocab->bos) + ", " + n +
+         "_TOKEN_EOS = " + std::to_string(m.vocab->eos) + " }; /* -1: none */\n";
   }
   h += "\n#ifdef __cplusplus\n}\n#endif\n#endif\n";
   return h;

@@ -12,7 +12,9 @@ namespace tgc {
 Shape declared_shape(const NamedTensor& t, bool batched, const std::vector<int32_t>& dim_vars);
 
 template <class T>
-T at_or(const std::vector<T>& v, size_t i, T fallback) { return i < v.size() ? v[i] : fallback; }
+T at_or(const std::vector<T>& v, size_t i, T fallback) {
+  return i < v.size() ? v[i] : fallback;
+}
 
 // Does the .so export the language-model calls (NAME_eval, NAME_logits, NAME_sample, ...)? A KV
 // cache, and logits f32 [n_tokens, n_vocab] as the first output.

@@ -75,7 +75,8 @@ GpuKernel glsl_kernel(const Graph& g, const LoopProgram& p, const TargetProfile&
               {gpu_global_size(p), 1, 1},
               {p.locals.empty() ? kGlslDefaultLocalSize : gpu_local_size(p), 1, 1}};
   if (needs_optional_feature(k.blob))
-    k.fallback = glsl_to_spirv(render_glsl(g, p, {.index_bits = profile.index_bits, .subgroups = false, .half_math = false}), p.name);
+    k.fallback = glsl_to_spirv(
+        render_glsl(g, p, {.index_bits = profile.index_bits, .subgroups = false, .half_math = false}), p.name);
   return k;
 }
 std::string ptx_source(const Graph& g, const LoopProgram& p, const TargetProfile& profile) {
@@ -89,22 +90,43 @@ GpuKernel ptx_kernel(const Graph& g, const LoopProgram& p, const TargetProfile& 
 }  // namespace
 
 const DialectOps& dialect_ops(Dialect d) {
-  static const DialectOps llvm_cpu{"llvm-cpu", {.inner_loop = true, .streams = true}, nullptr, nullptr, nullptr, cpu_candidate, "time"};
-  static const DialectOps opencl{"opencl", {.inner_loop = false}, opencl_kernel, opencl_source, opencl_serial_kernel,
+  static const DialectOps llvm_cpu{
+      "llvm-cpu", {.inner_loop = true, .streams = true}, nullptr, nullptr, nullptr, cpu_candidate, "time"};
+  static const DialectOps opencl{"opencl",
+                                 {.inner_loop = false},
+                                 opencl_kernel,
+                                 opencl_source,
+                                 opencl_serial_kernel,
                                  [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
                                    return runtime_candidate(RuntimeApi::OpenCl, g, p, opencl_kernel(g, p, t.profile));
                                  },
-                                 "time-cl", "opencl", "OpenCL"};
-  static const DialectOps glsl{"glsl", {.inner_loop = false}, glsl_kernel, glsl_source, nullptr,
+                                 "time-cl",
+                                 "opencl",
+                                 "OpenCL"};
+  static const DialectOps glsl{"glsl",
+                               {.inner_loop = false},
+                               glsl_kernel,
+                               glsl_source,
+                               nullptr,
                                [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
                                  return runtime_candidate(RuntimeApi::Vulkan, g, p, glsl_kernel(g, p, t.profile));
                                },
-                               "time-vk", "vulkan", "Vulkan", true};
-  static const DialectOps ptx{"ptx", {.inner_loop = false}, ptx_kernel, ptx_source, nullptr,
+                               "time-vk",
+                               "vulkan",
+                               "Vulkan",
+                               true};
+  static const DialectOps ptx{"ptx",
+                              {.inner_loop = false},
+                              ptx_kernel,
+                              ptx_source,
+                              nullptr,
                               [](const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string&) {
                                 return runtime_candidate(RuntimeApi::Cuda, g, p, ptx_kernel(g, p, t.profile));
                               },
-                              "time-cuda", "cuda", "CUDA", true};
+                              "time-cuda",
+                              "cuda",
+                              "CUDA",
+                              true};
   switch (d) {
     case Dialect::LlvmCpu: return llvm_cpu;
     case Dialect::OpenCL: return opencl;

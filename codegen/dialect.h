@@ -15,15 +15,15 @@ namespace tgc {
 
 // A GPU kernel as the runtime launches it.
 struct GpuKernel {
-  std::string blob;                     // OpenCL C source, SPIR-V or PTX: no NUL terminator
+  std::string blob;                        // OpenCL C source, SPIR-V or PTX: no NUL terminator
   std::array<int64_t, 3> global{1, 1, 1};  // work items in all, per dimension
   std::array<int64_t, 3> local{0, 0, 0};   // work-group size; 0: the driver chooses
-  std::string fallback;                 // "", or SPIR-V without the optional features blob needs (Float16, subgroup arithmetic)
+  std::string fallback;  // "", or SPIR-V without the optional features blob needs (Float16, subgroup arithmetic)
 };
 
 struct DialectOps {
-  const char* name;       // "llvm-cpu", "opencl", "glsl": tuning-cache and --help spelling
-  LowerOptions lower;     // how loop programs are shaped for this dialect
+  const char* name;    // "llvm-cpu", "opencl", "glsl": tuning-cache and --help spelling
+  LowerOptions lower;  // how loop programs are shaped for this dialect
   // GPU dialects: the kernel's launch blob and sizes, and its source text (`tgc inspect
   // --stage=source`; the blob itself where that is text). Empty for LlvmCpu.
   std::function<GpuKernel(const Graph&, const LoopProgram&, const TargetProfile&)> render_gpu;
@@ -35,7 +35,8 @@ struct DialectOps {
                           const TargetProfile&)>
       render_serial;
   // A tuning candidate for tgc-agent (docs/tuning.md) and the agent request that times it.
-  std::function<std::string(const Graph&, const LoopProgram&, const ResolvedTarget&, const std::string& workdir)> candidate;
+  std::function<std::string(const Graph&, const LoopProgram&, const ResolvedTarget&, const std::string& workdir)>
+      candidate;
   const char* agent_request;  // "time" (a one-kernel shared object), "time-cl" (OpenCL C), "time-vk" (SPIR-V),
                               // "time-cuda" (PTX)
   // GPU dialects: the API of the agent's greeting that times the candidates (tune/agent_client.h's

@@ -76,10 +76,18 @@ struct VarTables {
 // One object file's LLVM module: the model description's tables, then the entry points.
 class ObjectEmitter {
  public:
-  ObjectEmitter(const ModelObject& mo, const BufferTable& table, const WeightLayout& weights, const std::string& weights_symbol)
-      : mo_(mo), m_(mo.model), g_(*mo.model.graph), table_(table), weights_(weights), weights_symbol_(weights_symbol),
+  ObjectEmitter(const ModelObject& mo, const BufferTable& table, const WeightLayout& weights,
+                const std::string& weights_symbol)
+      : mo_(mo),
+        m_(mo.model),
+        g_(*mo.model.graph),
+        table_(table),
+        weights_(weights),
+        weights_symbol_(weights_symbol),
         mod_(std::make_unique<llvm::Module>("tgc_model", ctx_)),
-        tm_(make_target_machine(mo.target.triple, mo.target.cpu)), d_(*mod_), b_(ctx_) {
+        tm_(make_target_machine(mo.target.triple, mo.target.cpu)),
+        d_(*mod_),
+        b_(ctx_) {
     mod_->setTargetTriple(mo.target.triple);
     mod_->setDataLayout(tm_->createDataLayout());
   }
@@ -95,17 +103,34 @@ class ObjectEmitter {
     llvm::Constant* weights = weights_reference();
     const VarTables& v = vars_;
     auto* init = llvm::ConstantStruct::get(
-        d_.desc_t(), {d_.I32(TGC_ABI_VERSION), d_.str(mo_.name), d_.runtime_symbol(mo_.target.desc->runtime_backend), d_.I32(int64_t(buffers.size())), d_.array(d_.buffer_t(), buffers, "buffers"),
-                      d_.I32(int64_t(launches.size())), d_.array(d_.launch_t(), launches, "launches"), d_.I32(int64_t(ins.size())),
-                      d_.i32s(ins, "inputs"), d_.I32(int64_t(outs.size())), d_.i32s(outs, "outputs"), d_.I64(mo_.plan.arena_bytes),
-                      weights, d_.I64(weights_.bytes), mo_.weights_file.empty() ? d_.null() : d_.str(mo_.weights_file),
-                      m_.batch_dim.empty() ? d_.null() : d_.str(m_.batch_dim), d_.I32(int64_t(v.names.size())),
-                      v.names.empty() ? d_.null() : d_.global(llvm::ConstantArray::get(llvm::ArrayType::get(d_.ptr_, v.names.size()), v.names), "var_names"),
-                      d_.i64s(v.max, "var_max"), d_.I32(table_.index.count(g_.vars_buffer()) ? table_.index.at(g_.vars_buffer()) : -1),
-                      v.kv_position.empty() ? d_.null() : d_.i32s(v.kv_position, "kv_position"), vocab,
-                      v.source.empty() ? d_.null() : d_.i32s(v.source, "var_source"),
-                      v.step.empty() ? d_.null() : d_.i64s(v.step, "var_step"),
-                      v.min.empty() ? d_.null() : d_.i64s(v.min, "var_min")});
+        d_.desc_t(),
+        {d_.I32(TGC_ABI_VERSION),
+         d_.str(mo_.name),
+         d_.runtime_symbol(mo_.target.desc->runtime_backend),
+         d_.I32(int64_t(buffers.size())),
+         d_.array(d_.buffer_t(), buffers, "buffers"),
+         d_.I32(int64_t(launches.size())),
+         d_.array(d_.launch_t(), launches, "launches"),
+         d_.I32(int64_t(ins.size())),
+         d_.i32s(ins, "inputs"),
+         d_.I32(int64_t(outs.size())),
+         d_.i32s(outs, "outputs"),
+         d_.I64(mo_.plan.arena_bytes),
+         weights,
+         d_.I64(weights_.bytes),
+         mo_.weights_file.empty() ? d_.null() : d_.str(mo_.weights_file),
+         m_.batch_dim.empty() ? d_.null() : d_.str(m_.batch_dim),
+         d_.I32(int64_t(v.names.size())),
+         v.names.empty()
+             ? d_.null()
+             : d_.global(llvm::ConstantArray::get(llvm::ArrayType::get(d_.ptr_, v.names.size()), v.names), "var_names"),
+         d_.i64s(v.max, "var_max"),
+         d_.I32(table_.index.count(g_.vars_buffer()) ? table_.index.at(g_.vars_buffer()) : -1),
+         v.kv_position.empty() ? d_.null() : d_.i32s(v.kv_position, "kv_position"),
+         vocab,
+         v.source.empty() ? d_.null() : d_.i32s(v.source, "var_source"),
+         v.step.empty() ? d_.null() : d_.i64s(v.step, "var_step"),
+         v.min.empty() ? d_.null() : d_.i64s(v.min, "var_min")});
     return d_.global(init, "desc");
   }
 
@@ -175,12 +200,13 @@ class ObjectEmitter {
         fn = f;
       }
       launches.push_back(llvm::ConstantStruct::get(
-          d_.launch_t(), {d_.str(l.name), fn, gpu ? d_.bytes(l.blob, l.name + ".blob") : d_.null(), d_.I64(gpu ? int64_t(l.blob.size()) : 0),
-                          d_.I32(int64_t(args.size())),
-                          d_.i32s(args, l.name + ".args"), d_.a3(l.global), d_.a3(l.local), d_.I32(l.outer_var), d_.I32(l.outer_step),
-                          d_.I32(l.runs_var), d_.I64(l.runs_from), d_.I64(l.runs_until), d_.I32(l.sets_var + 1),
-                          d_.I32(l.runs_if_var + 1), d_.I64(l.runs_if_value),
-                          l.fallback_blob.empty() ? d_.null() : d_.bytes(l.fallback_blob, l.name + ".fallback"), d_.I64(int64_t(l.fallback_blob.size()))}));
+          d_.launch_t(), {d_.str(l.name), fn, gpu ? d_.bytes(l.blob, l.name + ".blob") : d_.null(),
+                          d_.I64(gpu ? int64_t(l.blob.size()) : 0), d_.I32(int64_t(args.size())),
+                          d_.i32s(args, l.name + ".args"), d_.a3(l.global), d_.a3(l.local), d_.I32(l.outer_var),
+                          d_.I32(l.outer_step), d_.I32(l.runs_var), d_.I64(l.runs_from), d_.I64(l.runs_until),
+                          d_.I32(l.sets_var + 1), d_.I32(l.runs_if_var + 1), d_.I64(l.runs_if_value),
+                          l.fallback_blob.empty() ? d_.null() : d_.bytes(l.fallback_blob, l.name + ".fallback"),
+                          d_.I64(int64_t(l.fallback_blob.size()))}));
     }
     return launches;
   }
@@ -192,17 +218,23 @@ class ObjectEmitter {
       const BufferInfo& info = g_.buffer(b);
       int storage = TGC_STORAGE_ARENA;
       int64_t offset = 0;
-      if (info.kind == BufferKind::Weight) storage = info.image ? TGC_STORAGE_IMAGE : TGC_STORAGE_WEIGHT, offset = weights_.offset.at(b);
-      else if (info.kind == BufferKind::Input) storage = TGC_STORAGE_INPUT;
-      else if (info.kind == BufferKind::Output) storage = TGC_STORAGE_OUTPUT;
-      else if (info.kind == BufferKind::State) storage = TGC_STORAGE_STATE;
-      else offset = mo_.plan.arena_offset.at(b);
+      if (info.kind == BufferKind::Weight)
+        storage = info.image ? TGC_STORAGE_IMAGE : TGC_STORAGE_WEIGHT, offset = weights_.offset.at(b);
+      else if (info.kind == BufferKind::Input)
+        storage = TGC_STORAGE_INPUT;
+      else if (info.kind == BufferKind::Output)
+        storage = TGC_STORAGE_OUTPUT;
+      else if (info.kind == BufferKind::State)
+        storage = TGC_STORAGE_STATE;
+      else
+        offset = mo_.plan.arena_offset.at(b);
       std::string bname = io.name.count(b) ? io.name.at(b) : info.name;
       buffers.push_back(llvm::ConstantStruct::get(
-          d_.buffer_t(), {d_.str(bname), d_.I32(int64_t(info.dtype)), d_.I32(int64_t(info.shape.size())),
-                          d_.i64s(info.shape, "shape"), d_.I32(storage), d_.I64(offset), d_.I64(numel(info.shape) * dtype_size(info.dtype)),
-                          d_.I32(io.batched.count(b)), io.dim_vars.count(b) ? d_.i32s(io.dim_vars.at(b), "dim_vars") : d_.null(),
-                          io.dim_sizes.count(b) ? d_.i64s(io.dim_sizes.at(b), "dim_sizes") : d_.null()}));
+          d_.buffer_t(),
+          {d_.str(bname), d_.I32(int64_t(info.dtype)), d_.I32(int64_t(info.shape.size())), d_.i64s(info.shape, "shape"),
+           d_.I32(storage), d_.I64(offset), d_.I64(numel(info.shape) * dtype_size(info.dtype)),
+           d_.I32(io.batched.count(b)), io.dim_vars.count(b) ? d_.i32s(io.dim_vars.at(b), "dim_vars") : d_.null(),
+           io.dim_sizes.count(b) ? d_.i64s(io.dim_sizes.at(b), "dim_sizes") : d_.null()}));
     }
     return buffers;
   }
@@ -214,8 +246,10 @@ class ObjectEmitter {
       if (x->var().name == m_.kv_length_var) v.kv_position = {int32_t(g_.var_slot(x)), int32_t(m_.kv_count_input)};
       if (x->var().name == m_.logit_rows_var) v.logit_rows = int32_t(g_.var_slot(x));
     }
-    if (!m_.kv_length_var.empty() && v.kv_position.empty()) throw Error("internal error: KV length dim '" + m_.kv_length_var + "' is not a VAR");
-    if (!m_.logit_rows_var.empty() && v.logit_rows < 0) throw Error("internal error: logit rows dim '" + m_.logit_rows_var + "' is not a VAR");
+    if (!m_.kv_length_var.empty() && v.kv_position.empty())
+      throw Error("internal error: KV length dim '" + m_.kv_length_var + "' is not a VAR");
+    if (!m_.logit_rows_var.empty() && v.logit_rows < 0)
+      throw Error("internal error: logit rows dim '" + m_.logit_rows_var + "' is not a VAR");
     if (!v.kv_position.empty()) v.kv_position.push_back(v.logit_rows);
     for (int64_t b : mo_.var_source) v.source.push_back(b < 0 ? -1 : table_.index.at(b));
     if (std::all_of(v.source.begin(), v.source.end(), [](int32_t b) { return b < 0; })) v.source.clear();
@@ -229,12 +263,14 @@ class ObjectEmitter {
   llvm::Constant* vocab_entry() {
     if (!m_.vocab) return d_.null();
     const Vocab& v = *m_.vocab;
-    return d_.global(llvm::ConstantStruct::get(d_.vocab_t(), {d_.I32(v.n_tokens()), d_.bytes(v.text, "vocab.text"), d_.i64s(v.offsets, "vocab.offsets"),
-                                                              d_.f32s(v.scores, "vocab.scores"), d_.i32s(v.types, "vocab.types"), d_.I32(v.bos),
-                                                              d_.I32(v.eos), d_.I32(v.unk), d_.I32(v.add_bos), d_.I32(v.add_space_prefix),
-                                                              d_.I32(v.model), d_.I32(v.pre), d_.I32(v.ignore_merges), d_.I32(v.n_merges()),
-                                                              d_.i32s(v.merges, "vocab.merges")}),
-                     "vocab");
+    return d_.global(
+        llvm::ConstantStruct::get(
+            d_.vocab_t(),
+            {d_.I32(v.n_tokens()), d_.bytes(v.text, "vocab.text"), d_.i64s(v.offsets, "vocab.offsets"),
+             d_.f32s(v.scores, "vocab.scores"), d_.i32s(v.types, "vocab.types"), d_.I32(v.bos), d_.I32(v.eos),
+             d_.I32(v.unk), d_.I32(v.add_bos), d_.I32(v.add_space_prefix), d_.I32(v.model), d_.I32(v.pre),
+             d_.I32(v.ignore_merges), d_.I32(v.n_merges()), d_.i32s(v.merges, "vocab.merges")}),
+        "vocab");
   }
 
   // Embedded weights are defined by the weights object; external ones are read at run time.
@@ -251,7 +287,8 @@ class ObjectEmitter {
   }
 
   llvm::Function* define(const std::string& fname, llvm::Type* ret, std::vector<llvm::Type*> params) {
-    auto* f = llvm::Function::Create(llvm::FunctionType::get(ret, params, false), llvm::Function::ExternalLinkage, fname, *mod_);
+    auto* f = llvm::Function::Create(llvm::FunctionType::get(ret, params, false), llvm::Function::ExternalLinkage,
+                                     fname, *mod_);
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f));
     return f;
   }
@@ -265,8 +302,10 @@ class ObjectEmitter {
     std::vector<llvm::Type*> callee_params = params;
     for (llvm::Value* x : extra) args.push_back(x), callee_params.push_back(x->getType());
     auto* call = b_.CreateCall(declare(runtime_fn, ret, callee_params), args);
-    if (ret->isVoidTy()) b_.CreateRetVoid();
-    else b_.CreateRet(call);
+    if (ret->isVoidTy())
+      b_.CreateRetVoid();
+    else
+      b_.CreateRet(call);
   }
 
   // NAME_kind_name(i) and NAME_kind_shape(i, dims) over per-model tables of the inputs' or the
@@ -284,8 +323,10 @@ class ObjectEmitter {
       shapes.push_back(d_.i64s(sh, "ioshape"));
       ranks.push_back(int32_t(t.tensor.shape().size()));
     }
-    auto* names_g = d_.global(llvm::ConstantArray::get(llvm::ArrayType::get(ptr, names.size()), names), kind + "_names");
-    auto* shapes_g = d_.global(llvm::ConstantArray::get(llvm::ArrayType::get(ptr, shapes.size()), shapes), kind + "_shapes");
+    auto* names_g =
+        d_.global(llvm::ConstantArray::get(llvm::ArrayType::get(ptr, names.size()), names), kind + "_names");
+    auto* shapes_g =
+        d_.global(llvm::ConstantArray::get(llvm::ArrayType::get(ptr, shapes.size()), shapes), kind + "_shapes");
     auto* ranks_g = d_.i32s(ranks, kind + "_ranks");
     int64_t n = int64_t(v.size());
     io_name_accessor(kind, names_g, n);
@@ -344,13 +385,17 @@ int64_t emit_model_object(const ModelObject& mo, const std::string& object_path,
   BufferTable table = buffer_table(mo.model, mo.schedule);
   WeightLayout weights = layout_weights(*mo.model.graph, table.ids);
   std::string weights_symbol = "tgc_weights_" + mo.name;
-  if (mo.weights_file.empty()) write_weights_object(*mo.model.graph, weights, arch_of(mo.target.triple), weights_symbol, weights_path);
-  else write_weights_file(*mo.model.graph, weights, weights_path);
+  if (mo.weights_file.empty())
+    write_weights_object(*mo.model.graph, weights, arch_of(mo.target.triple), weights_symbol, weights_path);
+  else
+    write_weights_file(*mo.model.graph, weights, weights_path);
 
   ObjectEmitter e(mo, table, weights, weights_symbol);
   llvm::Constant* desc = e.model_desc();
-  if (!mo.shared) e.main_entry(desc);
-  else e.library_api(desc);
+  if (!mo.shared)
+    e.main_entry(desc);
+  else
+    e.library_api(desc);
   e.write(object_path);
   return weights.bytes;
 }

@@ -25,8 +25,8 @@ llvm::Constant* constant_global(llvm::Module& m, llvm::Constant* init, const std
 }
 }  // namespace
 
-void write_kernel_library(const Graph& g, const LoopProgram& p, const ResolvedTarget& t,
-                          const std::string& workdir, const std::string& path) {
+void write_kernel_library(const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string& workdir,
+                          const std::string& path) {
   llvm::LLVMContext ctx;
   llvm::Module mod("tgc_candidate", ctx);
   std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(t.triple, t.cpu));
@@ -58,7 +58,8 @@ void write_kernel_library(const Graph& g, const LoopProgram& p, const ResolvedTa
 
   std::string verify;
   llvm::raw_string_ostream vs(verify);
-  if (llvm::verifyModule(mod, &vs)) throw Error("internal error: invalid LLVM module for " + p.name + ": " + verify.substr(0, 500));
+  if (llvm::verifyModule(mod, &vs))
+    throw Error("internal error: invalid LLVM module for " + p.name + ": " + verify.substr(0, 500));
   optimize(mod, tm.get());
   std::string obj = (std::filesystem::path(workdir) / (std::filesystem::path(path).stem().string() + ".o")).string();
   write_object(mod, tm.get(), obj);

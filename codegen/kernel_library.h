@@ -12,7 +12,7 @@ namespace tgc {
 // Renders `p` (lowered for a CPU) into an LLVM module of its own context, optimizes it and links
 // it into `path`. Only reads the graph, so several threads may build candidates at once.
 // `workdir` holds the intermediate object file. Throws tgc::Error on failure.
-void write_kernel_library(const Graph& g, const LoopProgram& p, const ResolvedTarget& t,
-                          const std::string& workdir, const std::string& path);
+void write_kernel_library(const Graph& g, const LoopProgram& p, const ResolvedTarget& t, const std::string& workdir,
+                          const std::string& path);
 
 }  // namespace tgc

@@ -39,54 +39,70 @@ constexpr bool same_layout(const std::array<Field, N>& fields, const std::array<
 }
 using enum Field;
 constexpr std::array kBuffer{Ptr, I32, I32, Ptr, I32, I64, I64, I32, Ptr, Ptr};
-static_assert(same_layout(kBuffer, {offsetof(tgc_buffer, name), offsetof(tgc_buffer, dtype), offsetof(tgc_buffer, rank),
-                                    offsetof(tgc_buffer, shape), offsetof(tgc_buffer, storage), offsetof(tgc_buffer, offset),
-                                    offsetof(tgc_buffer, nbytes), offsetof(tgc_buffer, batched), offsetof(tgc_buffer, dim_vars),
-                                    offsetof(tgc_buffer, dim_sizes)},
-                          sizeof(tgc_buffer)), "codegen/model_desc.h: tgc_buffer mirror out of step with tgc_model.h");
-constexpr std::array kLaunch{Ptr, Ptr, Ptr, I64, I32, Ptr, I64x3, I64x3, I32, I32, I32, I64, I64, I32, I32, I64, Ptr, I64};
-static_assert(same_layout(kLaunch, {offsetof(tgc_launch, name), offsetof(tgc_launch, cpu_fn), offsetof(tgc_launch, blob),
-                                    offsetof(tgc_launch, blob_size), offsetof(tgc_launch, num_buffers), offsetof(tgc_launch, buffers),
-                                    offsetof(tgc_launch, global_size), offsetof(tgc_launch, local_size),
-                                    offsetof(tgc_launch, outer_var), offsetof(tgc_launch, outer_step),
-                                    offsetof(tgc_launch, runs_var), offsetof(tgc_launch, runs_from), offsetof(tgc_launch, runs_until),
-                                    offsetof(tgc_launch, sets_var), offsetof(tgc_launch, runs_if_var), offsetof(tgc_launch, runs_if_value),
-                                    offsetof(tgc_launch, fallback_blob), offsetof(tgc_launch, fallback_blob_size)},
-                          sizeof(tgc_launch)), "codegen/model_desc.h: tgc_launch mirror out of step with tgc_model.h");
-constexpr std::array kDesc{I32, Ptr, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr, I64, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr, Ptr, Ptr};
-static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version), offsetof(tgc_model_desc, name),
-                                  offsetof(tgc_model_desc, backend), offsetof(tgc_model_desc, num_buffers),
-                                  offsetof(tgc_model_desc, buffers), offsetof(tgc_model_desc, num_launches),
-                                  offsetof(tgc_model_desc, launches), offsetof(tgc_model_desc, num_inputs),
-                                  offsetof(tgc_model_desc, inputs), offsetof(tgc_model_desc, num_outputs),
-                                  offsetof(tgc_model_desc, outputs), offsetof(tgc_model_desc, arena_size),
-                                  offsetof(tgc_model_desc, weights), offsetof(tgc_model_desc, weights_size),
+static_assert(same_layout(kBuffer,
+                          {offsetof(tgc_buffer, name), offsetof(tgc_buffer, dtype), offsetof(tgc_buffer, rank),
+                           offsetof(tgc_buffer, shape), offsetof(tgc_buffer, storage), offsetof(tgc_buffer, offset),
+                           offsetof(tgc_buffer, nbytes), offsetof(tgc_buffer, batched), offsetof(tgc_buffer, dim_vars),
+                           offsetof(tgc_buffer, dim_sizes)},
+                          sizeof(tgc_buffer)),
+              "codegen/model_desc.h: tgc_buffer mirror out of step with tgc_model.h");
+constexpr std::array kLaunch{Ptr, Ptr, Ptr, I64, I32, Ptr, I64x3, I64x3, I32,
+                             I32, I32, I64, I64, I32, I32, I64,   Ptr,   I64};
+static_assert(
+    same_layout(kLaunch,
+                {offsetof(tgc_launch, name), offsetof(tgc_launch, cpu_fn), offsetof(tgc_launch, blob),
+                 offsetof(tgc_launch, blob_size), offsetof(tgc_launch, num_buffers), offsetof(tgc_launch, buffers),
+                 offsetof(tgc_launch, global_size), offsetof(tgc_launch, local_size), offsetof(tgc_launch, outer_var),
+                 offsetof(tgc_launch, outer_step), offsetof(tgc_launch, runs_var), offsetof(tgc_launch, runs_from),
+                 offsetof(tgc_launch, runs_until), offsetof(tgc_launch, sets_var), offsetof(tgc_launch, runs_if_var),
+                 offsetof(tgc_launch, runs_if_value), offsetof(tgc_launch, fallback_blob),
+                 offsetof(tgc_launch, fallback_blob_size)},
+                sizeof(tgc_launch)),
+    "codegen/model_desc.h: tgc_launch mirror out of step with tgc_model.h");
+constexpr std::array kDesc{I32, Ptr, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr,
+                           I64, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr, Ptr, Ptr};
+static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version),  offsetof(tgc_model_desc, name),
+                                  offsetof(tgc_model_desc, backend),      offsetof(tgc_model_desc, num_buffers),
+                                  offsetof(tgc_model_desc, buffers),      offsetof(tgc_model_desc, num_launches),
+                                  offsetof(tgc_model_desc, launches),     offsetof(tgc_model_desc, num_inputs),
+                                  offsetof(tgc_model_desc, inputs),       offsetof(tgc_model_desc, num_outputs),
+                                  offsetof(tgc_model_desc, outputs),      offsetof(tgc_model_desc, arena_size),
+                                  offsetof(tgc_model_desc, weights),      offsetof(tgc_model_desc, weights_size),
                                   offsetof(tgc_model_desc, weights_file), offsetof(tgc_model_desc, batch_dim),
-                                  offsetof(tgc_model_desc, num_vars), offsetof(tgc_model_desc, var_names),
-                                  offsetof(tgc_model_desc, var_max), offsetof(tgc_model_desc, vars_buffer),
-                                  offsetof(tgc_model_desc, kv_position), offsetof(tgc_model_desc, vocab),
-                                  offsetof(tgc_model_desc, var_source), offsetof(tgc_model_desc, var_step),
+                                  offsetof(tgc_model_desc, num_vars),     offsetof(tgc_model_desc, var_names),
+                                  offsetof(tgc_model_desc, var_max),      offsetof(tgc_model_desc, vars_buffer),
+                                  offsetof(tgc_model_desc, kv_position),  offsetof(tgc_model_desc, vocab),
+                                  offsetof(tgc_model_desc, var_source),   offsetof(tgc_model_desc, var_step),
                                   offsetof(tgc_model_desc, var_min)},
-                          sizeof(tgc_model_desc)), "codegen/model_desc.h: tgc_model_desc mirror out of step with tgc_model.h");
+                          sizeof(tgc_model_desc)),
+              "codegen/model_desc.h: tgc_model_desc mirror out of step with tgc_model.h");
 constexpr std::array kVocab{I32, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, I32, I32, Ptr};
-static_assert(same_layout(kVocab, {offsetof(tgc_vocab, n_tokens), offsetof(tgc_vocab, text), offsetof(tgc_vocab, offsets),
-                                   offsetof(tgc_vocab, scores), offsetof(tgc_vocab, types), offsetof(tgc_vocab, bos),
-                                   offsetof(tgc_vocab, eos), offsetof(tgc_vocab, unk), offsetof(tgc_vocab, add_bos),
-                                   offsetof(tgc_vocab, add_space_prefix), offsetof(tgc_vocab, model), offsetof(tgc_vocab, pre),
-                                   offsetof(tgc_vocab, ignore_merges), offsetof(tgc_vocab, n_merges), offsetof(tgc_vocab, merges)},
-                          sizeof(tgc_vocab)), "codegen/model_desc.h: tgc_vocab mirror out of step with tokenizer.h");
+static_assert(same_layout(kVocab,
+                          {offsetof(tgc_vocab, n_tokens), offsetof(tgc_vocab, text), offsetof(tgc_vocab, offsets),
+                           offsetof(tgc_vocab, scores), offsetof(tgc_vocab, types), offsetof(tgc_vocab, bos),
+                           offsetof(tgc_vocab, eos), offsetof(tgc_vocab, unk), offsetof(tgc_vocab, add_bos),
+                           offsetof(tgc_vocab, add_space_prefix), offsetof(tgc_vocab, model), offsetof(tgc_vocab, pre),
+                           offsetof(tgc_vocab, ignore_merges), offsetof(tgc_vocab, n_merges),
+                           offsetof(tgc_vocab, merges)},
+                          sizeof(tgc_vocab)),
+              "codegen/model_desc.h: tgc_vocab mirror out of step with tokenizer.h");
 static_assert(int(DType::Bool) == TGC_BOOL && int(DType::I8) == TGC_I8 && int(DType::I16) == TGC_I16 &&
-              int(DType::I32) == TGC_I32 && int(DType::I64) == TGC_I64 && int(DType::U8) == TGC_U8 &&
-              int(DType::U16) == TGC_U16 && int(DType::U32) == TGC_U32 && int(DType::U64) == TGC_U64 &&
-              int(DType::F16) == TGC_F16 && int(DType::BF16) == TGC_BF16 && int(DType::F32) == TGC_F32 &&
-              int(DType::F64) == TGC_F64, "ir/dtype.h: DType order differs from enum tgc_dtype");
+                  int(DType::I32) == TGC_I32 && int(DType::I64) == TGC_I64 && int(DType::U8) == TGC_U8 &&
+                  int(DType::U16) == TGC_U16 && int(DType::U32) == TGC_U32 && int(DType::U64) == TGC_U64 &&
+                  int(DType::F16) == TGC_F16 && int(DType::BF16) == TGC_BF16 && int(DType::F32) == TGC_F32 &&
+                  int(DType::F64) == TGC_F64,
+              "ir/dtype.h: DType order differs from enum tgc_dtype");
 }  // namespace abi
 
 // Builds the constant tables of runtime-stub/include/tgc_model.h as LLVM globals.
 class DescBuilder {
  public:
-  explicit DescBuilder(llvm::Module& m) : m_(m), c_(m.getContext()), i32_(llvm::Type::getInt32Ty(c_)),
-      i64_(llvm::Type::getInt64Ty(c_)), ptr_(llvm::PointerType::get(c_, 0)) {}
+  explicit DescBuilder(llvm::Module& m)
+      : m_(m),
+        c_(m.getContext()),
+        i32_(llvm::Type::getInt32Ty(c_)),
+        i64_(llvm::Type::getInt64Ty(c_)),
+        ptr_(llvm::PointerType::get(c_, 0)) {}
 
   llvm::Constant* str(const std::string& s) {
     auto* init = llvm::ConstantDataArray::getString(c_, s);
@@ -103,7 +119,8 @@ class DescBuilder {
     return gv;
   }
   llvm::Constant* global(llvm::Constant* init, const std::string& name, unsigned align = 8) {
-    auto* gv = new llvm::GlobalVariable(m_, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init, "tgc." + name);
+    auto* gv =
+        new llvm::GlobalVariable(m_, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init, "tgc." + name);
     gv->setAlignment(llvm::Align(align));
     return gv;
   }
@@ -140,7 +157,10 @@ class DescBuilder {
   llvm::StructType* type(const std::array<abi::Field, N>& fields) {
     std::vector<llvm::Type*> t;
     for (abi::Field f : fields)
-      t.push_back(f == abi::I32 ? i32_ : f == abi::I64 ? i64_ : f == abi::Ptr ? static_cast<llvm::Type*>(ptr_) : llvm::ArrayType::get(i64_, 3));
+      t.push_back(f == abi::I32   ? i32_
+                  : f == abi::I64 ? i64_
+                  : f == abi::Ptr ? static_cast<llvm::Type*>(ptr_)
+                                  : llvm::ArrayType::get(i64_, 3));
     return llvm::StructType::get(c_, t);
   }
 

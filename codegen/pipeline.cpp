@@ -57,7 +57,8 @@ std::vector<std::vector<Opt>> choose_opts(Graph& g, const Schedule& s, const std
   if (!opt.optimize) return chosen;
   std::vector<bool> stage(s.kernels.size(), false);
   for (const SerialLaunch& l : serial)
-    for (size_t i = l.first; i < l.first + l.count; ++i) stage[i] = true, chosen[i] = serial_stage_opts(s.kernels[i], t.profile);
+    for (size_t i = l.first; i < l.first + l.count; ++i)
+      stage[i] = true, chosen[i] = serial_stage_opts(s.kernels[i], t.profile);
   if (opt.choose_opts) {
     std::vector<Kernel> searched;
     for (size_t i = 0; i < s.kernels.size(); ++i)
@@ -82,8 +83,8 @@ KernelLaunch launch_of(const Graph& g, const LoopProgram& p) {
   l.args = p.args;
   const UOp* outer = p.globals.empty() || p.globals[0] == p.inner ? nullptr : p.globals[0];
   const UOp* end = outer ? outer->src[0] : nullptr;
-  if (end && end->op == Op::IDiv && end->src[1]->is_const() && end->src[0]->op == Op::Add && end->src[0]->src[0]->op == Op::Var &&
-      end->src[0]->src[1]->is_const(end->src[1]->ival() - 1)) {
+  if (end && end->op == Op::IDiv && end->src[1]->is_const() && end->src[0]->op == Op::Add &&
+      end->src[0]->src[0]->op == Op::Var && end->src[0]->src[1]->is_const(end->src[1]->ival() - 1)) {
     l.outer_step = int32_t(end->src[1]->ival());
     end = end->src[0]->src[0];
   }
@@ -118,11 +119,14 @@ namespace {
 // condition runs only the side taken unless `both_sides` (see compile_model).
 void check_supported(const Model& m, const DialectOps& dialect, bool both_sides) {
   if (m.computes_sizes() && dialect.render_gpu)
-    throw Error("the model computes output sizes from data (NonZero, Compress, Unique, TopK with a run-time k, NonMaxSuppression): only the cpu "
-                "target runs such models for now");
+    throw Error(
+        "the model computes output sizes from data (NonZero, Compress, Unique, TopK with a run-time k, "
+        "NonMaxSuppression): only the cpu "
+        "target runs such models for now");
   for (const Graph::BranchSelect& b : m.graph->branch_selects())
     if (both_sides && (b.runs[0] || b.runs[1]))
-      throw Error(b.why[b.runs[0] ? 0 : 1] + ", which only the cpu target checks at run time (without a batch dim) for now");
+      throw Error(b.why[b.runs[0] ? 0 : 1] +
+                  ", which only the cpu target checks at run time (without a batch dim) for now");
 }
 
 struct ScheduledModel {
@@ -166,7 +170,7 @@ struct Runs {
   int64_t from = 0, until = 0;  // a size variant: runs for values of VAR var in [from, until] (0: unbounded)
   int32_t if_var = -1;          // a kernel of one side of an If: runs when VAR if_var is if_value
   int64_t if_value = 0;
-  int32_t sets_var = -1;        // the VAR whose value it stores, or -1
+  int32_t sets_var = -1;  // the VAR whose value it stores, or -1
 };
 
 struct LoweredPrograms {
@@ -184,7 +188,8 @@ struct LoweredPrograms {
 };
 
 // When all of a kernel's programs run: on one side of an If; storing a VAR's value.
-Runs kernel_runs(const Graph& g, const Kernel& kernel, const BranchGuards& guards, const std::vector<int64_t>& var_source) {
+Runs kernel_runs(const Graph& g, const Kernel& kernel, const BranchGuards& guards,
+                 const std::vector<int64_t>& var_source) {
   Runs r;
   auto source = std::find(var_source.begin(), var_source.end(), kernel.output);
   if (source != var_source.end()) r.sets_var = int32_t(source - var_source.begin());
@@ -207,12 +212,14 @@ void lower_with_variants(Graph& g, const Kernel& kernel, const std::vector<Opt>&
   if (!large.opts.empty()) {
     int32_t var = int32_t(g.var_slot(large.var));
     out.add(std::move(k), "", base, var, 0, large.from - 1);
-    out.add(lower_kernel(g, kernel, large.opts, target), "_from" + std::to_string(large.from), base, var, large.from, 0);
+    out.add(lower_kernel(g, kernel, large.opts, target), "_from" + std::to_string(large.from), base, var, large.from,
+            0);
   } else if (at_max.var) {
     int32_t var = int32_t(g.var_slot(at_max.var));
     int64_t max = at_max.var->var().max;
     out.add(std::move(k), "", base, var, 0, max - 1);
-    out.add(lower_kernel(g, at_max.kernel, heuristic_opts(g, at_max.kernel, target.profile), target), "_at_max", base, var, max, 0);
+    out.add(lower_kernel(g, at_max.kernel, heuristic_opts(g, at_max.kernel, target.profile), target), "_at_max", base,
+            var, max, 0);
   } else {
     out.add(std::move(k), "", base, 0, 0, 0);
   }
@@ -231,7 +238,8 @@ LoweredPrograms lower_programs(Graph& g, const ScheduledModel& sm, const std::ve
 // GPU kernels, a launch each, or one per serial launch of several (no size variants on GPUs:
 // program i is kernel i).
 std::vector<KernelLaunch> gpu_launches(Graph& g, const Schedule& s, std::vector<LoopProgram>& programs,
-                                       const std::vector<SerialLaunch>& serial, const DialectOps& dialect, const ResolvedTarget& target) {
+                                       const std::vector<SerialLaunch>& serial, const DialectOps& dialect,
+                                       const ResolvedTarget& target) {
   if (target.profile.image_weights) place_image_weights(g, programs);
   std::vector<KernelLaunch> launches;
   auto next_serial = serial.begin();
@@ -338,8 +346,15 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   auto t2 = Clock::now();
   LoweredPrograms lowered = run_stage("lower", [&] { return lower_programs(g, sm, chosen, target, opt); });
   WorkDir work;
-  ModelObject mo{m, s, plan, target, {}, c_name(opt.output), opt.shared,
-                 opt.external_weights ? fs::path(opt.output).filename().string() + ".weights" : "", sm.var_source};
+  ModelObject mo{m,
+                 s,
+                 plan,
+                 target,
+                 {},
+                 c_name(opt.output),
+                 opt.shared,
+                 opt.external_weights ? fs::path(opt.output).filename().string() + ".weights" : "",
+                 sm.var_source};
   std::vector<std::string> objects;
   run_stage("codegen", [&] {
     if (dialect.render_gpu) {
@@ -353,7 +368,8 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
 
   fs::path out = make_output_folder(opt.output);
   // External weights go straight to their own partial file; embedded ones into an object.
-  std::string weights_path = opt.external_weights ? out.string() + ".weights.partial" : (work.path / "weights.o").string();
+  std::string weights_path =
+      opt.external_weights ? out.string() + ".weights.partial" : (work.path / "weights.o").string();
   std::string tmp_out = out.string() + ".partial";
   Partials partials{{weights_path, tmp_out}};
   std::string model_obj = (work.path / "model.o").string();

@@ -28,12 +28,12 @@ struct CompileOptions {
   // Picks the optimizations of every kernel (all at once: a search can share work between
   // identical kernels and report progress); default heuristic_opts. BEAM search plugs in here.
   std::function<std::vector<std::vector<Opt>>(Graph&, const std::vector<Kernel>&, const ResolvedTarget&)> choose_opts;
-  bool shared = false;         // libNAME.so + NAME.h instead of an executable
+  bool shared = false;  // libNAME.so + NAME.h instead of an executable
   bool external_weights = false;
-  std::string output;          // artifact path
-  std::string runtime_dir;     // holds <triple>/libtgc_runtime.a
-  int jobs = 0;                // threads for kernel codegen; 0: one per core
-  Precision precision;         // --precision (passes/precision.h)
+  std::string output;       // artifact path
+  std::string runtime_dir;  // holds <triple>/libtgc_runtime.a
+  int jobs = 0;             // threads for kernel codegen; 0: one per core
+  Precision precision;      // --precision (passes/precision.h)
 };
 
 struct CompileReport {

@@ -71,7 +71,8 @@ void write_weights_object(const Graph& g, const WeightLayout& w, const std::stri
   check(x86 || arch == "aarch64", "weights object: no ELF machine for '" + arch + "'");
   // Section names and the symbol's name, each NUL-terminated, after a leading NUL.
   const std::string section = x86 ? ".lrodata.tgc_weights" : ".rodata.tgc_weights";
-  std::string shstrtab = std::string(1, '\0') + section + '\0' + ".symtab" + '\0' + ".strtab" + '\0' + ".shstrtab" + '\0';
+  std::string shstrtab =
+      std::string(1, '\0') + section + '\0' + ".symtab" + '\0' + ".strtab" + '\0' + ".shstrtab" + '\0';
   uint32_t name_section = 1, name_symtab = uint32_t(name_section + section.size() + 1), name_strtab = name_symtab + 8,
            name_shstrtab = name_strtab + 8;
   std::string strtab = std::string(1, '\0') + symbol + '\0';
@@ -85,7 +86,10 @@ void write_weights_object(const Graph& g, const WeightLayout& w, const std::stri
   int64_t shdr_at = (shstrtab_at + int64_t(shstrtab.size()) + 7) / 8 * 8;
 
   elf::Elf64_Ehdr eh{};
-  std::memcpy(eh.e_ident, "\x7f" "ELF", 4);
+  std::memcpy(eh.e_ident,
+              "\x7f"
+              "ELF",
+              4);
   eh.e_ident[elf::EI_CLASS] = elf::ELFCLASS64;
   eh.e_ident[elf::EI_DATA] = elf::ELFDATA2LSB;
   eh.e_ident[elf::EI_VERSION] = elf::EV_CURRENT;
@@ -115,18 +119,21 @@ void write_weights_object(const Graph& g, const WeightLayout& w, const std::stri
   at += int64_t(strtab.size() + shstrtab.size());
   pad_to(out, at, 8);
 
-  auto header = [&](uint32_t name, uint32_t type, uint64_t flags, int64_t offset, int64_t size, uint32_t link, uint32_t info,
-                    uint64_t align, uint64_t entsize) {
+  auto header = [&](uint32_t name, uint32_t type, uint64_t flags, int64_t offset, int64_t size, uint32_t link,
+                    uint32_t info, uint64_t align, uint64_t entsize) {
     elf::Elf64_Shdr sh{};
-    sh.sh_name = name, sh.sh_type = type, sh.sh_flags = flags, sh.sh_offset = uint64_t(offset), sh.sh_size = uint64_t(size);
+    sh.sh_name = name, sh.sh_type = type, sh.sh_flags = flags, sh.sh_offset = uint64_t(offset),
+    sh.sh_size = uint64_t(size);
     sh.sh_link = link, sh.sh_info = info, sh.sh_addralign = align, sh.sh_entsize = entsize;
     put(out, at, sh);
   };
   header(0, elf::SHT_NULL, 0, 0, 0, 0, 0, 0, 0);
   // x86-64: a large-data section, placed apart from code so that a multi-GB blob cannot push
   // other data out of 32-bit reach.
-  header(name_section, elf::SHT_PROGBITS, elf::SHF_ALLOC | (x86 ? elf::SHF_X86_64_LARGE : 0), blob_at, w.bytes, 0, 0, kAlign, 0);
-  header(name_symtab, elf::SHT_SYMTAB, 0, symtab_at, 2 * int64_t(sizeof(elf::Elf64_Sym)), 3, 1, 8, sizeof(elf::Elf64_Sym));
+  header(name_section, elf::SHT_PROGBITS, elf::SHF_ALLOC | (x86 ? elf::SHF_X86_64_LARGE : 0), blob_at, w.bytes, 0, 0,
+         kAlign, 0);
+  header(name_symtab, elf::SHT_SYMTAB, 0, symtab_at, 2 * int64_t(sizeof(elf::Elf64_Sym)), 3, 1, 8,
+         sizeof(elf::Elf64_Sym));
   header(name_strtab, elf::SHT_STRTAB, 0, strtab_at, int64_t(strtab.size()), 0, 0, 1, 0);
   header(name_shstrtab, elf::SHT_STRTAB, 0, shstrtab_at, int64_t(shstrtab.size()), 0, 0, 1, 0);
   finish(out, path);

@@ -14,8 +14,8 @@
 namespace tgc {
 
 struct WeightLayout {
-  std::vector<int64_t> ids;          // weight buffers, in layout order
-  std::map<int64_t, int64_t> offset; // buffer id -> byte offset
+  std::vector<int64_t> ids;           // weight buffers, in layout order
+  std::map<int64_t, int64_t> offset;  // buffer id -> byte offset
   int64_t bytes = 0;
 };
 

@@ -31,9 +31,12 @@ std::string header_field(const std::string& h, const std::string& key) {
   size_t start = colon == std::string::npos ? colon : h.find_first_not_of(' ', colon + 1);
   if (start == std::string::npos) return "";
   size_t end = std::string::npos;
-  if (h[start] == '(') end = h.find(')', ++start);
-  else if (h[start] == '\'') end = h.find('\'', ++start);
-  else end = h.find_first_of(",}", start);
+  if (h[start] == '(')
+    end = h.find(')', ++start);
+  else if (h[start] == '\'')
+    end = h.find('\'', ++start);
+  else
+    end = h.find_first_of(",}", start);
   return end == std::string::npos ? "" : h.substr(start, end - start);
 }
 
@@ -97,7 +100,8 @@ HostTensor read_npy(const std::string& path) {
   const int64_t left = file_size - f.tellg();
   if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end()) nbytes = 0;  // an empty tensor has no data
   for (int64_t d : t.shape) {
-    if (nbytes != 0 && nbytes > left / d) throw Error(path + ": truncated data (the shape needs more bytes than the file has)");
+    if (nbytes != 0 && nbytes > left / d)
+      throw Error(path + ": truncated data (the shape needs more bytes than the file has)");
     nbytes *= d;
   }
   if (nbytes > left) throw Error(path + ": truncated data (expected " + std::to_string(nbytes) + " bytes)");

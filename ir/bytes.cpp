@@ -25,7 +25,7 @@ std::shared_ptr<const Bytes> Bytes::map(const std::string& path, uint64_t offset
   if (size == 0) return b;
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error("'" + path + "' cannot be opened: " + std::strerror(errno));
-  struct stat st {};
+  struct stat st{};
   if (fstat(fd, &st) != 0 || uint64_t(st.st_size) < offset || uint64_t(st.st_size) - offset < size) {
     close(fd);
     throw Error("'" + path + "' is too short: " + std::to_string(size) + " bytes at offset " + std::to_string(offset) +

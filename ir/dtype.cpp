@@ -14,10 +14,9 @@ struct Info {
   bool is_float, is_unsigned;
 };
 constexpr Info kInfo[] = {
-    {"bool", 1, false, true}, {"i8", 1, false, false},  {"i16", 2, false, false},
-    {"i32", 4, false, false}, {"i64", 8, false, false},  {"u8", 1, false, true},
-    {"u16", 2, false, true},  {"u32", 4, false, true},   {"u64", 8, false, true},
-    {"f16", 2, true, false},  {"bf16", 2, true, false},  {"f32", 4, true, false},
+    {"bool", 1, false, true}, {"i8", 1, false, false},    {"i16", 2, false, false}, {"i32", 4, false, false},
+    {"i64", 8, false, false}, {"u8", 1, false, true},     {"u16", 2, false, true},  {"u32", 4, false, true},
+    {"u64", 8, false, true},  {"f16", 2, true, false},    {"bf16", 2, true, false}, {"f32", 4, true, false},
     {"f64", 8, true, false},  {"index", 8, false, false},
 };
 const Info& info(DType t) { return kInfo[static_cast<int>(t)]; }

@@ -79,8 +79,9 @@ class Interpreter {
     const BufferInfo& b = g_.buffer(id);
     if (auto it = inputs_.find(id); it != inputs_.end()) {
       if (it->second.shape != b.shape || it->second.dtype != b.dtype)
-        throw Error("interpret: input '" + b.name + "' expects " + std::string(dtype_name(b.dtype)) + shape_str(b.shape) +
-                    ", got " + std::string(dtype_name(it->second.dtype)) + shape_str(it->second.shape));
+        throw Error("interpret: input '" + b.name + "' expects " + std::string(dtype_name(b.dtype)) +
+                    shape_str(b.shape) + ", got " + std::string(dtype_name(it->second.dtype)) +
+                    shape_str(it->second.shape));
       return it->second;
     }
     if (!b.data && b.kind != BufferKind::State) throw Error("interpret: no data for buffer '" + b.name + "'");

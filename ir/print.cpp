@@ -33,11 +33,16 @@ std::string arg_str(const UOp* u) {
   std::visit(
       [&](const auto& a) {
         using T = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>) o << a;
-        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) o << "(" << ints_str(a) << ")";
-        else if constexpr (std::is_same_v<T, ReduceArg>) o << op_name(a.op) << " axes=(" << ints_str(a.axes) << ")";
-        else if constexpr (std::is_same_v<T, VarArg>) o << a.name << "[" << a.min << ".." << a.max << "]";
-        else if constexpr (std::is_same_v<T, RangeArg>) o << "r" << a.id;
+        if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>)
+          o << a;
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+          o << "(" << ints_str(a) << ")";
+        else if constexpr (std::is_same_v<T, ReduceArg>)
+          o << op_name(a.op) << " axes=(" << ints_str(a.axes) << ")";
+        else if constexpr (std::is_same_v<T, VarArg>)
+          o << a.name << "[" << a.min << ".." << a.max << "]";
+        else if constexpr (std::is_same_v<T, RangeArg>)
+          o << "r" << a.id;
       },
       u->arg);
   return o.str();
@@ -51,8 +56,10 @@ std::string print_graph(const Graph& g, const std::vector<const UOp*>& roots) {
     id[u] = n;
     o << "%" << n << " = " << op_name(u->op) << " " << dtype_name(u->dtype) << shape_str(u->shape);
     for (const UOp* s : u->src) o << " %" << id[s];
-    if (u->op == Op::Buffer) o << " '" << g.buffer(u->ival()).name << "'";
-    else if (!std::holds_alternative<std::monostate>(u->arg)) o << " " << arg_str(u);
+    if (u->op == Op::Buffer)
+      o << " '" << g.buffer(u->ival()).name << "'";
+    else if (!std::holds_alternative<std::monostate>(u->arg))
+      o << " " << arg_str(u);
     o << "\n";
   }
   return o.str();

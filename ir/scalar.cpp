@@ -70,7 +70,8 @@ Num eval_elementwise(Op op, DType out, DType in, const Num* a) {
   if (op == Op::Where) return a[0].i ? a[1] : a[2];
   if (op == Op::Dot4) {
     int64_t r = a[2].i;
-    for (int k = 0; k < 4; ++k) r += int64_t(uint8_t(u(a[0].i) >> (8 * k))) * int64_t(int8_t(uint8_t(u(a[1].i) >> (8 * k))));
+    for (int k = 0; k < 4; ++k)
+      r += int64_t(uint8_t(u(a[0].i) >> (8 * k))) * int64_t(int8_t(uint8_t(u(a[1].i) >> (8 * k))));
     return {0, wrap_int(out, r)};
   }
   if (op == Op::Bitcast) {
@@ -80,9 +81,12 @@ Num eval_elementwise(Op op, DType out, DType in, const Num* a) {
   }
   if (op == Op::CmpLt || op == Op::CmpNe) {
     bool r;
-    if (is_float(in)) r = op == Op::CmpLt ? a[0].f < a[1].f : a[0].f != a[1].f;
-    else if (is_unsigned(in)) r = op == Op::CmpLt ? u(a[0].i) < u(a[1].i) : a[0].i != a[1].i;
-    else r = op == Op::CmpLt ? a[0].i < a[1].i : a[0].i != a[1].i;
+    if (is_float(in))
+      r = op == Op::CmpLt ? a[0].f < a[1].f : a[0].f != a[1].f;
+    else if (is_unsigned(in))
+      r = op == Op::CmpLt ? u(a[0].i) < u(a[1].i) : a[0].i != a[1].i;
+    else
+      r = op == Op::CmpLt ? a[0].i < a[1].i : a[0].i != a[1].i;
     return {0, r};
   }
   if (is_float(out)) {
@@ -114,14 +118,20 @@ Num eval_elementwise(Op op, DType out, DType in, const Num* a) {
     case Op::MulAcc: r = int64_t(u(x) * u(y) + u(a[2].i)); break;
     case Op::Max: r = uns ? int64_t(std::max(u(x), u(y))) : std::max(x, y); break;
     case Op::IDiv:
-      if (y == 0) r = 0;
-      else if (uns) r = int64_t(u(x) / u(y));
-      else r = (x == INT64_MIN && y == -1) ? x : x / y;
+      if (y == 0)
+        r = 0;
+      else if (uns)
+        r = int64_t(u(x) / u(y));
+      else
+        r = (x == INT64_MIN && y == -1) ? x : x / y;
       break;
     case Op::Mod:
-      if (y == 0) r = 0;
-      else if (uns) r = int64_t(u(x) % u(y));
-      else r = (y == -1) ? 0 : x % y;
+      if (y == 0)
+        r = 0;
+      else if (uns)
+        r = int64_t(u(x) % u(y));
+      else
+        r = (y == -1) ? 0 : x % y;
       break;
     case Op::And: r = x & y; break;
     case Op::Or: r = x | y; break;
@@ -136,33 +146,79 @@ Num eval_elementwise(Op op, DType out, DType in, const Num* a) {
 
 Num load_num(DType t, const void* p) {
   switch (t) {
-    case DType::F32: { float v; std::memcpy(&v, p, 4); return {v, 0}; }
-    case DType::F64: { double v; std::memcpy(&v, p, 8); return {v, 0}; }
-    case DType::F16: { uint16_t h; std::memcpy(&h, p, 2); return {half_to_float(h), 0}; }
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return {v, 0};
+    }
+    case DType::F64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return {v, 0};
+    }
+    case DType::F16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return {half_to_float(h), 0};
+    }
     case DType::BF16: {
-      uint16_t h; std::memcpy(&h, p, 2);
-      uint32_t b = uint32_t(h) << 16; float v; std::memcpy(&v, &b, 4);
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      uint32_t b = uint32_t(h) << 16;
+      float v;
+      std::memcpy(&v, &b, 4);
       return {v, 0};
     }
     case DType::Bool: return {0, *static_cast<const uint8_t*>(p) != 0};
     case DType::I8: return {0, *static_cast<const int8_t*>(p)};
     case DType::U8: return {0, *static_cast<const uint8_t*>(p)};
-    case DType::I16: { int16_t v; std::memcpy(&v, p, 2); return {0, v}; }
-    case DType::U16: { uint16_t v; std::memcpy(&v, p, 2); return {0, v}; }
-    case DType::I32: { int32_t v; std::memcpy(&v, p, 4); return {0, v}; }
-    case DType::U32: { uint32_t v; std::memcpy(&v, p, 4); return {0, v}; }
-    default: { int64_t v; std::memcpy(&v, p, 8); return {0, v}; }
+    case DType::I16: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      return {0, v};
+    }
+    case DType::U16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return {0, v};
+    }
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return {0, v};
+    }
+    case DType::U32: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return {0, v};
+    }
+    default: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return {0, v};
+    }
   }
 }
 
 void store_num(DType t, void* p, Num v) {
   switch (t) {
-    case DType::F32: { float f = float(v.f); std::memcpy(p, &f, 4); return; }
+    case DType::F32: {
+      float f = float(v.f);
+      std::memcpy(p, &f, 4);
+      return;
+    }
     case DType::F64: std::memcpy(p, &v.f, 8); return;
-    case DType::F16: { uint16_t h = float_to_half(float(v.f)); std::memcpy(p, &h, 2); return; }
+    case DType::F16: {
+      uint16_t h = float_to_half(float(v.f));
+      std::memcpy(p, &h, 2);
+      return;
+    }
     case DType::BF16: {
-      float f = float(round_float(DType::BF16, v.f)); uint32_t b; std::memcpy(&b, &f, 4);
-      uint16_t h = uint16_t(b >> 16); std::memcpy(p, &h, 2);
+      float f = float(round_float(DType::BF16, v.f));
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      uint16_t h = uint16_t(b >> 16);
+      std::memcpy(p, &h, 2);
       return;
     }
     default: std::memcpy(p, &v.i, size_t(dtype_size(t))); return;  // little-endian truncation

@@ -55,7 +55,8 @@ void normalize(Linear& l) {
       for (size_t j = 0; j < l.terms.size(); ++j) {
         auto [d, kd] = l.terms[j];
         bool plain = d->op == Op::IDiv && d->src[0] == x && d->src[1] == t->src[1];
-        bool merged = base && d->op == Op::IDiv && d->src[0] == base && is_cint(d->src[1]) && d->src[1]->ival() == a * c;
+        bool merged =
+            base && d->op == Op::IDiv && d->src[0] == base && is_cint(d->src[1]) && d->src[1]->ival() == a * c;
         if ((plain || merged) && kd == k * c && x->vmin >= 0) {
           l.terms[i] = {x, k};
           l.terms[j].second = 0;
@@ -129,14 +130,20 @@ const UOp* identities(Graph& g, const UOp* u) {
   if (!u->shape.empty()) return nullptr;
   auto src = u->src;
   switch (u->op) {
-    case Op::Add: case Op::Mul: case Op::Max: case Op::And: case Op::Or:
+    case Op::Add:
+    case Op::Mul:
+    case Op::Max:
+    case Op::And:
+    case Op::Or:
       // Constants go right so the rules below need to look in one place only.
       if (src[0]->op == Op::Const && src[1]->op != Op::Const) return g.make(u->op, u->dtype, {src[1], src[0]}, u->arg);
       if (u->op == Op::Add && src[1]->is_const(0) && !is_float(u->dtype)) return src[0];
       if (u->op == Op::Mul && src[1]->is_const(1)) return src[0];
       if (u->op == Op::Mul && src[1]->is_const(0) && !is_float(u->dtype)) return src[1];
-      if (u->dtype == DType::Bool && u->op == Op::And && src[1]->op == Op::Const) return src[1]->ival() ? src[0] : src[1];
-      if (u->dtype == DType::Bool && u->op == Op::Or && src[1]->op == Op::Const) return src[1]->ival() ? src[1] : src[0];
+      if (u->dtype == DType::Bool && u->op == Op::And && src[1]->op == Op::Const)
+        return src[1]->ival() ? src[0] : src[1];
+      if (u->dtype == DType::Bool && u->op == Op::Or && src[1]->op == Op::Const)
+        return src[1]->ival() ? src[1] : src[0];
       if ((u->op == Op::And || u->op == Op::Or || u->op == Op::Max) && src[0] == src[1]) return src[0];
       // A clamp that its operand's bounds never reach.
       if (u->op == Op::Max && u->dtype == DType::Index && src[0]->vmin >= src[1]->vmax) return src[0];
@@ -162,8 +169,9 @@ const UOp* identities(Graph& g, const UOp* u) {
 // Sums (and products of sums or products with constants) are kept in one canonical linear form.
 const UOp* normalize_sum(Graph& g, const UOp* u) {
   if (!is_index(u)) return nullptr;
-  bool sum = u->op == Op::Add || (u->op == Op::Mul && is_cint(u->src[1]) &&
-                                   (u->src[0]->op == Op::Add || (u->src[0]->op == Op::Mul && is_cint(u->src[0]->src[1]))));
+  bool sum =
+      u->op == Op::Add || (u->op == Op::Mul && is_cint(u->src[1]) &&
+                           (u->src[0]->op == Op::Add || (u->src[0]->op == Op::Mul && is_cint(u->src[0]->src[1]))));
   if (!sum) return nullptr;
   const UOp* r = rebuild(g, linear_of(u));
   return r == u ? nullptr : r;
@@ -249,9 +257,7 @@ const UOp* Sym::mul(const UOp* a, const UOp* b) {
 const UOp* Sym::idiv(const UOp* a, int64_t k) { return k == 1 ? a : g.make(Op::IDiv, DType::Index, {a, c(k)}); }
 const UOp* Sym::mod(const UOp* a, int64_t k) { return k == 1 ? c(0) : g.make(Op::Mod, DType::Index, {a, c(k)}); }
 const UOp* Sym::lt(const UOp* a, const UOp* b) { return g.make(Op::CmpLt, DType::Bool, {a, b}); }
-const UOp* Sym::ge(const UOp* a, int64_t k) {
-  return g.make(Op::Xor, DType::Bool, {lt(a, k), g.cint(1, DType::Bool)});
-}
+const UOp* Sym::ge(const UOp* a, int64_t k) { return g.make(Op::Xor, DType::Bool, {lt(a, k), g.cint(1, DType::Bool)}); }
 const UOp* Sym::and_(const UOp* a, const UOp* b) {
   if (!a) return b;
   if (!b) return a;
@@ -286,8 +292,10 @@ void bounds_from(const UOp* c, std::map<const UOp*, std::pair<int64_t, int64_t>>
   auto [it, _] = bounds.try_emplace(x, x->vmin, x->vmax);
   const UOp* rhs = lt->src[1];
   int64_t k = (is_cint(rhs) ? rhs->ival() : negated ? rhs->vmin : rhs->vmax) - offset;
-  if (negated) it->second.first = std::max(it->second.first, k);
-  else it->second.second = std::min(it->second.second, k - 1);
+  if (negated)
+    it->second.first = std::max(it->second.first, k);
+  else
+    it->second.second = std::min(it->second.second, k - 1);
 }
 }  // namespace
 
@@ -326,7 +334,8 @@ int64_t eval_index(const UOp* u, const std::map<const UOp*, int64_t>& vars) {
     if (it == vars.end()) throw Error("eval_index: VAR '" + u->var().name + "' has no value");
     return it->second;
   }
-  if (!is_elementwise(u->op) || u->src.size() > 3) throw Error("eval_index: " + std::string(op_name(u->op)) + " is not index arithmetic");
+  if (!is_elementwise(u->op) || u->src.size() > 3)
+    throw Error("eval_index: " + std::string(op_name(u->op)) + " is not index arithmetic");
   Num args[3];
   for (size_t i = 0; i < u->src.size(); ++i) args[i] = Num{0, eval_index(u->src[i], vars)};
   return eval_elementwise(u->op, u->dtype, u->src[0]->dtype, args).i;

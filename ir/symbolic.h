@@ -23,7 +23,7 @@ struct Sym {
   const UOp* mod(const UOp* a, int64_t k);
   const UOp* lt(const UOp* a, const UOp* b);
   const UOp* lt(const UOp* a, int64_t k) { return lt(a, c(k)); }
-  const UOp* ge(const UOp* a, int64_t k);   // a >= k
+  const UOp* ge(const UOp* a, int64_t k);       // a >= k
   const UOp* and_(const UOp* a, const UOp* b);  // null means "always true"
 };
 

@@ -12,8 +12,12 @@
 namespace tgc {
 
 // ---- HostTensor -------------------------------------------------------------------------
-double HostTensor::get(int64_t i) const { return load_num(dtype, &bytes[size_t(i * dtype_size(dtype))]).as_double(dtype); }
-void HostTensor::set(int64_t i, double v) { store_num(dtype, &bytes[size_t(i * dtype_size(dtype))], Num::of(dtype, v)); }
+double HostTensor::get(int64_t i) const {
+  return load_num(dtype, &bytes[size_t(i * dtype_size(dtype))]).as_double(dtype);
+}
+void HostTensor::set(int64_t i, double v) {
+  store_num(dtype, &bytes[size_t(i * dtype_size(dtype))], Num::of(dtype, v));
+}
 std::vector<int64_t> HostTensor::to_ints() const {
   std::vector<int64_t> r(static_cast<size_t>(numel()));
   for (int64_t i = 0; i < numel(); ++i) {
@@ -48,7 +52,8 @@ Tensor Tensor::weight(Graph& g, const std::string& name, HostTensor data) {
 
 Tensor Tensor::weight(Graph& g, const std::string& name, DType t, const Shape& s, std::shared_ptr<const Bytes> bytes) {
   check(bytes && int64_t(bytes->size()) == tgc::numel(s) * dtype_size(t),
-        "weight '" + name + "': " + std::to_string(bytes ? bytes->size() : 0) + " bytes for " + std::string(dtype_name(t)) + shape_str(s));
+        "weight '" + name + "': " + std::to_string(bytes ? bytes->size() : 0) + " bytes for " +
+            std::string(dtype_name(t)) + shape_str(s));
   int64_t id = g.add_buffer({name, t, s, BufferKind::Weight, std::move(bytes)});
   return Tensor(g, g.make(Op::Buffer, t, {}, id));
 }
@@ -65,8 +70,9 @@ Tensor Tensor::arange(Graph& g, int64_t n, DType t) {
   // allocation of that size.
   constexpr int64_t kMaxArange = int64_t(1) << 26;
   if (n < 0 || n > kMaxArange)
-    throw Error("an index table of " + std::to_string(n) + " elements (an axis to gather from or count along) is more than the " +
-                std::to_string(kMaxArange) + " tgc builds at compile time");
+    throw Error("an index table of " + std::to_string(n) +
+                " elements (an axis to gather from or count along) is more than the " + std::to_string(kMaxArange) +
+                " tgc builds at compile time");
   HostTensor h(t, {n});
   for (int64_t i = 0; i < n; ++i) h.set(i, double(i));
   return weight(g, "arange_" + std::to_string(n), std::move(h));
@@ -86,14 +92,16 @@ Tensor Tensor::index_value(Graph& g, const UOp* expr, DType t) {
 
 Tensor Tensor::assign(const Tensor& value, int64_t axis, const UOp* offset) const {
   axis = norm_axis(axis);
-  check(u_->op == Op::Buffer && g_->buffer(u_->ival()).kind == BufferKind::State, "assign: the target is not a state buffer");
+  check(u_->op == Op::Buffer && g_->buffer(u_->ival()).kind == BufferKind::State,
+        "assign: the target is not a state buffer");
   check(offset->dtype == DType::Index && offset->shape.empty(), "assign: the offset is not an index expression");
   // Along the axis, offset + extent stays within the buffer at run time: whoever binds the VARs
   // sees to that (the runtime, for a KV cache), since neither is known here.
   bool fits = value.ndim() == ndim() && value.dtype() == dtype();
   for (int64_t i = 0; fits && i < ndim(); ++i) fits = i == axis || value.dim(i) == dim(i);
-  if (!fits) throw Error("assign: " + std::string(dtype_name(value.dtype())) + shape_str(value.shape()) + " does not fit into " +
-                         std::string(dtype_name(dtype())) + shape_str(shape()) + " along axis " + std::to_string(axis));
+  if (!fits)
+    throw Error("assign: " + std::string(dtype_name(value.dtype())) + shape_str(value.shape()) + " does not fit into " +
+                std::string(dtype_name(dtype())) + shape_str(shape()) + " along axis " + std::to_string(axis));
   return make(Op::Assign, {u_, value.uop(), offset}, axis);
 }
 
@@ -103,7 +111,8 @@ Tensor Tensor::make(Op op, std::vector<const UOp*> src, Arg arg, std::optional<D
 
 int64_t Tensor::norm_axis(int64_t axis) const {
   int64_t n = ndim();
-  if (axis < -n || axis >= n) throw Error("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(n));
+  if (axis < -n || axis >= n)
+    throw Error("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(n));
   return axis < 0 ? axis + n : axis;
 }
 
@@ -119,7 +128,8 @@ Tensor Tensor::reshape(Shape s) const {
     }
   }
   if (infer >= 0) {
-    if (known == 0 || numel() % known) throw Error("reshape: cannot infer -1 for " + shape_str(shape()) + " to " + shape_str(s));
+    if (known == 0 || numel() % known)
+      throw Error("reshape: cannot infer -1 for " + shape_str(shape()) + " to " + shape_str(s));
     s[size_t(infer)] = numel() / known;
   }
   if (s == shape()) return *this;
@@ -215,7 +225,8 @@ Tensor Tensor::squeeze(std::vector<int64_t> axes) const {
   }
   for (int64_t a : axes) {
     int64_t n = norm_axis(a);
-    if (shape()[size_t(n)] != 1) throw Error("squeeze: axis " + std::to_string(a) + " has size " + std::to_string(shape()[size_t(n)]));
+    if (shape()[size_t(n)] != 1)
+      throw Error("squeeze: axis " + std::to_string(a) + " has size " + std::to_string(shape()[size_t(n)]));
     drop[size_t(n)] = true;
   }
   Shape s;
@@ -234,8 +245,10 @@ Tensor Tensor::unsqueeze(std::vector<int64_t> axes) const {
   Shape s;
   size_t j = 0;
   for (int64_t i = 0; i < out_rank; ++i) {
-    if (std::binary_search(axes.begin(), axes.end(), i)) s.push_back(1);
-    else s.push_back(shape()[j++]);
+    if (std::binary_search(axes.begin(), axes.end(), i))
+      s.push_back(1);
+    else
+      s.push_back(shape()[j++]);
   }
   return reshape(s);
 }
@@ -318,7 +331,8 @@ Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t axis) {
     if (t.ndim() != ts[0].ndim()) throw Error("concat: ranks differ");
     for (int i = 0; i < t.ndim(); ++i)
       if (i != axis && t.shape()[size_t(i)] != ts[0].shape()[size_t(i)])
-        throw Error("concat: shapes " + shape_str(t.shape()) + " and " + shape_str(ts[0].shape()) + " differ off the axis");
+        throw Error("concat: shapes " + shape_str(t.shape()) + " and " + shape_str(ts[0].shape()) +
+                    " differ off the axis");
     total += t.shape()[size_t(axis)];
   }
   // Each piece is padded to the full length at its offset; the sum of the pieces is the concat.
@@ -374,7 +388,8 @@ Tensor Tensor::gather(const Tensor& indices, int64_t axis) const {
   ar.insert(ar.end(), post.size(), 1);
   Tensor onehot = idx.reshape(is).eq(arange(*g_, n).reshape(ar));
   Tensor d = reshape(ds);
-  Tensor picked = where(onehot, d.expand(broadcast_shape(d.shape(), onehot.shape())), d.full_like(0).expand(broadcast_shape(d.shape(), onehot.shape())));
+  Tensor picked = where(onehot, d.expand(broadcast_shape(d.shape(), onehot.shape())),
+                        d.full_like(0).expand(broadcast_shape(d.shape(), onehot.shape())));
   return picked.sum({int64_t(pre.size()) + ir});
 }
 

@@ -18,7 +18,7 @@ struct HostTensor {
   HostTensor() = default;
   HostTensor(DType t, Shape s) : dtype(t), shape(std::move(s)), bytes(size_t(tgc::numel(shape) * dtype_size(t))) {}
   int64_t numel() const { return tgc::numel(shape); }
-  double get(int64_t i) const;           // element i as double
+  double get(int64_t i) const;  // element i as double
   void set(int64_t i, double v);
   std::vector<int64_t> to_ints() const;  // every element as int64 (for shape-like tensors)
 };
@@ -32,7 +32,8 @@ class Tensor {
   static Tensor input(Graph& g, const std::string& name, DType t, const Shape& shape);
   static Tensor weight(Graph& g, const std::string& name, HostTensor data);
   // A weight over bytes held elsewhere (a mapped file): never copied.
-  static Tensor weight(Graph& g, const std::string& name, DType t, const Shape& shape, std::shared_ptr<const Bytes> bytes);
+  static Tensor weight(Graph& g, const std::string& name, DType t, const Shape& shape,
+                       std::shared_ptr<const Bytes> bytes);
   static Tensor full(Graph& g, const Shape& shape, double value, DType t);
   static Tensor arange(Graph& g, int64_t n, DType t = DType::I64);  // [0, 1, ..., n-1]
   // A buffer that persists across runs of the compiled model (a KV cache), zero at first. Read
@@ -67,11 +68,11 @@ class Tensor {
   Tensor shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const;
   Tensor flip(const std::vector<int64_t>& axes) const;
   Tensor transpose(int64_t a = -2, int64_t b = -1) const;
-  Tensor squeeze(std::vector<int64_t> axes) const;   // empty: every size-1 axis
+  Tensor squeeze(std::vector<int64_t> axes) const;    // empty: every size-1 axis
   Tensor unsqueeze(std::vector<int64_t> axes) const;  // axes of the result
   Tensor flatten(int64_t axis = 1) const;             // ONNX Flatten: 2-D result
-  Tensor slice(const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
-               const std::vector<int64_t>& axes, const std::vector<int64_t>& steps) const;
+  Tensor slice(const std::vector<int64_t>& starts, const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
+               const std::vector<int64_t>& steps) const;
   Tensor repeat(const std::vector<int64_t>& reps) const;  // tile
   static Tensor cat(const std::vector<Tensor>& ts, int64_t axis);
   std::vector<Tensor> split(const std::vector<int64_t>& sizes, int64_t axis) const;
@@ -122,7 +123,7 @@ class Tensor {
   Tensor operator/(double v) const { return *this / scalar(v); }
   Tensor maximum(const Tensor& b) const;
   Tensor minimum(const Tensor& b) const;
-  Tensor mod(const Tensor& b) const;  // ONNX fmod=0 semantics (result has the divisor's sign)
+  Tensor mod(const Tensor& b) const;   // ONNX fmod=0 semantics (result has the divisor's sign)
   Tensor fmod(const Tensor& b) const;  // C semantics
   Tensor lt(const Tensor& b) const;
   Tensor gt(const Tensor& b) const { return b.lt(*this); }
@@ -203,18 +204,18 @@ class Tensor {
                   const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations, bool ceil_mode) const;
   // Max pooling plus the flat input index (row-major, or column-major over the spatial dims) of
   // each maximum, first in window order on ties.
-  std::pair<Tensor, Tensor> max_pool_with_indices(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
-                                                  const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations,
-                                                  bool ceil_mode, bool column_major) const;
+  std::pair<Tensor, Tensor> max_pool_with_indices(const std::vector<int64_t>& kernel,
+                                                  const std::vector<int64_t>& strides, const std::vector<int64_t>& pads,
+                                                  const std::vector<int64_t>& dilations, bool ceil_mode,
+                                                  bool column_major) const;
   Tensor avg_pool(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
                   const std::vector<int64_t>& pads, bool count_include_pad, bool ceil_mode) const;
   Tensor softmax(int64_t axis) const;
   Tensor log_softmax(int64_t axis) const;
-  Tensor layer_norm(std::vector<int64_t> axes, const std::optional<Tensor>& scale,
-                    const std::optional<Tensor>& bias, double eps) const;
-  // Inference batch norm over axis 1.
-  Tensor batch_norm(const Tensor& scale, const Tensor& bias, const Tensor& mean, const Tensor& var,
+  Tensor layer_norm(std::vector<int64_t> axes, const std::optional<Tensor>& scale, const std::optional<Tensor>& bias,
                     double eps) const;
+  // Inference batch norm over axis 1.
+  Tensor batch_norm(const Tensor& scale, const Tensor& bias, const Tensor& mean, const Tensor& var, double eps) const;
   Tensor contiguous() const;
 
  private:

@@ -108,7 +108,8 @@ Tensor Tensor::take(int64_t axis, std::vector<int64_t> idx) const {
   axis = norm_axis(axis);
   int64_t len = dim(axis), n = int64_t(idx.size());
   for (auto& i : idx) {
-    if (i < -len || i >= len) throw Error("take: index " + std::to_string(i) + " out of range for axis of size " + std::to_string(len));
+    if (i < -len || i >= len)
+      throw Error("take: index " + std::to_string(i) + " out of range for axis of size " + std::to_string(len));
     if (i < 0) i += len;
   }
   if (n == 0) return shrink(range_on(*this, axis, 0, 0));
@@ -160,7 +161,8 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& p, PadMode mo
     std::vector<Tensor> parts;
     if (mode == PadMode::Reflect) {
       if (b >= n || e >= n)
-        throw Error("pad: reflect padding (" + std::to_string(b) + ", " + std::to_string(e) + ") must be smaller than the axis size " + std::to_string(n));
+        throw Error("pad: reflect padding (" + std::to_string(b) + ", " + std::to_string(e) +
+                    ") must be smaller than the axis size " + std::to_string(n));
       if (b) parts.push_back(t.shrink(range_on(t, ax, 1, b + 1)).flip({ax}));
       parts.push_back(t);
       if (e) parts.push_back(t.shrink(range_on(t, ax, n - 1 - e, n - 1)).flip({ax}));
@@ -176,12 +178,15 @@ Tensor Tensor::pad(const std::vector<std::pair<int64_t, int64_t>>& p, PadMode mo
 
 Tensor Tensor::gather_elements(const Tensor& indices, int64_t axis) const {
   axis = norm_axis(axis);
-  if (indices.ndim() != ndim()) throw Error("gather_elements: indices rank " + std::to_string(indices.ndim()) + " differs from data rank " + std::to_string(ndim()));
+  if (indices.ndim() != ndim())
+    throw Error("gather_elements: indices rank " + std::to_string(indices.ndim()) + " differs from data rank " +
+                std::to_string(ndim()));
   int64_t n = dim(axis);
   Bounds keep;
   for (int64_t i = 0; i < ndim(); ++i) {
     int64_t want = i == axis ? n : indices.dim(i);
-    if (want > dim(i)) throw Error("gather_elements: indices " + shape_str(indices.shape()) + " exceed data " + shape_str(shape()));
+    if (want > dim(i))
+      throw Error("gather_elements: indices " + shape_str(indices.shape()) + " exceed data " + shape_str(shape()));
     keep.push_back({0, want});
   }
   std::vector<int64_t> order = axis_last(ndim(), axis);
@@ -241,7 +246,8 @@ Tensor scatter_onehot(const Tensor& x, const Tensor& onehot, const Tensor& updat
 Tensor Tensor::gather_nd(const Tensor& indices, int64_t batch_dims) const {
   int64_t q = indices.ndim(), k = indices.dim(-1), b = batch_dims;
   if (q < 1 || b < 0 || b >= q || b + k > ndim())
-    throw Error("gather_nd: indices " + shape_str(indices.shape()) + " do not fit data " + shape_str(shape()) + " with batch_dims " + std::to_string(b));
+    throw Error("gather_nd: indices " + shape_str(indices.shape()) + " do not fit data " + shape_str(shape()) +
+                " with batch_dims " + std::to_string(b));
   for (int64_t i = 0; i < b; ++i)
     if (indices.dim(i) != dim(i)) throw Error("gather_nd: batch dims of indices and data differ");
   Shape dims(shape().begin() + b, shape().begin() + b + k), rest(shape().begin() + b + k, shape().end());
@@ -260,14 +266,16 @@ Tensor Tensor::gather_nd(const Tensor& indices, int64_t batch_dims) const {
 Tensor Tensor::scatter_elements(const Tensor& indices, const Tensor& updates, int64_t axis, Reduction r) const {
   axis = norm_axis(axis);
   if (indices.shape() != updates.shape() || indices.ndim() != ndim())
-    throw Error("scatter_elements: indices " + shape_str(indices.shape()) + " and updates " + shape_str(updates.shape()) + " must match and have the data's rank");
+    throw Error("scatter_elements: indices " + shape_str(indices.shape()) + " and updates " +
+                shape_str(updates.shape()) + " must match and have the data's rank");
   int64_t n = dim(axis), m = indices.dim(axis);
   std::vector<int64_t> order = axis_last(ndim(), axis);
   // Positions outside the indices' extent on the other axes are never hit: pad the one-hot.
   std::vector<std::pair<int64_t, int64_t>> grow;
   for (int64_t i : order) {
     if (i == axis) continue;
-    if (indices.dim(i) > dim(i)) throw Error("scatter_elements: indices " + shape_str(indices.shape()) + " exceed data " + shape_str(shape()));
+    if (indices.dim(i) > dim(i))
+      throw Error("scatter_elements: indices " + shape_str(indices.shape()) + " exceed data " + shape_str(shape()));
     grow.push_back({0, dim(i) - indices.dim(i)});
   }
   grow.push_back({0, 0});
@@ -278,7 +286,7 @@ Tensor Tensor::scatter_elements(const Tensor& indices, const Tensor& updates, in
   is.push_back(1);
   as.back() = n;
   Tensor onehot = idx.reshape(is).eq(arange(*g_, n).reshape(as)).pad(grow);  // [pre..., m, n]
-  Tensor up = updates.permute(order).reshape(is).pad(grow);                   // [pre..., m, 1]
+  Tensor up = updates.permute(order).reshape(is).pad(grow);                  // [pre..., m, 1]
   Tensor x = permute(order);
   Shape pre_shape(x.shape().begin(), x.shape().end() - 1);
   int64_t B = tgc::numel(pre_shape);
@@ -288,11 +296,14 @@ Tensor Tensor::scatter_elements(const Tensor& indices, const Tensor& updates, in
 
 Tensor Tensor::scatter_nd(const Tensor& indices, const Tensor& updates, Reduction r) const {
   int64_t k = indices.dim(-1);
-  if (k > ndim()) throw Error("scatter_nd: index tuples of length " + std::to_string(k) + " for data of rank " + std::to_string(ndim()));
+  if (k > ndim())
+    throw Error("scatter_nd: index tuples of length " + std::to_string(k) + " for data of rank " +
+                std::to_string(ndim()));
   Shape dims(shape().begin(), shape().begin() + k), rest(shape().begin() + k, shape().end());
   Shape want(indices.shape().begin(), indices.shape().end() - 1);
   want.insert(want.end(), rest.begin(), rest.end());
-  if (updates.shape() != want) throw Error("scatter_nd: updates have shape " + shape_str(updates.shape()) + ", expected " + shape_str(want));
+  if (updates.shape() != want)
+    throw Error("scatter_nd: updates have shape " + shape_str(updates.shape()) + ", expected " + shape_str(want));
   int64_t P = tgc::numel(dims), R = tgc::numel(rest), M = indices.numel() / std::max<int64_t>(k, 1);
   Tensor lin = linear_index(indices, dims).reshape({1, M, 1});
   Tensor onehot = lin.eq(arange(*g_, P).reshape({1, 1, P}));
@@ -314,8 +325,8 @@ std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t axis, bool largest) co
   Tensor better = largest ? xj.gt(xi) : xj.lt(xi);
   Tensor earlier = bool_weight(*g_, {1, n, n}, [n](int64_t lin) { return lin % n < lin / n; });
   Tensor before = better.logical_or(xj.eq(xi).logical_and(earlier));
-  Tensor rank = before.sum({2});                                                        // [P, n] int64
-  Tensor sel = rank.reshape({P, 1, n}).eq(arange(*g_, k).reshape({1, k, 1}));            // [P, k, n]
+  Tensor rank = before.sum({2});                                               // [P, n] int64
+  Tensor sel = rank.reshape({P, 1, n}).eq(arange(*g_, k).reshape({1, k, 1}));  // [P, k, n]
   Tensor xs = xj.expand({P, k, n});
   Tensor values = where(sel, xs, xs.full_like(0)).sum({2});
   Tensor pos = arange(*g_, n).reshape({1, 1, n}).expand({P, k, n});
@@ -349,7 +360,8 @@ Tensor Tensor::cumsum(int64_t axis, bool exclusive, bool reverse) const {
 
 Tensor Tensor::one_hot(const Tensor& indices, int64_t depth, int64_t axis, const Tensor& off, const Tensor& on) {
   int64_t rank = indices.ndim() + 1;
-  if (axis < -rank || axis >= rank) throw Error("one_hot: axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  if (axis < -rank || axis >= rank)
+    throw Error("one_hot: axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   if (axis < 0) axis += rank;
   if (depth <= 0) throw Error("one_hot: depth must be positive");
   Graph& g = indices.graph();

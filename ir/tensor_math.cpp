@@ -12,17 +12,33 @@ constexpr double kLn2 = 0.6931471805599453;
 constexpr double kPi = 3.14159265358979323846;
 
 void need_float(const Tensor& t, const char* what) {
-  if (!is_float(t.dtype())) throw Error(std::string(what) + " needs a float tensor, got " + std::string(dtype_name(t.dtype())));
+  if (!is_float(t.dtype()))
+    throw Error(std::string(what) + " needs a float tensor, got " + std::string(dtype_name(t.dtype())));
 }
 }  // namespace
 
-Tensor Tensor::exp2() const { need_float(*this, "exp2"); return make(Op::Exp2, {u_}); }
-Tensor Tensor::log2() const { need_float(*this, "log2"); return make(Op::Log2, {u_}); }
+Tensor Tensor::exp2() const {
+  need_float(*this, "exp2");
+  return make(Op::Exp2, {u_});
+}
+Tensor Tensor::log2() const {
+  need_float(*this, "log2");
+  return make(Op::Log2, {u_});
+}
 Tensor Tensor::exp() const { return (*this * kLog2E).exp2(); }
 Tensor Tensor::log() const { return log2() * kLn2; }
-Tensor Tensor::sqrt() const { need_float(*this, "sqrt"); return make(Op::Sqrt, {u_}); }
-Tensor Tensor::reciprocal() const { need_float(*this, "reciprocal"); return make(Op::Recip, {u_}); }
-Tensor Tensor::sin() const { need_float(*this, "sin"); return make(Op::Sin, {u_}); }
+Tensor Tensor::sqrt() const {
+  need_float(*this, "sqrt");
+  return make(Op::Sqrt, {u_});
+}
+Tensor Tensor::reciprocal() const {
+  need_float(*this, "reciprocal");
+  return make(Op::Recip, {u_});
+}
+Tensor Tensor::sin() const {
+  need_float(*this, "sin");
+  return make(Op::Sin, {u_});
+}
 Tensor Tensor::cos() const { return (scalar(kPi / 2) - *this).sin(); }
 Tensor Tensor::trunc() const { return is_float(dtype()) ? make(Op::Trunc, {u_}) : *this; }
 
@@ -100,7 +116,9 @@ Tensor Tensor::erf() const {
   Tensor tail = scalar(1.0) - poly * (-(a * a)).exp();
   Tensor x2 = *this * *this;
   // erf(x) = 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320)
-  Tensor series = *this * ((((((x2 * (-1.0 / 1320) + 1.0 / 216) * x2 + -1.0 / 42) * x2 + 0.1) * x2 + -1.0 / 3) * x2) + 1.0) * 1.1283791670955126;
+  Tensor series = *this *
+                  ((((((x2 * (-1.0 / 1320) + 1.0 / 216) * x2 + -1.0 / 42) * x2 + 0.1) * x2 + -1.0 / 3) * x2) + 1.0) *
+                  1.1283791670955126;
   Tensor signed_tail = where(lt(full_like(0)), -tail, tail);
   return where(a.lt(full_like(0.5)), series, signed_tail);
 }

@@ -28,8 +28,7 @@ Tensor Tensor::matmul(const Tensor& w) const {
   if (vec_a) a = a.reshape({1, a.dim(0)});
   if (vec_b) b = b.reshape({b.dim(0), 1});
   int64_t k = a.dim(-1);
-  if (b.dim(-2) != k)
-    throw Error("matmul: inner dims differ: " + shape_str(shape()) + " @ " + shape_str(w.shape()));
+  if (b.dim(-2) != k) throw Error("matmul: inner dims differ: " + shape_str(shape()) + " @ " + shape_str(w.shape()));
   // a: [..., n, 1, k] * b^T: [..., 1, m, k] -> sum over k.
   Shape as = a.shape(), bs = b.transpose().shape();
   as.insert(as.end() - 1, 1);
@@ -41,10 +40,10 @@ Tensor Tensor::matmul(const Tensor& w) const {
   return r;
 }
 
-Tensor Tensor::pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s,
-                    const std::vector<int64_t>& d) const {
+Tensor Tensor::pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s, const std::vector<int64_t>& d) const {
   // The view is one op to whoever needs its meaning rather than its index arithmetic.
-  auto mark_window = [&](Tensor v, const std::vector<int64_t>& k_, const std::vector<int64_t>& s_, const std::vector<int64_t>& d_) {
+  auto mark_window = [&](Tensor v, const std::vector<int64_t>& k_, const std::vector<int64_t>& s_,
+                         const std::vector<int64_t>& d_) {
     g_->set_window(v.uop(), Graph::Window{uop(), k_, s_, d_});
     return v;
   };
@@ -52,18 +51,19 @@ Tensor Tensor::pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s
   // strided slice, then reshape and shrink; the simplifier turns the indices back into x[o*s+k*d].
   size_t nk = k.size();
   if (s.size() != nk || d.size() != nk || nk > size_t(ndim()))
-    throw Error("pool: " + std::to_string(nk) + " kernel sizes, " + std::to_string(s.size()) + " strides and " + std::to_string(d.size()) +
-                " dilations for an input of rank " + std::to_string(ndim()));
+    throw Error("pool: " + std::to_string(nk) + " kernel sizes, " + std::to_string(s.size()) + " strides and " +
+                std::to_string(d.size()) + " dilations for an input of rank " + std::to_string(ndim()));
   for (size_t i = 0; i < nk; ++i)
     if (k[i] < 1 || s[i] < 1 || d[i] < 1)
-      throw Error("pool: spatial axis " + std::to_string(i) + " has kernel size " + std::to_string(k[i]) + ", stride " + std::to_string(s[i]) +
-                  " and dilation " + std::to_string(d[i]) + "; each must be at least 1");
+      throw Error("pool: spatial axis " + std::to_string(i) + " has kernel size " + std::to_string(k[i]) + ", stride " +
+                  std::to_string(s[i]) + " and dilation " + std::to_string(d[i]) + "; each must be at least 1");
   size_t lead = size_t(ndim()) - nk;
   Shape pre(shape().begin(), shape().begin() + long(lead));
   std::vector<int64_t> in(shape().begin() + long(lead), shape().end()), out(nk);
   for (size_t i = 0; i < nk; ++i) {
     out[i] = ceil_div(in[i] - d[i] * (k[i] - 1), s[i]);
-    if (out[i] <= 0) throw Error("pool: window " + std::to_string(k[i]) + " larger than input " + std::to_string(in[i]));
+    if (out[i] <= 0)
+      throw Error("pool: window " + std::to_string(k[i]) + " larger than input " + std::to_string(in[i]));
   }
   auto keep_pre = [&](std::vector<std::pair<int64_t, int64_t>> rest) {
     std::vector<std::pair<int64_t, int64_t>> b;
@@ -97,13 +97,17 @@ Tensor Tensor::pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s
   Tensor x = repeat(reps);
   std::vector<std::pair<int64_t, int64_t>> b;
   Shape sh = pre;
-  for (size_t i = 0; i < nk; ++i) b.push_back({0, k[i] * (in[i] + d[i])}), sh.push_back(k[i]), sh.push_back(in[i] + d[i]);
+  for (size_t i = 0; i < nk; ++i)
+    b.push_back({0, k[i] * (in[i] + d[i])}), sh.push_back(k[i]), sh.push_back(in[i] + d[i]);
   x = x.shrink(keep_pre(b)).reshape(sh);
   b.clear(), sh = pre;
-  for (size_t i = 0; i < nk; ++i) b.push_back({0, k[i]}), b.push_back({0, out[i] * s[i]}), sh.push_back(k[i]), sh.push_back(out[i]), sh.push_back(s[i]);
+  for (size_t i = 0; i < nk; ++i)
+    b.push_back({0, k[i]}), b.push_back({0, out[i] * s[i]}), sh.push_back(k[i]), sh.push_back(out[i]),
+        sh.push_back(s[i]);
   x = x.shrink(keep_pre(b)).reshape(sh);
   b.clear(), sh = pre;
-  for (size_t i = 0; i < nk; ++i) b.push_back({0, k[i]}), b.push_back({0, out[i]}), b.push_back({0, 1}), sh.push_back(k[i]), sh.push_back(out[i]);
+  for (size_t i = 0; i < nk; ++i)
+    b.push_back({0, k[i]}), b.push_back({0, out[i]}), b.push_back({0, 1}), sh.push_back(k[i]), sh.push_back(out[i]);
   x = x.shrink(keep_pre(b)).reshape(sh);
   std::vector<int64_t> order = iota_from(0, int64_t(lead));
   for (size_t i = 0; i < nk; ++i) order.push_back(int64_t(lead + 2 * i + 1));
@@ -112,12 +116,15 @@ Tensor Tensor::pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s
 }
 
 Tensor Tensor::conv(const Tensor& w, const std::optional<Tensor>& bias, const std::vector<int64_t>& strides,
-                    const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations, int64_t groups, Op combine) const {
+                    const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations, int64_t groups,
+                    Op combine) const {
   int64_t nsp = w.ndim() - 2;
-  if (nsp < 1 || ndim() != w.ndim()) throw Error("conv: input " + shape_str(shape()) + " and weight " + shape_str(w.shape()) + " ranks do not match");
+  if (nsp < 1 || ndim() != w.ndim())
+    throw Error("conv: input " + shape_str(shape()) + " and weight " + shape_str(w.shape()) + " ranks do not match");
   int64_t bs = dim(0), cin = dim(1), cout = w.dim(0), cin_g = w.dim(1);
   if (groups <= 0 || cin != cin_g * groups || cout % groups)
-    throw Error("conv: channels " + std::to_string(cin) + " do not match weight " + shape_str(w.shape()) + " with group " + std::to_string(groups));
+    throw Error("conv: channels " + std::to_string(cin) + " do not match weight " + shape_str(w.shape()) +
+                " with group " + std::to_string(groups));
   std::vector<int64_t> ks(w.shape().begin() + 2, w.shape().end());
   std::vector<std::pair<int64_t, int64_t>> p = {{0, 0}, {0, 0}};
   for (int64_t i = 0; i < nsp; ++i) p.push_back({pads[size_t(i)], pads[size_t(i + nsp)]});
@@ -189,7 +196,8 @@ Tensor conv_transpose_polyphase(const Tensor& x, const Tensor& w, const std::opt
   std::vector<int64_t> conv_pads;  // m-1 zeros on both sides: every tap that meets the input
   for (int side = 0; side < 2; ++side)
     for (int64_t m : taps) conv_pads.push_back(m - 1);
-  Tensor y = x.conv(wt, std::nullopt, std::vector<int64_t>(size_t(nsp), 1), conv_pads, std::vector<int64_t>(size_t(nsp), 1), groups);
+  Tensor y = x.conv(wt, std::nullopt, std::vector<int64_t>(size_t(nsp), 1), conv_pads,
+                    std::vector<int64_t>(size_t(nsp), 1), groups);
   // [N, Cout, *s, *L] -> [N, Cout, (L, s)...] -> [N, Cout, *(L*s)]
   int64_t cout = groups * cout_g;
   Shape phased = {bs, cout}, full = {bs, cout};
@@ -226,10 +234,12 @@ Tensor Tensor::conv_transpose(const Tensor& w, const std::optional<Tensor>& bias
   // in/out channel roles swapped.
   int64_t nsp = w.ndim() - 2;
   if (nsp < 1 || ndim() != w.ndim())
-    throw Error("conv_transpose: input " + shape_str(shape()) + " and weight " + shape_str(w.shape()) + " ranks do not match");
+    throw Error("conv_transpose: input " + shape_str(shape()) + " and weight " + shape_str(w.shape()) +
+                " ranks do not match");
   int64_t cin = dim(1), cout_g = w.dim(1);
   if (groups <= 0 || w.dim(0) != cin || cin % groups)
-    throw Error("conv_transpose: channels " + std::to_string(cin) + " do not match weight " + shape_str(w.shape()) + " with group " + std::to_string(groups));
+    throw Error("conv_transpose: channels " + std::to_string(cin) + " do not match weight " + shape_str(w.shape()) +
+                " with group " + std::to_string(groups));
   bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 1; });
   bool dilated = std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; });
   if (strided && !dilated) return conv_transpose_polyphase(*this, w, bias, strides, pads, output_padding, groups);
@@ -259,10 +269,13 @@ Tensor Tensor::conv_transpose(const Tensor& w, const std::optional<Tensor>& bias
   Shape wf = {groups * cout_g, cin / groups};
   wf.insert(wf.end(), ks.begin(), ks.end());
   Tensor wt = w.reshape(wg).permute(order).reshape(wf).flip(flips);
-  return x.conv(wt, bias, std::vector<int64_t>(size_t(nsp), 1), std::vector<int64_t>(size_t(2 * nsp), 0), dilations, groups);
+  return x.conv(wt, bias, std::vector<int64_t>(size_t(nsp), 1), std::vector<int64_t>(size_t(2 * nsp), 0), dilations,
+                groups);
 }
 
-Tensor Tensor::pad_min_value(const std::vector<std::pair<int64_t, int64_t>>& p) const { return pad(p, lowest_value(dtype())); }
+Tensor Tensor::pad_min_value(const std::vector<std::pair<int64_t, int64_t>>& p) const {
+  return pad(p, lowest_value(dtype()));
+}
 
 namespace {
 // Pads for ceil_mode: extra end padding so the last partial window is kept.
@@ -295,8 +308,8 @@ Tensor Tensor::max_pool(const std::vector<int64_t>& k, const std::vector<int64_t
 }
 
 std::pair<Tensor, Tensor> Tensor::max_pool_with_indices(const std::vector<int64_t>& k, const std::vector<int64_t>& s,
-                                                       const std::vector<int64_t>& pads, const std::vector<int64_t>& d,
-                                                       bool ceil_mode, bool column_major) const {
+                                                        const std::vector<int64_t>& pads, const std::vector<int64_t>& d,
+                                                        bool ceil_mode, bool column_major) const {
   auto p = pool_pads(*this, k, s, pads, d, ceil_mode);
   std::vector<int64_t> red;
   for (size_t i = 0; i < k.size(); ++i) red.push_back(-1 - int64_t(i));
@@ -310,7 +323,8 @@ std::pair<Tensor, Tensor> Tensor::max_pool_with_indices(const std::vector<int64_
     int64_t v = i;
     if (column_major) {  // spatial dims reversed inside each (n, c) block
       std::vector<int64_t> idx(shape().size());
-      for (size_t a = shape().size(), r = size_t(i); a-- > 0;) idx[a] = int64_t(r) % shape()[a], r /= size_t(shape()[a]);
+      for (size_t a = shape().size(), r = size_t(i); a-- > 0;)
+        idx[a] = int64_t(r) % shape()[a], r /= size_t(shape()[a]);
       int64_t block = 1, inner = 0, mul = 1;
       for (size_t a = lead; a < shape().size(); ++a) inner += idx[a] * mul, mul *= shape()[a], block *= shape()[a];
       v = (i / block) * block + inner;

@@ -12,13 +12,10 @@ namespace tgc {
 
 namespace {
 constexpr std::string_view kOpNames[] = {
-    "BUFFER", "CONST", "VAR", "ASSIGN", "CONTIGUOUS",
-    "NEG", "EXP2", "LOG2", "SIN", "SQRT", "RECIP", "CAST", "BITCAST", "TRUNC",
-    "ADD", "MUL", "MAX", "MOD", "IDIV", "CMPLT", "CMPNE", "AND", "OR", "XOR", "SHL", "SHR",
-    "WHERE", "MULACC", "DOT4",
-    "REDUCE",
-    "RESHAPE", "PERMUTE", "EXPAND", "PAD", "SHRINK", "FLIP",
-    "RANGE", "LOAD", "STORE", "KREDUCE",
+    "BUFFER",  "CONST",   "VAR",     "ASSIGN", "CONTIGUOUS", "NEG",  "EXP2",  "LOG2",   "SIN",   "SQRT",
+    "RECIP",   "CAST",    "BITCAST", "TRUNC",  "ADD",        "MUL",  "MAX",   "MOD",    "IDIV",  "CMPLT",
+    "CMPNE",   "AND",     "OR",      "XOR",    "SHL",        "SHR",  "WHERE", "MULACC", "DOT4",  "REDUCE",
+    "RESHAPE", "PERMUTE", "EXPAND",  "PAD",    "SHRINK",     "FLIP", "RANGE", "LOAD",   "STORE", "KREDUCE",
 };
 static_assert(std::size(kOpNames) == static_cast<size_t>(Op::KReduce) + 1);
 
@@ -98,11 +95,14 @@ void set_bounds(UOp& u) {
       }
       break;
     case Op::CmpLt:
-      if (a(0)->vmax < a(1)->vmin) u.vmin = u.vmax = 1;
-      else if (a(0)->vmin >= a(1)->vmax) u.vmin = u.vmax = 0;
+      if (a(0)->vmax < a(1)->vmin)
+        u.vmin = u.vmax = 1;
+      else if (a(0)->vmin >= a(1)->vmax)
+        u.vmin = u.vmax = 0;
       break;
     case Op::CmpNe:
-      if (a(0)->vmax < a(1)->vmin || a(0)->vmin > a(1)->vmax) u.vmin = u.vmax = 1;
+      if (a(0)->vmax < a(1)->vmin || a(0)->vmin > a(1)->vmax)
+        u.vmin = u.vmax = 1;
       else if (a(0)->vmin == a(0)->vmax && a(1)->vmin == a(1)->vmax && a(0)->vmin == a(1)->vmin)
         u.vmin = u.vmax = 0;
       break;
@@ -125,9 +125,7 @@ void set_bounds(UOp& u) {
   }
 }
 
-[[noreturn]] void shape_error(Op op, const std::string& what) {
-  throw Error(std::string(op_name(op)) + ": " + what);
-}
+[[noreturn]] void shape_error(Op op, const std::string& what) { throw Error(std::string(op_name(op)) + ": " + what); }
 
 Shape infer_shape(const Graph& g, Op op, const std::vector<const UOp*>& src, const Arg& arg) {
   if (op == Op::Buffer) return g.buffer(std::get<int64_t>(arg)).shape;

@@ -21,20 +21,52 @@ namespace tgc {
 
 enum class Op : uint8_t {
   // Sources.
-  Buffer, Const, Var, Assign, Contiguous,
+  Buffer,
+  Const,
+  Var,
+  Assign,
+  Contiguous,
   // Elementwise: unary, binary, ternary.
-  Neg, Exp2, Log2, Sin, Sqrt, Recip, Cast, Bitcast, Trunc,
-  Add, Mul, Max, Mod, IDiv, CmpLt, CmpNe, And, Or, Xor, Shl, Shr,
-  Where, MulAcc,
+  Neg,
+  Exp2,
+  Log2,
+  Sin,
+  Sqrt,
+  Recip,
+  Cast,
+  Bitcast,
+  Trunc,
+  Add,
+  Mul,
+  Max,
+  Mod,
+  IDiv,
+  CmpLt,
+  CmpNe,
+  And,
+  Or,
+  Xor,
+  Shl,
+  Shr,
+  Where,
+  MulAcc,
   // DOT4(a, b, acc): acc + the sum of the four products u8(byte k of a) * i8(byte k of b), on
   // 32-bit words of packed bytes (an int8 dot-product unit: x86 VNNI vpdpbusd, one lane).
   Dot4,
   // Reduce (keeps rank; reduced axes become 1).
   Reduce,
   // Movement: never copies, becomes index arithmetic when kernels are formed.
-  Reshape, Permute, Expand, Pad, Shrink, Flip,
+  Reshape,
+  Permute,
+  Expand,
+  Pad,
+  Shrink,
+  Flip,
   // Kernel level, made by the scheduler: loop ranges, memory access, the reduce over ranges.
-  Range, Load, Store, KReduce,
+  Range,
+  Load,
+  Store,
+  KReduce,
 };
 
 std::string_view op_name(Op op);
@@ -55,7 +87,7 @@ std::string shape_str(const Shape& s);
 enum class RangeKind : uint8_t { Global, Loop, Reduce, Upcast, Local, Group };
 
 struct ReduceArg {
-  Op op;               // Add, Max or Mul
+  Op op;  // Add, Max or Mul
   std::vector<int64_t> axes;
   bool operator==(const ReduceArg&) const = default;
 };
@@ -72,8 +104,7 @@ struct RangeArg {
 
 // Const: double for float dtypes, int64_t otherwise. Buffer: int64_t buffer id.
 // Reshape/Expand: new shape. Permute: order. Pad/Shrink/Flip: per-axis pairs or flags flattened.
-using Arg = std::variant<std::monostate, int64_t, double, std::vector<int64_t>, ReduceArg, VarArg,
-                         RangeArg>;
+using Arg = std::variant<std::monostate, int64_t, double, std::vector<int64_t>, ReduceArg, VarArg, RangeArg>;
 
 struct UOp {
   Op op;
@@ -82,10 +113,12 @@ struct UOp {
   Arg arg;
   Shape shape;
   int64_t vmin = 0, vmax = 0;  // value bounds, meaningful for Index and Bool dtypes
-  size_t hash = 0;  // structural hash: equal for equal graphs in any run (kernel cache keys)
+  size_t hash = 0;             // structural hash: equal for equal graphs in any run (kernel cache keys)
 
   int64_t ival() const { return std::get<int64_t>(arg); }
-  double fval() const { return std::holds_alternative<double>(arg) ? std::get<double>(arg) : double(std::get<int64_t>(arg)); }
+  double fval() const {
+    return std::holds_alternative<double>(arg) ? std::get<double>(arg) : double(std::get<int64_t>(arg));
+  }
   const std::vector<int64_t>& ints() const { return std::get<std::vector<int64_t>>(arg); }
   const ReduceArg& reduce() const { return std::get<ReduceArg>(arg); }
   const RangeArg& range() const { return std::get<RangeArg>(arg); }
@@ -124,7 +157,9 @@ class Graph {
   const UOp* var(const std::string& name, int64_t min, int64_t max) {
     return make(Op::Var, DType::Index, {}, VarArg{name, min, max});
   }
-  const UOp* range(int64_t n, int64_t id, RangeKind kind) { return make(Op::Range, DType::Index, {cint(n)}, RangeArg{id, kind}); }
+  const UOp* range(int64_t n, int64_t id, RangeKind kind) {
+    return make(Op::Range, DType::Index, {cint(n)}, RangeArg{id, kind});
+  }
 
   int64_t add_buffer(BufferInfo info);
   const BufferInfo& buffer(int64_t id) const { return buffers_.at(static_cast<size_t>(id)); }
@@ -223,8 +258,12 @@ class Graph {
   }
 
  private:
-  struct Hash { size_t operator()(const UOp* u) const { return u->hash; } };
-  struct Eq { bool operator()(const UOp* a, const UOp* b) const; };
+  struct Hash {
+    size_t operator()(const UOp* u) const { return u->hash; }
+  };
+  struct Eq {
+    bool operator()(const UOp* a, const UOp* b) const;
+  };
   std::deque<UOp> nodes_;
   std::unordered_set<const UOp*, Hash, Eq> interned_;
   std::vector<BufferInfo> buffers_;

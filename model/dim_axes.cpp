@@ -33,7 +33,7 @@ struct Traces {
   const Graph& gb;
   int64_t size_a, size_b;
   std::unordered_map<const UOp*, const UOp*> twin, twin_of_b;  // a node <-> its b node
-  std::unordered_map<const UOp*, const std::string*> where;     // a node -> its model node
+  std::unordered_map<const UOp*, const std::string*> where;    // a node -> its model node
 
   [[noreturn]] void fail(const UOp* u, const std::string& why) const {
     auto it = where.find(u);
@@ -57,7 +57,8 @@ struct Traces {
   // `whole_cuts` (run-time dims): a weight in trace a may pair with a slice of it in trace b (a
   // table cut to the dim's size, which at the table's own size is the table itself), and window
   // views pair as one op.
-  void pair_up(const std::vector<const UOp*>& roots_a, const std::vector<const UOp*>& roots_b, bool whole_cuts = false) {
+  void pair_up(const std::vector<const UOp*>& roots_a, const std::vector<const UOp*>& roots_b,
+               bool whole_cuts = false) {
     std::vector<std::pair<const UOp*, const UOp*>> work;
     for (size_t i = 0; i < roots_a.size(); ++i) work.push_back({roots_a[i], roots_b[i]});
     while (!work.empty()) {
@@ -90,7 +91,8 @@ struct Traces {
       if (!fresh) continue;
       if (whole_cuts && a->op == Op::Buffer && b->op == Op::Shrink && b->src[0]->op == Op::Buffer) continue;
       if (a->op != b->op || a->dtype != b->dtype || a->src.size() != b->src.size())
-        fail(a, "is built differently at sizes " + sizes() + " (" + std::string(op_name(b->op)) + " at " + std::to_string(size_b) + ")");
+        fail(a, "is built differently at sizes " + sizes() + " (" + std::string(op_name(b->op)) + " at " +
+                    std::to_string(size_b) + ")");
       // A window view pairs with the same view of the twin input: the movement ops inside may
       // differ with the size (a slice that is a no-op at one size).
       if (const Graph::Window* wa = whole_cuts ? ga.window(a) : nullptr) {
@@ -155,31 +157,37 @@ struct BatchRules {
       ext = da / t.size_a;
     }
     if (!ok)
-      t.fail(a, "has shape " + shape_str(a->shape) + " at batch size " + std::to_string(t.size_a) + " and " + shape_str(b->shape) +
-                  " at " + std::to_string(t.size_b) + ": its dims follow the batch size in a way one sample's program cannot");
+      t.fail(a, "has shape " + shape_str(a->shape) + " at batch size " + std::to_string(t.size_a) + " and " +
+                    shape_str(b->shape) + " at " + std::to_string(t.size_b) +
+                    ": its dims follow the batch size in a way one sample's program cannot");
     return ax;
   }
 
   void check_args(const UOp* a, const UOp* b, int ax, int64_t ext) const {
     switch (a->op) {
-      case Op::Reshape: case Op::Expand: return;  // the arg is the shape, checked already
+      case Op::Reshape:
+      case Op::Expand: return;  // the arg is the shape, checked already
       case Op::Buffer: {
         const BufferInfo &ia = t.ga.buffer(a->ival()), &ib = t.gb.buffer(b->ival());
         if (ia.kind != ib.kind) t.fail(a, "is built differently at batch sizes " + t.sizes());
-        if (ia.kind == BufferKind::Input && (ax > 0 || ext != 1)) t.fail(a, "input '" + ia.name + "' does not have the batch first");
+        if (ia.kind == BufferKind::Input && (ax > 0 || ext != 1))
+          t.fail(a, "input '" + ia.name + "' does not have the batch first");
         if (ia.kind == BufferKind::Weight && (ax >= 0 || !ia.data || !ib.data || *ia.data != *ib.data))
-          t.fail(a, "uses a constant computed from the batch size ('" + ia.name + "'), which differs per batch size, not per sample");
+          t.fail(a, "uses a constant computed from the batch size ('" + ia.name +
+                        "'), which differs per batch size, not per sample");
         return;
       }
       case Op::Shrink: {
         std::vector<int64_t> pa = a->ints(), pb = b->ints();
-        if (ax >= 0 && pa[2 * ax] == 0 && pa[2 * ax + 1] == t.size_a * ext && pb[2 * ax] == 0 && pb[2 * ax + 1] == t.size_b * ext)
+        if (ax >= 0 && pa[2 * ax] == 0 && pa[2 * ax + 1] == t.size_a * ext && pb[2 * ax] == 0 &&
+            pb[2 * ax + 1] == t.size_b * ext)
           pa[2 * ax + 1] = pb[2 * ax + 1];
         if (pa != pb) t.fail(a, "takes a slice that depends on the batch size");
         return;
       }
       default:
-        if (a->arg != b->arg) t.fail(a, "takes a value computed from the batch size (it differs at batch sizes " + t.sizes() + ")");
+        if (a->arg != b->arg)
+          t.fail(a, "takes a value computed from the batch size (it differs at batch sizes " + t.sizes() + ")");
     }
   }
 
@@ -199,12 +207,17 @@ struct BatchRules {
       return;
     }
     switch (a->op) {
-      case Op::Buffer: case Op::Const: case Op::Var: return;
+      case Op::Buffer:
+      case Op::Const:
+      case Op::Var: return;
       case Op::Reduce: want(s == ax, "reduces over the batch dim"); return;
-      case Op::Pad: case Op::Shrink: want(s == ax, "pads or slices the batch dim"); return;
+      case Op::Pad:
+      case Op::Shrink: want(s == ax, "pads or slices the batch dim"); return;
       case Op::Flip: want(s == ax && (s < 0 || a->ints()[size_t(s)] == 0), "reverses the batch dim"); return;
       case Op::Expand: want(s < 0 || (s == ax && se == ext), "moves the batch dim"); return;
-      case Op::Permute: want(s < 0 ? ax < 0 : ax >= 0 && a->ints()[size_t(ax)] == s, "moves the batch dim inconsistently"); return;
+      case Op::Permute:
+        want(s < 0 ? ax < 0 : ax >= 0 && a->ints()[size_t(ax)] == s, "moves the batch dim inconsistently");
+        return;
       case Op::Reshape: {
         const Shape& in = a->src[0]->shape;
         want(s < 0 ? ax < 0 : ax >= 0 && dims_before(in, s) == dims_before(a->shape, ax),
@@ -218,8 +231,8 @@ struct BatchRules {
 
 }  // namespace
 
-std::vector<int> batch_axes(const Graph& ga, const std::vector<const UOp*>& roots_a, int64_t size_a,
-                            const Graph& gb, const std::vector<const UOp*>& roots_b, int64_t size_b) {
+std::vector<int> batch_axes(const Graph& ga, const std::vector<const UOp*>& roots_a, int64_t size_a, const Graph& gb,
+                            const std::vector<const UOp*>& roots_b, int64_t size_b) {
   if (roots_a.size() != roots_b.size()) throw Error("the graph has a different number of outputs at each batch size");
   Traces t{ga, gb, size_a, size_b, {}, {}, {}};
   std::vector<const UOp*> order = t.label(roots_a);
@@ -236,8 +249,10 @@ std::vector<int> batch_axes(const Graph& ga, const std::vector<const UOp*>& root
   }
   std::vector<int> out;
   for (const UOp* r : roots_a)
-    if (c.extent.at(r) != 1) t.fail(r, "is an output with the batch merged into another dim");
-    else out.push_back(c.axis.at(r));
+    if (c.extent.at(r) != 1)
+      t.fail(r, "is an output with the batch merged into another dim");
+    else
+      out.push_back(c.axis.at(r));
   return out;
 }
 
@@ -299,7 +314,9 @@ struct VarRules {
     return nullptr;
   }
   bool dyn(const UOp* e) const { return e && e != broadcast && !mixed(e); }
-  std::string extent_str(const UOp* e) const { return !e ? "fixed" : e == broadcast ? "a broadcast" : print_expr(g, e); }
+  std::string extent_str(const UOp* e) const {
+    return !e ? "fixed" : e == broadcast ? "a broadcast" : print_expr(g, e);
+  }
   const UOp* simp(const UOp* e) { return simplify(g, e); }
 
   // Trace a's nodes, sources first; a window view is one op over the tensor it views (the
@@ -344,7 +361,8 @@ struct VarRules {
     if (a->op == Op::Assign) return ext.at(a->src[0]);
     if (is_elementwise(a->op) || a->op == Op::Contiguous) return elementwise_rule(a);
     switch (a->op) {
-      case Op::Const: case Op::Var: return std::vector<const UOp*>(a->shape.size(), nullptr);
+      case Op::Const:
+      case Op::Var: return std::vector<const UOp*>(a->shape.size(), nullptr);
       case Op::Buffer: return buffer_rule(a, b);
       case Op::Reduce: return reduce_rule(a, sized_input(a));
       case Op::Pad: return pad_rule(a, b, sized_input(a));
@@ -388,7 +406,8 @@ struct VarRules {
                      : a->op == Op::Pad  ? a->ints()[2 * i] != 0 || a->ints()[2 * i + 1] != 0
                      : a->op == Op::Flip ? a->ints()[i] != 0
                                          : a->ints()[2 * i] != 0 || a->ints()[2 * i + 1] != a->src[0]->shape[i];
-      want(a, !mixed(in[i]) || !touched, "reduces, pads, slices or reverses an axis that merges the dynamic dim with others");
+      want(a, !mixed(in[i]) || !touched,
+           "reduces, pads, slices or reverses an axis that merges the dynamic dim with others");
     }
     return in;
   }
@@ -405,7 +424,8 @@ struct VarRules {
           continue;
         }
         if (!(first || out[i] == broadcast || out[i] == e))
-          t.fail(a, "combines tensors whose run-time sizes differ along axis " + std::to_string(i) + " (" + extent_str(out[i]) + " and " + extent_str(e) + ")");
+          t.fail(a, "combines tensors whose run-time sizes differ along axis " + std::to_string(i) + " (" +
+                        extent_str(out[i]) + " and " + extent_str(e) + ")");
         out[i] = e, first = false;
       }
     }
@@ -423,7 +443,8 @@ struct VarRules {
     bool differs = false;
     for (size_t i = 0; i < out.size(); ++i)
       if (a->shape[i] != b->shape[i]) {
-        want(a, a->shape[i] == t.size_a && b->shape[i] == t.size_b, "has a dim that follows the dynamic dim other than as itself");
+        want(a, a->shape[i] == t.size_a && b->shape[i] == t.size_b,
+             "has a dim that follows the dynamic dim other than as itself");
         if (cut) want(a, b->ints()[2 * i] == 0, "slices the dynamic dim");
         out[i] = dim, differs = true;
       }
@@ -460,8 +481,10 @@ struct VarRules {
         }
         want(a, size != nullptr, "pads a merged or broadcast axis by an amount that follows the dynamic dim");
         const UOp* x = sized_like(amount, pb[2 * i + size_t(side)]);
-        if (!x) t.fail(a, "pads by an amount that follows the dynamic dim (" + std::to_string(amount) + " at size " + std::to_string(t.size_a) + ", " +
-                              std::to_string(pb[2 * i + size_t(side)]) + " at " + std::to_string(t.size_b) + ") in a way tgc does not derive");
+        if (!x)
+          t.fail(a, "pads by an amount that follows the dynamic dim (" + std::to_string(amount) + " at size " +
+                        std::to_string(t.size_a) + ", " + std::to_string(pb[2 * i + size_t(side)]) + " at " +
+                        std::to_string(t.size_b) + ") in a way tgc does not derive");
         if (side == 0) offset[{a, int64_t(i)}] = x;
         size = sym.add(size, x);
       }
@@ -500,7 +523,8 @@ struct VarRules {
       const UOp* e = in[i];
       if (!e) continue;
       Mixed part{e, sh[i], dims_after(sh, int(i))};
-      if (mixed(e)) part = Mixed{mixed_info.at(e).extent, mixed_info.at(e).size, mixed_info.at(e).stride * dims_after(sh, int(i))};
+      if (mixed(e))
+        part = Mixed{mixed_info.at(e).extent, mixed_info.at(e).size, mixed_info.at(e).stride * dims_after(sh, int(i))};
       bool found = false;
       for (size_t j = 0; j < n && !found; ++j) {
         int64_t st = dims_after(a->shape, int(j));
@@ -532,7 +556,8 @@ struct VarRules {
     const Shape& sa = a->src[0]->shape;
     const Shape& sb = b->op == Op::Shrink ? b->src[0]->shape : b->shape;
     std::vector<int64_t> pb;
-    if (b->op == Op::Shrink) pb = b->ints();
+    if (b->op == Op::Shrink)
+      pb = b->ints();
     else
       for (int64_t d : sb) pb.push_back(0), pb.push_back(d);
     for (size_t i = 0; i < out.size(); ++i) {
@@ -555,15 +580,17 @@ struct VarRules {
         want(a, !mixed(e), "slices an axis that merges the dynamic dim with others");
         need(e, hi);
       } else if (same_lo) {
-        want(a, sa[i] - hi == sb[i] - pb[2 * i + 1], "slices the dynamic dim other than at fixed distances from its ends");
+        want(a, sa[i] - hi == sb[i] - pb[2 * i + 1],
+             "slices the dynamic dim other than at fixed distances from its ends");
         out[i] = simp(sym.add(e, -(sa[i] - hi) - lo));
       } else {
         // Both ends at fixed distances from the dim's end (a reflect pad's last elements):
         // a fixed size, starting at a run-time offset.
         want(a, !mixed(e) && sa[i] - lo == sb[i] - pb[2 * i] && sa[i] - hi == sb[i] - pb[2 * i + 1],
-             "slices the dynamic dim other than at fixed distances from its ends ([" + std::to_string(lo) + ", " + std::to_string(hi) + ") of " +
-                 std::to_string(sa[i]) + " at size " + std::to_string(t.size_a) + ", [" + std::to_string(pb[2 * i]) + ", " +
-                 std::to_string(pb[2 * i + 1]) + ") of " + std::to_string(sb[i]) + " at " + std::to_string(t.size_b) + ")");
+             "slices the dynamic dim other than at fixed distances from its ends ([" + std::to_string(lo) + ", " +
+                 std::to_string(hi) + ") of " + std::to_string(sa[i]) + " at size " + std::to_string(t.size_a) + ", [" +
+                 std::to_string(pb[2 * i]) + ", " + std::to_string(pb[2 * i + 1]) + ") of " + std::to_string(sb[i]) +
+                 " at " + std::to_string(t.size_b) + ")");
         offset[{a, int64_t(i)}] = simp(sym.add(e, lo - sa[i]));
         need(e, sa[i] - lo);
       }
@@ -576,13 +603,17 @@ struct VarRules {
   void check(const UOp* a, const UOp* b, const std::vector<const UOp*>& e) const {
     for (size_t i = 0; i < e.size(); ++i) {
       bool ok;
-      if (!e[i]) ok = a->shape[i] == b->shape[i];
-      else if (e[i] == broadcast || mixed(e[i])) ok = true;
-      else ok = e[i]->vmax == a->shape[i] && eval_index(e[i], {{var, value(t.size_a)}}) == a->shape[i] &&
-                eval_index(e[i], {{var, value(t.size_b)}}) == b->shape[i];
+      if (!e[i])
+        ok = a->shape[i] == b->shape[i];
+      else if (e[i] == broadcast || mixed(e[i]))
+        ok = true;
+      else
+        ok = e[i]->vmax == a->shape[i] && eval_index(e[i], {{var, value(t.size_a)}}) == a->shape[i] &&
+             eval_index(e[i], {{var, value(t.size_b)}}) == b->shape[i];
       if (!ok)
-        t.fail(a, "has shape " + shape_str(a->shape) + " at size " + std::to_string(t.size_a) + " and " + shape_str(b->shape) + " at " +
-                      std::to_string(t.size_b) + ": its dim " + std::to_string(i) + " follows the dynamic dim in a way tgc does not derive (derived: " + extent_str(e[i]) + ")");
+        t.fail(a, "has shape " + shape_str(a->shape) + " at size " + std::to_string(t.size_a) + " and " +
+                      shape_str(b->shape) + " at " + std::to_string(t.size_b) + ": its dim " + std::to_string(i) +
+                      " follows the dynamic dim in a way tgc does not derive (derived: " + extent_str(e[i]) + ")");
     }
   }
 };
@@ -593,7 +624,8 @@ VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const 
                        const std::vector<const UOp*>& roots_b, int64_t size_b) {
   if (roots_a.size() != roots_b.size()) throw Error("the graph has a different number of outputs at each size");
   int64_t size_a = var->var().max * ga.var_step(var);
-  if (size_b % ga.var_step(var) != 0) throw Error("internal error: a trace at " + std::to_string(size_b) + ", not a multiple of the step");
+  if (size_b % ga.var_step(var) != 0)
+    throw Error("internal error: a trace at " + std::to_string(size_b) + ", not a multiple of the step");
   Traces t{ga, gb, size_a, size_b, {}, {}, {}};
   t.label(roots_a);
   t.pair_up(roots_a, roots_b, /*whole_cuts=*/true);
@@ -606,10 +638,13 @@ VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const 
     const UOp* b = t.twin.at(a);
     // Arguments must agree, but for shapes (checked below) and the slices and buffers the rules
     // take; a float constant may be 1 / a reduce's count (a mean), resolved below.
-    bool own_arg = a->op == Op::Buffer || a->op == Op::Shrink || a->op == Op::Pad || a->op == Op::Reshape || a->op == Op::Expand;
+    bool own_arg =
+        a->op == Op::Buffer || a->op == Op::Shrink || a->op == Op::Pad || a->op == Op::Reshape || a->op == Op::Expand;
     if (!own_arg && a->arg != b->arg) {
-      if (a->op == Op::Const && is_float(a->dtype) && a->shape.empty()) sized_consts.push_back(a);
-      else t.fail(a, "takes a value computed from the dynamic dim's size");
+      if (a->op == Op::Const && is_float(a->dtype) && a->shape.empty())
+        sized_consts.push_back(a);
+      else
+        t.fail(a, "takes a value computed from the dynamic dim's size");
     }
     std::vector<const UOp*> e = rules.rule(a, b);
     // A size that is 1 at the bound is 1 at every size the model accepts (what a strided
@@ -625,13 +660,16 @@ VarExtents var_extents(Graph& ga, const std::vector<const UOp*>& roots_a, const 
       int64_t fixed = 1;
       for (int64_t ax : a->reduce().axes) {
         const UOp* x = rules.ext.at(a->src[0])[size_t(ax)];
-        if (rules.dyn(x)) n = n ? rules.sym.mul(n, x) : x;
-        else fixed *= a->src[0]->shape[size_t(ax)];
+        if (rules.dyn(x))
+          n = n ? rules.sym.mul(n, x) : x;
+        else
+          fixed *= a->src[0]->shape[size_t(ax)];
       }
       if (n) counts.push_back(rules.simp(rules.sym.mul(n, fixed)));
     }
     for (const UOp* x : e)
-      if (rules.dyn(x) && std::find(rules.sizes_seen.begin(), rules.sizes_seen.end(), x) == rules.sizes_seen.end()) rules.sizes_seen.push_back(x);
+      if (rules.dyn(x) && std::find(rules.sizes_seen.begin(), rules.sizes_seen.end(), x) == rules.sizes_seen.end())
+        rules.sizes_seen.push_back(x);
     rules.ext[a] = std::move(e);
   }
   // A mean over the dim multiplies by 1 / count: at run time that is 1 / the count's value.

@@ -19,8 +19,8 @@ namespace tgc {
 // keeps the dims before it (the batch may merge into a dim as its outermost part: size_a times
 // the per-sample extent), a weight never has it, a constant may be broadcast along it.
 // Returns each root's batch axis (-1: none).
-std::vector<int> batch_axes(const Graph& ga, const std::vector<const UOp*>& roots_a, int64_t size_a,
-                            const Graph& gb, const std::vector<const UOp*>& roots_b, int64_t size_b);
+std::vector<int> batch_axes(const Graph& ga, const std::vector<const UOp*>& roots_a, int64_t size_a, const Graph& gb,
+                            const std::vector<const UOp*>& roots_b, int64_t size_b);
 
 // A run-time dim laid out at its upper bound (trace a, the graph compiled, is at the VAR's
 // maximum): kernels keep the upper bound's strides and only loops and pad masks change. Per node of

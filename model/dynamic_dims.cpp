@@ -36,7 +36,8 @@ Model import_with_vars(const ModelSource& src) {
     if (!found) throw Error(path + ": --dynamic " + name + ": no input has a symbolic dim of that name without a size");
     int64_t step = src.dynamic_step.count(name) ? src.dynamic_step.at(name) : 1;
     if (max < 2 * step)
-      throw Error(path + ": --dynamic " + name + "=" + std::to_string(max) + ": the upper bound must be at least 2" + (step > 1 ? " steps" : ""));
+      throw Error(path + ": --dynamic " + name + "=" + std::to_string(max) + ": the upper bound must be at least 2" +
+                  (step > 1 ? " steps" : ""));
     at_max[name] = max;
   }
   Model m = src.build(at_max);  // an error lists the dims still without a size
@@ -45,9 +46,9 @@ Model import_with_vars(const ModelSource& src) {
   for (const NamedTensor& t : m.inputs) m.input_dim_vars.push_back(std::vector<int32_t>(t.tensor.shape().size(), -1));
   for (const NamedTensor& t : m.outputs) m.output_dim_vars.push_back(std::vector<int32_t>(t.tensor.shape().size(), -1));
   m.output_dim_sizes.resize(m.outputs.size());
-  std::vector<std::tuple<const UOp*, int64_t, const UOp*>> axes;  // (node, axis, run-time size)
+  std::vector<std::tuple<const UOp*, int64_t, const UOp*>> axes;     // (node, axis, run-time size)
   std::vector<std::tuple<const UOp*, int64_t, const UOp*>> offsets;  // (slice or pad, axis, run-time start)
-  std::unordered_map<const UOp*, const UOp*> counts;                // a mean's 1/count constant -> the count
+  std::unordered_map<const UOp*, const UOp*> counts;                 // a mean's 1/count constant -> the count
   for (const UOp* var : g.vars()) {
     const std::string& name = var->var().name;
     // The dim is step * the VAR (--dynamic NAME=MAX/STEP), max its largest size.
@@ -96,19 +97,25 @@ Model import_with_vars(const ModelSource& src) {
           const UOp* e = ext.extent.at(ts[i].tensor.uop())[k];
           if (!e) continue;
           if (outputs && e != dim && e != ext.broadcast && !e->is_const()) {
-            if (data) throw Error(path + ": output '" + ts[i].name + "' dim " + std::to_string(k) + " is " + print_expr(g, e) + ", derived from " + what + " (not supported yet)");
-            if (slots[i][k] != -1) throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
+            if (data)
+              throw Error(path + ": output '" + ts[i].name + "' dim " + std::to_string(k) + " is " + print_expr(g, e) +
+                          ", derived from " + what + " (not supported yet)");
+            if (slots[i][k] != -1)
+              throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
             std::vector<int64_t>& table = m.output_dim_sizes[i];
             slots[i][k] = -2 - int32_t(table.size());
             table.push_back(g.var_slot(var));
-            for (int64_t v = 1; v <= var->var().max; ++v) table.push_back(std::max<int64_t>(0, eval_index(e, {{var, v}})));
+            for (int64_t v = 1; v <= var->var().max; ++v)
+              table.push_back(std::max<int64_t>(0, eval_index(e, {{var, v}})));
             continue;
           }
           if (e != dim)
-            throw Error(path + ": " + what + " cannot be bound at run time: '" + ts[i].name + "' dim " + std::to_string(k) +
-                        " has run-time size " + (e == ext.broadcast ? std::string("of a broadcast") : print_expr(g, e)) +
+            throw Error(path + ": " + what + " cannot be bound at run time: '" + ts[i].name + "' dim " +
+                        std::to_string(k) + " has run-time size " +
+                        (e == ext.broadcast ? std::string("of a broadcast") : print_expr(g, e)) +
                         ", not the dim itself (not supported yet)" + fix);
-          if (slots[i][k] != -1) throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
+          if (slots[i][k] != -1)
+            throw Error(path + ": '" + ts[i].name + "' dim " + std::to_string(k) + " follows two run-time dims");
           slots[i][k] = int32_t(g.var_slot(var));
         }
     };
@@ -155,8 +162,10 @@ Model build_dynamic_model(const ModelSource& src) {
   std::string inputs;
   bool others = false;
   for (const UnknownDim& d : unknown) {
-    if (d.axis == 0 && d.key == batch.key) inputs += (inputs.empty() ? "'" : ", '") + d.input + "'";
-    else others = true;
+    if (d.axis == 0 && d.key == batch.key)
+      inputs += (inputs.empty() ? "'" : ", '") + d.input + "'";
+    else
+      others = true;
   }
   std::string what = "dim '" + name + "' (axis 0 of " + inputs + ")";
   if (others) {
@@ -172,13 +181,18 @@ Model build_dynamic_model(const ModelSource& src) {
     Model b = traced(src, {}, batch.key, kBatchTraceB);
     axes = batch_axes(*a.graph, roots(a.outputs), kBatchTraceA, *b.graph, roots(b.outputs), kBatchTraceB);
     for (size_t i = 0; i < axes.size(); ++i)
-      if (axes[i] > 0) throw Error("output '" + a.outputs[i].name + "' has the batch at axis " + std::to_string(axes[i]) + ", not first");
+      if (axes[i] > 0)
+        throw Error("output '" + a.outputs[i].name + "' has the batch at axis " + std::to_string(axes[i]) +
+                    ", not first");
   } catch (const Error& e) {
-    throw Error(path + ": " + what + " cannot be bound at run time: " + e.what() + "; give it a size with --input-shape");
+    throw Error(path + ": " + what + " cannot be bound at run time: " + e.what() +
+                "; give it a size with --input-shape");
   }
   Model m = traced(src, {}, batch.key, 1);
   if (m.computes_sizes())
-    throw Error(path + ": " + what + " cannot be bound at run time: the model computes sizes from data too (not supported together yet); give it a size with --input-shape");
+    throw Error(path + ": " + what +
+                " cannot be bound at run time: the model computes sizes from data too (not supported together yet); "
+                "give it a size with --input-shape");
   m.batch_dim = name;
   for (const NamedTensor& in : m.inputs) {
     bool batched = false;
@@ -191,7 +205,8 @@ Model build_dynamic_model(const ModelSource& src) {
     if (axes[i] == 0) want[0] = 1;
     if (m.outputs[i].tensor.shape() != want)
       throw Error(path + ": " + what + " cannot be bound at run time: output '" + m.outputs[i].name + "' has shape " +
-                  shape_str(m.outputs[i].tensor.shape()) + " at batch size 1, not " + shape_str(want) + "; give it a size with --input-shape");
+                  shape_str(m.outputs[i].tensor.shape()) + " at batch size 1, not " + shape_str(want) +
+                  "; give it a size with --input-shape");
     m.batched_outputs.push_back(axes[i] == 0);
   }
   return m;

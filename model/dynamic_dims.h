@@ -4,8 +4,8 @@
 //   the runtime binds the batch size from the input shapes and runs that program once per sample.
 // - Run-time dims (--dynamic NAME=MAX, e.g. a sequence length): the model is compiled at the upper
 //   bound MAX with a VAR for the dim (second trace at MAX/2+1); tensors keep the upper bound's
-//   layout, loops over the dim and what pads and windows make of it stop at its run-time size, and the runtime copies inputs and outputs between that layout and
-//   dense tensors of the bound size.
+//   layout, loops over the dim and what pads and windows make of it stop at its run-time size, and the runtime copies
+//   inputs and outputs between that layout and dense tensors of the bound size.
 // Any frontend can provide the traces: it gives a ModelSource.
 #pragma once
 #include <functional>
@@ -22,9 +22,9 @@ inline constexpr int64_t kBatchTraceA = 13, kBatchTraceB = 17;
 
 // A model file as a frontend sees it, before its dims are settled.
 struct ModelSource {
-  std::string path;                       // for messages
-  std::vector<UnknownDim> unknown;        // input dims the user's options leave without a size
-  std::map<std::string, int64_t> dynamic; // --dynamic NAME=MAX: dims to keep as VARs
+  std::string path;                        // for messages
+  std::vector<UnknownDim> unknown;         // input dims the user's options leave without a size
+  std::map<std::string, int64_t> dynamic;  // --dynamic NAME=MAX: dims to keep as VARs
   // Builds the model with these sizes for symbolic dims (by UnknownDim::key) on top of the
   // user's options, with the `dynamic` dims' VARs declared in the graph. Throws tgc::Error,
   // listing the dims still without a size.

@@ -25,7 +25,8 @@ std::vector<HostTensor> evaluate(const Model& m, const std::map<int64_t, HostTen
       for (size_t j = 0; j < k; ++j) outer *= s[j];
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t p = 0; p < s[k]; ++p)
-          for (int64_t x = 0; x < inner; ++x) cut.set((o * s[k] + p) * inner + x, t.get((o * t.shape[k] + p) * inner + x));
+          for (int64_t x = 0; x < inner; ++x)
+            cut.set((o * s[k] + p) * inner + x, t.get((o * t.shape[k] + p) * inner + x));
       t = std::move(cut);
     }
   }

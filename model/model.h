@@ -27,7 +27,7 @@ struct UnknownDim {
 
 struct Model {
   std::unique_ptr<Graph> graph;
-  std::vector<NamedTensor> inputs;   // each an input BUFFER
+  std::vector<NamedTensor> inputs;  // each an input BUFFER
   std::vector<NamedTensor> outputs;
   std::string path;
   // A run-time batch dim (model/dynamic_dims.h): its name, and per input and output whether its

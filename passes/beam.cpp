@@ -32,8 +32,10 @@ std::vector<Timed> run_batch(const std::vector<std::vector<Opt>>& batch, const M
   std::vector<Timed> ok;
   for (size_t i = 0; i < batch.size(); ++i) {
     ++r.tried;
-    if (times[i]) ok.push_back({batch[i], *times[i]});
-    else ++r.failed;
+    if (times[i])
+      ok.push_back({batch[i], *times[i]});
+    else
+      ++r.failed;
   }
   std::stable_sort(ok.begin(), ok.end(), [](const Timed& a, const Timed& b) { return a.us < b.us; });
   return ok;
@@ -54,8 +56,10 @@ size_t tuning_key(Graph& g, const Kernel& k) {
       x = std::visit(
           [&](const auto& a) -> size_t {
             using A = std::decay_t<decltype(a)>;
-            if constexpr (std::is_same_v<A, int64_t>) return mix(x, size_t(a));
-            else if constexpr (std::is_same_v<A, double>) return mix(x, std::bit_cast<uint64_t>(a));
+            if constexpr (std::is_same_v<A, int64_t>)
+              return mix(x, size_t(a));
+            else if constexpr (std::is_same_v<A, double>)
+              return mix(x, std::bit_cast<uint64_t>(a));
             else if constexpr (std::is_same_v<A, std::vector<int64_t>>) {
               for (int64_t v : a) x = mix(x, size_t(v));
               return x;
@@ -63,8 +67,10 @@ size_t tuning_key(Graph& g, const Kernel& k) {
               x = mix(x, size_t(a.op));
               for (int64_t v : a.axes) x = mix(x, size_t(v));
               return x;
-            } else if constexpr (std::is_same_v<A, VarArg>) return mix(mix(mix(x, hash_text(a.name)), size_t(a.min)), size_t(a.max));
-            else return mix(x, 7);
+            } else if constexpr (std::is_same_v<A, VarArg>)
+              return mix(mix(mix(x, hash_text(a.name)), size_t(a.min)), size_t(a.max));
+            else
+              return mix(x, 7);
           },
           u->arg);
     }
@@ -78,7 +84,8 @@ size_t tuning_key(Graph& g, const Kernel& k) {
   return k.tensor_cores ? mix(key, k.cuda_cores ? 0x7d : 0x7c) : key;
 }
 
-std::vector<std::vector<Opt>> candidate_moves(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const TargetProfile& t) {
+std::vector<std::vector<Opt>> candidate_moves(Graph& g, const Kernel& k, const std::vector<Opt>& opts,
+                                              const TargetProfile& t) {
   Kernel cur = apply_opts(g, k, opts, t);
   std::vector<const UOp*> axes = kernel_axes(cur);
   // Threads per work-group so far: LOCAL and GROUP may only grow it up to max_local.
@@ -98,20 +105,24 @@ std::vector<std::vector<Opt>> candidate_moves(Graph& g, const Kernel& k, const s
       // GPU: a work-group along a global axis, or a reduce split across one (legality, such as
       // its shared memory, is apply_opts' to decide).
       if (t.gpu && threads * amount <= t.max_local) {
-        if (global) splits.push_back(OptOp::Local);
-        else splits.insert(splits.end(), {OptOp::Group, OptOp::GroupTop});
+        if (global)
+          splits.push_back(OptOp::Local);
+        else
+          splits.insert(splits.end(), {OptOp::Group, OptOp::GroupTop});
       }
       for (OptOp op : splits) {
-        if (size % amount == 0) out.push_back({{op, axis, amount}});
-        else if (amount >= 4 && size > amount) out.push_back({{OptOp::Padto, axis, amount}, {op, axis, amount}});
+        if (size % amount == 0)
+          out.push_back({{op, axis, amount}});
+        else if (amount >= 4 && size > amount)
+          out.push_back({{OptOp::Padto, axis, amount}, {op, axis, amount}});
       }
     }
   }
   return out;
 }
 
-BeamResult beam_search(Graph& g, const Kernel& k, const TargetProfile& t, const BeamOptions& opt, const MeasureFn& measure,
-                       const BeamProgressFn& progress) {
+BeamResult beam_search(Graph& g, const Kernel& k, const TargetProfile& t, const BeamOptions& opt,
+                       const MeasureFn& measure, const BeamProgressFn& progress) {
   BeamResult r;
   std::vector<Opt> heuristic = heuristic_opts(g, k, t);
   r.opts = heuristic;

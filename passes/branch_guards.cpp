@@ -43,8 +43,11 @@ BranchGuards guard_branches(Graph& g, const std::vector<const UOp*>& roots) {
   };
   std::unordered_map<const UOp*, Need> need;
   auto merge = [](Need& n, const Need& from) {
-    if (n.state == kUnseen) n = from;
-    else if (n.state == kSide && (from.state != kSide || from.side.var != n.side.var || from.side.value != n.side.value)) n.state = kAlways;
+    if (n.state == kUnseen)
+      n = from;
+    else if (n.state == kSide &&
+             (from.state != kSide || from.side.var != n.side.var || from.side.value != n.side.value))
+      n.state = kAlways;
   };
   for (const UOp* root : roots) need[root].state = kAlways;
   std::vector<const UOp*> order = toposort(roots);

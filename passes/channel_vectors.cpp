@@ -37,7 +37,11 @@ bool transpose_weights(Graph& g, Kernel& k, const UOp* c, const UOp* j) {
     Sym sym{g};
     const UOp* idx = simplify(g, sym.add(sym.mul(sym.mod(l->src[1], *stride), channels), sym.idiv(l->src[1], *stride)));
     if (stride_along(g, idx, c) != 1) continue;
-    int64_t to = g.add_buffer({b.name + "_by_channel", b.dtype, {*stride, channels}, BufferKind::Weight, transpose_bytes(b, channels, *stride)});
+    int64_t to = g.add_buffer({b.name + "_by_channel",
+                               b.dtype,
+                               {*stride, channels},
+                               BufferKind::Weight,
+                               transpose_bytes(b, channels, *stride)});
     const UOp* load = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), idx});
     k.ast = simplify(g, substitute(g, k.ast, {{l, load}}));
     replace_input(k, from, to);
@@ -54,7 +58,9 @@ void channel_vectors(Graph& g, Schedule& s, const TargetProfile& t) {
     const UOp* j = k.global_ranges.back();
     if (!j->src[0]->is_const() || !narrow_rows(range_extent(j), t)) continue;
     for (const UOp* c : k.global_ranges)
-      if (c != j && c->src[0]->is_const() && vector_width(range_extent(c), t) >= t.vector_lanes && transpose_weights(g, k, c, j)) break;
+      if (c != j && c->src[0]->is_const() && vector_width(range_extent(c), t) >= t.vector_lanes &&
+          transpose_weights(g, k, c, j))
+        break;
   }
 }
 

@@ -21,7 +21,8 @@ const UOp* strided_load(Graph& g, const Kernel& k, const UOp* j, int64_t& s) {
     std::optional<int64_t> along = stride_along(g, l->src[1], j);
     if (along == 1) return nullptr;
     const BufferInfo& b = g.buffer(l->src[0]->ival());
-    if (found || l->src.size() != 2 || b.data || !along || *along < 2 || *along > 4 || numel(b.shape) % *along) continue;
+    if (found || l->src.size() != 2 || b.data || !along || *along < 2 || *along > 4 || numel(b.shape) % *along)
+      continue;
     found = l, s = *along;
   }
   // The copy replaces the buffer in the kernel's inputs: no other load may read it.
@@ -43,7 +44,8 @@ void deinterleave_strided(Graph& g, Schedule& s, const TargetProfile& t) {
                           : nullptr;
     int64_t from = load ? load->src[0]->ival() : -1;
     // Panels one element wide: P[x % s][x / s].
-    const UOp* idx = load ? simplify(g, panel_index(g, load->src[1], stride, numel(g.buffer(from).shape) / stride, 1)) : nullptr;
+    const UOp* idx =
+        load ? simplify(g, panel_index(g, load->src[1], stride, numel(g.buffer(from).shape) / stride, 1)) : nullptr;
     // Only where the index simplifies to neighbours along j (x % s and x / s split off j's term).
     if (!idx || stride_along(g, idx, j) != 1) {
       out.push_back(std::move(k));
@@ -52,8 +54,10 @@ void deinterleave_strided(Graph& g, Schedule& s, const TargetProfile& t) {
     BufferInfo b = g.buffer(from);
     auto key = std::make_pair(from, stride);
     bool made = phases.count(key);
-    int64_t to = made ? phases.at(key)
-                      : g.add_buffer({b.name + "_phases", b.dtype, {stride, numel(b.shape) / stride}, BufferKind::Intermediate, nullptr});
+    int64_t to =
+        made ? phases.at(key)
+             : g.add_buffer(
+                   {b.name + "_phases", b.dtype, {stride, numel(b.shape) / stride}, BufferKind::Intermediate, nullptr});
     if (!made) {
       phases[key] = to;
       Kernel pk = pack_kernel(g, from, to, stride, 1);
@@ -61,7 +65,8 @@ void deinterleave_strided(Graph& g, Schedule& s, const TargetProfile& t) {
       out.push_back(std::move(pk));
     }
     Kernel split = k;
-    split.ast = simplify(g, substitute(g, k.ast, {{load, g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), idx})}}));
+    split.ast = simplify(
+        g, substitute(g, k.ast, {{load, g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), idx})}}));
     replace_input(split, from, to);
     out.push_back(std::move(split));
   }

@@ -26,10 +26,11 @@ void fold_weight_kernels(Graph& g, Schedule& s) {
   std::vector<Kernel> kept;
   for (Kernel& k : s.kernels) {
     BufferInfo& out = g.buffer(k.output);
-    bool weights_only = std::all_of(k.inputs.begin(), k.inputs.end(), [&](int64_t b) { return g.buffer(b).kind == BufferKind::Weight; });
+    bool weights_only = std::all_of(k.inputs.begin(), k.inputs.end(),
+                                    [&](int64_t b) { return g.buffer(b).kind == BufferKind::Weight; });
     bool requested = std::count(s.outputs.begin(), s.outputs.end(), k.output) > 0;
-    if (!weights_only || requested || out.kind != BufferKind::Intermediate || is_float(out.dtype) || dtype_size(out.dtype) > 4 ||
-        work(g, k) > kMaxWork || !eval.run(k).empty()) {
+    if (!weights_only || requested || out.kind != BufferKind::Intermediate || is_float(out.dtype) ||
+        dtype_size(out.dtype) > 4 || work(g, k) > kMaxWork || !eval.run(k).empty()) {
       kept.push_back(std::move(k));
       continue;
     }

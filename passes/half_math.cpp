@@ -18,7 +18,8 @@ const UOp* promote_half_math(Graph& g, const UOp* store) {
       const UOp* out = g.make(Op::Bitcast, u->dtype, src, u->arg);
       return is_half(u->dtype) ? g.make(Op::Cast, DType::F32, {out}) : out;
     }
-    if (u->op == Op::Cast && is_half(u->dtype))  // the explicit rounding stays; a cast from the same type was a no-op and stays one
+    if (u->op == Op::Cast &&
+        is_half(u->dtype))  // the explicit rounding stays; a cast from the same type was a no-op and stays one
       return u->src[0]->dtype == u->dtype ? src[0] : g.make(Op::Cast, DType::F32, {g.make(Op::Cast, u->dtype, src)});
     if (u->op == Op::Const && is_half(u->dtype)) return g.cfloat(round_float(u->dtype, u->fval()), DType::F32);
     if (is_half(u->dtype)) return g.make(u->op, DType::F32, src, u->arg);  // arithmetic, WHERE, KREDUCE

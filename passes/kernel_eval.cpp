@@ -15,7 +15,8 @@ constexpr size_t kMaxProblems = 10;  // a broken kernel fails everywhere: the fi
 
 // An elementwise op on its operands' values.
 Num elementwise(const UOp* u, const Num* args) {
-  if (!is_elementwise(u->op)) throw Error("reference backend: unexpected " + std::string(op_name(u->op)) + " in a kernel");
+  if (!is_elementwise(u->op))
+    throw Error("reference backend: unexpected " + std::string(op_name(u->op)) + " in a kernel");
   DType in = u->op == Op::Where ? u->src[1]->dtype : u->src[0]->dtype;
   return eval_elementwise(u->op, u->dtype, in, args);
 }
@@ -102,8 +103,10 @@ struct KernelEvaluator::Run {
   }
 
   void problem(const std::string& what) {
-    if (problems.size() < kMaxProblems) problems.push_back(kernel + " " + what);
-    else ++unreported;
+    if (problems.size() < kMaxProblems)
+      problems.push_back(kernel + " " + what);
+    else
+      ++unreported;
   }
   std::string name(int64_t buf) const { return "'" + ev.g_.buffer(buf).name + "'"; }
   bool is_state() const { return ev.g_.buffer(out).kind == BufferKind::State; }
@@ -146,7 +149,8 @@ struct KernelEvaluator::Run {
   std::vector<std::string> finish(bool whole_output) {
     for (size_t i = 0; i < writes.size(); ++i)
       if (writes[i] > 1 || (writes[i] == 0 && whole_output && !is_state()))
-        problem("writes element " + std::to_string(i) + " of " + name(out) + " " + std::to_string(writes[i]) + " times");
+        problem("writes element " + std::to_string(i) + " of " + name(out) + " " + std::to_string(writes[i]) +
+                " times");
     if (unreported) problems.push_back("... and " + std::to_string(unreported) + " more problems");
     return std::move(problems);
   }
@@ -222,8 +226,10 @@ class KernelEvaluator::ProgramRun {
         case LStmt::AccUpdate:
           for (Thread& t : threads_) {
             auto acc = t.values.find(s.u);
-            if (acc == t.values.end()) r_.problem("updates an accumulator it has not initialized");
-            else acc->second = combine(s.u, acc->second, value(t, s.value));
+            if (acc == t.values.end())
+              r_.problem("updates an accumulator it has not initialized");
+            else
+              acc->second = combine(s.u, acc->second, value(t, s.value));
           }
           break;
         case LStmt::GroupReduce: group_reduce(s.u); break;
@@ -291,7 +297,9 @@ class KernelEvaluator::ProgramRun {
     for (const Thread& t : threads_) partial.push_back(value(t, u));
     auto siblings = [&](const Thread& a, const Thread& b) {
       for (const UOp* l : p_.locals)
-        if (!std::count(u->src.begin() + 1, u->src.end(), l) && a.ranges.at(l->range().id) != b.ranges.at(l->range().id)) return false;
+        if (!std::count(u->src.begin() + 1, u->src.end(), l) &&
+            a.ranges.at(l->range().id) != b.ranges.at(l->range().id))
+          return false;
       return true;
     };
     for (Thread& t : threads_) {

@@ -90,7 +90,8 @@ class Lowerer {
     for (const UOp* c : reduces_) {
       if (c == u || visible(c) || c->src.size() != u->src.size() || target(c) != t) continue;
       if (!std::equal(c->src.begin() + 1, c->src.end(), u->src.begin() + 1)) continue;
-      bool independent = std::none_of(group.begin(), group.end(), [&](const UOp* m) { return reaches(c, m) || reaches(m, c); });
+      bool independent =
+          std::none_of(group.begin(), group.end(), [&](const UOp* m) { return reaches(c, m) || reaches(m, c); });
       if (independent) group.push_back(c);
     }
     return group;
@@ -112,7 +113,8 @@ class Lowerer {
       for (const UOp* m : group) place(m, {LStmt::AccInit, m});
       // Loops open inside the accumulators' scope; the bodies' invariants still land outside.
       size_t t = target(u);
-      std::vector<Scope> saved(std::make_move_iterator(scopes_.begin() + long(t) + 1), std::make_move_iterator(scopes_.end()));
+      std::vector<Scope> saved(std::make_move_iterator(scopes_.begin() + long(t) + 1),
+                               std::make_move_iterator(scopes_.end()));
       scopes_.resize(t + 1);
       // GROUP ranges are thread ids, not loops: each thread accumulates its share.
       std::vector<const UOp*> loops;
@@ -144,7 +146,9 @@ struct Printer {
   std::ostringstream o;
   std::map<const UOp*, int> acc;
 
-  std::string acc_name(const UOp* u) { return "acc" + std::to_string(acc.try_emplace(u, int(acc.size())).first->second); }
+  std::string acc_name(const UOp* u) {
+    return "acc" + std::to_string(acc.try_emplace(u, int(acc.size())).first->second);
+  }
 
   void stmts(const std::vector<LStmt>& body, int indent) {
     std::string pad(size_t(indent) * 2, ' ');
@@ -153,15 +157,19 @@ struct Printer {
         case LStmt::Loop:
           o << pad << "for r" << s.u->range().id << " in 0.." << print_expr(g, s.u->src[0]) << ":";
           for (const LStmt::Stream& st : s.streams)
-            o << (&st == &s.streams[0] ? "  # streams " : ", ") << g.buffer(st.buffer).name << " +" << st.stride << " B";
+            o << (&st == &s.streams[0] ? "  # streams " : ", ") << g.buffer(st.buffer).name << " +" << st.stride
+              << " B";
           o << "\n";
           stmts(s.body, indent + 1);
           break;
         case LStmt::AccInit: o << pad << acc_name(s.u) << " = identity(" << op_name(s.u->reduce().op) << ")\n"; break;
         case LStmt::AccUpdate:
-          o << pad << acc_name(s.u) << " = " << op_name(s.u->reduce().op) << "(" << acc_name(s.u) << ", " << print_expr(g, s.value) << ")\n";
+          o << pad << acc_name(s.u) << " = " << op_name(s.u->reduce().op) << "(" << acc_name(s.u) << ", "
+            << print_expr(g, s.value) << ")\n";
           break;
-        case LStmt::GroupReduce: o << pad << acc_name(s.u) << " = " << op_name(s.u->reduce().op) << " over the work-group (shared memory)\n"; break;
+        case LStmt::GroupReduce:
+          o << pad << acc_name(s.u) << " = " << op_name(s.u->reduce().op) << " over the work-group (shared memory)\n";
+          break;
         case LStmt::Let: break;  // values are shown inline where they are used
         case LStmt::Store: o << pad << print_expr(g, s.u) << "\n"; break;
       }
@@ -291,7 +299,8 @@ LoopProgram lower(Graph& g, const Kernel& k, const LowerOptions& opt) {
     p.lanes_expanded = constant_difference(g, stores[i]->src[1], stores[0]->src[1]) == 1;
   // LANES: a reduce over nothing but UPCAST ranges combines the lanes' partial sums.
   for (const UOp* u : toposort({k.ast}))
-    if (u->op == Op::KReduce && std::all_of(u->src.begin() + 1, u->src.end(), [](const UOp* r) { return r->range().kind == RangeKind::Upcast; }))
+    if (u->op == Op::KReduce && std::all_of(u->src.begin() + 1, u->src.end(),
+                                            [](const UOp* r) { return r->range().kind == RangeKind::Upcast; }))
       p.lanes_expanded = p.lane_sums = true;
   p.body = Lowerer().run(stores, p.inner);
   if (opt.streams) mark_streams(g, p.body);
@@ -304,11 +313,13 @@ std::string print_program(const Graph& g, const LoopProgram& p) {
   o << p.name << (p.tensor_cores ? " [tensor cores]" : "") << "(";
   for (size_t i = 0; i < p.args.size(); ++i) o << (i ? ", " : "") << g.buffer(p.args[i]).name;
   o << ") global[";
-  for (size_t i = 0; i < p.globals.size(); ++i) o << (i ? "," : "") << "r" << p.globals[i]->range().id << "<" << print_expr(g, p.globals[i]->src[0]);
+  for (size_t i = 0; i < p.globals.size(); ++i)
+    o << (i ? "," : "") << "r" << p.globals[i]->range().id << "<" << print_expr(g, p.globals[i]->src[0]);
   o << "]";
   if (!p.locals.empty()) {
     o << " local[";
-    for (size_t i = 0; i < p.locals.size(); ++i) o << (i ? "," : "") << "r" << p.locals[i]->range().id << "<" << p.locals[i]->src[0]->ival();
+    for (size_t i = 0; i < p.locals.size(); ++i)
+      o << (i ? "," : "") << "r" << p.locals[i]->range().id << "<" << p.locals[i]->src[0]->ival();
     o << "]";
   }
   o << "\n";

@@ -19,8 +19,8 @@ struct LStmt {
   // split by GROUP; they meet in shared memory between barriers and every thread ends with the
   // total. Stores are then made by the group's first thread only.
   enum Kind { Let, Loop, AccInit, AccUpdate, GroupReduce, Store } kind;
-  const UOp* u;                // Let: value; Loop: RANGE; Acc*/GroupReduce: KREDUCE; Store: STORE
-  const UOp* value = nullptr;  // AccUpdate: the value folded into the accumulator
+  const UOp* u;                  // Let: value; Loop: RANGE; Acc*/GroupReduce: KREDUCE; Store: STORE
+  const UOp* value = nullptr;    // AccUpdate: the value folded into the accumulator
   std::vector<LStmt> body = {};  // Loop
   // Loop (CPU): where each iteration reads a buffer contiguously, STRIDE bytes further on each
   // time (a laned reduce over a weight row): the renderer prefetches ahead of these walks.

@@ -27,9 +27,8 @@ MemoryPlan plan_memory(const Graph& g, const Schedule& s, int64_t alignment) {
   }
   std::vector<Live> order;
   for (auto& [_, l] : live) order.push_back(l);
-  std::sort(order.begin(), order.end(), [](const Live& a, const Live& b) {
-    return a.bytes != b.bytes ? a.bytes > b.bytes : a.buffer < b.buffer;
-  });
+  std::sort(order.begin(), order.end(),
+            [](const Live& a, const Live& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.buffer < b.buffer; });
   MemoryPlan plan;
   std::vector<std::pair<Live, int64_t>> placed;
   for (const Live& l : order) {

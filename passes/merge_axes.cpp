@@ -45,7 +45,8 @@ void merge_axes(Graph& g, Schedule& s, const TargetProfile& t) {
     merged.global_ranges.push_back(m);
     // Only where every index became affine in the merged axis.
     std::vector<const UOp*> idx = indices(merged);
-    if (std::all_of(idx.begin(), idx.end(), [&](const UOp* i) { return stride_along(g, i, m).has_value(); })) k = merged;
+    if (std::all_of(idx.begin(), idx.end(), [&](const UOp* i) { return stride_along(g, i, m).has_value(); }))
+      k = merged;
   }
 }
 

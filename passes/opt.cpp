@@ -193,7 +193,8 @@ std::vector<const UOp*> kernel_axes(const Kernel& k) {
   for (const UOp* u : toposort({k.ast}))
     if (u->op == Op::KReduce)
       for (size_t i = 1; i < u->src.size(); ++i)
-        if (u->src[i]->range().kind == RangeKind::Reduce && std::find(axes.begin(), axes.end(), u->src[i]) == axes.end())
+        if (u->src[i]->range().kind == RangeKind::Reduce &&
+            std::find(axes.begin(), axes.end(), u->src[i]) == axes.end())
           axes.push_back(u->src[i]);
   return axes;
 }
@@ -209,9 +210,11 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
     // A loop that ends at a run-time size may be split only along an output axis (positions past
     // the size go to memory nothing reads) of a kernel that writes its own buffer.
     if (!r->src[0]->is_const()) {
-      if (!global || o.op == OptOp::Padto) fail("the axis is a run-time dim (its loop ends at a VAR) and not an output axis");
+      if (!global || o.op == OptOp::Padto)
+        fail("the axis is a run-time dim (its loop ends at a VAR) and not an output axis");
       BufferKind kind = g.buffer(cur.output).kind;
-      if (kind != BufferKind::Intermediate && kind != BufferKind::Output) fail("the axis is a run-time dim of a buffer the kernel updates");
+      if (kind != BufferKind::Intermediate && kind != BufferKind::Output)
+        fail("the axis is a run-time dim of a buffer the kernel updates");
     }
     if (o.op == OptOp::Tc) {
       std::string why;
@@ -223,22 +226,25 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
       std::optional<TensorCorePlan> plan = tensor_core_plan(g, cur, &why);
       if (!plan) fail(why);
       if (!cur.cuda_cores && !has_tensor_cores(t, plan->type))
-        fail(plan->type == DType::F32 ? "f32 operands run on tensor cores only as tf32 (--precision=tf32, sm_80 or later)"
-                                      : "bf16 tensor cores need sm_80 or later");
+        fail(plan->type == DType::F32
+                 ? "f32 operands run on tensor cores only as tf32 (--precision=tf32, sm_80 or later)"
+                 : "bf16 tensor cores need sm_80 or later");
       cur.tensor_cores = true;
       continue;
     }
     if (o.op == OptOp::Swap) {
       if (t.gpu) fail("SWAP needs a CPU target");
       size_t other = size_t(o.amount);
-      if (!global || o.amount < 0 || other >= cur.global_ranges.size() || other == size_t(o.axis)) fail("SWAP needs two global axes");
+      if (!global || o.amount < 0 || other >= cur.global_ranges.size() || other == size_t(o.axis))
+        fail("SWAP needs two global axes");
       std::swap(cur.global_ranges[size_t(o.axis)], cur.global_ranges[other]);
       continue;
     }
     int64_t n = size_of(r);
     if (o.op == OptOp::Padto) {
       if (o.amount < 2 || n % o.amount == 0) fail("the axis size " + std::to_string(n) + " is already a multiple");
-      if ((n + o.amount - 1) / o.amount * o.amount >= 2 * n) fail("would double the axis size " + std::to_string(n) + " or more");
+      if ((n + o.amount - 1) / o.amount * o.amount >= 2 * n)
+        fail("would double the axis size " + std::to_string(n) + " or more");
       cur = pad_axis(g, cur, r, o.amount);
       continue;
     }
@@ -253,9 +259,11 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
     switch (o.op) {
       case OptOp::Upcast:
       case OptOp::Unroll:
-        if (global != (o.op == OptOp::Upcast)) fail(global ? "UNROLL needs a reduce axis" : "UPCAST needs a global axis");
+        if (global != (o.op == OptOp::Upcast))
+          fail(global ? "UNROLL needs a reduce axis" : "UPCAST needs a global axis");
         cur = split_axis(g, cur, r, o.amount, RangeKind::Upcast);
-        if (expansion(cur) > t.max_expand) fail("expands the kernel body more than " + std::to_string(t.max_expand) + " times");
+        if (expansion(cur) > t.max_expand)
+          fail("expands the kernel body more than " + std::to_string(t.max_expand) + " times");
         break;
       case OptOp::Local: {
         if (!t.gpu) fail("LOCAL needs a GPU target");
@@ -272,7 +280,8 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
         int64_t shared = 0;
         for (const UOp* u : toposort({cur.ast}))
           if (u->op == Op::KReduce) shared += threads * int64_t(dtype_size(u->dtype));
-        if (shared > t.local_bytes) fail("needs more than " + std::to_string(t.local_bytes) + " bytes of shared memory");
+        if (shared > t.local_bytes)
+          fail("needs more than " + std::to_string(t.local_bytes) + " bytes of shared memory");
         cur = split_axis(g, cur, r, o.amount, RangeKind::Group, o.op == OptOp::GroupTop);
         break;
       }
@@ -286,7 +295,8 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
             cur.ast = nest_reduces(g, cur.ast, u);
             break;
           }
-        if (expansion(cur) > t.max_expand) fail("expands the kernel body more than " + std::to_string(t.max_expand) + " times");
+        if (expansion(cur) > t.max_expand)
+          fail("expands the kernel body more than " + std::to_string(t.max_expand) + " times");
         break;
       }
       case OptOp::Swap:
@@ -320,7 +330,8 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
     Kernel c = k;
     c.cuda_cores = true;
     if (std::optional<TensorCorePlan> p = tensor_core_plan(g, c))
-      if (range_extent(p->m) * range_extent(p->n) * range_extent(p->k) >= kCudaCoreTilesWork) return {{OptOp::Tc, 0, 1}};
+      if (range_extent(p->m) * range_extent(p->n) * range_extent(p->k) >= kCudaCoreTilesWork)
+        return {{OptOp::Tc, 0, 1}};
   }
   std::vector<Opt> opts;
   const std::vector<const UOp*>& globals = k.global_ranges;
@@ -331,7 +342,8 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
   // without a fitting divisor is padded where that wastes at most an eighth. Two reduces over axes
   // of their own (the real and imaginary sums of an STFT) share the threads, 16 each.
   int64_t group = 1, reduce_total = 1;
-  for (size_t a = globals.size(); a < axes.size(); ++a) reduce_total *= axes[a]->src[0]->is_const() ? size_of(axes[a]) : 1;
+  for (size_t a = globals.size(); a < axes.size(); ++a)
+    reduce_total *= axes[a]->src[0]->is_const() ? size_of(axes[a]) : 1;
   int64_t want = std::min<int64_t>(256, t.max_local);
   // Under 256 outputs most of the GPU idles, so shorter reduces are split too (a squeeze-excite
   // block's channel means and FC layers, a classifier head; BEAM on an H200 split cls's 200-channel
@@ -343,12 +355,15 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
       if (u->op != Op::KReduce) continue;
       std::set<size_t> mine;
       for (size_t i = 1; i < u->src.size(); ++i)
-        if (auto it = std::find(axes.begin(), axes.end(), u->src[i]); it != axes.end()) mine.insert(size_t(it - axes.begin()));
+        if (auto it = std::find(axes.begin(), axes.end(), u->src[i]); it != axes.end())
+          mine.insert(size_t(it - axes.begin()));
       auto shared = std::find_if(chains.begin(), chains.end(), [&](const std::set<size_t>& c) {
         return std::any_of(mine.begin(), mine.end(), [&](size_t a) { return c.count(a); });
       });
-      if (shared != chains.end()) shared->insert(mine.begin(), mine.end());
-      else if (!mine.empty()) chains.push_back(mine);
+      if (shared != chains.end())
+        shared->insert(mine.begin(), mine.end());
+      else if (!mine.empty())
+        chains.push_back(mine);
     }
     // Two chains split the threads evenly; with more, each chain's split would be a few threads
     // and every thread would repeat the others' partial sums (silero's LSTM cells, six reduces:
@@ -359,7 +374,8 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
       return n;
     };
     if (chains.size() > 2)
-      chains = {*std::max_element(chains.begin(), chains.end(), [&](const auto& x, const auto& y) { return length(x) < length(y); })};
+      chains = {*std::max_element(chains.begin(), chains.end(),
+                                  [&](const auto& x, const auto& y) { return length(x) < length(y); })};
     int64_t per_chain = chains.size() == 2 ? int64_t(std::sqrt(double(want))) : want;
     for (const std::set<size_t>& chain : chains) {
       int64_t mine = 1;
@@ -368,7 +384,8 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
         int64_t n = size_of(axes[*a]), limit = std::min(per_chain / mine, want / group);
         int64_t amount = pick_divisor(n, {256, 128, 64, 32, 16, 8, 4, 2}, std::min(limit, n));
         for (int64_t c : {256, 128, 64, 32, 16})
-          if (!amount && c <= limit && c < n && (c - n % c) % c <= n / 8) opts.push_back({OptOp::Padto, int(*a), c}), amount = c;
+          if (!amount && c <= limit && c < n && (c - n % c) % c <= n / 8)
+            opts.push_back({OptOp::Padto, int(*a), c}), amount = c;
         if (amount) opts.push_back({OptOp::Group, int(*a), amount}), group *= amount, mine *= amount;
       }
     }
@@ -385,13 +402,16 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
     local_axis = int(globals.size()) - 1;
     int64_t n = size_of(globals.back()), limit = t.max_local;
     if (elementwise && n % 4 == 0 && outputs >= kManyOutputs) opts.push_back({OptOp::Upcast, local_axis, 4}), n /= 4;
-    std::vector<int64_t> sizes = elementwise ? std::vector<int64_t>{256, 128, 64, 32, 16} : std::vector<int64_t>{64, 32, 16};
+    std::vector<int64_t> sizes =
+        elementwise ? std::vector<int64_t>{256, 128, 64, 32, 16} : std::vector<int64_t>{64, 32, 16};
     int64_t v = pick_divisor(n, sizes, limit);
     // Odd sizes (primes, 6625) are rounded up where that wastes at most an eighth.
     for (int64_t c : sizes)
       if (!v && c <= limit && (c - n % c) % c <= n / 8) opts.push_back({OptOp::Padto, local_axis, c}), v = c;
-    if (v) opts.push_back({OptOp::Local, local_axis, v});
-    else local_axis = -1;
+    if (v)
+      opts.push_back({OptOp::Local, local_axis, v});
+    else
+      local_axis = -1;
   }
   if (k.num_reduces == 0 || outputs < kManyOutputs) return opts;
   std::vector<const UOp*> loads = reduce_loads(k);
@@ -553,14 +573,17 @@ struct CpuChoice {
 }  // namespace
 
 // Vector lanes: the innermost output axis along which the store and some load are contiguous.
-static void lanes_along_outputs(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<const UOp*>& loads, CpuChoice& c) {
+static void lanes_along_outputs(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<const UOp*>& loads,
+                                CpuChoice& c) {
   const std::vector<const UOp*>& globals = k.global_ranges;
   const UOp* store_idx = k.ast->src[1];
   for (int a = int(globals.size()) - 1; a >= 0 && c.vec_axis < 0; --a) {
     if (stride(g, store_idx, globals[size_t(a)]) != 1) continue;
-    bool contiguous_load = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return stride(g, l->src[1], globals[size_t(a)]) == 1; });
+    bool contiguous_load = std::any_of(loads.begin(), loads.end(),
+                                       [&](const UOp* l) { return stride(g, l->src[1], globals[size_t(a)]) == 1; });
     if (!contiguous_load) break;
-    if (int64_t v = vector_width(size_of(globals[size_t(a)]), t)) c.opts.push_back({OptOp::Upcast, a, v}), c.expand *= v, c.vec_axis = a;
+    if (int64_t v = vector_width(size_of(globals[size_t(a)]), t))
+      c.opts.push_back({OptOp::Upcast, a, v}), c.expand *= v, c.vec_axis = a;
   }
 }
 
@@ -568,7 +591,8 @@ static void lanes_along_outputs(Graph& g, const Kernel& k, const TargetProfile& 
 // along an output axis that some load reads contiguously instead (the channels of a weight
 // that passes/channel_vectors transposed), one vector wide; the positions become register
 // tiles (an audio embedding's 12x4 convolution: 0.158 -> 0.047 ms).
-static void lanes_across_narrow_rows(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<const UOp*>& loads, CpuChoice& c) {
+static void lanes_across_narrow_rows(Graph& g, const Kernel& k, const TargetProfile& t,
+                                     const std::vector<const UOp*>& loads, CpuChoice& c) {
   const std::vector<const UOp*>& globals = k.global_ranges;
   if (!narrow_rows(size_of(globals.back()), t)) return;
   for (int a = 0; a < int(globals.size()); ++a) {
@@ -594,7 +618,8 @@ static std::pair<const UOp*, const UOp*> last_split(const Kernel& split) {
 
 // Whether LANES(axis, lanes) after `with` has some load read its lanes contiguously (a block
 // of a quantized row, the rows of one head: contiguous only within the block).
-static bool contiguous_lanes(Graph& g, const Kernel& k, const TargetProfile& t, std::vector<Opt> with, int axis, int64_t lanes) {
+static bool contiguous_lanes(Graph& g, const Kernel& k, const TargetProfile& t, std::vector<Opt> with, int axis,
+                             int64_t lanes) {
   with.push_back({OptOp::Lanes, axis, lanes});
   Kernel split;
   try {
@@ -604,7 +629,8 @@ static bool contiguous_lanes(Graph& g, const Kernel& k, const TargetProfile& t, 
   }
   const UOp* inner = last_split(split).second;
   std::vector<const UOp*> split_loads = reduce_loads(split);
-  return std::any_of(split_loads.begin(), split_loads.end(), [&](const UOp* l) { return stride(g, l->src[1], inner) == 1; });
+  return std::any_of(split_loads.begin(), split_loads.end(),
+                     [&](const UOp* l) { return stride(g, l->src[1], inner) == 1; });
 }
 
 // Whether every index (of a load, of a comparison) is affine along the outer part of `with`'s
@@ -619,7 +645,9 @@ static bool affine_outer(Graph& g, const Kernel& k, const TargetProfile& t, cons
   const UOp* outer = last_split(split).first;
   for (const UOp* u : toposort({split.ast}))
     for (const UOp* x : u->src)
-      if (x->dtype == DType::Index && u->dtype != DType::Index && u->op != Op::KReduce && depends_on(x, outer) && !stride_along(g, x, outer)) return false;
+      if (x->dtype == DType::Index && u->dtype != DType::Index && u->op != Op::KReduce && depends_on(x, outer) &&
+          !stride_along(g, x, outer))
+        return false;
   return true;
 }
 
@@ -634,7 +662,8 @@ static void lanes_along_reduces(Graph& g, const Kernel& k, const TargetProfile& 
   std::vector<const UOp*> lane_axes;
   std::vector<const UOp*> axes = kernel_axes(k);
   for (size_t a = k.global_ranges.size(); a < axes.size() && t.vector_lanes >= 4; ++a)
-    if (axes[a]->src[0]->is_const() && size_of(axes[a]) % t.vector_lanes == 0 && contiguous_lanes(g, k, t, {}, int(a), t.vector_lanes))
+    if (axes[a]->src[0]->is_const() && size_of(axes[a]) % t.vector_lanes == 0 &&
+        contiguous_lanes(g, k, t, {}, int(a), t.vector_lanes))
       lane_axes.push_back(axes[a]);
   for (const UOp* r : lane_axes) {
     // Splits move the axes after them: find this one's place in the kernel split so far.
@@ -664,7 +693,8 @@ static void lanes_along_reduces(Graph& g, const Kernel& k, const TargetProfile& 
 // Not along a run-time size that may be 1: a one-token decode step would compute the tile's
 // padding rows (large_size_variant tiles it where the size is large). A size of at least 2
 // (an image's rows in multiples of 32) is tiled as at its bound.
-static void register_tiles(const Kernel& k, const std::vector<const UOp*>& loads, int64_t budget, bool tile_runtime_axes, CpuChoice& c) {
+static void register_tiles(const Kernel& k, const std::vector<const UOp*>& loads, int64_t budget,
+                           bool tile_runtime_axes, CpuChoice& c) {
   const std::vector<const UOp*>& globals = k.global_ranges;
   std::vector<size_t> tiles;  // their places in opts
   for (int a = int(globals.size()) - 1; a >= 0; --a) {
@@ -723,7 +753,8 @@ SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t
     if (u->op == Op::Var) vars.push_back(u);
   if (vars.size() == 1 && end != vars[0]) {  // a size derived from one VAR
     std::vector<Opt> with = heuristic_opts(g, k, t, /*tile_runtime_axes=*/true);
-    auto tile = std::find_if(with.begin(), with.end(), [](const Opt& o) { return o.op == OptOp::Upcast && o.axis == 0; });
+    auto tile =
+        std::find_if(with.begin(), with.end(), [](const Opt& o) { return o.op == OptOp::Upcast && o.axis == 0; });
     if (tile == with.end() || with == small) return v;
     try {
       apply_opts(g, k, with, t);
@@ -752,7 +783,8 @@ SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t
     // vector serves that many tokens, and accumulators and unpacked words stay in registers.
     // (1B-shaped llama, Zen 4, prefill tok/s of q4_0 at 1 thread: 4 tokens x 4 row vectors as in
     // the small tile 640-950 (spilling), 8 x 2 840-1190, 8 x 1 1235, 16 x 1 1130.)
-    if (std::any_of(small.begin(), small.end(), [](const Opt& o) { return o.op == OptOp::Upcast && o.axis == 0; })) return v;
+    if (std::any_of(small.begin(), small.end(), [](const Opt& o) { return o.op == OptOp::Upcast && o.axis == 0; }))
+      return v;
     const int64_t tile = std::max<int64_t>(kTokens, t.vector_registers / 4);
     if (size_of(tokens) % tile) return v;
     std::vector<Opt> with;
@@ -768,7 +800,8 @@ SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t
     v.opts = with, v.var = tokens->src[0], v.from = tile;
     return v;
   }
-  bool tiled = std::any_of(small.begin(), small.end(), [](const Opt& o) { return o.op == OptOp::Upcast && o.axis < 2; });
+  bool tiled =
+      std::any_of(small.begin(), small.end(), [](const Opt& o) { return o.op == OptOp::Upcast && o.axis < 2; });
   if (tiled) return v;
   // A tile of 4 tokens x R rows of the output, each lane group one vector wide where the
   // quantized blocks allow (else as wide as `small`): accumulators in half the vector registers,

@@ -18,19 +18,19 @@
 namespace tgc {
 
 enum class OptOp : uint8_t {
-  Upcast,  // split a global axis; the inner part becomes a register tile / vector lanes
-  Unroll,  // split a reduce axis; the inner part is unrolled into the loop body
-  Local,   // GPU: split a global axis; the inner part becomes the work-group's local id
-  Group,   // GPU: split a reduce axis across the work-group, combined in shared memory; each
-           // thread takes every amount-th element (neighbouring threads read neighbours)
+  Upcast,    // split a global axis; the inner part becomes a register tile / vector lanes
+  Unroll,    // split a reduce axis; the inner part is unrolled into the loop body
+  Local,     // GPU: split a global axis; the inner part becomes the work-group's local id
+  Group,     // GPU: split a reduce axis across the work-group, combined in shared memory; each
+             // thread takes every amount-th element (neighbouring threads read neighbours)
   GroupTop,  // GROUP with the thread id as the outer part: each thread reduces one contiguous run
-  Padto,   // round an axis up to a multiple of amount; the positions past its end are masked
-  Lanes,   // CPU: split a reduce axis; each copy of the inner part keeps its own partial sum over the
-           // outer part (vector lanes of the accumulator), combined once after the loop
-  Swap,    // CPU: exchange global axes `axis` and `amount` (the order work items visit them; the
-           // innermost runs as a loop inside each item)
-  Tc,      // CUDA: the kernel's matrix product as whole tiles (passes/tensor_cores.h), alone:
-           // TC(0,0) on tensor cores (WMMA), TC(0,1) on CUDA cores from shared memory (f32)
+  Padto,     // round an axis up to a multiple of amount; the positions past its end are masked
+  Lanes,     // CPU: split a reduce axis; each copy of the inner part keeps its own partial sum over the
+             // outer part (vector lanes of the accumulator), combined once after the loop
+  Swap,      // CPU: exchange global axes `axis` and `amount` (the order work items visit them; the
+             // innermost runs as a loop inside each item)
+  Tc,        // CUDA: the kernel's matrix product as whole tiles (passes/tensor_cores.h), alone:
+             // TC(0,0) on tensor cores (WMMA), TC(0,1) on CUDA cores from shared memory (f32)
 };
 
 struct Opt {

@@ -54,8 +54,8 @@ std::shared_ptr<const Bytes> pack_bytes(const BufferInfo& b, int64_t stride, int
   std::vector<uint8_t> out(b.data->size());
   for (int64_t q = 0; q < rows; ++q)
     for (int64_t p = 0; p < stride / width; ++p)
-      std::memcpy(out.data() + size_t(p * rows * width + q * width) * esize, b.data->data() + size_t(q * stride + p * width) * esize,
-                  size_t(width) * esize);
+      std::memcpy(out.data() + size_t(p * rows * width + q * width) * esize,
+                  b.data->data() + size_t(q * stride + p * width) * esize, size_t(width) * esize);
   return Bytes::own(std::move(out));
 }
 
@@ -63,7 +63,8 @@ std::shared_ptr<const Bytes> pack_bytes(const BufferInfo& b, int64_t stride, int
 
 const UOp* panel_index(Graph& g, const UOp* x, int64_t stride, int64_t rows, int64_t width) {
   Sym s{g};
-  return s.add(s.add(s.mul(s.idiv(s.mod(x, stride), width), rows * width), s.mul(s.idiv(x, stride), width)), s.mod(x, width));
+  return s.add(s.add(s.mul(s.idiv(s.mod(x, stride), width), rows * width), s.mul(s.idiv(x, stride), width)),
+               s.mod(x, width));
 }
 
 Kernel pack_kernel(Graph& g, int64_t from, int64_t to, int64_t stride, int64_t width) {
@@ -73,9 +74,12 @@ Kernel pack_kernel(Graph& g, int64_t from, int64_t to, int64_t stride, int64_t w
   const UOp *p = g.range(stride / width, 0, RangeKind::Global), *q = g.range(rows, 1, RangeKind::Global);
   // Panels one element wide (phases) have no u: the copy's inner loop is then q.
   const UOp* u = width > 1 ? g.range(width, 2, RangeKind::Global) : g.cint(0);
-  const UOp* value = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, from), s.add(s.add(s.mul(q, stride), s.mul(p, width)), u)});
+  const UOp* value = g.make(
+      Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, from), s.add(s.add(s.mul(q, stride), s.mul(p, width)), u)});
   Kernel k;
-  k.ast = g.make(Op::Store, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), s.add(s.add(s.mul(p, rows * width), s.mul(q, width)), u), value});
+  k.ast =
+      g.make(Op::Store, b.dtype,
+             {g.make(Op::Buffer, b.dtype, {}, to), s.add(s.add(s.mul(p, rows * width), s.mul(q, width)), u), value});
   k.global_ranges = {p, q};
   if (width > 1) k.global_ranges.push_back(u);
   k.output = to;
@@ -110,16 +114,21 @@ void pack_panels(Graph& g, Schedule& s, const TargetProfile& t) {
     std::unordered_map<const UOp*, const UOp*> split_j{{j, sym.add(sym.mul(jo, width), ju)}};
     // Only where the index simplifies to the panel's strides (else the packed kernel would be
     // slower than the plain one).
-    const UOp* idx = simplify(g, substitute(g, panel_index(g, strip->load->src[1], strip->stride, rows, width), split_j));
-    if (stride_along(g, idx, ju) != 1 || stride_along(g, idx, strip->k) != width || stride_along(g, idx, jo) != rows * width) {
+    const UOp* idx =
+        simplify(g, substitute(g, panel_index(g, strip->load->src[1], strip->stride, rows, width), split_j));
+    if (stride_along(g, idx, ju) != 1 || stride_along(g, idx, strip->k) != width ||
+        stride_along(g, idx, jo) != rows * width) {
       out.push_back(std::move(k));
       continue;
     }
     auto key = std::make_tuple(from, strip->stride, k.node);
     bool made = panels.count(key);
-    int64_t to = made ? panels.at(key) : g.add_buffer({b.name + "_panels", b.dtype, {strip->stride / width, rows, width},
-                                                      b.data ? BufferKind::Weight : BufferKind::Intermediate,
-                                                      b.data ? pack_bytes(b, strip->stride, width) : nullptr});
+    int64_t to = made ? panels.at(key)
+                      : g.add_buffer({b.name + "_panels",
+                                      b.dtype,
+                                      {strip->stride / width, rows, width},
+                                      b.data ? BufferKind::Weight : BufferKind::Intermediate,
+                                      b.data ? pack_bytes(b, strip->stride, width) : nullptr});
     const UOp* packed = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), idx});
     Kernel split = k;
     split.ast = simplify(g, substitute(g, substitute(g, k.ast, {{strip->load, packed}}), split_j));

@@ -25,7 +25,8 @@ bool fits(DType half, const Bytes& data) {
 
 std::shared_ptr<const Bytes> narrowed(DType half, const Bytes& data) {
   std::vector<uint8_t> out(data.size() / 2);
-  for (size_t i = 0; i + 4 <= data.size(); i += 4) store_num(half, out.data() + i / 2, load_num(DType::F32, data.data() + i));
+  for (size_t i = 0; i + 4 <= data.size(); i += 4)
+    store_num(half, out.data() + i / 2, load_num(DType::F32, data.data() + i));
   return Bytes::own(std::move(out));
 }
 
@@ -85,8 +86,14 @@ const UOp* half_form(Graph& g, const UOp* u) {
 
 bool computes_in_half(Op op) {
   switch (op) {
-    case Op::Add: case Op::Mul: case Op::Max: case Op::Neg: case Op::MulAcc: case Op::Where: case Op::CmpLt: case Op::CmpNe:
-      return true;
+    case Op::Add:
+    case Op::Mul:
+    case Op::Max:
+    case Op::Neg:
+    case Op::MulAcc:
+    case Op::Where:
+    case Op::CmpLt:
+    case Op::CmpNe: return true;
     default: return false;
   }
 }
@@ -122,7 +129,8 @@ void widen_reused_halves(Graph& g, Schedule& s, const TargetProfile& t) {
   // CAST(f32, LOAD(16-bit weight or intermediate)) where the load's index stays put along output
   // ranges of kReuseToWiden positions or more (of a fixed size: a run-time dim may be 1).
   auto reused = [&](const Kernel& k, const UOp* u) {
-    if (u->op != Op::Cast || u->dtype != DType::F32 || u->src[0]->op != Op::Load || !is_half(u->src[0]->dtype)) return false;
+    if (u->op != Op::Cast || u->dtype != DType::F32 || u->src[0]->op != Op::Load || !is_half(u->src[0]->dtype))
+      return false;
     const UOp* load = u->src[0];
     const BufferInfo& b = g.buffer(load->src[0]->ival());
     bool small_weight = b.kind == BufferKind::Weight && 2 * int64_t(b.data->size()) <= t.l2_bytes;
@@ -151,7 +159,8 @@ void widen_reused_halves(Graph& g, Schedule& s, const TargetProfile& t) {
     std::vector<uint8_t> wide(info.data->size() * 2);
     for (size_t i = 0; i + 2 <= info.data->size(); i += 2)
       store_num(DType::F32, wide.data() + 2 * i, load_num(info.dtype, info.data->data() + i));
-    return twin[b] = g.add_buffer({info.name + "_f32", DType::F32, info.shape, BufferKind::Weight, Bytes::own(std::move(wide))});
+    return twin[b] = g.add_buffer(
+               {info.name + "_f32", DType::F32, info.shape, BufferKind::Weight, Bytes::own(std::move(wide))});
   };
   for (int64_t b : intermediates) g.buffer(b).dtype = DType::F32;
   auto wide_buffer = [&](int64_t b) { return g.make(Op::Buffer, DType::F32, {}, b); };
@@ -166,7 +175,8 @@ void widen_reused_halves(Graph& g, Schedule& s, const TargetProfile& t) {
         twins.push_back(t);
         return g.make(Op::Load, DType::F32, load, u->src[0]->arg);
       }
-      if (u->op == Op::Cast && u->dtype == DType::F32 && u->src[0]->op == Op::Load && intermediates.count(u->src[0]->src[0]->ival()))
+      if (u->op == Op::Cast && u->dtype == DType::F32 && u->src[0]->op == Op::Load &&
+          intermediates.count(u->src[0]->src[0]->ival()))
         return src[0]->src[0];  // the f32 load under the narrowing below
       if (u->op == Op::Load && intermediates.count(b)) {
         src[0] = wide_buffer(b);

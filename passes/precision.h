@@ -39,9 +39,9 @@ void compute_in_half(Graph& g, Schedule& s);
 // every output channel) is widened once instead: a weight gets an f32 twin made at compile time,
 // an intermediate becomes an f32 buffer (its values are no longer rounded to 16 bits: more
 // precise, never less, and the rounding cost two more conversions), as does every intermediate
-// that fits in the L2 cache in f32, where conversions cost more than bytes. Data read once per output (an LLM's decode matvec weights, bound by memory,
-// where 16 bits are the point) stays as it is, and so does a weight whose f32 twin would not fit
-// in the L2 cache (streamed from memory, its 16 bits save more than the conversion costs).
+// that fits in the L2 cache in f32, where conversions cost more than bytes. Data read once per output (an LLM's decode
+// matvec weights, bound by memory, where 16 bits are the point) stays as it is, and so does a weight whose f32 twin
+// would not fit in the L2 cache (streamed from memory, its 16 bits save more than the conversion costs).
 constexpr int64_t kReuseToWiden = 16;
 void widen_reused_halves(Graph& g, Schedule& s, const TargetProfile& t);
 

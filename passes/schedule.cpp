@@ -18,15 +18,17 @@
 namespace tgc {
 
 namespace {
-constexpr double kMemCost = 4;      // one element written and read back, in op units
-constexpr double kSlowOpCost = 8;   // transcendental ops
+constexpr double kMemCost = 4;     // one element written and read back, in op units
+constexpr double kSlowOpCost = 8;  // transcendental ops
 // GPUs: the elements one thread may read in reduces nested in one another (about a launch's cost).
 constexpr double kGpuNestedReduceWork = 2048;
 // GPUs: a reduce this short reads padding through masks (no pad kernel), whatever it runs over.
 constexpr int64_t kGpuMaskedPadReduce = 32;
 
 // Elements a reduce reads per output.
-double reduce_length(const UOp* u) { return double(numel(u->src[0]->shape)) / double(std::max<int64_t>(1, numel(u->shape))); }
+double reduce_length(const UOp* u) {
+  return double(numel(u->src[0]->shape)) / double(std::max<int64_t>(1, numel(u->shape)));
+}
 
 // Collects the RANGE nodes an index or mask expression depends on.
 void ranges_of(const UOp* u, std::set<const UOp*>& out, std::unordered_set<const UOp*>& seen) {
@@ -51,8 +53,14 @@ class KernelBuilder {
   // `others`: evaluation counts of the kernels already built; this kernel's are added in evals().
   KernelBuilder(Graph& g, const std::unordered_map<const UOp*, int64_t>& realized,
                 const std::unordered_map<const UOp*, double>& others, const ScheduleOptions& o)
-      : g_(g), sym_{g}, rw_(g, symbolic_rules()), realized_(realized), others_(others), parallel_(o.parallel_outputs),
-        redundant_work_(o.redundant_work), serial_group_(o.serial_group) {}
+      : g_(g),
+        sym_{g},
+        rw_(g, symbolic_rules()),
+        realized_(realized),
+        others_(others),
+        parallel_(o.parallel_outputs),
+        redundant_work_(o.redundant_work),
+        serial_group_(o.serial_group) {}
 
   const std::unordered_map<const UOp*, double>& evals() const { return evals_; }
 
@@ -89,7 +97,9 @@ class KernelBuilder {
   // A range over a run-time dim (laid out at its upper bound `size`) stops at its run-time
   // size, an expression over VARs whose upper bound is `size`.
   const UOp* new_range(int64_t size, RangeKind kind, const UOp* end = nullptr) {
-    if (end && end->vmax != size) throw Error("schedule: a run-time size with upper bound " + std::to_string(end->vmax) + " on an axis of " + std::to_string(size));
+    if (end && end->vmax != size)
+      throw Error("schedule: a run-time size with upper bound " + std::to_string(end->vmax) + " on an axis of " +
+                  std::to_string(size));
     return g_.make(Op::Range, DType::Index, {end ? end : sym_.c(size)}, RangeArg{next_range_++, kind});
   }
 
@@ -132,7 +142,8 @@ class KernelBuilder {
     if (u->op != Op::Reduce && weight_only(u)) return;
     // Realized, an elementwise function of realized results is a launch of its own.
     double launch_cost = serial_group_ > 0 && !reads_a_reduce(u) ? kMemCost * redundant_work_ : 0;
-    if (should_realize(u, total, inline_cost(u, realized_, cost_memo_, serial_group_ > 0), launch_cost)) throw RealizeNeeded{u};
+    if (should_realize(u, total, inline_cost(u, realized_, cost_memo_, serial_group_ > 0), launch_cost))
+      throw RealizeNeeded{u};
     if (parallel_ && u->op == Op::Reduce) {
       double threads = 1;
       for (const UOp* r : globals_) threads *= deps.count(r) ? 1 : double(range_extent(r));
@@ -145,7 +156,8 @@ class KernelBuilder {
   bool reads_a_reduce(const UOp* u) {
     if (auto it = reads_reduce_memo_.find(u); it != reads_reduce_memo_.end()) return it->second;
     bool r = false;
-    if (u->op == Op::Reduce) r = true;
+    if (u->op == Op::Reduce)
+      r = true;
     else if (is_elementwise(u->op) || is_movement(u->op) || u->op == Op::Contiguous)
       for (const UOp* s : u->src) r = r || (!realized_.count(s) && reads_a_reduce(s));
     return reads_reduce_memo_[u] = r;
@@ -207,7 +219,8 @@ class KernelBuilder {
     if (!reduce_ranges_) return false;
     std::unordered_set<const UOp*> in_mask;
     for (const UOp* x : toposort({mask})) in_mask.insert(x);
-    return std::all_of(reduce_ranges_->begin(), reduce_ranges_->end(), [&](const UOp* r) { return in_mask.count(r) > 0; });
+    return std::all_of(reduce_ranges_->begin(), reduce_ranges_->end(),
+                       [&](const UOp* r) { return in_mask.count(r) > 0; });
   }
 
   // Whether the reduce being rendered reads at most `n` elements per output.
@@ -254,7 +267,10 @@ class KernelBuilder {
       case Op::Contiguous: return render(u->src[0], idx, gate);
       case Op::Reduce: return render_reduce(u, idx, gate);
       case Op::Reshape: return render(u->src[0], reshape_index(u, idx), gate);
-      case Op::Permute: case Op::Expand: case Op::Shrink: case Op::Flip: return render(u->src[0], moved_index(u, idx), gate);
+      case Op::Permute:
+      case Op::Expand:
+      case Op::Shrink:
+      case Op::Flip: return render(u->src[0], moved_index(u, idx), gate);
       case Op::Pad: return render_pad(u, idx, gate, is_root);
       default: throw Error("schedule: cannot place " + std::string(op_name(u->op)) + " in a kernel");
     }
@@ -298,8 +314,10 @@ class KernelBuilder {
     // Adding or dropping size-1 dims maps indices one to one: no linearize-and-split, which
     // keeps padded (possibly negative) indices free of // and %.
     std::vector<size_t> in_dims, out_dims;
-    for (size_t i = 0; i < in.size(); ++i) if (in[i] != 1) in_dims.push_back(i);
-    for (size_t i = 0; i < out.size(); ++i) if (out[i] != 1) out_dims.push_back(i);
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i] != 1) in_dims.push_back(i);
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i] != 1) out_dims.push_back(i);
     bool squeeze_only = in_dims.size() == out_dims.size();
     for (size_t i = 0; squeeze_only && i < in_dims.size(); ++i) squeeze_only = in[in_dims[i]] == out[out_dims[i]];
     if (squeeze_only) {
@@ -364,7 +382,8 @@ class KernelBuilder {
       const UOp* x = rw_.rewrite(sidx[i]);
       if (x->vmin < 0) x = g_.make(Op::Max, DType::Index, {x, sym_.c(0)});
       if (x->vmax > in[i] - 1)
-        x = g_.make(Op::Neg, DType::Index, {g_.make(Op::Max, DType::Index, {g_.make(Op::Neg, DType::Index, {x}), sym_.c(1 - in[i])})});
+        x = g_.make(Op::Neg, DType::Index,
+                    {g_.make(Op::Max, DType::Index, {g_.make(Op::Neg, DType::Index, {x}), sym_.c(1 - in[i])})});
       sidx[i] = x;
     }
     return {std::move(sidx), valid};
@@ -383,8 +402,8 @@ class KernelBuilder {
     // A short reduce (a first conv over 3 channels: 27 products) reads through masks too.
     // Padding of weights alone (GGUF bit planes concatenated) stays inline, as their
     // elementwise functions do: stored, it would be a dequantized copy of the weights.
-    if (depends_on_reduce(valid) && !is_root && !(parallel_ && (window_is_whole_reduce(valid) || reduce_at_most(kGpuMaskedPadReduce))) &&
-        !weight_only(u))
+    if (depends_on_reduce(valid) && !is_root &&
+        !(parallel_ && (window_is_whole_reduce(valid) || reduce_at_most(kGpuMaskedPadReduce))) && !weight_only(u))
       throw RealizeNeeded{u};
     const UOp* v = render(u->src[0], sidx, sym_.and_(gate, valid));
     if (valid->is_const(1)) return v;
@@ -401,11 +420,17 @@ class KernelBuilder {
   bool is_iota(int64_t b) {
     if (auto it = iota_memo_.find(b); it != iota_memo_.end()) return it->second;
     const BufferInfo& info = g_.buffer(b);
-    bool ok = info.kind == BufferKind::Weight && info.data && info.shape.size() == 1 && (info.dtype == DType::I64 || info.dtype == DType::I32);
+    bool ok = info.kind == BufferKind::Weight && info.data && info.shape.size() == 1 &&
+              (info.dtype == DType::I64 || info.dtype == DType::I32);
     for (int64_t i = 0; ok && i < info.shape[0]; ++i) {
       int64_t v = 0;
-      if (info.dtype == DType::I64) std::memcpy(&v, info.data->data() + i * 8, 8);
-      else { int32_t w; std::memcpy(&w, info.data->data() + i * 4, 4); v = w; }
+      if (info.dtype == DType::I64)
+        std::memcpy(&v, info.data->data() + i * 8, 8);
+      else {
+        int32_t w;
+        std::memcpy(&w, info.data->data() + i * 4, 4);
+        v = w;
+      }
       ok = v == i;
     }
     return iota_memo_[b] = ok;
@@ -445,7 +470,8 @@ class KernelBuilder {
       // Only the index is read: not the positions, nor the one-hot.
       std::vector<int64_t> used;
       for (const UOp* x : toposort({at}))
-        if (x->op == Op::Load && std::find(used.begin(), used.end(), x->src[0]->ival()) == used.end()) used.push_back(x->src[0]->ival());
+        if (x->op == Op::Load && std::find(used.begin(), used.end(), x->src[0]->ival()) == used.end())
+          used.push_back(x->src[0]->ival());
       std::vector<int64_t> keep(inputs_.begin(), inputs_.begin() + long(known));
       for (int64_t b : used)
         if (std::find(keep.begin(), keep.end(), b) == keep.end()) keep.push_back(b);
@@ -454,7 +480,8 @@ class KernelBuilder {
       const UOp* valid = rw_.rewrite(sym_.and_(sym_.ge(i, 0), sym_.lt(i, n)));
       // Clamped as pads clamp: exact where valid, and bounds the simplifier can use.
       const UOp* clamped = g_.make(Op::Max, DType::Index, {i, sym_.c(0)});
-      clamped = g_.make(Op::Neg, DType::Index, {g_.make(Op::Max, DType::Index, {g_.make(Op::Neg, DType::Index, {clamped}), sym_.c(1 - n)})});
+      clamped = g_.make(Op::Neg, DType::Index,
+                        {g_.make(Op::Max, DType::Index, {g_.make(Op::Neg, DType::Index, {clamped}), sym_.c(1 - n)})});
       sidx[size_t(a)] = clamped;
       const UOp* v = render(s->src[1], sidx, sym_.and_(gate, valid));
       return g_.make(Op::Where, u->dtype, {valid, v, g_.constant(0, u->dtype)});
@@ -491,7 +518,8 @@ double inline_cost(const UOp* u, const std::unordered_map<const UOp*, int64_t>& 
                    std::unordered_map<const UOp*, double>& memo, bool once) {
   if (auto it = memo.find(u); it != memo.end()) return it->second;
   auto own = [](const UOp* x) {
-    if (x->op == Op::Exp2 || x->op == Op::Log2 || x->op == Op::Sin || x->op == Op::Sqrt || x->op == Op::Recip) return kSlowOpCost;
+    if (x->op == Op::Exp2 || x->op == Op::Log2 || x->op == Op::Sin || x->op == Op::Sqrt || x->op == Op::Recip)
+      return kSlowOpCost;
     return is_elementwise(x->op) ? 1.0 : 0.0;
   };
   auto inlined = [](const UOp* x) { return is_elementwise(x->op) || is_movement(x->op) || x->op == Op::Contiguous; };
@@ -507,8 +535,10 @@ double inline_cost(const UOp* u, const std::unordered_map<const UOp*, int64_t>& 
       c += own(x);
       for (const UOp* s : x->src) {
         if (!seen.insert(s).second) continue;
-        if (realized.count(s) || s->op == Op::Buffer || s->op == Op::Reduce) c += kMemCost;
-        else if (inlined(s)) work.push_back(s);
+        if (realized.count(s) || s->op == Op::Buffer || s->op == Op::Reduce)
+          c += kMemCost;
+        else if (inlined(s))
+          work.push_back(s);
       }
     }
   } else if (inlined(u)) {
@@ -586,7 +616,8 @@ Schedule schedule(Graph& g, const std::vector<const UOp*>& requested, const Sche
       int64_t target = u->src[0]->ival();
       check(!realized.count(u), "schedule: an ASSIGN is an output of its own; request its consumers instead");
       check(assigned.insert(target).second, "schedule: state buffer '" + g.buffer(target).name + "' is assigned twice");
-      check(consumers[u->src[0]].size() == 1, "schedule: state buffer '" + g.buffer(target).name + "' is read around its ASSIGN");
+      check(consumers[u->src[0]].size() == 1,
+            "schedule: state buffer '" + g.buffer(target).name + "' is read around its ASSIGN");
       realized[u] = target;
     }
   const std::unordered_map<const UOp*, int64_t> required = realized;
@@ -662,7 +693,8 @@ void list_vars_buffer(const Graph& g, Kernel& k) {
   roots.insert(roots.end(), k.global_ranges.begin(), k.global_ranges.end());
   roots.insert(roots.end(), k.local_ranges.begin(), k.local_ranges.end());
   std::vector<const UOp*> nodes = toposort(roots);
-  if (std::any_of(nodes.begin(), nodes.end(), [](const UOp* u) { return u->op == Op::Var; })) k.inputs.push_back(g.vars_buffer());
+  if (std::any_of(nodes.begin(), nodes.end(), [](const UOp* u) { return u->op == Op::Var; }))
+    k.inputs.push_back(g.vars_buffer());
 }
 
 int64_t next_range_id(const Kernel& k) {
@@ -675,10 +707,13 @@ int64_t next_range_id(const Kernel& k) {
 
 void replace_input(Kernel& k, int64_t from, int64_t to) {
   std::vector<const UOp*> nodes = toposort({k.ast});
-  bool still = std::any_of(nodes.begin(), nodes.end(), [&](const UOp* u) { return u->op == Op::Load && u->src[0]->ival() == from; });
+  bool still = std::any_of(nodes.begin(), nodes.end(),
+                           [&](const UOp* u) { return u->op == Op::Load && u->src[0]->ival() == from; });
   auto at = std::find(k.inputs.begin(), k.inputs.end(), from);
-  if (still || at == k.inputs.end()) k.inputs.push_back(to);
-  else *at = to;
+  if (still || at == k.inputs.end())
+    k.inputs.push_back(to);
+  else
+    *at = to;
 }
 
 void renumber_kernels(Schedule& s) {
@@ -694,9 +729,12 @@ std::string describe(const Graph& g, const Schedule& s) {
     for (size_t i = 0; i < k.global_ranges.size(); ++i) {
       const UOp* end = k.global_ranges[i]->src[0];
       o << (i ? "," : "");
-      if (end->op == Op::Var) o << end->var().name << "<=" << end->var().max;
-      else if (!end->is_const()) o << print_expr(g, end) << "<=" << end->vmax;
-      else o << end->ival();
+      if (end->op == Op::Var)
+        o << end->var().name << "<=" << end->var().max;
+      else if (!end->is_const())
+        o << print_expr(g, end) << "<=" << end->vmax;
+      else
+        o << end->ival();
     }
     o << "] reduces=" << k.num_reduces << "\n  fuses:";
     for (const std::string& f : k.fused) o << " " << f << ";";

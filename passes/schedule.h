@@ -36,9 +36,9 @@ struct Kernel {
 };
 
 struct Schedule {
-  std::vector<Kernel> kernels;       // in execution order
-  std::vector<int64_t> outputs;      // buffer holding each requested output, in order; one each,
-                                     // also where one node is requested twice (the repeat is copied)
+  std::vector<Kernel> kernels;   // in execution order
+  std::vector<int64_t> outputs;  // buffer holding each requested output, in order; one each,
+                                 // also where one node is requested twice (the repeat is copied)
 };
 
 struct ScheduleOptions {

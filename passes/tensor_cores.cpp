@@ -45,7 +45,8 @@ Walk walk(Graph& g, const UOp* load, const UOp* row, const UOp* col, const std::
 
 bool has_tensor_cores(const TargetProfile& t, DType type) {
   if (type == DType::F32 && !t.tf32) return false;
-  return t.gpu && t.gpu_arch.rfind("sm_", 0) == 0 && std::atoi(t.gpu_arch.c_str() + 3) >= (type == DType::F16 ? 70 : 80);
+  return t.gpu && t.gpu_arch.rfind("sm_", 0) == 0 &&
+         std::atoi(t.gpu_arch.c_str() + 3) >= (type == DType::F16 ? 70 : 80);
 }
 
 std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::string* why) {
@@ -81,7 +82,8 @@ std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::s
     for (const UOp* m : k.global_ranges)
       for (const UOp* n : k.global_ranges) {
         if (m == n || range_extent(m) % kTensorCoreTile || range_extent(n) % kTensorCoreTile) continue;
-        if (!depends_on(a->src[1], m) || depends_on(a->src[1], n) || !depends_on(b->src[1], n) || depends_on(b->src[1], m))
+        if (!depends_on(a->src[1], m) || depends_on(a->src[1], n) || !depends_on(b->src[1], n) ||
+            depends_on(b->src[1], m))
           continue;
         Walk wa = walk(g, a, m, kr, ranges), wb = walk(g, b, kr, n, ranges);
         if (!wa.ok || !wb.ok) continue;
@@ -92,12 +94,14 @@ std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::s
           // Blocks of 128 x 128 outputs (8 x 8 per thread) where 264 of them remain (two per SM of
           // an H100), else 64 x 64 (4 x 4): A and B row-major, 4-vectors along their rows.
           if (a->dtype != DType::F32) return no("CUDA-core tiles are for f32 operands");
-          if (!wa.contiguous_cols || !wb.contiguous_cols || wa.ld % 4 || wb.ld % 4) return no("CUDA-core tiles need row-major A and B");
+          if (!wa.contiguous_cols || !wb.contiguous_cols || wa.ld % 4 || wb.ld % 4)
+            return no("CUDA-core tiles need row-major A and B");
           int64_t em = range_extent(m), en = range_extent(n);
           if (em % 64 || en % 64) return no("CUDA-core tiles need 64 | rows and 64 | columns");
           // 8 or 16 along the reduce per step: one 4-vector of A and one of B per thread.
           int64_t t = em % 128 == 0 && en % 128 == 0 && em / 128 * (en / 128) * others >= 264 ? 8 : 4;
-          return TensorCorePlan{reduce, m, n, kr, a, b, a->dtype, true, true, wa.ld, wb.ld, TensorCoreTiles{t, t, 8, 64 / t, true}};
+          return TensorCorePlan{reduce,   m,    n,    kr,    a,     b,
+                                a->dtype, true, true, wa.ld, wb.ld, TensorCoreTiles{t, t, 8, 64 / t, true}};
         }
         // The largest warp tile that leaves kEnoughWarps warps (4 x 4 fragments: 8 fragment loads
         // per 16 products, 128 accumulator registers per thread), else one fragment per warp;
@@ -106,7 +110,8 @@ std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::s
         constexpr int64_t kEnoughWarps = 512;
         int64_t fm = range_extent(m) / kTensorCoreTile, fn = range_extent(n) / kTensorCoreTile;
         TensorCoreTiles t{1, 1, 1};
-        for (auto [wm, wn] : {std::pair<int64_t, int64_t>{4, 4}, {2, 4}, {4, 2}, {2, 2}, {1, 4}, {4, 1}, {1, 2}, {2, 1}})
+        for (auto [wm, wn] :
+             {std::pair<int64_t, int64_t>{4, 4}, {2, 4}, {4, 2}, {2, 2}, {1, 4}, {4, 1}, {1, 2}, {2, 1}})
           if (fm % wm == 0 && fn % wn == 0 && fm / wm * (fn / wn) * others >= kEnoughWarps) {
             t.wm = wm, t.wn = wn;
             break;
@@ -123,7 +128,8 @@ std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::s
         int64_t steps = !wide && t.wm * t.wn <= 8 && k16 % 4 == 0 ? 4 : k16 % 2 == 0 ? 2 : 0;
         if (wa.contiguous_cols && wb.contiguous_cols && fm % (2 * t.wm) == 0 && fn % (2 * t.wn) == 0 && steps)
           t.staged = steps * kTensorCoreTile, t.warps = 4;
-        return TensorCorePlan{reduce, m, n, kr, a, b, a->dtype, wa.contiguous_cols, wb.contiguous_cols, wa.ld, wb.ld, t};
+        return TensorCorePlan{reduce, m,     n, kr, a, b, a->dtype, wa.contiguous_cols, wb.contiguous_cols,
+                              wa.ld,  wb.ld, t};
       }
   }
   return no("no pair of output ranges along which the two operands are 16x16 tiles WMMA can load");

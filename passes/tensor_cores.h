@@ -5,8 +5,8 @@
 // (m16n16k16: the products are exact in f32 and only the order of the sum differs from the CUDA
 // cores'); f32 operands (sm_80+, only with --precision=tf32) in steps of 8 as tf32 (m16n16k8: the
 // tensor cores read 10 of the mantissa's 23 bits, truncating). Whatever the kernel does with the sum
-// (bias, activation, a cast) runs per element after it. The TC action (passes/opt.h) selects it; codegen/cuda/render_ptx.cpp
-// renders it.
+// (bias, activation, a cast) runs per element after it. The TC action (passes/opt.h) selects it;
+// codegen/cuda/render_ptx.cpp renders it.
 #pragma once
 #include <optional>
 
@@ -31,15 +31,15 @@ struct TensorCoreTiles {
 };
 
 struct TensorCorePlan {
-  const UOp* reduce;         // the KREDUCE
-  const UOp* m;              // the output ranges along the tile's rows and columns, and the reduce range
+  const UOp* reduce;  // the KREDUCE
+  const UOp* m;       // the output ranges along the tile's rows and columns, and the reduce range
   const UOp* n;
   const UOp* k;
-  const UOp* a;              // LOAD of A (m x k) and of B (k x n), both of `type`
+  const UOp* a;  // LOAD of A (m x k) and of B (k x n), both of `type`
   const UOp* b;
-  DType type;                // F16, BF16, or F32 (tf32)
-  bool a_row, b_row;         // A row-major (k contiguous) or column-major; B row-major (n contiguous) or not
-  int64_t lda, ldb;          // elements between rows (row-major) or columns
+  DType type;         // F16, BF16, or F32 (tf32)
+  bool a_row, b_row;  // A row-major (k contiguous) or column-major; B row-major (n contiguous) or not
+  int64_t lda, ldb;   // elements between rows (row-major) or columns
   TensorCoreTiles tiles;
 };
 

@@ -13,7 +13,10 @@ TargetProfile cpu_profile(const std::function<bool(const std::string&)>& has, bo
   } else {
     t.vector_lanes = 4, t.vector_registers = 16;
   }
-  if (!aarch64) t.int8_dot = has("avx512vnni") && has("avx512vl") ? Int8Dot::Avx512Vnni : has("avxvnni") ? Int8Dot::AvxVnni : Int8Dot::None;
+  if (!aarch64)
+    t.int8_dot = has("avx512vnni") && has("avx512vl") ? Int8Dot::Avx512Vnni
+                 : has("avxvnni")                     ? Int8Dot::AvxVnni
+                                                      : Int8Dot::None;
   return t;
 }
 

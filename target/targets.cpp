@@ -10,17 +10,21 @@ const std::vector<TargetDesc>& targets() {
        "tgc_backend_cpu", 64, "", cpu_profile},
       // Adreno 6xx boards are aarch64 Linux/Android. Arena offsets stay 512-byte aligned so the
       // runtime can cut OpenCL sub-buffers out of one arena on any device.
-      {"qcom", "OpenCL C kernels for Qualcomm Adreno 6xx, weights read as images (runs on any OpenCL 1.2 device with images)", "aarch64", Dialect::OpenCL,
-       "tgc_backend_opencl", 512, "", [](const auto&, bool) { return opencl_profile(); }},
+      {"qcom",
+       "OpenCL C kernels for Qualcomm Adreno 6xx, weights read as images (runs on any OpenCL 1.2 device with images)",
+       "aarch64", Dialect::OpenCL, "tgc_backend_opencl", 512, "", [](const auto&, bool) { return opencl_profile(); }},
       // Arena offsets 256-byte aligned: the largest minStorageBufferOffsetAlignment Vulkan allows,
       // so arena buffers are ranges of one VkBuffer on any device.
       {"vulkan", "GLSL compute kernels as SPIR-V for any Vulkan 1.1 GPU, host code for the host", "", Dialect::Glsl,
        "tgc_backend_vulkan", 256, "", [](const auto&, bool) { return vulkan_profile(); }},
       {"adreno", "SPIR-V kernels for the Adreno X1-85 (Snapdragon X Elite) through Vulkan, aarch64 Linux host code",
-       "aarch64", Dialect::Glsl, "tgc_backend_vulkan", 256, "", [](const auto&, bool) { return adreno_vulkan_profile(); }},
+       "aarch64", Dialect::Glsl, "tgc_backend_vulkan", 256, "",
+       [](const auto&, bool) { return adreno_vulkan_profile(); }},
       // PTX for one GPU architecture (cuda:sm_80 ...), JIT-compiled by the driver at load time.
       // 256-byte arena offsets: what cuMemAlloc guarantees, and wide enough for vector loads.
-      {"cuda", "PTX kernels for NVIDIA GPUs (cuda:sm_XX, default sm_90; sm_90a: Hopper only, wgmma) through the CUDA driver, host code for the host",
+      {"cuda",
+       "PTX kernels for NVIDIA GPUs (cuda:sm_XX, default sm_90; sm_90a: Hopper only, wgmma) through the CUDA driver, "
+       "host code for the host",
        "", Dialect::Ptx, "tgc_backend_cuda", 256, "sm_90", [](const auto&, bool) { return cuda_profile(); }},
   };
   return rows;

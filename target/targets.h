@@ -17,12 +17,12 @@ namespace tgc {
 enum class Dialect { LlvmCpu, OpenCL, Glsl, Ptx };
 
 struct TargetDesc {
-  std::string name;            // --target=NAME
-  std::string summary;         // one line for --help
-  std::string default_arch;    // host code's architecture when no --triple is given ("" = host)
+  std::string name;          // --target=NAME
+  std::string summary;       // one line for --help
+  std::string default_arch;  // host code's architecture when no --triple is given ("" = host)
   Dialect dialect;
-  std::string runtime_backend; // the runtime's backend table the model object references
-  int64_t arena_alignment;     // bytes: offsets of intermediates in the arena
+  std::string runtime_backend;  // the runtime's backend table the model object references
+  int64_t arena_alignment;      // bytes: offsets of intermediates in the arena
   // --target=NAME:VARIANT picks the GPU architecture (profile.gpu_arch), e.g. cuda:sm_80; the
   // variant when none is given. Empty: the target takes no variant.
   std::string default_variant;

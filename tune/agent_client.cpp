@@ -25,13 +25,16 @@ double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock:
 }  // namespace
 
 int parse_agent_greeting(const std::string& line, AgentGreeting& g) {
-  auto bad = [&] { return Error("expected the greeting 'tgc-agent 1|2|3|4 <device>', got '" + line.substr(0, 200) + "'"); };
+  auto bad = [&] {
+    return Error("expected the greeting 'tgc-agent 1|2|3|4 <device>', got '" + line.substr(0, 200) + "'");
+  };
   if (line.rfind(kGreeting, 0) != 0) throw bad();
   size_t v = std::strlen(kGreeting), sp = line.find(' ', v);
   std::string version = line.substr(v, sp == std::string::npos ? std::string::npos : sp - v);
   if (version.size() != 1 || version[0] < '1' || version[0] > '4') {
     if (version.empty() || version.find_first_not_of("0123456789") != std::string::npos) throw bad();
-    throw Error("tgc-agent speaks protocol version " + version + ", this tgc knows 1 to 4 (use the tgc-agent built with this tgc)");
+    throw Error("tgc-agent speaks protocol version " + version +
+                ", this tgc knows 1 to 4 (use the tgc-agent built with this tgc)");
   }
   if (sp == std::string::npos || sp + 1 >= line.size()) throw bad();
   g = AgentGreeting{};
@@ -51,9 +54,13 @@ const AgentDevice& AgentGreeting::api(const std::string& name) const {
 void parse_agent_api_line(int row, const std::string& line, AgentGreeting& g) {
   std::string api = kAgentApis[row], yes = api + " ", no = "no-" + api + " ";
   AgentDevice& d = g.apis[row];
-  if (line.rfind(yes, 0) == 0 && line.size() > yes.size()) d = {line.substr(yes.size()), ""};
-  else if (line.rfind(no, 0) == 0 && line.size() > no.size()) d = {"", line.substr(no.size())};
-  else throw Error("expected the greeting's '" + api + " <device>' or 'no-" + api + " <why>' line, got '" + line.substr(0, 200) + "'");
+  if (line.rfind(yes, 0) == 0 && line.size() > yes.size())
+    d = {line.substr(yes.size()), ""};
+  else if (line.rfind(no, 0) == 0 && line.size() > no.size())
+    d = {"", line.substr(no.size())};
+  else
+    throw Error("expected the greeting's '" + api + " <device>' or 'no-" + api + " <why>' line, got '" +
+                line.substr(0, 200) + "'");
 }
 
 bool parse_agent_reply(const std::string& line, AgentTiming& t) {
@@ -68,13 +75,17 @@ bool parse_agent_reply(const std::string& line, AgentTiming& t) {
     p = end;
     if (f) *f = v;
     // The count is cast only when it fits: a nan or 1e300 there is a malformed reply, not UB.
-    else if (v >= 0 && v < 9e18) t.iters = static_cast<long long>(v);
-    else return false;
+    else if (v >= 0 && v < 9e18)
+      t.iters = static_cast<long long>(v);
+    else
+      return false;
   }
   return true;
 }
 
-AgentClient::AgentClient(std::string command, double timeout_s) : command_(std::move(command)), timeout_s_(timeout_s) { start(); }
+AgentClient::AgentClient(std::string command, double timeout_s) : command_(std::move(command)), timeout_s_(timeout_s) {
+  start();
+}
 
 AgentClient::~AgentClient() { stop(false); }
 
@@ -82,7 +93,8 @@ void AgentClient::start() {
   // A socket rather than pipes: send() with MSG_NOSIGNAL reports a dead agent as an error
   // instead of killing tgc with SIGPIPE.
   int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) throw Error(std::string("socketpair: ") + strerror(errno));
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    throw Error(std::string("socketpair: ") + strerror(errno));
   pid_t pid = fork();
   if (pid < 0) {
     close(sv[0]), close(sv[1]);
@@ -104,8 +116,10 @@ void AgentClient::start() {
     for (int n = 0, lines = 1; n < lines; ++n) {
       if (!read_line(line, wait_s))
         throw Error(timed_out_ ? "no greeting within " + std::to_string(int(wait_s)) + " s" : exit_reason());
-      if (n == 0) lines = parse_agent_greeting(line, greeting_) + 1;
-      else parse_agent_api_line(n - 1, line, greeting_);
+      if (n == 0)
+        lines = parse_agent_greeting(line, greeting_) + 1;
+      else
+        parse_agent_api_line(n - 1, line, greeting_);
     }
   } catch (const Error& e) {
     stop(true);
@@ -173,13 +187,15 @@ std::string AgentClient::exit_reason() {
   if (!reaped) return "closed its output";
   pid_ = -1;
   // Through /bin/sh, a signal shows as status 128 + signal.
-  if (WIFEXITED(status) && WEXITSTATUS(status) > 128) return "crashed (signal " + std::to_string(WEXITSTATUS(status) - 128) + ")";
-  if (WIFSIGNALED(status)) return "crashed (signal " + std::to_string(WTERMSIG(status)) + ", " + strsignal(WTERMSIG(status)) + ")";
+  if (WIFEXITED(status) && WEXITSTATUS(status) > 128)
+    return "crashed (signal " + std::to_string(WEXITSTATUS(status) - 128) + ")";
+  if (WIFSIGNALED(status))
+    return "crashed (signal " + std::to_string(WTERMSIG(status)) + ", " + strsignal(WTERMSIG(status)) + ")";
   return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
-std::optional<AgentTiming> AgentClient::request(const char* verb, const std::string& payload, int max_iters, double budget_ms,
-                                                std::string& why) {
+std::optional<AgentTiming> AgentClient::request(const char* verb, const std::string& payload, int max_iters,
+                                                double budget_ms, std::string& why) {
   std::ostringstream header;
   header << verb << " " << payload.size() << " " << max_iters << " " << budget_ms << "\n";
   std::string msg = header.str() + payload;
@@ -192,8 +208,10 @@ std::optional<AgentTiming> AgentClient::request(const char* verb, const std::str
     }
     ssize_t n = send(fd_, msg.data() + off, msg.size() - off, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) sent = false;
-    else off += size_t(n);
+    if (n <= 0)
+      sent = false;
+    else
+      off += size_t(n);
   }
   std::string line;
   if (sent && read_line(line, timeout_s_)) {

@@ -32,8 +32,8 @@ inline constexpr int kAgentApiCount = int(sizeof kAgentApis / sizeof kAgentApis[
 // the lines of kAgentApis[0 .. v-2].
 struct AgentGreeting {
   int version = 0;
-  std::string device;                      // the CPU: "x86_64 AMD EPYC 7B13"
-  AgentDevice apis[kAgentApiCount];        // per kAgentApis row
+  std::string device;                // the CPU: "x86_64 AMD EPYC 7B13"
+  AgentDevice apis[kAgentApiCount];  // per kAgentApis row
   // The device of API `name` (one of kAgentApis). Throws tgc::Error for another name.
   const AgentDevice& api(const std::string& name) const;
 };
@@ -76,7 +76,7 @@ class AgentClient {
   void start();
   void stop(bool force);
   bool read_line(std::string& line, double timeout_s);  // false on EOF or timeout (timed_out_ says which)
-  std::string exit_reason();                           // reaps the agent after EOF
+  std::string exit_reason();                            // reaps the agent after EOF
 
   std::string command_;
   double timeout_s_;

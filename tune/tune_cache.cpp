@@ -34,11 +34,12 @@ TuneCache::TuneCache(const std::string& path) : path_(path) {
   }
   sqlite3_busy_timeout(db_, 10000);  // several compiles may share one cache
   try {
-    exec("CREATE TABLE IF NOT EXISTS tune ("
-         " target TEXT NOT NULL, device TEXT NOT NULL, kernel_key TEXT NOT NULL,"
-         " opts TEXT NOT NULL, time_us REAL NOT NULL, heuristic_us REAL NOT NULL,"
-         " kernel_name TEXT NOT NULL, searched_at INTEGER NOT NULL,"
-         " PRIMARY KEY (target, device, kernel_key))");
+    exec(
+        "CREATE TABLE IF NOT EXISTS tune ("
+        " target TEXT NOT NULL, device TEXT NOT NULL, kernel_key TEXT NOT NULL,"
+        " opts TEXT NOT NULL, time_us REAL NOT NULL, heuristic_us REAL NOT NULL,"
+        " kernel_name TEXT NOT NULL, searched_at INTEGER NOT NULL,"
+        " PRIMARY KEY (target, device, kernel_key))");
   } catch (const Error&) {
     sqlite3_close(db_);  // a corrupt file: no destructor runs for a constructor that throws
     throw;
@@ -58,8 +59,10 @@ void TuneCache::exec(const char* sql) {
 
 std::optional<TuneEntry> TuneCache::find(const std::string& target, const std::string& device, const std::string& key) {
   sqlite3_stmt* raw = nullptr;
-  const char* sql = "SELECT opts, time_us, heuristic_us FROM tune WHERE target = ?1 AND device = ?2 AND kernel_key = ?3";
-  if (sqlite3_prepare_v2(db_, sql, -1, &raw, nullptr) != SQLITE_OK) throw Error("tuning cache " + path_ + ": " + sqlite3_errmsg(db_));
+  const char* sql =
+      "SELECT opts, time_us, heuristic_us FROM tune WHERE target = ?1 AND device = ?2 AND kernel_key = ?3";
+  if (sqlite3_prepare_v2(db_, sql, -1, &raw, nullptr) != SQLITE_OK)
+    throw Error("tuning cache " + path_ + ": " + sqlite3_errmsg(db_));
   Stmt st(raw, sqlite3_finalize);
   sqlite3_bind_text(raw, 1, target.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(raw, 2, device.c_str(), -1, SQLITE_TRANSIENT);
@@ -68,7 +71,8 @@ std::optional<TuneEntry> TuneCache::find(const std::string& target, const std::s
   if (rc == SQLITE_DONE) return std::nullopt;
   if (rc != SQLITE_ROW) throw Error("tuning cache " + path_ + ": " + sqlite3_errmsg(db_));
   const unsigned char* opts = sqlite3_column_text(raw, 0);
-  return TuneEntry{opts ? reinterpret_cast<const char*>(opts) : "", sqlite3_column_double(raw, 1), sqlite3_column_double(raw, 2)};
+  return TuneEntry{opts ? reinterpret_cast<const char*>(opts) : "", sqlite3_column_double(raw, 1),
+                   sqlite3_column_double(raw, 2)};
 }
 
 void TuneCache::store(const std::string& target, const std::string& device, const std::string& key, const TuneEntry& e,
@@ -77,7 +81,8 @@ void TuneCache::store(const std::string& target, const std::string& device, cons
   const char* sql =
       "INSERT OR REPLACE INTO tune (target, device, kernel_key, opts, time_us, heuristic_us, kernel_name, searched_at)"
       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
-  if (sqlite3_prepare_v2(db_, sql, -1, &raw, nullptr) != SQLITE_OK) throw Error("tuning cache " + path_ + ": " + sqlite3_errmsg(db_));
+  if (sqlite3_prepare_v2(db_, sql, -1, &raw, nullptr) != SQLITE_OK)
+    throw Error("tuning cache " + path_ + ": " + sqlite3_errmsg(db_));
   Stmt st(raw, sqlite3_finalize);
   sqlite3_bind_text(raw, 1, target.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(raw, 2, device.c_str(), -1, SQLITE_TRANSIENT);

@@ -29,8 +29,10 @@ constexpr int kMaxDropMessages = 5;  // then only counted
 
 std::string ms(double us) {
   char buf[32];
-  if (us < 1000) std::snprintf(buf, sizeof buf, "%.3g us", us);
-  else std::snprintf(buf, sizeof buf, "%.4g ms", us / 1000);
+  if (us < 1000)
+    std::snprintf(buf, sizeof buf, "%.3g us", us);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g ms", us / 1000);
   return buf;
 }
 
@@ -81,7 +83,8 @@ class CandidateTimer {
         continue;
       }
       ++rep_.dropped;
-      if (drop_messages_++ < kMaxDropMessages) log("beam: " + k_.name + " [" + opts_str(batch[i]) + "] dropped: " + why[i]);
+      if (drop_messages_++ < kMaxDropMessages)
+        log("beam: " + k_.name + " [" + opts_str(batch[i]) + "] dropped: " + why[i]);
     }
     rep_.timing_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     return times;
@@ -91,7 +94,8 @@ class CandidateTimer {
   // Candidates are lowered on this thread (it grows the graph), then built by the dialect on
   // `jobs` threads (they only read it): one-kernel shared objects for CPUs (LLVM, the slow part),
   // kernel source for GPUs (compiled by the agent's driver, not timed).
-  void build_candidates(const std::vector<std::vector<Opt>>& batch, std::vector<std::string>& payload, std::vector<std::string>& why) {
+  void build_candidates(const std::vector<std::vector<Opt>>& batch, std::vector<std::string>& payload,
+                        std::vector<std::string>& why) {
     size_t n = batch.size();
     std::vector<std::optional<LoopProgram>> programs(n);
     for (size_t i = 0; i < n; ++i) {
@@ -141,12 +145,13 @@ Tuner::~Tuner() = default;
 
 std::string summary_line(const TuneReport& r) {
   std::ostringstream s;
-  s << "beam: " << r.kernels << " kernels (" << r.distinct << " distinct): " << r.searched << " searched, " << r.cache_hits
-    << " from the cache; " << r.candidates << " candidates timed, " << r.dropped << " dropped";
+  s << "beam: " << r.kernels << " kernels (" << r.distinct << " distinct): " << r.searched << " searched, "
+    << r.cache_hits << " from the cache; " << r.candidates << " candidates timed, " << r.dropped << " dropped";
   if (r.wrong) s << ", " << r.wrong << " WRONG";
   char secs[160];
   std::snprintf(secs, sizeof secs, "%.1f s (building %.1f s, timing %.1f s)", r.seconds, r.build_s, r.timing_s);
-  s << "; " << secs << "; kernel time " << ms(r.tuned_us) << " (heuristic " << ms(r.heuristic_us) << ") on " << r.device;
+  s << "; " << secs << "; kernel time " << ms(r.tuned_us) << " (heuristic " << ms(r.heuristic_us) << ") on "
+    << r.device;
   return s.str();
 }
 
@@ -163,8 +168,8 @@ std::string Tuner::cache_target(const AgentClient& agent, const ResolvedTarget& 
   }
   const AgentDevice& d = agent.greeting().api(ops.agent_api);
   if (d.name.empty())
-    throw Error("--beam: tgc-agent on " + agent.device() + " has no " + ops.api_title + " device (" + d.why + "): --beam for " +
-                t.desc->name + " needs one (use --tune-via to reach a machine with it)");
+    throw Error("--beam: tgc-agent on " + agent.device() + " has no " + ops.api_title + " device (" + d.why +
+                "): --beam for " + t.desc->name + " needs one (use --tune-via to reach a machine with it)");
   report_.device = d.name;
   std::string target = std::string(ops.agent_api) + " " + t.desc->name + (ops.key_names_device ? " " + d.name : "");
   if (t.profile.tf32) target += " tf32";  // actions that fp32 cannot take
@@ -179,13 +184,15 @@ void Tuner::drop_cache(const Error& e) {
 
 void Tuner::log(const std::string& line, bool transient) const {
   if (!o_.log) return;
-  if (o_.live) *o_.log << "\r\033[K" << line << (transient ? "" : "\n") << std::flush;
-  else if (!transient) *o_.log << line << "\n" << std::flush;
+  if (o_.live)
+    *o_.log << "\r\033[K" << line << (transient ? "" : "\n") << std::flush;
+  else if (!transient)
+    *o_.log << line << "\n" << std::flush;
 }
 
 // A cached choice that this compiler can still apply, or none.
-std::optional<Tuner::Choice> Tuner::cached(Graph& g, const Kernel& k, const ResolvedTarget& t, const std::string& target,
-                                           const std::string& hkey) {
+std::optional<Tuner::Choice> Tuner::cached(Graph& g, const Kernel& k, const ResolvedTarget& t,
+                                           const std::string& target, const std::string& hkey) {
   std::optional<TuneEntry> hit;
   try {
     if (cache_) hit = cache_->find(target, report_.device, hkey);
@@ -205,8 +212,9 @@ std::optional<Tuner::Choice> Tuner::cached(Graph& g, const Kernel& k, const Reso
 
 // Kernel n of `count` (distinct): the heuristic's actions where it reads run-time dims, a cached
 // choice, or a BEAM search timed by the agent (stored in the cache).
-Tuner::Choice Tuner::tune_kernel(Graph& g, const Kernel& k, const ResolvedTarget& t, AgentClient& agent, const std::string& target,
-                                 const std::string& hkey, const std::string& prefix, const fs::path& workdir, int& drop_messages) {
+Tuner::Choice Tuner::tune_kernel(Graph& g, const Kernel& k, const ResolvedTarget& t, AgentClient& agent,
+                                 const std::string& target, const std::string& hkey, const std::string& prefix,
+                                 const fs::path& workdir, int& drop_messages) {
   // Kernels that read run-time dims (VARs) keep the heuristic: the agent's buffers would give
   // their loops arbitrary lengths.
   if (std::count(k.inputs.begin(), k.inputs.end(), g.vars_buffer())) {
@@ -216,7 +224,8 @@ Tuner::Choice Tuner::tune_kernel(Graph& g, const Kernel& k, const ResolvedTarget
   if (std::optional<Choice> hit = cached(g, k, t, target, hkey)) return *hit;
   CandidateTimer timer(g, k, t, agent, o_, workdir, report_, drop_messages);
   BeamResult r = beam_search(g, k, t.profile, o_.beam, std::ref(timer), [&](int round, int tried, double best) {
-    log(prefix + "round " + std::to_string(round) + ", " + std::to_string(tried) + " candidates, best " + ms(best), true);
+    log(prefix + "round " + std::to_string(round) + ", " + std::to_string(tried) + " candidates, best " + ms(best),
+        true);
   });
   ++report_.searched;
   report_.candidates += r.tried;
@@ -230,7 +239,8 @@ Tuner::Choice Tuner::tune_kernel(Graph& g, const Kernel& k, const ResolvedTarget
     drop_cache(e);
   }
   log(prefix + std::to_string(r.tried) + " candidates, best " + ms(r.us) + " (heuristic " +
-      (r.heuristic_us < 0 ? std::string("dropped") : ms(r.heuristic_us)) + ")" + (r.opts.empty() ? "" : ": " + opts_str(r.opts)));
+      (r.heuristic_us < 0 ? std::string("dropped") : ms(r.heuristic_us)) + ")" +
+      (r.opts.empty() ? "" : ": " + opts_str(r.opts)));
   return {r.opts, r.us, r.heuristic_us};
 }
 
@@ -264,7 +274,8 @@ std::vector<std::vector<Opt>> Tuner::choose(Graph& g, const std::vector<Kernel>&
   try {
     for (size_t n = 0; n < order.size(); ++n) {
       const Kernel& k = kernels[order[n]];
-      std::string prefix = "beam: kernel " + std::to_string(n + 1) + "/" + std::to_string(order.size()) + " " + k.name + ": ";
+      std::string prefix =
+          "beam: kernel " + std::to_string(n + 1) + "/" + std::to_string(order.size()) + " " + k.name + ": ";
       chosen[key[order[n]]] = tune_kernel(g, k, t, agent, target, hex(key[order[n]]), prefix, workdir, drop_messages);
     }
   } catch (...) {

@@ -20,21 +20,21 @@ class TuneCache;
 
 struct TuneOptions {
   BeamOptions beam;
-  std::string agent_command;  // starts tgc-agent where the artifact will run (sh -c)
-  std::string cache_path;     // default: TuneCache::default_path()
-  double timeout_s = 10;      // per candidate, after which it is dropped and the agent restarted
-  int jobs = 0;               // candidates built at once; 0: one per core
-  int max_iters = 200;        // timed runs per candidate, at most ...
-  double budget_ms = 20;      // ... and until this much time has passed (at least 3 runs)
+  std::string agent_command;    // starts tgc-agent where the artifact will run (sh -c)
+  std::string cache_path;       // default: TuneCache::default_path()
+  double timeout_s = 10;        // per candidate, after which it is dropped and the agent restarted
+  int jobs = 0;                 // candidates built at once; 0: one per core
+  int max_iters = 200;          // timed runs per candidate, at most ...
+  double budget_ms = 20;        // ... and until this much time has passed (at least 3 runs)
   std::ostream* log = nullptr;  // progress and summary lines
-  bool live = false;          // also rewrite a progress line after every round (a terminal)
+  bool live = false;            // also rewrite a progress line after every round (a terminal)
 };
 
 struct TuneReport {
   size_t kernels = 0, distinct = 0, searched = 0, cache_hits = 0;
   int candidates = 0, dropped = 0, wrong = 0, agent_restarts = 0;
   double seconds = 0, build_s = 0, timing_s = 0;  // wall time: all, building candidates, timing them
-  double tuned_us = 0, heuristic_us = 0;  // sum over the model's kernels (one thread)
+  double tuned_us = 0, heuristic_us = 0;          // sum over the model's kernels (one thread)
   std::string device, cache_path;
 };
 std::string summary_line(const TuneReport& r);

@@ -32,13 +32,20 @@ constexpr unsigned kGlobal = 1, kShared = 3;  // NVPTX address spaces
 class PtxRenderer : LlvmExprHooks {
  public:
   PtxRenderer(llvm::Module& m, const Graph& g, const GpuProgram& k, std::string arch)
-      : m_(m), g_(g), k_(k), p_(*k.program), arch_(std::move(arch)), c_(m.getContext()), b_(c_), e_(b_, *this, p_.name) {}
+      : m_(m),
+        g_(g),
+        k_(k),
+        p_(*k.program),
+        arch_(std::move(arch)),
+        c_(m.getContext()),
+        b_(c_),
+        e_(b_, *this, p_.name) {}
 
   void run() {
     auto* i64 = b_.getInt64Ty();
     std::vector<llvm::Type*> params(p_.args.size(), b_.getPtrTy(kGlobal));
-    fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false), llvm::Function::ExternalLinkage,
-                                 p_.name, m_);
+    fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
+                                 llvm::Function::ExternalLinkage, p_.name, m_);
     // The buffers of one kernel never overlap (the memory plan keeps them apart while it runs):
     // noalias lets read-only buffers go through the non-coherent cache (ld.global.nc).
     // Every buffer starts at least 64 bytes aligned (arena offsets, weight offsets, allocations):
@@ -56,9 +63,12 @@ class PtxRenderer : LlvmExprHooks {
     Value* tid = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), i64);
     Value* block = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), i64);
     if (p_.tensor_cores) {
-      if (p_.tensor_cores->tiles.cuda_cores) cuda_core_tiles(tid, block);
-      else if (warpgroup_fits()) warpgroup_tiles(tid, block);
-      else tensor_core_tiles(tid, block);
+      if (p_.tensor_cores->tiles.cuda_cores)
+        cuda_core_tiles(tid, block);
+      else if (warpgroup_fits())
+        warpgroup_tiles(tid, block);
+      else
+        tensor_core_tiles(tid, block);
       b_.CreateBr(exit_);
       b_.SetInsertPoint(exit_);
       b_.CreateRetVoid();
@@ -191,7 +201,8 @@ class PtxRenderer : LlvmExprHooks {
   }
 
   // Loops over the folded terms from `i` on, then combines sm[base] into the accumulator.
-  void fold(const UOp* u, const GroupReduceSlots& slots, size_t i, Value* base, llvm::GlobalVariable* sm, llvm::Type* t) {
+  void fold(const UOp* u, const GroupReduceSlots& slots, size_t i, Value* base, llvm::GlobalVariable* sm,
+            llvm::Type* t) {
     if (i == slots.terms.size()) {
       llvm::AllocaInst* a = acc_.at(u);
       Value* v = b_.CreateLoad(t, b_.CreateGEP(t, sm, base));
@@ -237,10 +248,13 @@ class PtxRenderer : LlvmExprHooks {
   Value* value(const UOp* u) { return cur_->value(u); }
 
   // The run-time dims (VARs) the kernel reads from the vars buffer, and one's value there.
-  std::vector<const UOp*> read_vars() const { return args_.count(g_.vars_buffer()) ? g_.vars() : std::vector<const UOp*>{}; }
+  std::vector<const UOp*> read_vars() const {
+    return args_.count(g_.vars_buffer()) ? g_.vars() : std::vector<const UOp*>{};
+  }
   Value* var_value(const UOp* v) {
     auto* i64 = b_.getInt64Ty();
-    return b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v))), v->var().name);
+    return b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v))),
+                         v->var().name);
   }
 
   // ---- Whole matrix tiles (the TC action, passes/tensor_cores.h): the kernel is its matrix
@@ -300,8 +314,8 @@ class PtxRenderer : LlvmExprHooks {
 
   llvm::GlobalVariable* shared_buffer(llvm::Type* t, int64_t n, const char* name) {
     auto* ty = llvm::ArrayType::get(t, uint64_t(n));
-    auto* g = new llvm::GlobalVariable(m_, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty), name, nullptr,
-                                       llvm::GlobalValue::NotThreadLocal, kShared);
+    auto* g = new llvm::GlobalVariable(m_, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty),
+                                       name, nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
     g->setAlignment(llvm::Align(32));
     return g;
   }
@@ -333,7 +347,9 @@ class PtxRenderer : LlvmExprHooks {
     for (int64_t i = 0; i < n; ++i) b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), acc_slot(acc, i));
     return acc;
   }
-  Value* acc_slot(llvm::AllocaInst* acc, int64_t i) { return b_.CreateConstGEP2_32(acc->getAllocatedType(), acc, 0, unsigned(i)); }
+  Value* acc_slot(llvm::AllocaInst* acc, int64_t i) {
+    return b_.CreateConstGEP2_32(acc->getAllocatedType(), acc, 0, unsigned(i));
+  }
 
   // ---- CUDA cores (TC(0,1) on f32 operands): a block of 256 threads computes a block tile of
   // 16*tm x 16*tn outputs, each thread tm x tn of them in registers, from A's and B's block rows
@@ -368,26 +384,30 @@ class PtxRenderer : LlvmExprHooks {
       Value* b = operand_at(tc.b, f32, values);
       for (int64_t n = 0; n < chunks_a; ++n) {  // chunk c: row c / (BK/4), reduce offset 4 * (c % (BK/4))
         Value* c = b_.CreateAdd(tid, c64(n * threads));
-        Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(c, c64(BK / 4)), c64(tc.lda)), b_.CreateMul(b_.CreateURem(c, c64(BK / 4)), c64(4)));
+        Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(c, c64(BK / 4)), c64(tc.lda)),
+                                  b_.CreateMul(b_.CreateURem(c, c64(BK / 4)), c64(4)));
         b_.CreateStore(b_.CreateAlignedLoad(v4, b_.CreateGEP(f32, a, off), llvm::Align(16)), reg(n));
       }
       for (int64_t n = 0; n < chunks_b; ++n) {  // chunk c: reduce row c / (bcols/4), column 4 * (c % (bcols/4))
         Value* c = b_.CreateAdd(tid, c64(n * threads));
-        Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(c, c64(bcols / 4)), c64(tc.ldb)), b_.CreateMul(b_.CreateURem(c, c64(bcols / 4)), c64(4)));
+        Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(c, c64(bcols / 4)), c64(tc.ldb)),
+                                  b_.CreateMul(b_.CreateURem(c, c64(bcols / 4)), c64(4)));
         b_.CreateStore(b_.CreateAlignedLoad(v4, b_.CreateGEP(f32, b, off), llvm::Align(16)), reg(chunks_a + n));
       }
     };
     auto put = [&]() {
       for (int64_t n = 0; n < chunks_a; ++n) {
         Value* c = b_.CreateAdd(tid, c64(n * threads));
-        Value* row = b_.CreateUDiv(c, c64(BK / 4)), *k0 = b_.CreateMul(b_.CreateURem(c, c64(BK / 4)), c64(4));
+        Value *row = b_.CreateUDiv(c, c64(BK / 4)), *k0 = b_.CreateMul(b_.CreateURem(c, c64(BK / 4)), c64(4));
         Value* v = b_.CreateLoad(v4, reg(n));
         for (int64_t q = 0; q < 4; ++q)
-          b_.CreateStore(b_.CreateExtractElement(v, uint64_t(q)), b_.CreateGEP(f32, sa, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(k0, c64(q)), c64(lda_s)), row)));
+          b_.CreateStore(b_.CreateExtractElement(v, uint64_t(q)),
+                         b_.CreateGEP(f32, sa, b_.CreateAdd(b_.CreateMul(b_.CreateAdd(k0, c64(q)), c64(lda_s)), row)));
       }
       for (int64_t n = 0; n < chunks_b; ++n) {
         Value* c = b_.CreateAdd(tid, c64(n * threads));
-        Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(c, c64(bcols / 4)), c64(ldb_s)), b_.CreateMul(b_.CreateURem(c, c64(bcols / 4)), c64(4)));
+        Value* off = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(c, c64(bcols / 4)), c64(ldb_s)),
+                                  b_.CreateMul(b_.CreateURem(c, c64(bcols / 4)), c64(4)));
         b_.CreateAlignedStore(b_.CreateLoad(v4, reg(chunks_a + n)), b_.CreateGEP(f32, sb, off), llvm::Align(16));
       }
     };
@@ -406,16 +426,19 @@ class PtxRenderer : LlvmExprHooks {
       for (int64_t kk = 0; kk < BK; ++kk) {
         std::vector<Value*> a, b;
         for (int64_t i = 0; i < tm; i += 4) {
-          Value* v = b_.CreateAlignedLoad(v4, b_.CreateGEP(f32, sa, b_.CreateAdd(c64(kk * lda_s), row_of(i))), llvm::Align(16));
+          Value* v = b_.CreateAlignedLoad(v4, b_.CreateGEP(f32, sa, b_.CreateAdd(c64(kk * lda_s), row_of(i))),
+                                          llvm::Align(16));
           for (int64_t x = 0; x < 4; ++x) a.push_back(b_.CreateExtractElement(v, uint64_t(x)));
         }
         for (int64_t j = 0; j < tn; j += 4) {
-          Value* v = b_.CreateAlignedLoad(v4, b_.CreateGEP(f32, sb, b_.CreateAdd(c64(kk * ldb_s), col_of(j))), llvm::Align(16));
+          Value* v = b_.CreateAlignedLoad(v4, b_.CreateGEP(f32, sb, b_.CreateAdd(c64(kk * ldb_s), col_of(j))),
+                                          llvm::Align(16));
           for (int64_t x = 0; x < 4; ++x) b.push_back(b_.CreateExtractElement(v, uint64_t(x)));
         }
         for (int64_t i = 0; i < tm; ++i)
           for (int64_t j = 0; j < tn; ++j)
-            b_.CreateStore(b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {a[size_t(i)], b[size_t(j)], b_.CreateLoad(f32, acc_at(i, j))}),
+            b_.CreateStore(b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32},
+                                              {a[size_t(i)], b[size_t(j)], b_.CreateLoad(f32, acc_at(i, j))}),
                            acc_at(i, j));
       }
       barrier();
@@ -443,8 +466,8 @@ class PtxRenderer : LlvmExprHooks {
     const TensorCorePlan& tc = *p_.tensor_cores;
     const TensorCoreTiles& w = tc.tiles;
     const int64_t bm = 32 * w.wm, bn = 32 * w.wn;
-    return arch_ == "sm_90a" && w.staged && w.warps == 4 && tc.type != DType::F32 && tc.a_row && tc.b_row && bm % 64 == 0 &&
-           bn % 64 == 0 && bn <= 256 && kWarpgroupStages * (bm + bn) * kWarpgroupK * 2 <= 48 * 1024 &&
+    return arch_ == "sm_90a" && w.staged && w.warps == 4 && tc.type != DType::F32 && tc.a_row && tc.b_row &&
+           bm % 64 == 0 && bn % 64 == 0 && bn <= 256 && kWarpgroupStages * (bm + bn) * kWarpgroupK * 2 <= 48 * 1024 &&
            range_extent(tc.k) % kWarpgroupK == 0;
   }
 
@@ -514,12 +537,14 @@ class PtxRenderer : LlvmExprHooks {
         Value* nb = b_.CreateURem(b_.CreateUDiv(c, c64(32)), c64(t.bn / 32));
         Value* kg = b_.CreateUDiv(c, c64(t.bn));
         r = b_.CreateAdd(b_.CreateURem(b_.CreateUDiv(c, c64(4)), c64(8)), b_.CreateMul(kg, c64(8)));
-        g = b_.CreateAdd(b_.CreateMul(r, c64(tc.ldb)), b_.CreateAdd(b_.CreateMul(nb, c64(32)), b_.CreateMul(q, c64(8))));
+        g = b_.CreateAdd(b_.CreateMul(r, c64(tc.ldb)),
+                         b_.CreateAdd(b_.CreateMul(nb, c64(32)), b_.CreateMul(q, c64(8))));
         atom = b_.CreateAdd(b_.CreateMul(nb, c64(BK / 8)), kg);
       }
       Value* row = b_.CreateURem(r, c64(8));
       Value* swizzled = b_.CreateXor(q, b_.CreateURem(b_.CreateUDiv(row, c64(2)), c64(4)));
-      Value* bytes = b_.CreateAdd(b_.CreateMul(atom, c64(512)), b_.CreateAdd(b_.CreateMul(row, c64(64)), b_.CreateMul(swizzled, c64(16))));
+      Value* bytes = b_.CreateAdd(b_.CreateMul(atom, c64(512)),
+                                  b_.CreateAdd(b_.CreateMul(row, c64(64)), b_.CreateMul(swizzled, c64(16))));
       chunks.push_back({g, b_.CreateUDiv(bytes, c64(2))});
     }
     return chunks;
@@ -534,8 +559,9 @@ class PtxRenderer : LlvmExprHooks {
     for (size_t n = 0; n < chunks.size(); ++n) {
       bool is_a = n < size_t(chunks_a);
       Value* to = b_.CreateAdd(chunks[n].shared, b_.CreateMul(stage, c64(is_a ? t.bm * BK : BK * t.bn)));
-      b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16, {},
-                         {b_.CreateGEP(t.et, is_a ? t.sa : t.sb, to), b_.CreateGEP(t.et, is_a ? a : bp, chunks[n].global)});
+      b_.CreateIntrinsic(
+          llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16, {},
+          {b_.CreateGEP(t.et, is_a ? t.sa : t.sb, to), b_.CreateGEP(t.et, is_a ? a : bp, chunks[n].global)});
     }
   }
 
@@ -556,8 +582,9 @@ class PtxRenderer : LlvmExprHooks {
     auto* i64 = b_.getInt64Ty();
     const int64_t acc_n = t.acc_n;
     const std::string ty = p_.tensor_cores->type == DType::F16 ? "f16" : "bf16";
-    std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(acc_n + 2) + ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
-                       std::to_string(t.bn) + "k16.f32." + ty + "." + ty + " {";
+    std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(acc_n + 2) +
+                       ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(t.bn) + "k16.f32." + ty + "." + ty +
+                       " {";
     std::string cons;
     for (int64_t i = 0; i < acc_n; ++i) text += (i ? ",$" : "$") + std::to_string(i), cons += "=f,";
     text += "}, $" + std::to_string(acc_n) + ", $" + std::to_string(acc_n + 1) + ", p, 1, 1, 0, 1;\n}";
@@ -568,11 +595,13 @@ class PtxRenderer : LlvmExprHooks {
     return llvm::InlineAsm::get(llvm::FunctionType::get(llvm::StructType::get(c_, outs), ins, false), text, cons, true);
   }
 
-  void warpgroup_step(const WarpgroupTile& t, const std::vector<CopyChunk>& chunks, llvm::InlineAsm* mma, Value* kt, int64_t steps) {
+  void warpgroup_step(const WarpgroupTile& t, const std::vector<CopyChunk>& chunks, llvm::InlineAsm* mma, Value* kt,
+                      int64_t steps) {
     auto* f32 = b_.getFloatTy();
     const int64_t BK = kWarpgroupK, S = kWarpgroupStages, ahead = S - 1;
     b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(uint32_t(ahead - 1))});
-    asm_call("fence.proxy.async.shared::cta;");  // cp.async wrote through the generic proxy, wgmma reads through the async one
+    asm_call("fence.proxy.async.shared::cta;");  // cp.async wrote through the generic proxy, wgmma reads through the
+                                                 // async one
     barrier();
     Value* next = b_.CreateAdd(kt, c64(ahead));
     auto* go = llvm::BasicBlock::Create(c_, "copy", fn_);
@@ -587,12 +616,15 @@ class PtxRenderer : LlvmExprHooks {
     asm_call("wgmma.fence.sync.aligned;");
     for (int64_t s16 = 0; s16 < BK / 16; ++s16)
       for (int64_t h = 0; h < t.halves; ++h) {
-        Value* da = wgmma_descriptor(t.sa, b_.CreateAdd(b_.CreateMul(stage, c64(t.bm * BK * 2)), c64(h * 8 * 512 + s16 * 32)), 16, 512);
-        Value* db = wgmma_descriptor(t.sb, b_.CreateAdd(b_.CreateMul(stage, c64(BK * t.bn * 2)), c64(2 * s16 * 512)), BK / 8 * 512, 512);
+        Value* da = wgmma_descriptor(
+            t.sa, b_.CreateAdd(b_.CreateMul(stage, c64(t.bm * BK * 2)), c64(h * 8 * 512 + s16 * 32)), 16, 512);
+        Value* db = wgmma_descriptor(t.sb, b_.CreateAdd(b_.CreateMul(stage, c64(BK * t.bn * 2)), c64(2 * s16 * 512)),
+                                     BK / 8 * 512, 512);
         std::vector<Value*> args{da, db, b_.getInt32(1)};
         for (int64_t i = 0; i < t.acc_n; ++i) args.push_back(b_.CreateLoad(f32, acc_slot(t.acc, h * t.acc_n + i)));
         Value* d = b_.CreateCall(mma, args);
-        for (int64_t i = 0; i < t.acc_n; ++i) b_.CreateStore(b_.CreateExtractValue(d, unsigned(i)), acc_slot(t.acc, h * t.acc_n + i));
+        for (int64_t i = 0; i < t.acc_n; ++i)
+          b_.CreateStore(b_.CreateExtractValue(d, unsigned(i)), acc_slot(t.acc, h * t.acc_n + i));
       }
     asm_call("wgmma.commit_group.sync.aligned;");
     asm_call("wgmma.wait_group.sync.aligned 0;");
@@ -606,7 +638,8 @@ class PtxRenderer : LlvmExprHooks {
   void warpgroup_epilogue(const WarpgroupTile& t, Value* lane, Value* warp) {
     auto* f32 = b_.getFloatTy();
     auto* pin = llvm::InlineAsm::get(llvm::FunctionType::get(f32, {f32}, false), "", "=f,0", true);
-    for (int64_t i = 0; i < t.halves * t.acc_n; ++i) b_.CreateStore(b_.CreateCall(pin, {b_.CreateLoad(f32, acc_slot(t.acc, i))}), acc_slot(t.acc, i));
+    for (int64_t i = 0; i < t.halves * t.acc_n; ++i)
+      b_.CreateStore(b_.CreateCall(pin, {b_.CreateLoad(f32, acc_slot(t.acc, i))}), acc_slot(t.acc, i));
     barrier();
     Value* mine = b_.CreateMul(warp, c64(16 * 64));
     for (int64_t h = 0; h < t.halves; ++h)
@@ -618,19 +651,19 @@ class PtxRenderer : LlvmExprHooks {
             b_.CreateStore(b_.CreateLoad(f32, acc_slot(t.acc, h * t.acc_n + 4 * (cq * 8 + j) + x)),
                            b_.CreateGEP(f32, t.sa, b_.CreateAdd(mine, b_.CreateAdd(b_.CreateMul(row, c64(64)), col))));
           }
-        finish_from_shared(t.sa, mine, lane, 16, 64, t.at, b_.CreateAdd(c64(64 * h), b_.CreateMul(warp, c64(16))), c64(64 * cq));
+        finish_from_shared(t.sa, mine, lane, 16, 64, t.at, b_.CreateAdd(c64(64 * h), b_.CreateMul(warp, c64(16))),
+                           c64(64 * cq));
       }
   }
 
   // ---- Tensor cores (the TC action, passes/tensor_cores.h). Each warp computes wm x wn 16x16
   // fragments of the output, multiplying fragments of A and B into f32 accumulator fragments per
   // step of 16 (f16, bf16) or 8 (tf32) along the reduce. Unstaged, a warp loads its fragments
-  // straight from global memory (WMMA). Staged, a block of 2 x 2 warps first copies its rows of A and columns of B, 32 or 64
-  // along the reduce at a time, into shared memory with 16-byte loads, and its warps load their
-  // fragments from there: each element of A and B leaves global memory once per block instead of
-  // once per warp. The accumulators then go to shared memory a row of fragments at a time, and
-  // each lane finishes its share of the elements with the rest of the kernel's expression (the
-  // sum read back from shared memory) and stores them.
+  // straight from global memory (WMMA). Staged, a block of 2 x 2 warps first copies its rows of A and columns of B, 32
+  // or 64 along the reduce at a time, into shared memory with 16-byte loads, and its warps load their fragments from
+  // there: each element of A and B leaves global memory once per block instead of once per warp. The accumulators then
+  // go to shared memory a row of fragments at a time, and each lane finishes its share of the elements with the rest of
+  // the kernel's expression (the sum read back from shared memory) and stores them.
   using IntrinsicId = llvm::Intrinsic::ID;
 
   // A WMMA tile: a warp's rows x cols outputs at `at`, its block's brows x bcols at `block_at`
@@ -665,10 +698,13 @@ class PtxRenderer : LlvmExprHooks {
     }
     t.acc = zeroed_accumulators(8 * w.wm * w.wn);
     const Wmma& ops = wmma_ops(tc.type);
-    t.load_a = ops.load_a[tc.a_row], t.load_b = ops.load_b[tc.b_row], t.mma = ops.mma[tc.a_row][tc.b_row], t.store_d = ops.store_d;
+    t.load_a = ops.load_a[tc.a_row], t.load_b = ops.load_b[tc.b_row], t.mma = ops.mma[tc.a_row][tc.b_row],
+    t.store_d = ops.store_d;
     llvm::GlobalVariable* staging_a = nullptr;  // staged: A's shared memory, reused for the tiles below
-    if (!w.staged) wmma_unstaged(t);
-    else staging_a = wmma_staged(t, tid, warp);
+    if (!w.staged)
+      wmma_unstaged(t);
+    else
+      staging_a = wmma_staged(t, tid, warp);
     wmma_epilogue(t, staging_a, lane, warp);
   }
 
@@ -678,21 +714,24 @@ class PtxRenderer : LlvmExprHooks {
   };
   static const Wmma& wmma_ops(DType type) {
     namespace In = llvm::Intrinsic;
-    static const Wmma f16_ops{{In::nvvm_wmma_m16n16k16_load_a_f16_col_stride, In::nvvm_wmma_m16n16k16_load_a_f16_row_stride},
-                              {In::nvvm_wmma_m16n16k16_load_b_f16_col_stride, In::nvvm_wmma_m16n16k16_load_b_f16_row_stride},
-                              {{In::nvvm_wmma_m16n16k16_mma_col_col_f32_f32, In::nvvm_wmma_m16n16k16_mma_col_row_f32_f32},
-                               {In::nvvm_wmma_m16n16k16_mma_row_col_f32_f32, In::nvvm_wmma_m16n16k16_mma_row_row_f32_f32}},
-                              In::nvvm_wmma_m16n16k16_store_d_f32_row_stride};
-    static const Wmma bf16_ops{{In::nvvm_wmma_m16n16k16_load_a_bf16_col_stride, In::nvvm_wmma_m16n16k16_load_a_bf16_row_stride},
-                               {In::nvvm_wmma_m16n16k16_load_b_bf16_col_stride, In::nvvm_wmma_m16n16k16_load_b_bf16_row_stride},
-                               {{In::nvvm_wmma_m16n16k16_mma_col_col_bf16, In::nvvm_wmma_m16n16k16_mma_col_row_bf16},
-                                {In::nvvm_wmma_m16n16k16_mma_row_col_bf16, In::nvvm_wmma_m16n16k16_mma_row_row_bf16}},
-                               In::nvvm_wmma_m16n16k16_store_d_f32_row_stride};
-    static const Wmma tf32_ops{{In::nvvm_wmma_m16n16k8_load_a_tf32_col_stride, In::nvvm_wmma_m16n16k8_load_a_tf32_row_stride},
-                               {In::nvvm_wmma_m16n16k8_load_b_tf32_col_stride, In::nvvm_wmma_m16n16k8_load_b_tf32_row_stride},
-                               {{In::nvvm_wmma_m16n16k8_mma_col_col_tf32, In::nvvm_wmma_m16n16k8_mma_col_row_tf32},
-                                {In::nvvm_wmma_m16n16k8_mma_row_col_tf32, In::nvvm_wmma_m16n16k8_mma_row_row_tf32}},
-                               In::nvvm_wmma_m16n16k8_store_d_f32_row_stride};
+    static const Wmma f16_ops{
+        {In::nvvm_wmma_m16n16k16_load_a_f16_col_stride, In::nvvm_wmma_m16n16k16_load_a_f16_row_stride},
+        {In::nvvm_wmma_m16n16k16_load_b_f16_col_stride, In::nvvm_wmma_m16n16k16_load_b_f16_row_stride},
+        {{In::nvvm_wmma_m16n16k16_mma_col_col_f32_f32, In::nvvm_wmma_m16n16k16_mma_col_row_f32_f32},
+         {In::nvvm_wmma_m16n16k16_mma_row_col_f32_f32, In::nvvm_wmma_m16n16k16_mma_row_row_f32_f32}},
+        In::nvvm_wmma_m16n16k16_store_d_f32_row_stride};
+    static const Wmma bf16_ops{
+        {In::nvvm_wmma_m16n16k16_load_a_bf16_col_stride, In::nvvm_wmma_m16n16k16_load_a_bf16_row_stride},
+        {In::nvvm_wmma_m16n16k16_load_b_bf16_col_stride, In::nvvm_wmma_m16n16k16_load_b_bf16_row_stride},
+        {{In::nvvm_wmma_m16n16k16_mma_col_col_bf16, In::nvvm_wmma_m16n16k16_mma_col_row_bf16},
+         {In::nvvm_wmma_m16n16k16_mma_row_col_bf16, In::nvvm_wmma_m16n16k16_mma_row_row_bf16}},
+        In::nvvm_wmma_m16n16k16_store_d_f32_row_stride};
+    static const Wmma tf32_ops{
+        {In::nvvm_wmma_m16n16k8_load_a_tf32_col_stride, In::nvvm_wmma_m16n16k8_load_a_tf32_row_stride},
+        {In::nvvm_wmma_m16n16k8_load_b_tf32_col_stride, In::nvvm_wmma_m16n16k8_load_b_tf32_row_stride},
+        {{In::nvvm_wmma_m16n16k8_mma_col_col_tf32, In::nvvm_wmma_m16n16k8_mma_col_row_tf32},
+         {In::nvvm_wmma_m16n16k8_mma_row_col_tf32, In::nvvm_wmma_m16n16k8_mma_row_row_tf32}},
+        In::nvvm_wmma_m16n16k8_store_d_f32_row_stride};
     return type == DType::F16 ? f16_ops : type == DType::BF16 ? bf16_ops : tf32_ops;
   }
 
@@ -705,7 +744,8 @@ class PtxRenderer : LlvmExprHooks {
   }
 
   // Multiplies the warp's fragments of A (a row each) and B (a column each) into its accumulators.
-  void wmma_multiply(const WmmaTile& t, const std::vector<std::vector<Value*>>& a, const std::vector<std::vector<Value*>>& b) {
+  void wmma_multiply(const WmmaTile& t, const std::vector<std::vector<Value*>>& a,
+                     const std::vector<std::vector<Value*>>& b) {
     const TensorCoreTiles& w = p_.tensor_cores->tiles;
     auto* f32 = b_.getFloatTy();
     for (unsigned i = 0; i < unsigned(w.wm); ++i)
@@ -732,8 +772,12 @@ class PtxRenderer : LlvmExprHooks {
     loop(c64(range_extent(tc.k) / t.k), [&](Value* kt) {
       Ranges values = at_step(t.at, kt, t.k);
       std::vector<std::vector<Value*>> a, b;
-      for (int64_t i = 0; i < w.wm; ++i) a.push_back(wmma_fragment(t.load_a, operand_at(tc.a, t.et, shifted(values, tc.m, c64(i * T))), kGlobal, tc.lda));
-      for (int64_t j = 0; j < w.wn; ++j) b.push_back(wmma_fragment(t.load_b, operand_at(tc.b, t.et, shifted(values, tc.n, c64(j * T))), kGlobal, tc.ldb));
+      for (int64_t i = 0; i < w.wm; ++i)
+        a.push_back(
+            wmma_fragment(t.load_a, operand_at(tc.a, t.et, shifted(values, tc.m, c64(i * T))), kGlobal, tc.lda));
+      for (int64_t j = 0; j < w.wn; ++j)
+        b.push_back(
+            wmma_fragment(t.load_b, operand_at(tc.b, t.et, shifted(values, tc.n, c64(j * T))), kGlobal, tc.ldb));
       wmma_multiply(t, a, b);
     });
   }
@@ -785,16 +829,20 @@ class PtxRenderer : LlvmExprHooks {
       put_chunks(t, st, kt);
       barrier();
       // The next step's chunks (the last step fetches its own again: in bounds, unused).
-      fetch_chunks(t, st, b_.CreateSelect(b_.CreateICmpULT(b_.CreateAdd(kt, c64(1)), c64(steps)), b_.CreateAdd(kt, c64(1)), kt));
+      fetch_chunks(
+          t, st, b_.CreateSelect(b_.CreateICmpULT(b_.CreateAdd(kt, c64(1)), c64(steps)), b_.CreateAdd(kt, c64(1)), kt));
       for (int64_t kk = 0; kk < st.bk; kk += t.k) {
         std::vector<std::vector<Value*>> a, b;
         for (int64_t i = 0; i < w.wm; ++i) {
           Value* row = b_.CreateAdd(warp_row, c64(i * kTensorCoreTile));
-          a.push_back(wmma_fragment(t.load_a, b_.CreateGEP(t.et, st.sa, b_.CreateAdd(b_.CreateMul(row, c64(st.lda_s)), c64(kk))), kShared, st.lda_s));
+          a.push_back(wmma_fragment(t.load_a,
+                                    b_.CreateGEP(t.et, st.sa, b_.CreateAdd(b_.CreateMul(row, c64(st.lda_s)), c64(kk))),
+                                    kShared, st.lda_s));
         }
         for (int64_t j = 0; j < w.wn; ++j) {
           Value* col = b_.CreateAdd(warp_col, c64(j * kTensorCoreTile));
-          b.push_back(wmma_fragment(t.load_b, b_.CreateGEP(t.et, st.sb, b_.CreateAdd(c64(kk * st.ldb_s), col)), kShared, st.ldb_s));
+          b.push_back(wmma_fragment(t.load_b, b_.CreateGEP(t.et, st.sb, b_.CreateAdd(c64(kk * st.ldb_s), col)), kShared,
+                                    st.ldb_s));
         }
         wmma_multiply(t, a, b);
       }
@@ -806,15 +854,17 @@ class PtxRenderer : LlvmExprHooks {
   std::array<StagedPart, 2> staged_parts(const WmmaTile& t, const WmmaStaging& st, Value* kt) {
     const TensorCorePlan& tc = *p_.tensor_cores;
     Ranges values = at_step(t.block_at, kt, st.bk);
-    return std::array<StagedPart, 2>{StagedPart{operand_at(tc.a, t.et, values), tc.lda, st.sa, st.lda_s, t.brows, st.bk / st.chunk},
-                                     StagedPart{operand_at(tc.b, t.et, values), tc.ldb, st.sb, st.ldb_s, st.bk, t.bcols / st.chunk}};
+    return std::array<StagedPart, 2>{
+        StagedPart{operand_at(tc.a, t.et, values), tc.lda, st.sa, st.lda_s, t.brows, st.bk / st.chunk},
+        StagedPart{operand_at(tc.b, t.et, values), tc.ldb, st.sb, st.ldb_s, st.bk, t.bcols / st.chunk}};
   }
 
   // Calls f(n, offset in global memory, offset in shared memory) for this thread's chunks of `p`.
   void each_chunk(const WmmaStaging& st, const StagedPart& p, const std::function<void(int64_t, Value*, Value*)>& f) {
     for (int64_t c0 = 0, n = 0; c0 < p.rows_n * p.row_chunks; c0 += st.threads, ++n) {
       Value* c = b_.CreateAdd(st.tid, c64(c0));
-      Value* r = b_.CreateUDiv(c, c64(p.row_chunks)), *q = b_.CreateMul(b_.CreateURem(c, c64(p.row_chunks)), c64(st.chunk));
+      Value *r = b_.CreateUDiv(c, c64(p.row_chunks)),
+            *q = b_.CreateMul(b_.CreateURem(c, c64(p.row_chunks)), c64(st.chunk));
       f(n, b_.CreateAdd(b_.CreateMul(r, c64(p.ld)), q), b_.CreateAdd(b_.CreateMul(r, c64(p.ld_s)), q));
     }
   }
@@ -852,7 +902,8 @@ class PtxRenderer : LlvmExprHooks {
     for (unsigned i = 0; i < unsigned(w.wm); ++i) {
       for (unsigned j = 0; j < unsigned(w.wn); ++j) {
         std::vector<Value*> st{b_.CreateGEP(f32, sm, b_.CreateAdd(mine, c64(int64_t(j) * T)))};
-        for (unsigned x = 0; x < 8; ++x) st.push_back(b_.CreateLoad(f32, acc_slot(t.acc, 8 * (i * unsigned(w.wn) + j) + x)));
+        for (unsigned x = 0; x < 8; ++x)
+          st.push_back(b_.CreateLoad(f32, acc_slot(t.acc, 8 * (i * unsigned(w.wn) + j) + x)));
         st.push_back(b_.getInt32(uint32_t(t.cols)));
         b_.CreateIntrinsic(t.store_d, {b_.getPtrTy(kShared)}, st);
       }
@@ -863,8 +914,8 @@ class PtxRenderer : LlvmExprHooks {
   // The tensor-core paths' epilogue: a warp's rows x cols sums, which its lanes just stored to
   // shared memory at `mine` (rows of cols floats), finished per element with the rest of the
   // kernel's expression and stored, for the outputs from (row0, col0) past the tile's origin `at`.
-  void finish_from_shared(llvm::GlobalVariable* sm, Value* mine, Value* lane, int64_t rows, int64_t cols, const Ranges& at,
-                          Value* row0, Value* col0) {
+  void finish_from_shared(llvm::GlobalVariable* sm, Value* mine, Value* lane, int64_t rows, int64_t cols,
+                          const Ranges& at, Value* row0, Value* col0) {
     const TensorCorePlan& tc = *p_.tensor_cores;
     b_.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
     loop(c64(rows * cols / 32), [&](Value* e) {
@@ -911,8 +962,10 @@ class PtxRenderer : LlvmExprHooks {
         // x - k*2pi with 2pi in two parts (Cody-Waite), exact enough for |x| up to ~1e5.
         constexpr double two_pi = 2 * std::numbers::pi;
         const float hi = float(two_pi), lo = float(two_pi - double(hi));
-        Value* k = b_.CreateIntrinsic(llvm::Intrinsic::rint, {f32}, {b_.CreateFMul(y, llvm::ConstantFP::get(f32, 1 / two_pi))});
-        Value* r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {b_.CreateFNeg(k), llvm::ConstantFP::get(f32, hi), y});
+        Value* k = b_.CreateIntrinsic(llvm::Intrinsic::rint, {f32},
+                                      {b_.CreateFMul(y, llvm::ConstantFP::get(f32, 1 / two_pi))});
+        Value* r =
+            b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {b_.CreateFNeg(k), llvm::ConstantFP::get(f32, hi), y});
         r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {b_.CreateFNeg(k), llvm::ConstantFP::get(f32, lo), r});
         y = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_sin_approx_f, {}, {r});
         break;
@@ -931,7 +984,7 @@ class PtxRenderer : LlvmExprHooks {
   llvm::IRBuilder<> b_;
   LlvmExprEmitter e_;
   LlvmExprEmitter* cur_ = &e_;  // where value() looks (the tensor-core path evaluates in scopes of its own)
-  Value* tc_sum_ = nullptr;      // the tensor-core path: the KREDUCE's value, read back from the tile
+  Value* tc_sum_ = nullptr;     // the tensor-core path: the KREDUCE's value, read back from the tile
   llvm::Function* fn_ = nullptr;
   llvm::BasicBlock* exit_ = nullptr;
   int shared_ = 0;

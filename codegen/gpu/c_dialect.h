@@ -15,8 +15,8 @@ namespace tgc {
 struct CBuffer {
   std::string name;  // as the renderer indexes it: name[i]
   DType dtype;
-  bool written;  // the kernel's output (the first buffer); the others are only read
-  bool vars;     // the vars buffer (i64 run-time dims), unused where var_value() passes them
+  bool written;          // the kernel's output (the first buffer); the others are only read
+  bool vars;             // the vars buffer (i64 run-time dims), unused where var_value() passes them
   bool vector4 = false;  // also accessed 4 elements at a time (vector_element)
   // > 0: a 2D image of 4-element texels this wide (BufferInfo::image), read only as 4-vectors.
   int64_t image_width = 0;
@@ -103,7 +103,8 @@ class CDialect {
   // cl_khr_fp16, GLSL without 16-bit storage). Values are in register form (float); the store
   // is a statement without the ';'.
   virtual std::string load_half(DType t, const std::string& buffer, const std::string& index) const = 0;
-  virtual std::string store_half(DType t, const std::string& buffer, const std::string& index, const std::string& value) const = 0;
+  virtual std::string store_half(DType t, const std::string& buffer, const std::string& index,
+                                 const std::string& value) const = 0;
 
   // bf16 in registers is a float whose low 16 bits are zero, in any language with 32-bit
   // bitcasts. bf16_round rounds a float expression to bf16 (to nearest, ties to even; NaN and

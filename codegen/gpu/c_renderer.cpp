@@ -63,7 +63,8 @@ void scan_quads(const std::vector<LStmt>& body, const std::function<bool(const U
     ++out.accesses[{b, store}];
     if ((load && s.u->src.size() != 2) || !candidate(s.u)) continue;
     auto [base, k] = lane_of(s.u->src[1]);
-    auto q = std::find_if(quads.begin(), quads.end(), [&](const Quad& q) { return q.buffer == b && q.base == base && q.store == store; });
+    auto q = std::find_if(quads.begin(), quads.end(),
+                          [&](const Quad& q) { return q.buffer == b && q.base == base && q.store == store; });
     if (q == quads.end()) q = quads.insert(quads.end(), Quad{b, base, store});
     if (q->lane[k]) continue;
     q->lane[k] = s.u;
@@ -76,7 +77,8 @@ void scan_quads(const std::vector<LStmt>& body, const std::function<bool(const U
 
 class CRenderer {
  public:
-  CRenderer(const Graph& g, const CDialect& d, int index_bits) : g_(g), d_(d), index_(index_bits == 32 ? DType::I32 : DType::I64) {}
+  CRenderer(const Graph& g, const CDialect& d, int index_bits)
+      : g_(g), d_(d), index_(index_bits == 32 ? DType::I32 : DType::I64) {}
 
   std::string run(const GpuProgram& k) {
     set_stage(k);
@@ -112,17 +114,20 @@ class CRenderer {
     for (size_t i = 0; i < stages.size(); ++i) {
       const GpuProgram& k = stages[i];
       set_stage(k);
-      check(k.bounded.empty() && group % k.local_size == 0,
-            "internal error: kernel " + p_->name + " cannot be a stage of a serial launch of " + std::to_string(group) + " threads");
+      check(k.bounded.empty() && group % k.local_size == 0, "internal error: kernel " + p_->name +
+                                                                " cannot be a stage of a serial launch of " +
+                                                                std::to_string(group) + " threads");
       sm_prefix_ = "s" + std::to_string(i) + "_";
       int64_t per_round = group / k.local_size, groups = k.work_groups ? k.global_size / k.local_size : k.global_size;
       o_ << "  // " << p_->name << "\n";
       if (!k.work_groups) {
-        o_ << "  for (" << idx << " t = lid0; t < " << groups << "; t += " << group << ") {\n    " << idx << " gid = t;\n";
+        o_ << "  for (" << idx << " t = lid0; t < " << groups << "; t += " << group << ") {\n    " << idx
+           << " gid = t;\n";
       } else {
         int64_t rounds = (groups + per_round - 1) / per_round;
         o_ << "  for (" << idx << " t = 0; t < " << rounds << "; ++t) {\n"
-           << "    " << idx << " gid = t * " << per_round << " + lid0 / " << k.local_size << ", lid = lid0 % " << k.local_size << ";\n";
+           << "    " << idx << " gid = t * " << per_round << " + lid0 / " << k.local_size << ", lid = lid0 % "
+           << k.local_size << ";\n";
         if (groups % per_round) {
           o_ << "    bool live = gid < " << groups << ";\n    if (!live) gid = " << groups - 1 << ";\n";
           stage_gate_ = "live";
@@ -149,7 +154,8 @@ class CRenderer {
 
   void decode(const std::vector<IdDecode>& ranges, const char* from, const char* pad) {
     for (const IdDecode& r : ranges)
-      o_ << pad << reg(DType::Index) << " " << name(r.range) << " = " << from << " % " << r.extent << "; " << from << " /= " << r.extent << ";\n";
+      o_ << pad << reg(DType::Index) << " " << name(r.range) << " = " << from << " % " << r.extent << "; " << from
+         << " /= " << r.extent << ";\n";
   }
 
   // Per-stage state starts afresh: names are scoped to the stage's block.
@@ -170,8 +176,10 @@ class CRenderer {
   std::string assemble(const CKernelHead& head, const std::string& top, const std::string& body) {
     std::string file_scope = d_.prelude(head), kernel_scope;
     for (const std::string& decl : shared_) {
-      if (d_.shared_at_file_scope()) file_scope += decl + "\n";
-      else kernel_scope += "  " + decl + "\n";
+      if (d_.shared_at_file_scope())
+        file_scope += decl + "\n";
+      else
+        kernel_scope += "  " + decl + "\n";
     }
     return file_scope + d_.signature(head) + " {\n" + d_.entry(head) + top + kernel_scope + body + "}\n";
   }
@@ -197,15 +205,18 @@ class CRenderer {
   // through a second view of the binding), written at the last of the four.
   void plan_vectors(std::vector<CBuffer>& buffers) {
     QuadScan scan;
-    scan_quads(p_->body, [&](const UOp* u) {
-      bool store = u->op == Op::Store;
-      DType t = store ? u->src[2]->dtype : u->dtype;
-      const BufferInfo& b = g_.buffer(u->src[0]->ival());
-      if (b.dtype != t) return false;
-      if (b.image) return !store;  // texels, read as float 4-vectors whatever they store
-      if (d_.vector_type(t).empty()) return false;
-      return !store || (u->src.size() <= 3 && k_->store_gate.empty() && stage_gate_.empty());
-    }, scan);
+    scan_quads(
+        p_->body,
+        [&](const UOp* u) {
+          bool store = u->op == Op::Store;
+          DType t = store ? u->src[2]->dtype : u->dtype;
+          const BufferInfo& b = g_.buffer(u->src[0]->ival());
+          if (b.dtype != t) return false;
+          if (b.image) return !store;  // texels, read as float 4-vectors whatever they store
+          if (d_.vector_type(t).empty()) return false;
+          return !store || (u->src.size() <= 3 && k_->store_gate.empty() && stage_gate_.empty());
+        },
+        scan);
     std::unordered_map<int64_t, int> in_quads;
     for (const Quad& q : scan.quads)
       if (q.store) in_quads[q.buffer] += 4;
@@ -231,14 +242,14 @@ class CRenderer {
     const auto& [v, q] = it->second;
     CBuffer b = cbuffer(q.buffer);
     b.vector4 = true;
-    o_ << pad << d_.vector_type(b.image_width > 0 ? DType::F32 : b.dtype) << " " << v << " = " << d_.vector_element(b, "(" + ref(q.base) + " / 4)")
-       << ";\n";
+    o_ << pad << d_.vector_type(b.image_width > 0 ? DType::F32 : b.dtype) << " " << v << " = "
+       << d_.vector_element(b, "(" + ref(q.base) + " / 4)") << ";\n";
   }
 
   std::unordered_map<const UOp*, std::pair<std::string, Quad>> vector_load_at_;  // first load -> vector, quad
-  std::unordered_map<const UOp*, std::string> vector_lane_;                     // load -> "q3.y"
-  std::unordered_map<const UOp*, Quad> vector_store_at_;                        // last store -> quad
-  std::unordered_set<const UOp*> vector_store_skip_;                            // stores made by a vector store
+  std::unordered_map<const UOp*, std::string> vector_lane_;                      // load -> "q3.y"
+  std::unordered_map<const UOp*, Quad> vector_store_at_;                         // last store -> quad
+  std::unordered_set<const UOp*> vector_store_skip_;                             // stores made by a vector store
 
   void stmts(const std::vector<LStmt>& body, int depth) {
     std::string pad(size_t(depth) * 2, ' ');
@@ -247,12 +258,14 @@ class CRenderer {
         case LStmt::Let: {
           vector_load(s.u, pad);
           auto lane = vector_lane_.find(s.u);
-          o_ << pad << reg(s.u->dtype) << " " << name(s.u) << " = " << (lane != vector_lane_.end() ? lane->second : expr(s.u)) << ";\n";
+          o_ << pad << reg(s.u->dtype) << " " << name(s.u) << " = "
+             << (lane != vector_lane_.end() ? lane->second : expr(s.u)) << ";\n";
           break;
         }
         case LStmt::Loop: {
           std::string r = name(s.u);
-          o_ << pad << "for (" << reg(DType::Index) << " " << r << " = 0; " << r << " < " << end_of(s.u) << "; ++" << r << ") {\n";
+          o_ << pad << "for (" << reg(DType::Index) << " " << r << " = 0; " << r << " < " << end_of(s.u) << "; ++" << r
+             << ") {\n";
           stmts(s.body, depth + 1);
           o_ << pad << "}\n";
           break;
@@ -287,9 +300,9 @@ class CRenderer {
       }
     }
     shared_.push_back(d_.shared_array(reg(u->dtype), sm, slots.count * slot_copies_));
-    std::string fold = pad + "{ " + sm + "[" + mine + "] = " + a + "; " + d_.barrier() + ";\n" + pad + "  " + a + " = " +
-                       identity(u) + ";\n" + pad + "  " + open + combine(u, a, sm + "[" + base + "]") + "\n" + pad + "  " +
-                       d_.barrier() + "; }\n";
+    std::string fold = pad + "{ " + sm + "[" + mine + "] = " + a + "; " + d_.barrier() + ";\n" + pad + "  " + a +
+                       " = " + identity(u) + ";\n" + pad + "  " + open + combine(u, a, sm + "[" + base + "]") + "\n" +
+                       pad + "  " + d_.barrier() + "; }\n";
     std::string sub = d_.subgroup_reduce(u->reduce().op, dialect_type(u->dtype));
     int64_t run = subgroup_run(slots);
     if (sub.empty() || run <= 1 || slot_copies_ > 1) {
@@ -301,8 +314,8 @@ class CRenderer {
     o_ << pad << "if (" << runs << " % " << sg << " == 0u) {\n"
        << pad << "  " << a << " = " << sub << "(" << a << ");\n"
        << pad << "  if (" << runs << " != " << sg << ") {\n"
-       << pad << "    if (" << d_.subgroup_lane() << " == 0u) " << sm << "[" << lid << " / " << sg << "] = " << a << "; "
-       << d_.barrier() << ";\n"
+       << pad << "    if (" << d_.subgroup_lane() << " == 0u) " << sm << "[" << lid << " / " << sg << "] = " << a
+       << "; " << d_.barrier() << ";\n"
        << pad << "    " << a << " = " << identity(u) << ";\n"
        << pad << "    for (uint j = 0u; j < " << runs << " / " << sg << "; ++j) "
        << combine(u, a, sm + "[" + lid + " / " + runs + " * (" + runs + " / " + sg + ") + j]") << "\n"
@@ -319,8 +332,10 @@ class CRenderer {
     bool outside = false;
     for (const SlotTerm& t : slots.terms) {
       if (t.folded && outside) return 0;
-      if (t.folded) run *= t.extent;
-      else outside = true;
+      if (t.folded)
+        run *= t.extent;
+      else
+        outside = true;
     }
     return run;
   }
@@ -334,19 +349,24 @@ class CRenderer {
       CBuffer b = cbuffer(q.buffer);
       b.vector4 = true;
       o_ << pad << d_.vector_element(b, "(" + ref(q.base) + " / 4)") << " = "
-         << d_.vector_make(b.dtype, ref(q.lane[0]->src[2]), ref(q.lane[1]->src[2]), ref(q.lane[2]->src[2]), ref(q.lane[3]->src[2]))
+         << d_.vector_make(b.dtype, ref(q.lane[0]->src[2]), ref(q.lane[1]->src[2]), ref(q.lane[2]->src[2]),
+                           ref(q.lane[3]->src[2]))
          << ";\n";
       return;
     }
     std::string first = st->src.size() > 3 ? ref(st->src[3]) : "";
     for (const UOp* r : k_->store_gate) first += (first.empty() ? "" : " && ") + name(r) + " == 0";
     if (!stage_gate_.empty()) first += (first.empty() ? "" : " && ") + stage_gate_;
-    if (!first.empty()) o_ << pad << "if (" << first << ")\n" << pad << "  ";
-    else o_ << pad;
+    if (!first.empty())
+      o_ << pad << "if (" << first << ")\n" << pad << "  ";
+    else
+      o_ << pad;
     DType t = st->src[2]->dtype;
     std::string b = buffer(st->src[0]->ival()), idx = ref(st->src[1]), v = ref(st->src[2]);
-    if (t == DType::F16 || t == DType::BF16) o_ << d_.store_half(t, b, idx, v) << ";\n";
-    else o_ << b << "[" << idx << "] = " << d_.cast(mem(t), v) << ";\n";
+    if (t == DType::F16 || t == DType::BF16)
+      o_ << d_.store_half(t, b, idx, v) << ";\n";
+    else
+      o_ << b << "[" << idx << "] = " << d_.cast(mem(t), v) << ";\n";
   }
 
   // acc = acc (op) v, for the reduce `u`.
@@ -373,7 +393,8 @@ class CRenderer {
   std::string float_lit(double v, DType t) const {
     // f16 registers of their own type: the constant converted (folded by every compiler), as
     // neither GLSL nor OpenCL C narrows a float literal implicitly everywhere.
-    if (t == DType::F16 && d_.reg_type(DType::F16) != d_.reg_type(DType::F32)) return d_.cast(reg(t), float_lit(v, DType::F32));
+    if (t == DType::F16 && d_.reg_type(DType::F16) != d_.reg_type(DType::F32))
+      return d_.cast(reg(t), float_lit(v, DType::F32));
     if (std::isnan(v)) return d_.nan();
     if (std::isinf(v)) return v > 0 ? d_.infinity() : "(-" + d_.infinity() + ")";
     std::ostringstream o;
@@ -438,7 +459,8 @@ class CRenderer {
       case Op::Bitcast:
         // bf16 registers are floats: move its 16 bits into or out of the upper half.
         if (t == DType::BF16) return d_.bf16_from_bits(s(0));
-        if (u->src[0]->dtype == DType::BF16) return d_.cast(reg(t), d_.bitcast(DType::F32, DType::U32, s(0)) + " >> 16");
+        if (u->src[0]->dtype == DType::BF16)
+          return d_.cast(reg(t), d_.bitcast(DType::F32, DType::U32, s(0)) + " >> 16");
         return d_.bitcast(dialect_type(u->src[0]->dtype), dialect_type(t), s(0));
       case Op::Add: return "(" + s(0) + (t == DType::Bool ? " || " : " + ") + s(1) + ")";
       case Op::Mul: return "(" + s(0) + (t == DType::Bool ? " && " : " * ") + s(1) + ")";
@@ -448,10 +470,12 @@ class CRenderer {
       // arithmetic as it is (positions; every real model and op case runs so on NVIDIA's Vulkan).
       case Op::Mod:
         if (f) return d_.call(CFunction::FloatMod, {s(0), s(1)});
-        return "(" + s(1) + " == 0 ? " + d_.zero(reg(t)) + " : " + (t == DType::Index ? s(0) + " % " + s(1) : d_.int_rem(t, s(0), s(1))) + ")";
+        return "(" + s(1) + " == 0 ? " + d_.zero(reg(t)) + " : " +
+               (t == DType::Index ? s(0) + " % " + s(1) : d_.int_rem(t, s(0), s(1))) + ")";
       case Op::IDiv:  // floats: Tensor::div_exact, IEEE division
         if (f) return "(" + s(0) + " / " + s(1) + ")";
-        return "(" + s(1) + " == 0 ? " + d_.zero(reg(t)) + " : " + (t == DType::Index ? s(0) + " / " + s(1) : d_.int_div(t, s(0), s(1))) + ")";
+        return "(" + s(1) + " == 0 ? " + d_.zero(reg(t)) + " : " +
+               (t == DType::Index ? s(0) + " / " + s(1) : d_.int_div(t, s(0), s(1))) + ")";
       case Op::CmpLt: return "(" + s(0) + " < " + s(1) + ")";
       case Op::CmpNe: return "(" + s(0) + " != " + s(1) + ")";
       case Op::And: return "(" + s(0) + (t == DType::Bool ? " && " : " & ") + s(1) + ")";
@@ -505,10 +529,13 @@ bool computes_in_half(const LoopProgram& p) { return any_half_arithmetic(p.body)
 
 std::set<int64_t> buffers_read_in_fours(const Graph& g, const LoopProgram& p) {
   QuadScan scan;
-  scan_quads(p.body, [&](const UOp* u) {
-    bool texel = u->dtype == DType::F32 || u->dtype == DType::F16;
-    return u->op == Op::Load && texel && g.buffer(u->src[0]->ival()).dtype == u->dtype;
-  }, scan);
+  scan_quads(
+      p.body,
+      [&](const UOp* u) {
+        bool texel = u->dtype == DType::F32 || u->dtype == DType::F16;
+        return u->op == Op::Load && texel && g.buffer(u->src[0]->ival()).dtype == u->dtype;
+      },
+      scan);
   std::map<int64_t, int> in_quads;
   for (const Quad& q : scan.quads)
     if (!q.store) in_quads[q.buffer] += 4;
@@ -518,7 +545,9 @@ std::set<int64_t> buffers_read_in_fours(const Graph& g, const LoopProgram& p) {
   return out;
 }
 
-std::string render_c(const Graph& g, const GpuProgram& k, const CDialect& d) { return CRenderer(g, d, k.index_bits).run(k); }
+std::string render_c(const Graph& g, const GpuProgram& k, const CDialect& d) {
+  return CRenderer(g, d, k.index_bits).run(k);
+}
 
 std::vector<int64_t> serial_launch_args(const std::vector<const LoopProgram*>& stages) {
   std::vector<int64_t> args;
@@ -528,9 +557,10 @@ std::vector<int64_t> serial_launch_args(const std::vector<const LoopProgram*>& s
   return args;
 }
 
-std::string render_c_serial(const Graph& g, const std::vector<GpuProgram>& stages, const std::string& name, int64_t group,
-                            const CDialect& d) {
-  check(!stages.empty() && !d.global_barrier().empty(), "internal error: a serial launch needs stages and a dialect with global barriers");
+std::string render_c_serial(const Graph& g, const std::vector<GpuProgram>& stages, const std::string& name,
+                            int64_t group, const CDialect& d) {
+  check(!stages.empty() && !d.global_barrier().empty(),
+        "internal error: a serial launch needs stages and a dialect with global barriers");
   return CRenderer(g, d, stages[0].index_bits).run_serial(stages, name, group);
 }
 

@@ -26,7 +26,7 @@ std::vector<int64_t> serial_launch_args(const std::vector<const LoopProgram*>& s
 
 // One kernel `name` running `stages` one after another in a single work-group of `group`
 // threads, a global barrier between them (passes/serial_launches.h), taking serial_launch_args.
-std::string render_c_serial(const Graph& g, const std::vector<GpuProgram>& stages, const std::string& name, int64_t group,
-                            const CDialect& d);
+std::string render_c_serial(const Graph& g, const std::vector<GpuProgram>& stages, const std::string& name,
+                            int64_t group, const CDialect& d);
 
 }  // namespace tgc

@@ -17,13 +17,14 @@ std::vector<IdDecode> innermost_first(const std::vector<const UOp*>& ranges) {
 void check_index_width(const Graph& g, const GpuProgram& k) {
   if (k.index_bits == 64) return;
   const LoopProgram& p = *k.program;
-  if (k.index_bits != 32) throw Error("gpu codegen: kernel " + p.name + ": index width " + std::to_string(k.index_bits) + " (32 or 64)");
+  if (k.index_bits != 32)
+    throw Error("gpu codegen: kernel " + p.name + ": index width " + std::to_string(k.index_bits) + " (32 or 64)");
   constexpr int64_t limit = std::numeric_limits<int32_t>::max();
   for (int64_t b : p.args) {
     const BufferInfo& info = g.buffer(b);
     if (numel(info.shape) > limit)
-      throw Error("gpu codegen: kernel " + p.name + ": buffer " + info.name + " has " + std::to_string(numel(info.shape)) +
-                  " elements, more than 32-bit indices address");
+      throw Error("gpu codegen: kernel " + p.name + ": buffer " + info.name + " has " +
+                  std::to_string(numel(info.shape)) + " elements, more than 32-bit indices address");
   }
   if (k.global_size > limit)
     throw Error("gpu codegen: kernel " + p.name + ": its launch has " + std::to_string(k.global_size) +
@@ -44,8 +45,15 @@ int64_t gpu_global_size(const LoopProgram& p) {
 }
 
 GpuProgram lower_gpu(const Graph& g, const LoopProgram& p, const GpuOptions& o) {
-  GpuProgram k{&p, o.index_bits, gpu_global_size(p), gpu_local_size(p), !p.locals.empty(), innermost_first(p.locals),
-               innermost_first(p.globals), {}, {}};
+  GpuProgram k{&p,
+               o.index_bits,
+               gpu_global_size(p),
+               gpu_local_size(p),
+               !p.locals.empty(),
+               innermost_first(p.locals),
+               innermost_first(p.globals),
+               {},
+               {}};
   for (const UOp* r : p.globals)
     if (!r->src[0]->is_const()) k.bounded.push_back(r);
   for (const UOp* r : p.locals)

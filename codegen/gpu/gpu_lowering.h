@@ -53,7 +53,7 @@ struct GpuProgram {
   const LoopProgram* program;
   int index_bits;
   int64_t global_size, local_size;
-  bool work_groups;                   // local ranges exist: ids are (group id, local id)
+  bool work_groups;                     // local ranges exist: ids are (group id, local id)
   std::vector<IdDecode> local_decode;   // from the local id, innermost first
   std::vector<IdDecode> global_decode;  // from the group id (or the global id), innermost first
   // Global ranges over run-time dims: a work-group past the VAR's value returns at once (globals

@@ -11,7 +11,8 @@ std::string runtime_candidate(RuntimeApi api, const Graph& g, const LoopProgram&
   o << header[int(api)] << "\nkernel " << p.name << "\nglobal " << k.global[0] << "\nlocal " << k.local[0] << "\n";
   for (int64_t b : p.args) {
     const BufferInfo& info = g.buffer(b);
-    o << "buffer " << numel(info.shape) * dtype_size(info.dtype) << " " << int(info.dtype) << "\n";  // DType = enum tgc_dtype
+    o << "buffer " << numel(info.shape) * dtype_size(info.dtype) << " " << int(info.dtype)
+      << "\n";  // DType = enum tgc_dtype
   }
   o << code[int(api)] << k.blob;
   return o.str();

@@ -24,7 +24,13 @@ using llvm::Value;
 class CpuRenderer : LlvmExprHooks {
  public:
   CpuRenderer(llvm::Module& m, const Graph& g, const LoopProgram& p, const TargetProfile& t)
-      : m_(m), g_(g), p_(p), l2_bytes_(t.l2_bytes), c_(m.getContext()), b_(c_), e_(b_, *this, p.name),
+      : m_(m),
+        g_(g),
+        p_(p),
+        l2_bytes_(t.l2_bytes),
+        c_(m.getContext()),
+        b_(c_),
+        e_(b_, *this, p.name),
         widen_exactly_(!p.lanes_expanded && !has_sum(p.body)),
         lanes_(b_, e_, [this](const UOp* u, llvm::Type* t, Value* idx) { return load_at(u, t, idx); }) {
     e_.set_int8_dot(t.int8_dot);
@@ -46,7 +52,8 @@ class CpuRenderer : LlvmExprHooks {
     // Run-time dims: their values, from the vars buffer (unused loads are dropped by O3).
     if (args_.count(g_.vars_buffer()))
       for (const UOp* v : g_.vars())
-        e_.set(v, b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v))), v->var().name));
+        e_.set(v, b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, args_.at(g_.vars_buffer()), uint64_t(g_.var_slot(v))),
+                                v->var().name));
     // A loop over an axis that follows a run-time dim ends at an expression of VARs ((W+1)/2
     // after a strided window): computed once, here.
     std::vector<const UOp*> ranges = p_.globals;
@@ -193,26 +200,32 @@ class CpuRenderer : LlvmExprHooks {
       switch (s.kind) {
         case LStmt::Let:
           if (known_true_.count(s.u)) break;
-          if (Value* sum = lane_sum(s.u)) e_.set(s.u, sum);
-          else e_.set(s.u, e_.compute(s.u));
+          if (Value* sum = lane_sum(s.u))
+            e_.set(s.u, sum);
+          else
+            e_.set(s.u, e_.compute(s.u));
           break;
         case LStmt::Loop: {
           if (s.u == p_.inner) {
             inner_loop(s);
             break;
           }
-          loop(b_.getInt64(0), value(s.u->src[0]), [&](Value* i) {  // to a constant or a run-time dim's VAR
-            e_.set(s.u, i);
-            stmts(s.body);
-            prefetch(s);
-          }, holds_copies(s.body));
+          loop(
+              b_.getInt64(0), value(s.u->src[0]),
+              [&](Value* i) {  // to a constant or a run-time dim's VAR
+                e_.set(s.u, i);
+                stmts(s.body);
+                prefetch(s);
+              },
+              holds_copies(s.body));
           break;
         }
         case LStmt::AccInit: {
           llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
           llvm::Type* t = llvm_type(c_, s.u->dtype, false);
           Value* identity = e_.identity(s.u->reduce().op, s.u->dtype);
-          if (auto lane = lane_of_.find(s.u); lane != lane_of_.end()) {  // the group's vector, once per lane: stores of one value
+          if (auto lane = lane_of_.find(s.u);
+              lane != lane_of_.end()) {  // the group's vector, once per lane: stores of one value
             LaneGroup& grp = groups_[lane->second.first];
             auto n = unsigned(grp.reduces.size());
             if (!grp.acc) grp.acc = entry.CreateAlloca(llvm::FixedVectorType::get(t, n));
@@ -238,13 +251,15 @@ class CpuRenderer : LlvmExprHooks {
           auto lane = lane_of_.find(s.u);
           llvm::AllocaInst* a = lane != lane_of_.end() ? groups_[lane->second.first].acc : acc_.at(s.u);
           Value* cur = b_.CreateLoad(a->getAllocatedType(), a);
-          Value* v = e_.accumulate(s.u, lane != lane_of_.end() ? b_.CreateExtractElement(cur, uint64_t(lane->second.second)) : cur, s.value);
+          Value* v = e_.accumulate(
+              s.u, lane != lane_of_.end() ? b_.CreateExtractElement(cur, uint64_t(lane->second.second)) : cur, s.value);
           allow_reassociation(v);  // lets LLVM vectorize float sums
           if (lane != lane_of_.end()) v = b_.CreateInsertElement(cur, v, uint64_t(lane->second.second));
           b_.CreateStore(v, a);
           break;
         }
-        case LStmt::GroupReduce: throw Error("cpu codegen: kernel " + p_.name + " has a work-group reduce (GROUP is GPU only)");
+        case LStmt::GroupReduce:
+          throw Error("cpu codegen: kernel " + p_.name + " has a work-group reduce (GROUP is GPU only)");
         case LStmt::Store: break;  // above, side by side
       }
     }
@@ -263,7 +278,8 @@ class CpuRenderer : LlvmExprHooks {
       Value* at = b_.CreateGEP(llvm_type(c_, buf.dtype, false), args_.at(st.buffer), value(st.index));
       for (int64_t off = 0; off < st.stride; off += kLine) {
         Value* p = b_.CreateGEP(b_.getInt8Ty(), at, b_.getInt64(uint64_t(kPrefetchAhead + off)));
-        b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()}, {p, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+        b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
+                           {p, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
       }
     }
   }
@@ -278,11 +294,14 @@ class CpuRenderer : LlvmExprHooks {
     auto run = [&](Value* lo, Value* hi, const std::vector<const UOp*>& hold) {
       auto saved = e_.values();
       for (const UOp* g : hold) e_.set(g, b_.getTrue()), known_true_.insert(g);
-      loop(lo, hi, [&](Value* i) {
-        e_.set(s.u, i);
-        stmts(s.body);
-        prefetch(s);
-      }, holds_copies(s.body));
+      loop(
+          lo, hi,
+          [&](Value* i) {
+            e_.set(s.u, i);
+            stmts(s.body);
+            prefetch(s);
+          },
+          holds_copies(s.body));
       e_.values() = std::move(saved);
       known_true_.clear();
     };
@@ -341,8 +360,8 @@ class CpuRenderer : LlvmExprHooks {
       return true;
     };
     for (const UOp* u : evaluated_in(roots)) {
-      const UOp* gate = u->op == Op::Load && u->src.size() > 2 ? u->src[2]
-                        : u->op == Op::Where                    ? u->src[0]
+      const UOp* gate = u->op == Op::Load && u->src.size() > 2    ? u->src[2]
+                        : u->op == Op::Where                      ? u->src[0]
                         : u->op == Op::Store && u->src.size() > 3 ? u->src[3]
                                                                   : nullptr;
       std::vector<const UOp*> work = {gate};
@@ -350,9 +369,12 @@ class CpuRenderer : LlvmExprHooks {
         const UOp* c = work.back();
         work.pop_back();
         if (!c) continue;
-        if (c->op == Op::And && c->dtype == DType::Bool) work.insert(work.end(), c->src.begin(), c->src.end());
-        else if (interval_bound(c, s.u, out.a, out.b)) out.bounds.push_back(c);
-        else if (before_loop(c)) out.invariant.push_back(c);
+        if (c->op == Op::And && c->dtype == DType::Bool)
+          work.insert(work.end(), c->src.begin(), c->src.end());
+        else if (interval_bound(c, s.u, out.a, out.b))
+          out.bounds.push_back(c);
+        else if (before_loop(c))
+          out.invariant.push_back(c);
       }
     }
     return out;
@@ -409,8 +431,10 @@ class CpuRenderer : LlvmExprHooks {
     if (x->op == Op::Add && x->src[1]->is_const()) k = x->src[1]->ival(), x = x->src[0];
     if (x != r) return false;
     int64_t c = cmp->src[1]->ival() - k;
-    if (negated) a = std::max(a, c);
-    else b = std::min(b, c);
+    if (negated)
+      a = std::max(a, c);
+    else
+      b = std::min(b, c);
     return true;
   }
 
@@ -479,7 +503,8 @@ class CpuRenderer : LlvmExprHooks {
   // An index value as base + constant (the form the copies' indices take after constant folding).
   static std::pair<Value*, int64_t> base_offset(Value* idx) {
     if (auto* add = llvm::dyn_cast<llvm::BinaryOperator>(idx); add && add->getOpcode() == llvm::Instruction::Add)
-      if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(add->getOperand(1))) return {add->getOperand(0), c->getSExtValue()};
+      if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(add->getOperand(1)))
+        return {add->getOperand(0), c->getSExtValue()};
     return {idx, 0};
   }
 
@@ -545,7 +570,8 @@ class CpuRenderer : LlvmExprHooks {
     // normals and subnormals); infinities and NaNs keep an all-ones exponent; then the sign.
     Value* em = b_.CreateAnd(u, 0x7fff);
     Value* shifted = b_.CreateShl(em, 13);
-    Value* scaled = b_.CreateFMul(b_.CreateBitCast(shifted, b_.getFloatTy()), llvm::ConstantFP::get(b_.getFloatTy(), 0x1p112));
+    Value* scaled =
+        b_.CreateFMul(b_.CreateBitCast(shifted, b_.getFloatTy()), llvm::ConstantFP::get(b_.getFloatTy(), 0x1p112));
     Value* special = b_.CreateOr(shifted, 0x7f800000);
     Value* bits = b_.CreateSelect(b_.CreateICmpUGE(em, b_.getInt32(0x7c00)), special, b_.CreateBitCast(scaled, i32));
     Value* sign = b_.CreateShl(b_.CreateAnd(u, 0x8000), 16);
@@ -594,8 +620,8 @@ class CpuRenderer : LlvmExprHooks {
       // Accumulators updated elsewhere too must form the same group there.
       auto l = lane_of_.find(r), first = lane_of_.find(s[0].u);
       if ((l == lane_of_.end()) != (first == lane_of_.end())) return false;
-      if (l != lane_of_.end() &&
-          (l->second != std::make_pair(first->second.first, unsigned(m)) || groups_[l->second.first].reduces.size() != w))
+      if (l != lane_of_.end() && (l->second != std::make_pair(first->second.first, unsigned(m)) ||
+                                  groups_[l->second.first].reduces.size() != w))
         return false;
       values.push_back(s[m * stride].value);
     }
@@ -606,8 +632,10 @@ class CpuRenderer : LlvmExprHooks {
     for (size_t m = 0; m < w; ++m) reduces.push_back(s[m * stride].u);
     // The same accumulators updated elsewhere (a loop emitted in parts) share the group.
     size_t index = groups_.size();
-    if (auto l = lane_of_.find(reduces[0]); l != lane_of_.end()) index = l->second.first;
-    else groups_.push_back({reduces, nullptr});
+    if (auto l = lane_of_.find(reduces[0]); l != lane_of_.end())
+      index = l->second.first;
+    else
+      groups_.push_back({reduces, nullptr});
     for (size_t m = 0; m < w; ++m) {
       lane_of_[reduces[m]] = {index, unsigned(m)};
       group_at_[&s[m * stride]] = -1;
@@ -625,8 +653,10 @@ class CpuRenderer : LlvmExprHooks {
     while (!todo.empty()) {
       const UOp* x = todo.back();
       todo.pop_back();
-      if (x->op == Op::Add && x->dtype == u->dtype) todo.insert(todo.end(), x->src.begin(), x->src.end());
-      else leaves.push_back(x);
+      if (x->op == Op::Add && x->dtype == u->dtype)
+        todo.insert(todo.end(), x->src.begin(), x->src.end());
+      else
+        leaves.push_back(x);
     }
     std::map<size_t, size_t> lanes;  // group -> its lanes among the leaves
     std::unordered_set<const UOp*> seen;
@@ -641,10 +671,12 @@ class CpuRenderer : LlvmExprHooks {
       if (n != groups_[g].reduces.size() || (v && acc->getAllocatedType() != v->getType())) return nullptr;
       Value* part = b_.CreateLoad(acc->getAllocatedType(), acc);
       v = v ? e_.binary(Op::Add, u->dtype, v, part) : part;
-      if (auto* add = llvm::dyn_cast<llvm::Instruction>(v); add && llvm::isa<llvm::FPMathOperator>(add)) add->setHasAllowReassoc(true);
+      if (auto* add = llvm::dyn_cast<llvm::Instruction>(v); add && llvm::isa<llvm::FPMathOperator>(add))
+        add->setHasAllowReassoc(true);
     }
     if (!is_float(u->dtype)) return b_.CreateAddReduce(v);
-    auto* r = llvm::cast<llvm::Instruction>(b_.CreateFAddReduce(llvm::ConstantFP::getNegativeZero(v->getType()->getScalarType()), v));
+    auto* r = llvm::cast<llvm::Instruction>(
+        b_.CreateFAddReduce(llvm::ConstantFP::getNegativeZero(v->getType()->getScalarType()), v));
     r->setHasAllowReassoc(true);  // a tree of shuffles and adds, within f32 rounding
     return r;
   }
@@ -694,7 +726,7 @@ class CpuRenderer : LlvmExprHooks {
   LlvmExprEmitter e_;
   llvm::Function* fn_ = nullptr;
   Value *lo_ = nullptr, *hi_ = nullptr;
-  bool widen_exactly_;  // 16-bit floats widen by integer arithmetic (widen_half)
+  bool widen_exactly_;                         // 16-bit floats widen by integer arithmetic (widen_half)
   std::unordered_set<const UOp*> known_true_;  // gates that hold in the inner loop being emitted
   std::unordered_map<int64_t, Value*> args_;
   std::unordered_map<int64_t, llvm::MDNode*> scope_, noalias_;  // per buffer: its scope, the others
@@ -720,11 +752,13 @@ CpuWorkSplit cpu_work_split(const LoopProgram& p, int64_t target_items) {
   // thread. Not where a loop
   // runs before the inner one (a softmax's max and sum, hoisted out of it): every chunk would
   // run it again (rec's 6625-class softmax in 64 chunks a row: 6.3 ms instead of 0.28).
-  bool hoisted = std::any_of(p.body.begin(), p.body.end(), [&](const LStmt& s) { return s.kind == LStmt::Loop && s.u != p.inner; });
+  bool hoisted = std::any_of(p.body.begin(), p.body.end(),
+                             [&](const LStmt& s) { return s.kind == LStmt::Loop && s.u != p.inner; });
   int64_t outer = 1, bound = 1;
   for (const UOp* r : p.globals)
     if (r != p.inner)
-      outer *= r->src[0]->is_const() || hoisted ? range_extent(r) : std::max<int64_t>(1, r->src[0]->vmin), bound *= range_extent(r);
+      outer *= r->src[0]->is_const() || hoisted ? range_extent(r) : std::max<int64_t>(1, r->src[0]->vmin),
+          bound *= range_extent(r);
   int64_t inner = p.inner ? range_extent(p.inner) : 1;
   if (outer == 0 || inner == 0) {  // a zero-element output: nothing to run
     s.chunk = 1, s.items = 0;

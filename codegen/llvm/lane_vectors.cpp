@@ -16,12 +16,26 @@ std::pair<const UOp*, int64_t> base_offset(const UOp* idx) {
 // Element-wise ops that IRBuilder emits on vectors as on scalars.
 bool lane_op(Op op) {
   switch (op) {
-    case Op::Add: case Op::Mul: case Op::Max: case Op::Mod: case Op::IDiv: case Op::And: case Op::Or: case Op::Xor:
-    case Op::Shl: case Op::Shr: case Op::Neg: case Op::Recip: case Op::Cast: case Op::Bitcast: case Op::Where:
-    case Op::CmpLt: case Op::CmpNe: case Op::MulAcc: case Op::Dot4:
-      return true;
-    default:
-      return false;
+    case Op::Add:
+    case Op::Mul:
+    case Op::Max:
+    case Op::Mod:
+    case Op::IDiv:
+    case Op::And:
+    case Op::Or:
+    case Op::Xor:
+    case Op::Shl:
+    case Op::Shr:
+    case Op::Neg:
+    case Op::Recip:
+    case Op::Cast:
+    case Op::Bitcast:
+    case Op::Where:
+    case Op::CmpLt:
+    case Op::CmpNe:
+    case Op::MulAcc:
+    case Op::Dot4: return true;
+    default: return false;
   }
 }
 
@@ -36,7 +50,8 @@ bool consecutive_loads(const std::vector<const UOp*>& lanes) {
   auto [base, off] = base_offset(first->src[1]);
   for (size_t i = 1; i < lanes.size(); ++i) {
     const UOp* l = lanes[i];
-    if (l->op != Op::Load || l->src[0] != first->src[0] || l->src.size() > 2 || base_offset(l->src[1]) != std::make_pair(base, off + int64_t(i)))
+    if (l->op != Op::Load || l->src[0] != first->src[0] || l->src.size() > 2 ||
+        base_offset(l->src[1]) != std::make_pair(base, off + int64_t(i)))
       return false;
   }
   return true;
@@ -110,7 +125,8 @@ Value* LaneVectorEmitter::emit(const std::vector<const UOp*>& lanes) {
 Value* LaneVectorEmitter::accumulate(const UOp* reduce, Value* acc, const std::vector<const UOp*>& values) {
   Value* r;
   if (reduce->reduce().op == Op::Add && is_float(reduce->dtype) && values[0]->op == Op::Mul && !all_same(values))
-    r = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {acc->getType()}, {vector(sources(values, 0)), vector(sources(values, 1)), acc});
+    r = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {acc->getType()},
+                           {vector(sources(values, 0)), vector(sources(values, 1)), acc});
   else
     r = e_.binary(reduce->reduce().op, reduce->dtype, acc, vector(values));
   allow_reassociation(r);  // as for scalar sums

@@ -26,7 +26,8 @@ class LaneVectorEmitter {
   // A load of `type` (a scalar or a vector of the LOAD's element type) at element `index` of
   // the LOAD's buffer.
   using LoadAt = std::function<llvm::Value*(const UOp* load, llvm::Type* type, llvm::Value* index)>;
-  LaneVectorEmitter(llvm::IRBuilder<>& b, LlvmExprEmitter& e, LoadAt load_at) : b_(b), e_(e), load_at_(std::move(load_at)) {}
+  LaneVectorEmitter(llvm::IRBuilder<>& b, LlvmExprEmitter& e, LoadAt load_at)
+      : b_(b), e_(e), load_at_(std::move(load_at)) {}
 
   // The lanes (isomorphic_lanes) as one vector. Vectors already emitted in the current block
   // are reused (a weight vector shared by the copies of several tokens is loaded once).

@@ -14,10 +14,15 @@ using llvm::Value;
 llvm::Type* llvm_type(llvm::LLVMContext& c, DType t, bool in_memory) {
   switch (t) {
     case DType::Bool: return in_memory ? llvm::Type::getInt8Ty(c) : llvm::Type::getInt1Ty(c);
-    case DType::I8: case DType::U8: return llvm::Type::getInt8Ty(c);
-    case DType::I16: case DType::U16: return llvm::Type::getInt16Ty(c);
-    case DType::I32: case DType::U32: return llvm::Type::getInt32Ty(c);
-    case DType::I64: case DType::U64: case DType::Index: return llvm::Type::getInt64Ty(c);
+    case DType::I8:
+    case DType::U8: return llvm::Type::getInt8Ty(c);
+    case DType::I16:
+    case DType::U16: return llvm::Type::getInt16Ty(c);
+    case DType::I32:
+    case DType::U32: return llvm::Type::getInt32Ty(c);
+    case DType::I64:
+    case DType::U64:
+    case DType::Index: return llvm::Type::getInt64Ty(c);
     case DType::F16: return llvm::Type::getHalfTy(c);
     case DType::BF16: return llvm::Type::getBFloatTy(c);
     case DType::F32: return llvm::Type::getFloatTy(c);
@@ -52,19 +57,24 @@ Value* LlvmExprEmitter::identity(Op op, DType t) {
   if (op == Op::Mul) return is_float(t) ? llvm::ConstantFP::get(ty, 1.0) : llvm::ConstantInt::get(ty, 1);
   if (is_float(t)) return llvm::ConstantFP::getInfinity(ty, true);
   unsigned bits = ty->getIntegerBitWidth();
-  return llvm::ConstantInt::get(b_.getContext(), is_unsigned(t) ? llvm::APInt::getMinValue(bits) : llvm::APInt::getSignedMinValue(bits));
+  return llvm::ConstantInt::get(b_.getContext(),
+                                is_unsigned(t) ? llvm::APInt::getMinValue(bits) : llvm::APInt::getSignedMinValue(bits));
 }
 
 Value* LlvmExprEmitter::exp2_f32(Value* x) {
   auto* f32 = b_.getFloatTy();
   auto c = [&](double v) { return llvm::ConstantFP::get(f32, v); };
-  Value* xc = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, c(127.0)), c(-126.0));
+  Value* xc = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum,
+                                       b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, c(127.0)), c(-126.0));
   Value* i = intrinsic(llvm::Intrinsic::floor, b_.CreateFAdd(xc, c(0.5)));
   Value* f = b_.CreateFSub(xc, i);  // in [-0.5, 0.5]
   // Horner steps as fused multiply-adds where the target has them (one instruction each).
-  auto fma = [&](Value* a, Value* b, Value* d) { return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {f32}, {a, b, d}); };
+  auto fma = [&](Value* a, Value* b, Value* d) {
+    return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {f32}, {a, b, d});
+  };
   Value* p = c(1.535336188319500e-4);
-  for (double k : {1.339887440266574e-3, 9.618437357674640e-3, 5.550332471162809e-2, 2.402264791363012e-1, 6.931472028550421e-1})
+  for (double k :
+       {1.339887440266574e-3, 9.618437357674640e-3, 5.550332471162809e-2, 2.402264791363012e-1, 6.931472028550421e-1})
     p = fma(p, f, c(k));
   Value* r = fma(p, f, c(1.0));
   // 2^i from the exponent bits (i is in [-126, 127] after the clamp).
@@ -161,7 +171,8 @@ Value* LlvmExprEmitter::dot4(Value* a, Value* b, Value* acc) {
   // Plain integer code: the 4w byte products, then each lane's four summed.
   auto* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), 4 * w);
   auto* wide = llvm::FixedVectorType::get(b_.getInt32Ty(), 4 * w);
-  Value* p = b_.CreateMul(b_.CreateZExt(b_.CreateBitCast(a, bytes), wide), b_.CreateSExt(b_.CreateBitCast(b, bytes), wide));
+  Value* p =
+      b_.CreateMul(b_.CreateZExt(b_.CreateBitCast(a, bytes), wide), b_.CreateSExt(b_.CreateBitCast(b, bytes), wide));
   Value* r = acc;
   for (unsigned k = 0; k < 4; ++k) {
     Value* part = b_.CreateShuffleVector(p, llvm::createStrideMask(k, 4, w));
@@ -181,8 +192,8 @@ Value* LlvmExprEmitter::compute(const UOp* u) {
     case Op::Sin:
     case Op::Sqrt: {
       if (Value* r = hooks_.math(u->op, t, s(0))) return r;
-      throw Error("llvm codegen: kernel " + kernel_ + ": this target cannot emit " + std::string(op_name(u->op)) + " of " +
-                  std::string(dtype_name(t)));
+      throw Error("llvm codegen: kernel " + kernel_ + ": this target cannot emit " + std::string(op_name(u->op)) +
+                  " of " + std::string(dtype_name(t)));
     }
     case Op::Trunc: return is_float(t) ? intrinsic(llvm::Intrinsic::trunc, s(0)) : s(0);
     case Op::Recip: return b_.CreateFDiv(llvm::ConstantFP::get(s(0)->getType(), 1.0), s(0));

@@ -26,7 +26,7 @@ void allow_reassociation(llvm::Value* v);
 class LlvmExprHooks {
  public:
   virtual ~LlvmExprHooks() = default;
-  virtual llvm::Value* load(const UOp* load) = 0;          // a LOAD, in register form
+  virtual llvm::Value* load(const UOp* load) = 0;           // a LOAD, in register form
   virtual llvm::Value* accumulator(const UOp* reduce) = 0;  // a KREDUCE's current value
   // EXP2, LOG2, SIN or SQRT of `x` (of dtype t); nullptr where the target cannot emit it.
   virtual llvm::Value* math(Op op, DType t, llvm::Value* x) = 0;
@@ -56,7 +56,7 @@ class LlvmExprEmitter {
   llvm::Value* constant(const UOp* u);
   llvm::Value* identity(Op op, DType t);  // of a reduce: 0, 1, or the lowest value
   llvm::Value* binary(Op op, DType t, llvm::Value* x, llvm::Value* y);
-  llvm::Value* cast(llvm::Value* x, DType from, DType to);  // of a scalar or a vector
+  llvm::Value* cast(llvm::Value* x, DType from, DType to);                // of a scalar or a vector
   llvm::Value* compare(Op op, DType in, llvm::Value* x, llvm::Value* y);  // CMPLT or CMPNE of two `in`s
   // DOT4 of scalars or vectors of 32-bit words: acc + sum over k < 4 of u8(byte k of a) * i8(byte
   // k of b), per lane. Vectors use the target's int8 dot-product instruction where it has one.

@@ -23,9 +23,12 @@ namespace tgc {
 namespace {
 void init_llvm() {
   static bool done = [] {
-    LLVMInitializeX86TargetInfo(), LLVMInitializeX86Target(), LLVMInitializeX86TargetMC(), LLVMInitializeX86AsmPrinter();
-    LLVMInitializeAArch64TargetInfo(), LLVMInitializeAArch64Target(), LLVMInitializeAArch64TargetMC(), LLVMInitializeAArch64AsmPrinter();
-    LLVMInitializeNVPTXTargetInfo(), LLVMInitializeNVPTXTarget(), LLVMInitializeNVPTXTargetMC(), LLVMInitializeNVPTXAsmPrinter();
+    LLVMInitializeX86TargetInfo(), LLVMInitializeX86Target(), LLVMInitializeX86TargetMC(),
+        LLVMInitializeX86AsmPrinter();
+    LLVMInitializeAArch64TargetInfo(), LLVMInitializeAArch64Target(), LLVMInitializeAArch64TargetMC(),
+        LLVMInitializeAArch64AsmPrinter();
+    LLVMInitializeNVPTXTargetInfo(), LLVMInitializeNVPTXTarget(), LLVMInitializeNVPTXTargetMC(),
+        LLVMInitializeNVPTXAsmPrinter();
     // The SLP vectorizer rates the lanes of a reduce over f16 weights (loads widened by
     // vcvtph2ps, multiply-adds into vector accumulators) at cost 0, "not beneficial", and leaves
     // them scalar: an f16 matrix-vector product ran 4x slower than vectorized. A bias of -4
@@ -45,7 +48,8 @@ std::string checked_gpu_arch(const TargetDesc& t, const std::string& target) {
   if (t.dialect == Dialect::Ptx) {
     std::string err;
     const llvm::Target* nvptx = llvm::TargetRegistry::lookupTarget("nvptx64-nvidia-cuda", err);
-    std::unique_ptr<llvm::MCSubtargetInfo> sti(nvptx ? nvptx->createMCSubtargetInfo("nvptx64-nvidia-cuda", "", "") : nullptr);
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(nvptx ? nvptx->createMCSubtargetInfo("nvptx64-nvidia-cuda", "", "")
+                                                     : nullptr);
     if (arch.rfind("sm_", 0) != 0 || !sti || !sti->isCPUStringValid(arch))
       throw Error("target '" + target + "': unknown GPU architecture '" + arch + "' (e.g. sm_80, sm_89, sm_90)");
   }
@@ -75,7 +79,8 @@ llvm::TargetMachine* make_target_machine(const std::string& triple, const std::s
     for (auto& [name, on] : llvm::sys::getHostCPUFeatures()) features += (on ? "+" : "-") + name.str() + ",";
   }
   llvm::TargetOptions to;
-  auto* tm = t->createTargetMachine(triple, cpu, features, to, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive);
+  auto* tm = t->createTargetMachine(triple, cpu, features, to, llvm::Reloc::PIC_, std::nullopt,
+                                    llvm::CodeGenOptLevel::Aggressive);
   if (!tm) throw Error("cannot create a target machine for " + triple + " / " + cpu);
   return tm;
 }
@@ -132,8 +137,8 @@ ResolvedTarget resolve_target(const std::string& target, const std::string& trip
   return r;
 }
 
-void link_with_runtime(const std::vector<std::string>& objects, const std::string& triple, const std::string& runtime_dir, bool shared,
-                       const std::string& output) {
+void link_with_runtime(const std::vector<std::string>& objects, const std::string& triple,
+                       const std::string& runtime_dir, bool shared, const std::string& output) {
   namespace fs = std::filesystem;
   std::string arch = arch_of(triple);
   // clang-19 with lld links for any triple. Without it (a machine with only gcc, such as a GPU
@@ -147,7 +152,9 @@ void link_with_runtime(const std::vector<std::string>& objects, const std::strin
   cmd.insert(cmd.end(), objects.begin(), objects.end());
   if (!runtime_dir.empty()) {
     fs::path rt = fs::path(runtime_dir) / (arch + "-linux-gnu") / "libtgc_runtime.a";
-    if (!fs::exists(rt)) throw Error("no runtime stub for " + arch + " at " + rt.string() + " (was it built? aarch64 needs gcc-aarch64-linux-gnu)");
+    if (!fs::exists(rt))
+      throw Error("no runtime stub for " + arch + " at " + rt.string() +
+                  " (was it built? aarch64 needs gcc-aarch64-linux-gnu)");
     cmd.push_back(rt.string());
   }
   cmd.insert(cmd.end(), {"-lm", "-lpthread", "-ldl", "-o", output, "-Wl,--gc-sections", "-Wl,-O1"});
@@ -161,7 +168,8 @@ void link_with_runtime(const std::vector<std::string>& objects, const std::strin
     std::istringstream lines(log);
     while (why.empty() && std::getline(lines, line))
       if (line.find("error:") != std::string::npos) why = line;
-    if (why.empty()) why = log.find("Stack dump") != std::string::npos ? "the linker crashed" : log.substr(0, log.find('\n'));
+    if (why.empty())
+      why = log.find("Stack dump") != std::string::npos ? "the linker crashed" : log.substr(0, log.find('\n'));
     throw Error("link failed: " + (why.empty() ? std::string("clang-19 exited with an error") : why.substr(0, 2000)));
   }
 }

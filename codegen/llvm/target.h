@@ -25,7 +25,7 @@ int run_command(const std::vector<std::string>& argv, std::string& output);
 
 // Links objects (+ <runtime_dir>/<arch>-linux-gnu/libtgc_runtime.a unless runtime_dir is empty)
 // into an executable or, with `shared`, a shared library. Throws with the linker's output.
-void link_with_runtime(const std::vector<std::string>& objects, const std::string& triple, const std::string& runtime_dir,
-                       bool shared, const std::string& output);
+void link_with_runtime(const std::vector<std::string>& objects, const std::string& triple,
+                       const std::string& runtime_dir, bool shared, const std::string& output);
 
 }  // namespace tgc

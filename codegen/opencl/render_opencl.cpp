@@ -105,12 +105,15 @@ class OpenClDialect : public CDialect {
   // when it builds the program (an offset argument costs host time in every enqueue).
   std::string entry(const CKernelHead& k) const override {
     auto view = [&](const CBuffer& b, const std::string& pointee) {
-      return "  __global " + pointee + restrict_(k) + b.name + " = (__global " + pointee + "*)(tgc_pool + " + b.name + "_at);\n";
+      return "  __global " + pointee + restrict_(k) + b.name + " = (__global " + pointee + "*)(tgc_pool + " + b.name +
+             "_at);\n";
     };
     std::string s = "#ifdef TGC_POOL\n", images;
     for (const CBuffer& b : k.buffers)
-      if (b.image_width == 0) s += view(b, pointee(b));
-      else images += view(b, b.dtype == DType::F16 ? "const half" : "const float4");
+      if (b.image_width == 0)
+        s += view(b, pointee(b));
+      else
+        images += view(b, b.dtype == DType::F16 ? "const half" : "const float4");
     if (!images.empty()) s += "#ifdef TGC_NO_IMAGES\n" + images + "#endif\n";
     s += "#endif\n";
     if (k.local_size == 1 && k.global_size % kOpenClFlatGroupSize != 0)
@@ -139,7 +142,8 @@ class OpenClDialect : public CDialect {
                            : "(int)(" + index4 + " % " + w + "), (int)(" + index4 + " / " + w + ")";
       return texel + b.name + ", " + index4 + ", " + xy + ")";
     }
-    return "((__global " + std::string(b.written ? "" : "const ") + vector_type(b.dtype) + "*)" + b.name + ")[" + index4 + "]";
+    return "((__global " + std::string(b.written ? "" : "const ") + vector_type(b.dtype) + "*)" + b.name + ")[" +
+           index4 + "]";
   }
   std::string vector_make(DType t, const std::string& a, const std::string& b, const std::string& c,
                           const std::string& d) const override {
@@ -182,8 +186,10 @@ class OpenClDialect : public CDialect {
     if (t == DType::F16) return std::string(half_ ? "tgc_load_half(" : "vload_half(") + index + ", " + buffer + ")";
     return bf16_from_bits(buffer + "[" + index + "]");
   }
-  std::string store_half(DType t, const std::string& buffer, const std::string& index, const std::string& value) const override {
-    if (t == DType::F16) return std::string(half_ ? "tgc_store_half(" : "vstore_half_rte(") + value + ", " + index + ", " + buffer + ")";
+  std::string store_half(DType t, const std::string& buffer, const std::string& index,
+                         const std::string& value) const override {
+    if (t == DType::F16)
+      return std::string(half_ ? "tgc_store_half(" : "vstore_half_rte(") + value + ", " + index + ", " + buffer + ")";
     return buffer + "[" + index + "] = " + bf16_bits(value);
   }
 

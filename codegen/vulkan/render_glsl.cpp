@@ -48,8 +48,8 @@ class GlslDialect : public CDialect {
         "#extension GL_EXT_shader_explicit_arithmetic_types : require\n"
         "#extension GL_EXT_shader_16bit_storage : require\n"
         "#extension GL_EXT_shader_8bit_storage : require\n" +
-        std::string(subgroups_ ? "#extension GL_KHR_shader_subgroup_arithmetic : require\n" : "") +
-        "// " + k.name + "\n"
+        std::string(subgroups_ ? "#extension GL_KHR_shader_subgroup_arithmetic : require\n" : "") + "// " + k.name +
+        "\n"
         "layout(local_size_x_id = 0) in;\n";
     for (size_t i = 0; i < k.buffers.size(); ++i) {
       const CBuffer& b = k.buffers[i];
@@ -86,15 +86,15 @@ class GlslDialect : public CDialect {
       s += "uint64_t tgc_thread64() { return uint64_t(tgc_group()) * gl_WorkGroupSize.x + gl_LocalInvocationID.x; }\n";
     s += "void tgc_kernel();\n"
          "void main() {\n"
-         "  if (" + thread_ + " >= " + std::to_string(k.global_size) + (index_ == "int" ? "u" : "ul") + ") return;\n"
+         "  if (" +
+         thread_ + " >= " + std::to_string(k.global_size) + (index_ == "int" ? "u" : "ul") +
+         ") return;\n"
          "  tgc_kernel();\n"
          "}\n";
     return s;
   }
   std::string signature(const CKernelHead&) const override { return "void tgc_kernel()"; }
-  std::string global_id() const override {
-    return index_ + "(" + thread_ + ")";
-  }
+  std::string global_id() const override { return index_ + "(" + thread_ + ")"; }
   std::string group_id() const override { return index_ + "(tgc_group())"; }
   std::string local_id() const override { return index_ + "(gl_LocalInvocationID.x)"; }
   std::string shared_array(const std::string& type, const std::string& name, int64_t count) const override {
@@ -150,7 +150,8 @@ class GlslDialect : public CDialect {
   std::string int_div(DType t, const std::string& a, const std::string& b) const override {
     if (is_unsigned(t)) return a + " / " + b;
     std::string q = magnitude(t, a) + " / " + magnitude(t, b);
-    return reg_type(t) + "((" + a + " < " + zero(reg_type(t)) + ") != (" + b + " < " + zero(reg_type(t)) + ") ? -(" + q + ") : " + q + ")";
+    return reg_type(t) + "((" + a + " < " + zero(reg_type(t)) + ") != (" + b + " < " + zero(reg_type(t)) + ") ? -(" +
+           q + ") : " + q + ")";
   }
   std::string int_rem(DType t, const std::string& a, const std::string& b) const override {
     if (is_unsigned(t)) return a + " % " + b;
@@ -189,14 +190,17 @@ class GlslDialect : public CDialect {
     if (t == DType::F16) return half_ ? buffer + "[" + index + "]" : "float(" + buffer + "[" + index + "])";
     return bf16_from_bits(buffer + "[" + index + "]");
   }
-  std::string store_half(DType t, const std::string& buffer, const std::string& index, const std::string& value) const override {
+  std::string store_half(DType t, const std::string& buffer, const std::string& index,
+                         const std::string& value) const override {
     if (t == DType::F16) return buffer + "[" + index + "] = float16_t(" + value + ")";
     return buffer + "[" + index + "] = " + bf16_bits(value);
   }
 
  private:
   // |x| of a signed integer, as int64_t or int.
-  std::string magnitude(DType t, const std::string& x) const { return t == DType::I64 ? "abs(" + x + ")" : "abs(int(" + x + "))"; }
+  std::string magnitude(DType t, const std::string& x) const {
+    return t == DType::I64 ? "abs(" + x + ")" : "abs(int(" + x + "))";
+  }
 
   std::string index_;   // the integer type of the kernel's index width
   std::string thread_;  // the flattened thread id, unsigned, in that width

@@ -17,10 +17,17 @@ constexpr uint32_t kMaxDims = 4;   // GGML_MAX_DIMS
 // Fixed size of a scalar value type; 0 for strings and arrays.
 uint64_t scalar_size(GgufValueType t) {
   switch (t) {
-    case GgufValueType::U8: case GgufValueType::I8: case GgufValueType::Bool: return 1;
-    case GgufValueType::U16: case GgufValueType::I16: return 2;
-    case GgufValueType::U32: case GgufValueType::I32: case GgufValueType::F32: return 4;
-    case GgufValueType::U64: case GgufValueType::I64: case GgufValueType::F64: return 8;
+    case GgufValueType::U8:
+    case GgufValueType::I8:
+    case GgufValueType::Bool: return 1;
+    case GgufValueType::U16:
+    case GgufValueType::I16: return 2;
+    case GgufValueType::U32:
+    case GgufValueType::I32:
+    case GgufValueType::F32: return 4;
+    case GgufValueType::U64:
+    case GgufValueType::I64:
+    case GgufValueType::F64: return 8;
     default: return 0;
   }
 }
@@ -31,7 +38,10 @@ bool known_value_type(uint32_t t) { return t <= uint32_t(GgufValueType::F64); }
 GgufValue decode_scalar(GgufValueType t, const uint8_t* p) {
   GgufValue v;
   v.type = t;
-  auto rd = [&](auto x) { std::memcpy(&x, p, sizeof x); return x; };
+  auto rd = [&](auto x) {
+    std::memcpy(&x, p, sizeof x);
+    return x;
+  };
   switch (t) {
     case GgufValueType::U8: v.u = rd(uint8_t{}); break;
     case GgufValueType::I8: v.i = rd(int8_t{}); break;
@@ -105,17 +115,20 @@ class Reader {
     v.count = get<uint64_t>(what + " count");
     // The smallest encoding of one element bounds the count by the bytes left: no lying count
     // reaches an allocation.
-    uint64_t min_size = scalar_size(v.elem_type) ? scalar_size(v.elem_type) : v.elem_type == GgufValueType::String ? 8 : 12;
+    uint64_t min_size = scalar_size(v.elem_type)               ? scalar_size(v.elem_type)
+                        : v.elem_type == GgufValueType::String ? 8
+                                                               : 12;
     if (v.count > left() / min_size)
-      fail(what + ": array of " + std::to_string(v.count) + " " + gguf_value_type_name(v.elem_type) + " values does not fit in the " +
-           std::to_string(left()) + " bytes left");
+      fail(what + ": array of " + std::to_string(v.count) + " " + gguf_value_type_name(v.elem_type) +
+           " values does not fit in the " + std::to_string(left()) + " bytes left");
     if (scalar_size(v.elem_type)) {  // numbers stay in the mapping, decoded on access
       v.raw = here();
       pos_ += v.count * min_size;
       return v;
     }
     v.items.reserve(size_t(v.count));
-    for (uint64_t k = 0; k < v.count; ++k) v.items.push_back(value(v.elem_type, what + "[" + std::to_string(k) + "]", depth + 1));
+    for (uint64_t k = 0; k < v.count; ++k)
+      v.items.push_back(value(v.elem_type, what + "[" + std::to_string(k) + "]", depth + 1));
     return v;
   }
 
@@ -126,7 +139,7 @@ class Reader {
 };
 
 uint64_t file_size(const std::string& path) {
-  struct stat st {};
+  struct stat st{};
   if (stat(path.c_str(), &st) != 0) throw Error(path + ": cannot open: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
   return uint64_t(st.st_size);
@@ -134,14 +147,21 @@ uint64_t file_size(const std::string& path) {
 }  // namespace
 
 std::string gguf_value_type_name(GgufValueType t) {
-  static const char* kNames[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "string", "array", "u64", "i64", "f64"};
+  static const char* kNames[] = {"u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
+                                 "bool", "string", "array", "u64", "i64", "f64"};
   return uint32_t(t) <= uint32_t(GgufValueType::F64) ? kNames[uint32_t(t)] : "type " + std::to_string(uint32_t(t));
 }
 
 bool GgufValue::is_int() const {
   switch (type) {
-    case GgufValueType::U8: case GgufValueType::I8: case GgufValueType::U16: case GgufValueType::I16:
-    case GgufValueType::U32: case GgufValueType::I32: case GgufValueType::U64: case GgufValueType::I64:
+    case GgufValueType::U8:
+    case GgufValueType::I8:
+    case GgufValueType::U16:
+    case GgufValueType::I16:
+    case GgufValueType::U32:
+    case GgufValueType::I32:
+    case GgufValueType::U64:
+    case GgufValueType::I64:
     case GgufValueType::Bool: return true;
     default: return false;
   }
@@ -149,8 +169,10 @@ bool GgufValue::is_int() const {
 
 int64_t GgufValue::as_int() const {
   if (!is_int()) throw Error("a " + gguf_value_type_name(type) + " where an integer is expected");
-  bool is_signed = type == GgufValueType::I8 || type == GgufValueType::I16 || type == GgufValueType::I32 || type == GgufValueType::I64;
-  if (!is_signed && u > uint64_t(std::numeric_limits<int64_t>::max())) throw Error("integer " + std::to_string(u) + " out of range");
+  bool is_signed = type == GgufValueType::I8 || type == GgufValueType::I16 || type == GgufValueType::I32 ||
+                   type == GgufValueType::I64;
+  if (!is_signed && u > uint64_t(std::numeric_limits<int64_t>::max()))
+    throw Error("integer " + std::to_string(u) + " out of range");
   return is_signed ? i : int64_t(u);
 }
 
@@ -172,10 +194,14 @@ std::string GgufValue::str() const {
       std::string t = s.size() > 80 ? s.substr(0, 77) + "..." : s;
       o << '"';
       for (char c : t) {
-        if (c == '\n') o << "\\n";
-        else if (c == '"') o << "\\\"";
-        else if (static_cast<unsigned char>(c) < 0x20) o << "\\x" << std::hex << int(c) << std::dec;
-        else o << c;
+        if (c == '\n')
+          o << "\\n";
+        else if (c == '"')
+          o << "\\\"";
+        else if (static_cast<unsigned char>(c) < 0x20)
+          o << "\\x" << std::hex << int(c) << std::dec;
+        else
+          o << c;
       }
       o << '"';
       break;
@@ -188,7 +214,8 @@ std::string GgufValue::str() const {
       o << "]";
       break;
     }
-    case GgufValueType::F32: case GgufValueType::F64: o << f; break;
+    case GgufValueType::F32:
+    case GgufValueType::F64: o << f; break;
     case GgufValueType::Bool: o << (u ? "true" : "false"); break;
     default: o << as_int(); break;
   }
@@ -212,8 +239,10 @@ GgufFile GgufFile::open(const std::string& path) {
   r.skip(4, "magic");
   f.version_ = r.get<uint32_t>("version");
   if (f.version_ == 1) r.fail("GGUF version 1 is not supported (v2 and v3 are)");
-  if (f.version_ == 0x02000000u || f.version_ == 0x03000000u) r.fail("a big-endian GGUF file; tgc reads little-endian ones");
-  if (f.version_ != 2 && f.version_ != 3) r.fail("unknown GGUF version " + std::to_string(f.version_) + " (v2 and v3 are supported)");
+  if (f.version_ == 0x02000000u || f.version_ == 0x03000000u)
+    r.fail("a big-endian GGUF file; tgc reads little-endian ones");
+  if (f.version_ != 2 && f.version_ != 3)
+    r.fail("unknown GGUF version " + std::to_string(f.version_) + " (v2 and v3 are supported)");
   uint64_t n_tensors = r.get<uint64_t>("tensor count");
   uint64_t n_kv = r.get<uint64_t>("metadata count");
   // Each pair takes at least 13 bytes (key length, type, one byte), each tensor info 24.
@@ -230,7 +259,8 @@ GgufFile GgufFile::open(const std::string& path) {
   }
   if (const GgufValue* a = f.find("general.alignment")) {
     if (a->type != GgufValueType::U32) r.fail("general.alignment is a " + gguf_value_type_name(a->type) + ", not u32");
-    if (a->u == 0 || (a->u & (a->u - 1)) != 0) r.fail("general.alignment " + std::to_string(a->u) + " is not a power of two");
+    if (a->u == 0 || (a->u & (a->u - 1)) != 0)
+      r.fail("general.alignment " + std::to_string(a->u) + " is not a power of two");
     f.alignment_ = a->u;
   }
 
@@ -243,7 +273,8 @@ GgufFile GgufFile::open(const std::string& path) {
     int64_t numel = 1;
     for (uint32_t d = 0; d < nd; ++d) {
       uint64_t n = r.get<uint64_t>(what + " dim");
-      if (n > uint64_t(std::numeric_limits<int64_t>::max()) || (n && uint64_t(numel) > uint64_t(std::numeric_limits<int64_t>::max()) / n))
+      if (n > uint64_t(std::numeric_limits<int64_t>::max()) ||
+          (n && uint64_t(numel) > uint64_t(std::numeric_limits<int64_t>::max()) / n))
         r.fail(what + " has more elements than fit in 63 bits");
       ti.dims.push_back(int64_t(n));
       numel *= int64_t(n);
@@ -253,23 +284,26 @@ GgufFile GgufFile::open(const std::string& path) {
     if (!info) r.fail(what + " has unknown tensor type " + std::to_string(type));
     ti.type = GgmlType(type);
     if (ti.dims[0] % info->block_elems != 0)
-      r.fail(what + " (" + info->name + ") has rows of " + std::to_string(ti.dims[0]) + " elements, not a multiple of its block of " +
-             std::to_string(info->block_elems));
+      r.fail(what + " (" + info->name + ") has rows of " + std::to_string(ti.dims[0]) +
+             " elements, not a multiple of its block of " + std::to_string(info->block_elems));
     ti.nbytes = uint64_t(numel / info->block_elems);
-    if (ti.nbytes && uint64_t(info->block_bytes) > std::numeric_limits<uint64_t>::max() / ti.nbytes) r.fail(what + " is too large");
+    if (ti.nbytes && uint64_t(info->block_bytes) > std::numeric_limits<uint64_t>::max() / ti.nbytes)
+      r.fail(what + " is too large");
     ti.nbytes *= uint64_t(info->block_bytes);
     ti.offset = r.get<uint64_t>(what + " offset");
     if (ti.offset % f.alignment_ != 0)
-      r.fail(what + " data offset " + std::to_string(ti.offset) + " is not a multiple of the alignment " + std::to_string(f.alignment_));
-    if (!f.tensor_index_.emplace(ti.name, f.tensors_.size()).second) r.fail(what + " appears twice in the tensor table");
+      r.fail(what + " data offset " + std::to_string(ti.offset) + " is not a multiple of the alignment " +
+             std::to_string(f.alignment_));
+    if (!f.tensor_index_.emplace(ti.name, f.tensors_.size()).second)
+      r.fail(what + " appears twice in the tensor table");
     f.tensors_.push_back(std::move(ti));
   }
   f.data_offset_ = (r.pos() + f.alignment_ - 1) / f.alignment_ * f.alignment_;
   for (const GgufTensorInfo& ti : f.tensors_) {
     uint64_t avail = size > f.data_offset_ ? size - f.data_offset_ : 0;
     if (ti.offset > avail || ti.nbytes > avail - ti.offset)
-      r.fail("tensor '" + ti.name + "' data (" + std::to_string(ti.nbytes) + " bytes at data offset " + std::to_string(ti.offset) +
-             ") runs past the end of the file (" + std::to_string(avail) + " data bytes)");
+      r.fail("tensor '" + ti.name + "' data (" + std::to_string(ti.nbytes) + " bytes at data offset " +
+             std::to_string(ti.offset) + ") runs past the end of the file (" + std::to_string(avail) + " data bytes)");
   }
   return f;
 }
@@ -287,7 +321,8 @@ const GgufTensorInfo* GgufFile::find_tensor(const std::string& name) const {
 int64_t GgufFile::get_int(const std::string& key) const {
   const GgufValue* v = find(key);
   if (!v) throw Error(path_ + ": metadata '" + key + "' is missing");
-  if (!v->is_int()) throw Error(path_ + ": metadata '" + key + "' is a " + gguf_value_type_name(v->type) + ", not an integer");
+  if (!v->is_int())
+    throw Error(path_ + ": metadata '" + key + "' is a " + gguf_value_type_name(v->type) + ", not an integer");
   try {
     return v->as_int();
   } catch (const Error& e) {
@@ -295,19 +330,23 @@ int64_t GgufFile::get_int(const std::string& key) const {
   }
 }
 
-int64_t GgufFile::get_int(const std::string& key, int64_t fallback) const { return find(key) ? get_int(key) : fallback; }
+int64_t GgufFile::get_int(const std::string& key, int64_t fallback) const {
+  return find(key) ? get_int(key) : fallback;
+}
 
 double GgufFile::get_float(const std::string& key, double fallback) const {
   const GgufValue* v = find(key);
   if (!v) return fallback;
-  if (!v->is_number()) throw Error(path_ + ": metadata '" + key + "' is a " + gguf_value_type_name(v->type) + ", not a number");
+  if (!v->is_number())
+    throw Error(path_ + ": metadata '" + key + "' is a " + gguf_value_type_name(v->type) + ", not a number");
   return v->as_double();
 }
 
 std::string GgufFile::get_string(const std::string& key) const {
   const GgufValue* v = find(key);
   if (!v) throw Error(path_ + ": metadata '" + key + "' is missing");
-  if (v->type != GgufValueType::String) throw Error(path_ + ": metadata '" + key + "' is a " + gguf_value_type_name(v->type) + ", not a string");
+  if (v->type != GgufValueType::String)
+    throw Error(path_ + ": metadata '" + key + "' is a " + gguf_value_type_name(v->type) + ", not a string");
   return v->s;
 }
 
@@ -317,8 +356,8 @@ std::shared_ptr<const Bytes> GgufFile::tensor_bytes(const GgufTensorInfo& t) con
 
 std::string describe_gguf(const GgufFile& f) {
   std::ostringstream o;
-  o << "# " << f.path() << ": GGUF v" << f.version() << ", " << f.metadata().size() << " metadata pairs, " << f.tensors().size()
-    << " tensors, alignment " << f.alignment() << ", data at byte " << f.data_offset() << "\n";
+  o << "# " << f.path() << ": GGUF v" << f.version() << ", " << f.metadata().size() << " metadata pairs, "
+    << f.tensors().size() << " tensors, alignment " << f.alignment() << ", data at byte " << f.data_offset() << "\n";
   for (const auto& [key, v] : f.metadata()) {
     std::string type = gguf_value_type_name(v.type);
     if (v.type == GgufValueType::Array) type += "<" + gguf_value_type_name(v.elem_type) + ">";

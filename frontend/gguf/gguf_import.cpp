@@ -13,15 +13,17 @@ namespace tgc {
 namespace {
 constexpr const char* kTokens = "tokens";
 constexpr const char* kTokenDim = "n_tokens";
-constexpr const char* kKvDim = "n_kv";  // the cache's length after a run (see the header)
+constexpr const char* kKvDim = "n_kv";         // the cache's length after a run (see the header)
 constexpr const char* kLogitDim = "n_logits";  // rows of logits: n_tokens or 1 (Model::logit_rows_var)
 constexpr const char* kNeedsCount =
-    ": the token count needs a size (--input-shape tokens=N, or --dynamic n_tokens=MAX for a run-time count; tgc eval takes it from -i tokens=FILE)";
+    ": the token count needs a size (--input-shape tokens=N, or --dynamic n_tokens=MAX for a run-time count; tgc eval "
+    "takes it from -i tokens=FILE)";
 
 // The token count the options give (-1 when none does).
 int64_t token_count(const ImportOptions& o) {
   if (auto it = o.input_shapes.find(kTokens); it != o.input_shapes.end()) {
-    if (it->second.size() != 1) throw Error(std::string("--input-shape tokens takes one dim (the token count), got ") + shape_str(it->second));
+    if (it->second.size() != 1)
+      throw Error(std::string("--input-shape tokens takes one dim (the token count), got ") + shape_str(it->second));
     if (it->second[0] >= 0) return it->second[0];
   }
   if (auto it = o.dim_sizes.find(kTokenDim); it != o.dim_sizes.end()) return it->second;
@@ -31,10 +33,12 @@ int64_t token_count(const ImportOptions& o) {
 
 void check_options(const std::string& path, const ImportOptions& o) {
   for (const auto& [name, _] : o.input_shapes)
-    if (name != kTokens) throw Error(path + ": --input-shape names '" + name + "'; a GGUF model's one input is 'tokens'");
+    if (name != kTokens)
+      throw Error(path + ": --input-shape names '" + name + "'; a GGUF model's one input is 'tokens'");
   if (!o.input_values.empty()) throw Error(path + ": --input-value does not apply to GGUF models");
   for (const auto& [name, _] : o.dynamic)
-    if (name != kTokenDim) throw Error(path + ": --dynamic names '" + name + "'; a GGUF model's run-time dim is 'n_tokens'");
+    if (name != kTokenDim)
+      throw Error(path + ": --dynamic names '" + name + "'; a GGUF model's run-time dim is 'n_tokens'");
 }
 
 // The model at the sizes `options` gives. context > 0: with the K/V caches of that many rows
@@ -52,7 +56,8 @@ Model build_gguf(const std::string& path, const ImportOptions& options, int64_t 
   int64_t positions = n;
   for (const auto& [name, max] : options.dynamic) {
     g.declare_var(name, 1, max);
-    if (name == kTokenDim) positions = std::max(positions, max);  // tables keep the bound's length, cut to the traced count
+    if (name == kTokenDim)
+      positions = std::max(positions, max);  // tables keep the bound's length, cut to the traced count
   }
   Tensor tokens = Tensor::input(g, kTokens, DType::I32, {n});
   m.inputs.push_back({kTokens, tokens});
@@ -63,7 +68,8 @@ Model build_gguf(const std::string& path, const ImportOptions& options, int64_t 
   // This run's tokens go at position n_kv - n_tokens (the runtime binds n_kv to the cache's
   // length after the run); the traced graph reads the cache up to the size traced for n_kv.
   Sym sym{g};
-  const UOp* count = options.dynamic.count(kTokenDim) ? g.declare_var(kTokenDim, 1, options.dynamic.at(kTokenDim)) : sym.c(n);
+  const UOp* count =
+      options.dynamic.count(kTokenDim) ? g.declare_var(kTokenDim, 1, options.dynamic.at(kTokenDim)) : sym.c(n);
   const UOp* kv = g.declare_var(kKvDim, 1, context);
   KvCache cache;
   cache.context = context;
@@ -84,7 +90,8 @@ Model build_gguf(const std::string& path, const ImportOptions& options, int64_t 
            Tensor::index_value(g, sym.add(kv, sym.mul(logits, -1)), DType::I32);
     m.logit_rows_var = kLogitDim;
   }
-  m.outputs.push_back({"logits", llama_forward(g, f, p, tokens, positions, &cache, options.int8_rows, rows.uop() ? &rows : nullptr)});
+  m.outputs.push_back(
+      {"logits", llama_forward(g, f, p, tokens, positions, &cache, options.int8_rows, rows.uop() ? &rows : nullptr)});
   return m;
 }
 }  // namespace
@@ -113,19 +120,21 @@ ModelSource gguf_model_source(const std::string& path, const ImportOptions& opti
     count = o.dynamic.at(kTokenDim);
   }
   if (count > context)
-    throw Error(path + ": " + std::to_string(count) + " tokens per run do not fit a KV cache of " + std::to_string(context) +
-                " rows (--ctx)");
+    throw Error(path + ": " + std::to_string(count) + " tokens per run do not fit a KV cache of " +
+                std::to_string(context) + " rows (--ctx)");
   o.dynamic[kKvDim] = context;
   std::vector<std::string> internal{kKvDim};
   if (count >= 2) {  // a bound of 1 is no run-time dim
     o.dynamic[kLogitDim] = count;
     internal.push_back(kLogitDim);
   }
-  ModelSource src{path, unknown, o.dynamic, [path, o, context](const std::map<std::string, int64_t>& sizes) {
+  ModelSource src{path, unknown, o.dynamic,
+                  [path, o, context](const std::map<std::string, int64_t>& sizes) {
                     ImportOptions t = o;
                     for (const auto& [key, n] : sizes) t.dim_sizes[key] = n;
                     return build_gguf(path, t, context);
-                  }, internal};
+                  },
+                  internal};
   return src;
 }
 

@@ -19,19 +19,44 @@ struct PreTokenizer {
 };
 const PreTokenizer kPreTokenizers[] = {
     {"default", kPreDefault},
-    {"gpt-2", kPreGpt2}, {"phi-2", kPreGpt2}, {"gigachat", kPreGpt2}, {"a.x-4.0", kPreGpt2},
-    {"mellum", kPreGpt2}, {"exaone4", kPreGpt2}, {"mpt", kPreGpt2}, {"olmo", kPreGpt2},
-    {"jais", kPreGpt2}, {"trillion", kPreGpt2}, {"granite-docling", kPreGpt2},
-    {"llama3", kPreLlama3, true, true}, {"llama-v3", kPreLlama3, true, true}, {"llama-bpe", kPreLlama3, true, true},
-    {"falcon3", kPreLlama3, true, true}, {"falcon-h1", kPreLlama3, true, true}, {"pixtral", kPreLlama3, true, true},
-    {"midm-2.0", kPreLlama3, true, true}, {"lfm2", kPreLlama3, true, true}, {"jina-v5-nano", kPreLlama3, true, true},
-    {"dbrx", kPreLlama3}, {"smaug-bpe", kPreLlama3},
-    {"qwen2", kPreQwen2}, {"deepseek-r1-qwen", kPreQwen2}, {"kormo", kPreQwen2}, {"f2llmv2", kPreQwen2},
-    {"megrez", kPreQwen2}, {"stablelm2", kPreQwen2}, {"hunyuan", kPreQwen2},
+    {"gpt-2", kPreGpt2},
+    {"phi-2", kPreGpt2},
+    {"gigachat", kPreGpt2},
+    {"a.x-4.0", kPreGpt2},
+    {"mellum", kPreGpt2},
+    {"exaone4", kPreGpt2},
+    {"mpt", kPreGpt2},
+    {"olmo", kPreGpt2},
+    {"jais", kPreGpt2},
+    {"trillion", kPreGpt2},
+    {"granite-docling", kPreGpt2},
+    {"llama3", kPreLlama3, true, true},
+    {"llama-v3", kPreLlama3, true, true},
+    {"llama-bpe", kPreLlama3, true, true},
+    {"falcon3", kPreLlama3, true, true},
+    {"falcon-h1", kPreLlama3, true, true},
+    {"pixtral", kPreLlama3, true, true},
+    {"midm-2.0", kPreLlama3, true, true},
+    {"lfm2", kPreLlama3, true, true},
+    {"jina-v5-nano", kPreLlama3, true, true},
+    {"dbrx", kPreLlama3},
+    {"smaug-bpe", kPreLlama3},
+    {"qwen2", kPreQwen2},
+    {"deepseek-r1-qwen", kPreQwen2},
+    {"kormo", kPreQwen2},
+    {"f2llmv2", kPreQwen2},
+    {"megrez", kPreQwen2},
+    {"stablelm2", kPreQwen2},
+    {"hunyuan", kPreQwen2},
     {"qwen35", kPreQwen35},
-    {"starcoder", kPreStarcoder}, {"refact", kPreStarcoder}, {"command-r", kPreStarcoder},
-    {"smollm", kPreStarcoder}, {"codeshell", kPreStarcoder}, {"exaone", kPreStarcoder},
-    {"minerva-7b", kPreStarcoder}, {"mellum2", kPreStarcoder},
+    {"starcoder", kPreStarcoder},
+    {"refact", kPreStarcoder},
+    {"command-r", kPreStarcoder},
+    {"smollm", kPreStarcoder},
+    {"codeshell", kPreStarcoder},
+    {"exaone", kPreStarcoder},
+    {"minerva-7b", kPreStarcoder},
+    {"mellum2", kPreStarcoder},
     {"falcon", kPreFalcon},
     {"deepseek-llm", kPreDeepseekLlm},
     {"deepseek-coder", kPreDeepseekCoder},
@@ -40,12 +65,34 @@ const PreTokenizer kPreTokenizers[] = {
 // Texts llama.cpp takes for end-of-generation tokens and makes control tokens, whatever the file
 // says: a user-defined one then no longer splits a prompt (special tokens are not parsed there).
 const char* const kEndOfGenerationTexts[] = {
-    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<end_of_turn>",
-    "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>", "<end_of_utterance>",
-    "<eos>", "<turn|>", "<|tool_response>", "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>", "[e~[",
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<|return|>",
+    "<|call|>",
+    "<|flush|>",
+    "<|calls|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "</s>",
+    "<|eom_id|>",
+    "<EOT>",
+    "_<EOT>",
+    "[EOT]",
+    "[EOS]",
+    "<|end_of_text|>",
+    "<end_of_utterance>",
+    "<eos>",
+    "<turn|>",
+    "<|tool_response>",
+    "<\xef\xbd\x9c"
+    "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>",
+    "[e~[",
 };
 
-std::string token(const Vocab& v, int64_t id) { return v.text.substr(size_t(v.offsets[size_t(id)]), size_t(v.offsets[size_t(id) + 1] - v.offsets[size_t(id)])); }
+std::string token(const Vocab& v, int64_t id) {
+  return v.text.substr(size_t(v.offsets[size_t(id)]), size_t(v.offsets[size_t(id) + 1] - v.offsets[size_t(id)]));
+}
 
 // tokenizer.ggml.merges ("left right", rank = index) as token id pairs.
 void read_merges(const GgufFile& f, Vocab& v) {
@@ -58,7 +105,8 @@ void read_merges(const GgufFile& f, Vocab& v) {
     const std::string m = merges->item(i).s;
     size_t space = m.find(' ', 1);
     if (space == std::string::npos) continue;  // llama.cpp's ("", "") never applies; the ranks keep their order
-    auto left = ids.find(m.substr(0, space)), right = ids.find(m.substr(space + 1)), join = ids.find(m.substr(0, space) + m.substr(space + 1));
+    auto left = ids.find(m.substr(0, space)), right = ids.find(m.substr(space + 1)),
+         join = ids.find(m.substr(0, space) + m.substr(space + 1));
     if (left == ids.end() || right == ids.end() || join == ids.end())
       throw Error(f.path() + ": tokenizer.ggml.merges[" + std::to_string(i) + "] '" + m +
                   "' is not two tokens joining into a token (tgc keeps merges as token pairs)");
@@ -75,7 +123,9 @@ void read_bpe(const GgufFile& f, Vocab& v) {
   const PreTokenizer* p = nullptr;
   for (const PreTokenizer& k : kPreTokenizers)
     if (name == k.name) p = &k;
-  if (!p) throw Error(f.path() + ": pre-tokenizer '" + name + "' (tokenizer.ggml.pre) is not supported by tgc's byte-level BPE tokenizer");
+  if (!p)
+    throw Error(f.path() + ": pre-tokenizer '" + name +
+                "' (tokenizer.ggml.pre) is not supported by tgc's byte-level BPE tokenizer");
   v.pre = p->pre;
   v.ignore_merges = p->ignore_merges;
   v.add_bos = f.get_int("tokenizer.ggml.add_bos_token", p->add_bos) != 0;
@@ -96,10 +146,12 @@ Vocab gguf_vocab(const GgufFile& f) {
   Vocab v;
   std::string model = f.get_string("tokenizer.ggml.model");
   if (model != "llama" && model != "gpt2")
-    throw Error(f.path() + ": tokenizer '" + model + "' is not supported (tgc tokenizes SentencePiece-style 'llama' and byte-level BPE 'gpt2' vocabularies)");
+    throw Error(
+        f.path() + ": tokenizer '" + model +
+        "' is not supported (tgc tokenizes SentencePiece-style 'llama' and byte-level BPE 'gpt2' vocabularies)");
   const GgufValue* tokens = f.find("tokenizer.ggml.tokens");
-  if (!tokens || tokens->type != GgufValueType::Array || tokens->elem_type != GgufValueType::String || tokens->count == 0 ||
-      tokens->count > (1u << 30))
+  if (!tokens || tokens->type != GgufValueType::Array || tokens->elem_type != GgufValueType::String ||
+      tokens->count == 0 || tokens->count > (1u << 30))
     throw Error(f.path() + ": tokenizer.ggml.tokens is missing or not an array of strings");
   int64_t n = int64_t(tokens->count);
   v.offsets.push_back(0);

@@ -6,9 +6,7 @@ namespace tgc {
 
 namespace {
 // Block views: a u8 tensor [R, nb, B] (R rows of nb blocks of B bytes) sliced on its last axis.
-Tensor bytes_at(const Tensor& blk, int64_t lo, int64_t hi) {
-  return blk.slice({lo}, {hi}, {2}, {});
-}
+Tensor bytes_at(const Tensor& blk, int64_t lo, int64_t hi) { return blk.slice({lo}, {hi}, {2}, {}); }
 
 // The f16 stored little-endian at bytes [at, at+2) of each block, as f32: [R, nb, 1].
 Tensor f16_at(const Tensor& blk, int64_t at) {
@@ -21,7 +19,8 @@ Tensor f16_at(const Tensor& blk, int64_t at) {
 // so that where the kernel's loops fix the copy, its shift is a constant.
 Tensor unfold_bits(const Tensor& x, const std::vector<int64_t>& shifts, int64_t mask) {
   std::vector<Tensor> copies;
-  for (int64_t s : shifts) copies.push_back(x.bitwise(Op::Shr, x.scalar(double(s))).bitwise(Op::And, x.scalar(double(mask))).unsqueeze({-2}));
+  for (int64_t s : shifts)
+    copies.push_back(x.bitwise(Op::Shr, x.scalar(double(s))).bitwise(Op::And, x.scalar(double(mask))).unsqueeze({-2}));
   return Tensor::cat(copies, -2);
 }
 
@@ -38,14 +37,17 @@ Tensor to_f32(const Tensor& x) { return x.cast(DType::F32); }
 std::pair<Tensor, Tensor> k_scales_mins(const Tensor& blk) {
   Tensor d = bytes_at(blk, 4, 8), m = bytes_at(blk, 8, 12), md = bytes_at(blk, 12, 16);
   auto c = [&](double v) { return d.scalar(v); };
-  Tensor sc = Tensor::cat({d.bitwise(Op::And, c(63)), md.bitwise(Op::And, c(15)).bitwise(Op::Or, d.bitwise(Op::Shr, c(2)).bitwise(Op::And, c(48)))}, -1);
-  Tensor mn = Tensor::cat({m.bitwise(Op::And, c(63)), md.bitwise(Op::Shr, c(4)).bitwise(Op::Or, m.bitwise(Op::Shr, c(2)).bitwise(Op::And, c(48)))}, -1);
+  Tensor sc =
+      Tensor::cat({d.bitwise(Op::And, c(63)),
+                   md.bitwise(Op::And, c(15)).bitwise(Op::Or, d.bitwise(Op::Shr, c(2)).bitwise(Op::And, c(48)))},
+                  -1);
+  Tensor mn = Tensor::cat({m.bitwise(Op::And, c(63)),
+                           md.bitwise(Op::Shr, c(4)).bitwise(Op::Or, m.bitwise(Op::Shr, c(2)).bitwise(Op::And, c(48)))},
+                          -1);
   return {sc, mn};  // [R, nb, 8] each
 }
 
-Tensor dequant_q8_0(const Tensor& blk) {
-  return to_f32(bytes_at(blk, 2, 34).bitcast(DType::I8)) * f16_at(blk, 0);
-}
+Tensor dequant_q8_0(const Tensor& blk) { return to_f32(bytes_at(blk, 2, 34).bitcast(DType::I8)) * f16_at(blk, 0); }
 
 Tensor nibbles(const Tensor& qs) { return merge_last(unfold_bits(qs, {0, 4}, 15)); }  // [R, nb, 2*n]
 
@@ -68,13 +70,9 @@ Tensor q5_values(const Tensor& blk, int64_t qh_at) {
   return ql.bitwise(Op::Or, qh.bitwise(Op::Shl, qh.scalar(4)));
 }
 
-Tensor dequant_q5_0(const Tensor& blk) {
-  return f16_at(blk, 0) * to_f32(q5_values(blk, 2).cast(DType::I16) - 16);
-}
+Tensor dequant_q5_0(const Tensor& blk) { return f16_at(blk, 0) * to_f32(q5_values(blk, 2).cast(DType::I16) - 16); }
 
-Tensor dequant_q5_1(const Tensor& blk) {
-  return f16_at(blk, 0) * to_f32(q5_values(blk, 4)) + f16_at(blk, 2);
-}
+Tensor dequant_q5_1(const Tensor& blk) { return f16_at(blk, 0) * to_f32(q5_values(blk, 4)) + f16_at(blk, 2); }
 
 // Q4_K/Q5_K: value = (d * scale[s]) * q - dmin * min[s] per sub-block s of 32.
 Tensor k_quant_affine(const Tensor& blk, const Tensor& q /* [R, nb, 8, 32] */) {
@@ -109,8 +107,16 @@ Tensor dequant_q6_k(const Tensor& blk) {
 
 bool gguf_type_supported(GgmlType t) {
   switch (t) {
-    case GgmlType::F32: case GgmlType::F16: case GgmlType::BF16: case GgmlType::Q8_0: case GgmlType::Q4_0:
-    case GgmlType::Q4_1: case GgmlType::Q5_0: case GgmlType::Q5_1: case GgmlType::Q4_K: case GgmlType::Q5_K:
+    case GgmlType::F32:
+    case GgmlType::F16:
+    case GgmlType::BF16:
+    case GgmlType::Q8_0:
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1:
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K:
     case GgmlType::Q6_K: return true;
     default: return false;
   }

@@ -7,7 +7,7 @@
 namespace tgc {
 
 namespace {
-constexpr int64_t kBlock = 32;  // elements of an activation block, and of a block of the int8 form
+constexpr int64_t kBlock = 32;   // elements of an activation block, and of a block of the int8 form
 constexpr int64_t kSuper = 256;  // elements of a K-quant super-block
 // Row groups stored interleaved in tiles, block by block: the CPU heuristic's register tile of 4
 // groups then reads one stream of consecutive vectors instead of four streams a row group apart.
@@ -18,11 +18,15 @@ int64_t group_tile(GgmlType t) { return t == GgmlType::Q8_0 ? 1 : 4; }
 bool k_quant(GgmlType t) { return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K; }
 // A min per block or sub-block besides the scale: value = d * q + m (q4_1, q5_1), d * sc * q -
 // dmin * mn (q4_K, q5_K).
-bool has_min(GgmlType t) { return t == GgmlType::Q4_1 || t == GgmlType::Q5_1 || t == GgmlType::Q4_K || t == GgmlType::Q5_K; }
+bool has_min(GgmlType t) {
+  return t == GgmlType::Q4_1 || t == GgmlType::Q5_1 || t == GgmlType::Q4_K || t == GgmlType::Q5_K;
+}
 // Bits of a value above its low nibble: the q5 types 1, q6_K 2.
 int64_t top_bits(GgmlType t) {
   switch (t) {
-    case GgmlType::Q5_0: case GgmlType::Q5_1: case GgmlType::Q5_K: return 1;
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1:
+    case GgmlType::Q5_K: return 1;
     case GgmlType::Q6_K: return 2;
     default: return 0;
   }
@@ -99,14 +103,19 @@ Q8Activations quantize_q8(const Tensor& x) {
   Tensor q = (xb * inv).round().cast(DType::I32);  // [n, nb, 32] in [-127, 127]
   Tensor bytes = q.bitwise(Op::And, q.scalar(255)).reshape({n, nb, 8, 4});
   Tensor words = last_slice(bytes, 0);
-  for (int64_t k = 1; k < 4; ++k) words = words.bitwise(Op::Or, last_slice(bytes, k).bitwise(Op::Shl, q.scalar(double(8 * k))));
+  for (int64_t k = 1; k < 4; ++k)
+    words = words.bitwise(Op::Or, last_slice(bytes, k).bitwise(Op::Shl, q.scalar(double(8 * k))));
   return {words.reshape({n, nb, 8}), d.cast(DType::F16).cast(DType::F32).reshape({n, nb}), q.sum({-1}).reshape({n, nb}),
           q.reshape({n, nb, 2, 16}).sum({-1}).reshape({n, nb, 2})};
 }
 
 bool int8_matmul_supported(GgmlType t) {
   switch (t) {
-    case GgmlType::Q4_0: case GgmlType::Q4_1: case GgmlType::Q5_0: case GgmlType::Q5_1: case GgmlType::Q8_0: return true;
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1:
+    case GgmlType::Q8_0: return true;
     default: return k_quant(t);
   }
 }
@@ -128,7 +137,9 @@ Int8Weight int8_weight(Graph& g, const GgufFile& f, const GgufTensorInfo& t, int
   HostTensor sub_scale(DType::I8, kq ? Shape{tiles, nb, 2, T, rows} : Shape{0});
   int64_t tile = 0, sub = 0, lane = 0;  // of the row being packed: in group tile * T + sub
   // Element [tile, a, j, sub, lane] of a tensor [tiles, A, J, T, rows].
-  auto index = [&](int64_t a, int64_t A, int64_t j, int64_t J) { return size_t((((tile * A + a) * J + j) * T + sub) * rows + lane); };
+  auto index = [&](int64_t a, int64_t A, int64_t j, int64_t J) {
+    return size_t((((tile * A + a) * J + j) * T + sub) * rows + lane);
+  };
   auto word = [&](int64_t b, int64_t j) { return &words.bytes[index(b, nb, j, wpb) * 4]; };
   auto scale_at = [&](HostTensor& h, int64_t b) { return &h.bytes[index(kq ? b / 8 : b, scales_per_row, 0, 1) * 2]; };
   uint8_t u[kSuper], scales[16];
@@ -169,15 +180,20 @@ Int8Weight int8_weight(Graph& g, const GgufFile& f, const GgufTensorInfo& t, int
       }
     }
   }
-  Int8Weight w{Tensor::weight(g, t.name + ".int8", std::move(words)), Tensor::weight(g, t.name + ".int8_scale", std::move(scale)),
-               Tensor(), Tensor(), t.type, R};
+  Int8Weight w{Tensor::weight(g, t.name + ".int8", std::move(words)),
+               Tensor::weight(g, t.name + ".int8_scale", std::move(scale)),
+               Tensor(),
+               Tensor(),
+               t.type,
+               R};
   if (kq) w.sub_scale = Tensor::weight(g, t.name + ".int8_subscale", std::move(sub_scale));
   if (has_min(t.type)) w.min_scale = Tensor::weight(g, t.name + ".int8_minscale", std::move(min_scale));
   return w;
 }
 
 Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
-  const int64_t n = x.words.dim(0), nb = x.words.dim(1), tiles = w.words.dim(0), T = w.words.dim(3), rows = w.words.dim(4);
+  const int64_t n = x.words.dim(0), nb = x.words.dim(1), tiles = w.words.dim(0), T = w.words.dim(3),
+                rows = w.words.dim(4);
   const int64_t groups = tiles * T;
   check(w.words.dim(1) == nb, "int8_matmul: the weight's row length differs from the activations'");
   // [tiles, A, T, rows] as [1, groups, A, rows]; slice j of [tiles, A, J, T, rows] so.
@@ -192,7 +208,11 @@ Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
   auto sub_scale = [&](int64_t h) { return slice(w.sub_scale, h).cast(DType::I32); };
   // f16 per super-block of 8 blocks -> f32 per block: [1, groups, nb, rows].
   auto per_super = [&](const Tensor& s) {
-    return by_group(s).cast(DType::F32).reshape({groups, nb / 8, 1, rows}).expand({groups, nb / 8, 8, rows}).reshape({1, groups, nb, rows});
+    return by_group(s)
+        .cast(DType::F32)
+        .reshape({groups, nb / 8, 1, rows})
+        .expand({groups, nb / 8, 8, rows})
+        .reshape({1, groups, nb, rows});
   };
   const double offset = double(quant_offset(w.type));
   const int64_t bits = top_bits(w.type);
@@ -210,7 +230,8 @@ Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
         if (bits) {  // the top bits (int8_weight's layout)
           const int64_t s = j + 4 * h, per_byte = 8 / bits;
           Tensor top = weight_word(4 + s / per_byte);
-          top = top.bitwise(Op::Shr, top.scalar(double(bits * (s % per_byte)))).bitwise(Op::And, top.scalar(bits == 1 ? 0x01010101 : 0x03030303));
+          top = top.bitwise(Op::Shr, top.scalar(double(bits * (s % per_byte))))
+                    .bitwise(Op::And, top.scalar(bits == 1 ? 0x01010101 : 0x03030303));
           v = v.bitwise(Op::Or, top.bitwise(Op::Shl, top.scalar(4)));
         }
         int64_t c = w.type == GgmlType::Q6_K ? h : 0;
@@ -219,12 +240,15 @@ Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
   }
   Tensor a_scale = per_block(x.scale), terms;
   switch (w.type) {
-    case GgmlType::Q8_0: case GgmlType::Q4_0: case GgmlType::Q5_0: {
+    case GgmlType::Q8_0:
+    case GgmlType::Q4_0:
+    case GgmlType::Q5_0: {
       Tensor exact = acc[0] - per_block(x.sum) * offset;
       terms = by_group(w.scale).cast(DType::F32) * a_scale * exact.cast(DType::F32);
       break;
     }
-    case GgmlType::Q4_1: case GgmlType::Q5_1: {  // d * q + m
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_1: {  // d * q + m
       Tensor d = by_group(w.scale).cast(DType::F32), m = by_group(w.min_scale).cast(DType::F32);
       terms = (d * acc[0].cast(DType::F32) + m * per_block(x.sum).cast(DType::F32)) * a_scale;
       break;
@@ -238,7 +262,8 @@ Tensor int8_matmul(const Q8Activations& x, const Int8Weight& w) {
     default: {  // q4_K, q5_K: d * scale * q - dmin * min
       // The weights' factors apart (computed once per block for every token of a register tile),
       // so that each token adds two products: (d * scale) (a_s * dot) - (dmin * min) (a_s * sum).
-      Tensor dsc = per_super(w.scale) * sub_scale(0).cast(DType::F32), dmn = per_super(w.min_scale) * sub_scale(1).cast(DType::F32);
+      Tensor dsc = per_super(w.scale) * sub_scale(0).cast(DType::F32),
+             dmn = per_super(w.min_scale) * sub_scale(1).cast(DType::F32);
       terms = dsc * (a_scale * acc[0].cast(DType::F32)) - dmn * (a_scale * per_block(x.sum).cast(DType::F32));
       break;
     }

@@ -19,10 +19,10 @@ namespace tgc {
 // Activations x [n, K] (K a multiple of 32) as q8_0 blocks: d = max|x| / 127 (rounded to f16, as
 // llama.cpp stores it), q = round(x / d).
 struct Q8Activations {
-  Tensor words;   // i32 [n, K/32, 8]: q packed four to a word, little-endian
-  Tensor scale;   // f32 [n, K/32]: d
-  Tensor sum;     // i32 [n, K/32]: the sum of the block's q
-  Tensor sum16;   // i32 [n, K/32, 2]: the sums of its halves
+  Tensor words;  // i32 [n, K/32, 8]: q packed four to a word, little-endian
+  Tensor scale;  // f32 [n, K/32]: d
+  Tensor sum;    // i32 [n, K/32]: the sum of the block's q
+  Tensor sum16;  // i32 [n, K/32, 2]: the sums of its halves
 };
 Q8Activations quantize_q8(const Tensor& x);
 

@@ -18,7 +18,8 @@ LlamaParams llama_params(const GgufFile& f) {
     throw Error(f.path() + ": architecture '" + p.arch + "' is not supported (tgc builds llama and qwen2)");
   const std::string a = p.arch + ".";
   auto positive = [&](const std::string& key, int64_t v) {
-    if (v <= 0 || v > (int64_t(1) << 32)) throw Error(f.path() + ": metadata '" + key + "' = " + std::to_string(v) + " is out of range");
+    if (v <= 0 || v > (int64_t(1) << 32))
+      throw Error(f.path() + ": metadata '" + key + "' = " + std::to_string(v) + " is out of range");
     return v;
   };
   p.n_embd = positive(a + "embedding_length", f.get_int(a + "embedding_length"));
@@ -35,13 +36,17 @@ LlamaParams llama_params(const GgufFile& f) {
     throw Error(f.path() + ": attention.value_length differs from key_length; tgc builds equal head sizes only");
   p.rms_eps = f.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5);
   p.n_rot = positive(a + "rope.dimension_count", f.get_int(a + "rope.dimension_count", p.head_dim));
-  if (p.n_rot > p.head_dim || p.n_rot % 2) throw Error(f.path() + ": rope.dimension_count " + std::to_string(p.n_rot) + " does not fit the head size");
+  if (p.n_rot > p.head_dim || p.n_rot % 2)
+    throw Error(f.path() + ": rope.dimension_count " + std::to_string(p.n_rot) + " does not fit the head size");
   p.rope_base = f.get_float(a + "rope.freq_base", 10000.0);
   p.rope_neox = p.arch == "qwen2";
   if (const GgufValue* st = f.find(a + "rope.scaling.type")) {
     std::string type = st->type == GgufValueType::String ? st->s : "?";
-    if (type == "linear") p.rope_freq_scale = 1.0 / f.get_float(a + "rope.scaling.factor", 1.0);
-    else if (type != "none") throw Error(f.path() + ": rope scaling '" + type + "' is not supported (none, linear and llama3's rope_freqs are)");
+    if (type == "linear")
+      p.rope_freq_scale = 1.0 / f.get_float(a + "rope.scaling.factor", 1.0);
+    else if (type != "none")
+      throw Error(f.path() + ": rope scaling '" + type +
+                  "' is not supported (none, linear and llama3's rope_freqs are)");
   }
   if (const GgufValue* sc = f.find(a + "rope.scale_linear")) p.rope_freq_scale = 1.0 / sc->as_double();
   if (const GgufTensorInfo* t = f.find_tensor("rope_freqs.weight")) {  // llama3-style per-frequency factors
@@ -63,7 +68,7 @@ struct Builder {
   Graph& g;
   const GgufFile& f;
   const LlamaParams& p;
-  int64_t int8_rows;  // > 0: int8 matmuls in tiles of this many rows (int8_matmul.h)
+  int64_t int8_rows;                             // > 0: int8 matmuls in tiles of this many rows (int8_matmul.h)
   mutable std::map<std::string, Tensor> loaded;  // one buffer per tensor (the tied head reuses the embedding's)
 
   const GgufTensorInfo* find(const std::string& name) const { return f.find_tensor(name); }
@@ -73,7 +78,8 @@ struct Builder {
     const GgufTensorInfo* t = find(name);
     if (!t) throw Error(f.path() + ": tensor '" + name + "' is missing");
     Shape got(t->dims.rbegin(), t->dims.rend());
-    if (got != shape) throw Error(f.path() + ": tensor '" + name + "' is " + shape_str(got) + ", expected " + shape_str(shape));
+    if (got != shape)
+      throw Error(f.path() + ": tensor '" + name + "' is " + shape_str(got) + ", expected " + shape_str(shape));
     return *t;
   }
 
@@ -160,7 +166,9 @@ struct Builder {
     }
     int64_t keys = k.dim(1);
     // Query head h reads kv head h / group.
-    auto share = [&](const Tensor& t) { return t.reshape({KV, 1, keys, hd}).expand({KV, group, keys, hd}).reshape({H, keys, hd}); };
+    auto share = [&](const Tensor& t) {
+      return t.reshape({KV, 1, keys, hd}).expand({KV, group, keys, hd}).reshape({H, keys, hd});
+    };
     Tensor scores = q.matmul(share(k).transpose()) * (1.0 / std::sqrt(double(hd)));  // [H, n, keys]
     scores = Tensor::where(causal, scores, scores.scalar(-std::numeric_limits<double>::infinity()));
     Tensor out = scores.softmax(-1).matmul(share(v)).permute({1, 0, 2}).reshape({n, H * hd});

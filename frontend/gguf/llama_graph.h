@@ -12,14 +12,14 @@ namespace tgc {
 
 // Hyperparameters from the `{arch}.*` metadata.
 struct LlamaParams {
-  std::string arch;         // "llama" or "qwen2"
+  std::string arch;  // "llama" or "qwen2"
   int64_t n_vocab = 0, n_embd = 0, n_ff = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
   int64_t n_ctx_train = 0;
   double rms_eps = 1e-5;
-  int64_t n_rot = 0;        // rotated dims per head (rope.dimension_count)
+  int64_t n_rot = 0;  // rotated dims per head (rope.dimension_count)
   double rope_base = 10000;
-  double rope_freq_scale = 1;  // linear rope scaling: positions times this
-  bool rope_neox = false;   // NeoX pairs (i, i + n_rot/2) instead of (2i, 2i+1)
+  double rope_freq_scale = 1;            // linear rope scaling: positions times this
+  bool rope_neox = false;                // NeoX pairs (i, i + n_rot/2) instead of (2i, 2i+1)
   std::vector<float> rope_freq_factors;  // llama3 scaling (rope_freqs.weight): theta_i / factor_i
 };
 

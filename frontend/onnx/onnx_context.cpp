@@ -27,8 +27,9 @@ DType dtype_from_onnx(int t) {
     case onnx::TensorProto::BFLOAT16: return DType::BF16;
     default:
       throw Error("unsupported ONNX element type " +
-                  (onnx::TensorProto_DataType_IsValid(t) ? onnx::TensorProto_DataType_Name(onnx::TensorProto_DataType(t)) + " (" + std::to_string(t) + ")"
-                                                         : std::to_string(t)));
+                  (onnx::TensorProto_DataType_IsValid(t)
+                       ? onnx::TensorProto_DataType_Name(onnx::TensorProto_DataType(t)) + " (" + std::to_string(t) + ")"
+                       : std::to_string(t)));
   }
 }
 
@@ -50,9 +51,12 @@ std::shared_ptr<const Bytes> external_data(const onnx::TensorProto& p, const std
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
     try {
-      if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") offset = std::stoll(kv.value());
-      else if (kv.key() == "length") length = std::stoll(kv.value());
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        offset = std::stoll(kv.value());
+      else if (kv.key() == "length")
+        length = std::stoll(kv.value());
     } catch (const std::exception&) {
       throw Error("external data " + kv.key() + " '" + kv.value() + "' is not a number");
     }
@@ -75,7 +79,8 @@ size_t proto_nbytes(const onnx::TensorProto& p) {
 }  // namespace
 
 Tensor weight_from_proto(Graph& g, const std::string& name, const onnx::TensorProto& p, const std::string& model_dir) {
-  if (p.data_location() != onnx::TensorProto::EXTERNAL) return Tensor::weight(g, name, host_tensor_from_proto(p, model_dir));
+  if (p.data_location() != onnx::TensorProto::EXTERNAL)
+    return Tensor::weight(g, name, host_tensor_from_proto(p, model_dir));
   return Tensor::weight(g, name, dtype_from_onnx(p.data_type()), Shape(p.dims().begin(), p.dims().end()),
                         external_data(p, model_dir, proto_nbytes(p)));
 }
@@ -87,8 +92,10 @@ HostTensor host_tensor_from_proto(const onnx::TensorProto& p, const std::string&
   size_t nbytes = size_t(n * dtype_size(dtype));
   if (p.data_location() != onnx::TensorProto::EXTERNAL) {
     if (p.has_raw_data() && p.raw_data().size() != nbytes)
-      throw Error("raw data has " + std::to_string(p.raw_data().size()) + " bytes, shape needs " + std::to_string(nbytes));
-    int64_t values = p.float_data_size() + p.double_data_size() + p.int32_data_size() + p.int64_data_size() + p.uint64_data_size();
+      throw Error("raw data has " + std::to_string(p.raw_data().size()) + " bytes, shape needs " +
+                  std::to_string(nbytes));
+    int64_t values =
+        p.float_data_size() + p.double_data_size() + p.int32_data_size() + p.int64_data_size() + p.uint64_data_size();
     if (!p.has_raw_data() && values != n)
       throw Error("tensor data has " + std::to_string(values) + " values, shape needs " + std::to_string(n));
   }
@@ -102,21 +109,32 @@ HostTensor host_tensor_from_proto(const onnx::TensorProto& p, const std::string&
     return t;
   }
   auto fill = [&](const auto& field, auto convert) {
-    if (field.size() != n) throw Error("tensor data has " + std::to_string(field.size()) + " values, shape needs " + std::to_string(n));
+    if (field.size() != n)
+      throw Error("tensor data has " + std::to_string(field.size()) + " values, shape needs " + std::to_string(n));
     for (int64_t i = 0; i < n; ++i) convert(i, field[int(i)]);
   };
   switch (t.dtype) {
     case DType::F32: fill(p.float_data(), [&](int64_t i, float v) { t.set(i, v); }); break;
     case DType::F64: fill(p.double_data(), [&](int64_t i, double v) { t.set(i, v); }); break;
-    case DType::I64: fill(p.int64_data(), [&](int64_t i, int64_t v) { store_num(t.dtype, &t.bytes[size_t(i) * 8], Num{0, v}); }); break;
-    case DType::U32: case DType::U64:
-      fill(p.uint64_data(), [&](int64_t i, uint64_t v) { store_num(t.dtype, &t.bytes[size_t(i * dtype_size(t.dtype))], Num{0, int64_t(v)}); });
+    case DType::I64:
+      fill(p.int64_data(), [&](int64_t i, int64_t v) { store_num(t.dtype, &t.bytes[size_t(i) * 8], Num{0, v}); });
       break;
-    case DType::F16: case DType::BF16:  // int32_data holds the 16-bit patterns
-      fill(p.int32_data(), [&](int64_t i, int32_t v) { uint16_t h = uint16_t(v); std::memcpy(&t.bytes[size_t(i) * 2], &h, 2); });
+    case DType::U32:
+    case DType::U64:
+      fill(p.uint64_data(), [&](int64_t i, uint64_t v) {
+        store_num(t.dtype, &t.bytes[size_t(i * dtype_size(t.dtype))], Num{0, int64_t(v)});
+      });
+      break;
+    case DType::F16:
+    case DType::BF16:  // int32_data holds the 16-bit patterns
+      fill(p.int32_data(), [&](int64_t i, int32_t v) {
+        uint16_t h = uint16_t(v);
+        std::memcpy(&t.bytes[size_t(i) * 2], &h, 2);
+      });
       break;
     default:
-      fill(p.int32_data(), [&](int64_t i, int32_t v) { store_num(t.dtype, &t.bytes[size_t(i * dtype_size(t.dtype))], Num{0, v}); });
+      fill(p.int32_data(),
+           [&](int64_t i, int32_t v) { store_num(t.dtype, &t.bytes[size_t(i * dtype_size(t.dtype))], Num{0, v}); });
   }
   return t;
 }
@@ -144,7 +162,8 @@ bool OpContext::is_constant(size_t i) const { return is_constant(in(i)); }
 
 HostTensor OpContext::constant(size_t i) const {
   if (!is_constant(i))
-    fail("input " + std::to_string(i) + " ('" + node.input(int(i)) + "') must be a compile-time constant, but depends on a model input");
+    fail("input " + std::to_string(i) + " ('" + node.input(int(i)) +
+         "') must be a compile-time constant, but depends on a model input");
   return constant(in(i));
 }
 

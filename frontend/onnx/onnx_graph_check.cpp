@@ -104,7 +104,8 @@ std::string missing_input_reason(const onnx::GraphProto& gp, int node_index, con
   if (it->second == node_index) return "input '" + name + "' is this node's own output: the graph has a cycle";
   std::set<int> seen;
   if (depends_on(producer, gp, it->second, node_index, seen))
-    return "input '" + name + "' comes from " + describe(gp, it->second) + ", which depends on this node's output: the graph has a cycle";
+    return "input '" + name + "' comes from " + describe(gp, it->second) +
+           ", which depends on this node's output: the graph has a cycle";
   return "input '" + name + "' comes from " + describe(gp, it->second) + ", which depends on a cycle";
 }
 

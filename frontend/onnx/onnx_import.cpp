@@ -36,7 +36,8 @@ int64_t default_opset(const onnx::ModelProto& m, const std::string& path) {
 }
 
 const char* kDynamicDims =
-    ": dynamic input dims need sizes (give them with --input-shape NAME=d0,d1,..., or keep one dynamic up to a bound with --dynamic NAME=MAX; tgc eval also takes them from the -i files): ";
+    ": dynamic input dims need sizes (give them with --input-shape NAME=d0,d1,..., or keep one dynamic up to a bound "
+    "with --dynamic NAME=MAX; tgc eval also takes them from the -i files): ";
 
 // The shape of graph input v: --input-shape, else its ONNX dims with the symbolic ones taken from
 // dim_sizes or from the data at hand (shape_hints). Dims still unknown are -1, listed in `unknown`,
@@ -48,8 +49,8 @@ Shape input_shape(const onnx::ValueInfoProto& v, const ImportOptions& opt, const
   for (const std::string& key : {v.name(), file_safe(v.name())})
     if (auto it = opt.input_shapes.find(key); it != opt.input_shapes.end()) {
       if (tt.has_shape() && int(it->second.size()) != tt.shape().dim_size())
-        throw Error(path + ": --input-shape " + key + " gives " + std::to_string(it->second.size()) + " dims, the model declares " +
-                    std::to_string(tt.shape().dim_size()));
+        throw Error(path + ": --input-shape " + key + " gives " + std::to_string(it->second.size()) +
+                    " dims, the model declares " + std::to_string(tt.shape().dim_size()));
       given = &it->second;
     }
   const Shape* hint = nullptr;
@@ -59,7 +60,8 @@ Shape input_shape(const onnx::ValueInfoProto& v, const ImportOptions& opt, const
     if (given && std::count(given->begin(), given->end(), -1) == 0) return *given;
     if (hint) return *hint;
     unknown.push_back({v.name(), -1, "", v.name() + ":rank"});
-    messages.push_back("input '" + v.name() + "' has no shape (unknown rank): --input-shape " + file_safe(v.name()) + "=d0,d1,...");
+    messages.push_back("input '" + v.name() + "' has no shape (unknown rank): --input-shape " + file_safe(v.name()) +
+                       "=d0,d1,...");
     return {};
   }
   Shape s;
@@ -69,18 +71,24 @@ Shape input_shape(const onnx::ValueInfoProto& v, const ImportOptions& opt, const
     std::string param = d.has_dim_param() ? d.dim_param() : "";
     std::string key = param.empty() ? v.name() + ":" + std::to_string(i) : param;
     int64_t n = -1;
-    if (given && (*given)[size_t(i)] >= 0) n = (*given)[size_t(i)];
-    else if (d.has_dim_value() && d.dim_value() >= 0) n = d.dim_value();
-    else if (auto it = opt.dim_sizes.find(key); it != opt.dim_sizes.end()) n = it->second;
-    else if (hint && int(hint->size()) == tt.shape().dim_size()) n = (*hint)[size_t(i)];
+    if (given && (*given)[size_t(i)] >= 0)
+      n = (*given)[size_t(i)];
+    else if (d.has_dim_value() && d.dim_value() >= 0)
+      n = d.dim_value();
+    else if (auto it = opt.dim_sizes.find(key); it != opt.dim_sizes.end())
+      n = it->second;
+    else if (hint && int(hint->size()) == tt.shape().dim_size())
+      n = (*hint)[size_t(i)];
     if (n < 0) {
       unknown.push_back({v.name(), i, param, key});
-      missing += (missing.empty() ? "" : ", ") + std::string("dim ") + std::to_string(i) + (param.empty() ? " (unnamed)" : " ('" + param + "')");
+      missing += (missing.empty() ? "" : ", ") + std::string("dim ") + std::to_string(i) +
+                 (param.empty() ? " (unnamed)" : " ('" + param + "')");
     }
     s.push_back(n);
     flag += (i ? "," : "") + (n >= 0 ? std::to_string(n) : "<" + (param.empty() ? "?" : param) + ">");
   }
-  if (!missing.empty()) messages.push_back("input '" + v.name() + "' " + missing + ": --input-shape " + file_safe(v.name()) + "=" + flag);
+  if (!missing.empty())
+    messages.push_back("input '" + v.name() + "' " + missing + ": --input-shape " + file_safe(v.name()) + "=" + flag);
   return s;
 }
 
@@ -103,8 +111,8 @@ Tensor fixed_input(Graph& g, const std::string& name, DType t, const Shape& shap
                    const std::string& path) {
   HostTensor h(t, shape);
   if (int64_t(v.size()) != 1 && int64_t(v.size()) != h.numel())
-    throw Error(path + ": --input-value " + name + " gives " + std::to_string(v.size()) + " values for an input of shape " +
-                shape_str(shape));
+    throw Error(path + ": --input-value " + name + " gives " + std::to_string(v.size()) +
+                " values for an input of shape " + shape_str(shape));
   for (int64_t i = 0; i < h.numel(); ++i) h.set(i, v[v.size() == 1 ? 0 : size_t(i)]);
   return Tensor::weight(g, name, std::move(h));
 }
@@ -156,21 +164,21 @@ struct Importer {
           continue;
         }
         const Tensor* t = scope.find(name);
-        if (!t)
-          throw Error(where + ": " + missing_input_reason(gp, n, name));
+        if (!t) throw Error(where + ": " + missing_input_reason(gp, n, name));
         inputs.push_back(*t);
       }
       OpContext ctx(g, node, opset, where, std::move(inputs));
       ctx.options = &options;
       ctx.runtime_inputs = &runtime_inputs;
-      ctx.run_subgraph = [&, label](const onnx::GraphProto& sub, const std::string& attr, const std::vector<Tensor>& ins,
-                                    const std::map<std::string, Tensor>& outer) {
+      ctx.run_subgraph = [&, label](const onnx::GraphProto& sub, const std::string& attr,
+                                    const std::vector<Tensor>& ins, const std::map<std::string, Tensor>& outer) {
         Scope shadow{{outer.begin(), outer.end()}, &scope};
         Scope inner;
         inner.parent = outer.empty() ? &scope : &shadow;
         std::string sub_prefix = label + "/" + attr + "/";
         if (int(ins.size()) != sub.input_size())
-          throw Error(where + ": " + attr + " takes " + std::to_string(sub.input_size()) + " inputs, given " + std::to_string(ins.size()));
+          throw Error(where + ": " + attr + " takes " + std::to_string(sub.input_size()) + " inputs, given " +
+                      std::to_string(ins.size()));
         for (int i = 0; i < sub.input_size(); ++i) inner.values[sub.input(i).name()] = ins[size_t(i)];
         return run(sub, inner, sub_prefix);
       };
@@ -188,7 +196,8 @@ struct Importer {
         scope.values[node.output(i)] = outs[size_t(i)];
       }
       for (int i = int(outs.size()); i < node.output_size(); ++i)
-        if (!node.output(i).empty()) throw Error(where + ": output " + std::to_string(i) + " ('" + node.output(i) + "') is not supported");
+        if (!node.output(i).empty())
+          throw Error(where + ": output " + std::to_string(i) + " ('" + node.output(i) + "') is not supported");
     }
     std::vector<Tensor> outs;
     for (const auto& out : gp.output()) {
@@ -239,7 +248,8 @@ Model import_onnx(const std::string& path, const ImportOptions& options) {
   // Exporters list domains they never use (ORT-internal ones, training); only a node of an
   // unknown domain is an error, raised where the node is imported.
   int64_t opset = default_opset(proto, path);
-  if (opset < 1 || opset > 21) throw Error(path + ": unsupported ai.onnx opset " + std::to_string(opset) + " (tgc handles 1 to 21)");
+  if (opset < 1 || opset > 21)
+    throw Error(path + ": unsupported ai.onnx opset " + std::to_string(opset) + " (tgc handles 1 to 21)");
 
   Model model;
   model.path = path;
@@ -277,7 +287,8 @@ Model import_onnx(const std::string& path, const ImportOptions& options) {
     scope.values[in.name()] = x;
     const auto& dims = in.type().tensor_type().shape().dim();
     for (int i = 0; i < dims.size(); ++i) {
-      std::string key = dims[i].has_dim_param() && !dims[i].dim_param().empty() ? dims[i].dim_param() : in.name() + ":" + std::to_string(i);
+      std::string key = dims[i].has_dim_param() && !dims[i].dim_param().empty() ? dims[i].dim_param()
+                                                                                : in.name() + ":" + std::to_string(i);
       if (!options.dynamic.count(key)) continue;
       importer.runtime_inputs[in.name()].tensor = x;
       importer.runtime_inputs[in.name()].axes.push_back({i, key});
@@ -300,11 +311,16 @@ Model import_onnx(const std::string& path, const ImportOptions& options) {
 }
 
 ModelSource onnx_model_source(const std::string& path, const ImportOptions& options) {
-  return {path, unknown_input_dims(path, options), options.dynamic, [path, options](const std::map<std::string, int64_t>& sizes) {
+  return {path,
+          unknown_input_dims(path, options),
+          options.dynamic,
+          [path, options](const std::map<std::string, int64_t>& sizes) {
             ImportOptions o = options;
             for (const auto& [key, n] : sizes) o.dim_sizes[key] = n;
             return import_onnx(path, o);
-          }, {}, options.dynamic_step};
+          },
+          {},
+          options.dynamic_step};
 }
 
 HostTensor read_onnx_tensor(const std::string& path) {

@@ -33,7 +33,8 @@ std::vector<int64_t> spatial_pads(Ctx& c, const Shape& in_spatial, const std::ve
   size_t n = kernel.size();
   std::string mode = c.attr_string("auto_pad", "NOTSET");
   std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
-  if (pads.size() != 2 * n) c.fail("pads has " + std::to_string(pads.size()) + " values, expected " + std::to_string(2 * n));
+  if (pads.size() != 2 * n)
+    c.fail("pads has " + std::to_string(pads.size()) + " values, expected " + std::to_string(2 * n));
   if (mode == "SAME_UPPER" || mode == "SAME_LOWER") {
     for (size_t i = 0; i < n; ++i) {
       int64_t out = (in_spatial[i] + strides[i] - 1) / strides[i];
@@ -51,7 +52,8 @@ std::vector<int64_t> spatial_pads(Ctx& c, const Shape& in_spatial, const std::ve
 
 Window window(Ctx& c, const Tensor& x, std::vector<int64_t> kernel) {
   size_t n = kernel.size();
-  if (x.ndim() != int(n) + 2) c.fail("input rank " + std::to_string(x.ndim()) + " does not match a " + std::to_string(n) + "-d window");
+  if (x.ndim() != int(n) + 2)
+    c.fail("input rank " + std::to_string(x.ndim()) + " does not match a " + std::to_string(n) + "-d window");
   Window w;
   w.kernel = kernel;
   w.strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
@@ -98,7 +100,8 @@ Tensor gemm(Ctx& c) {
 
 // A conv weight is [out, in/group, k...]: its rank is checked before its spatial dims are taken.
 void check_conv_weight(Ctx& c, const Tensor& w) {
-  if (w.ndim() < 3) c.fail("weight " + shape_str(w.shape()) + " has rank " + std::to_string(w.ndim()) + ", a conv needs 3 or more");
+  if (w.ndim() < 3)
+    c.fail("weight " + shape_str(w.shape()) + " has rank " + std::to_string(w.ndim()) + ", a conv needs 3 or more");
 }
 
 Tensor conv(Ctx& c) {
@@ -119,7 +122,8 @@ Outs pool(Ctx& c, bool is_max) {
   bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
   if (!is_max) return {x.avg_pool(k, w.strides, w.pads, c.attr_int("count_include_pad", 0) != 0, ceil_mode)};
   if (c.node.output_size() > 1 && !c.node.output(1).empty()) {
-    auto [values, indices] = x.max_pool_with_indices(k, w.strides, w.pads, w.dilations, ceil_mode, c.attr_int("storage_order", 0) != 0);
+    auto [values, indices] =
+        x.max_pool_with_indices(k, w.strides, w.pads, w.dilations, ceil_mode, c.attr_int("storage_order", 0) != 0);
     return {values, indices};
   }
   return {x.max_pool(k, w.strides, w.pads, w.dilations, ceil_mode)};
@@ -167,7 +171,8 @@ Tensor gather(Ctx& c) {
     std::vector<Tensor> parts;
     int64_t n = x.shape()[size_t(axis)];
     for (int64_t i : ids) {
-      if (i < -n || i >= n) c.fail("index " + std::to_string(i) + " out of range for axis of size " + std::to_string(n));
+      if (i < -n || i >= n)
+        c.fail("index " + std::to_string(i) + " out of range for axis of size " + std::to_string(n));
       if (i < 0) i += n;
       parts.push_back(x.slice({i}, {i + 1}, {axis}, {1}));
     }
@@ -195,7 +200,8 @@ Tensor clip(Ctx& c) {
 }
 
 Tensor constant(Ctx& c) {
-  if (const onnx::TensorProto* t = c.attr_tensor("value")) return Tensor::weight(c.g, c.node.output(0), host_tensor_from_proto(*t, ""));
+  if (const onnx::TensorProto* t = c.attr_tensor("value"))
+    return Tensor::weight(c.g, c.node.output(0), host_tensor_from_proto(*t, ""));
   auto scalar_or_list = [&](DType t, const std::vector<double>& v, bool list) {
     HostTensor h(t, list ? Shape{int64_t(v.size())} : Shape{});
     for (size_t i = 0; i < v.size(); ++i) h.set(int64_t(i), v[i]);
@@ -256,7 +262,8 @@ Tensor transpose(Ctx& c) {
   std::vector<int64_t> perm = c.attr_ints("perm");
   if (perm.empty())
     for (int i = x.ndim() - 1; i >= 0; --i) perm.push_back(i);
-  if (int(perm.size()) != x.ndim()) c.fail("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(x.ndim()));
+  if (int(perm.size()) != x.ndim())
+    c.fail("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(x.ndim()));
   return x.permute(perm);
 }
 
@@ -278,9 +285,12 @@ Tensor pad(Ctx& c) {
   std::vector<int64_t> pads = c.opset >= 11 ? c.ints(1) : c.attr_ints("pads");
   double value = c.opset >= 11 ? (c.has(2) ? c.floats(2).at(0) : 0.0) : c.attr_float("value", 0);
   std::vector<int64_t> axes;
-  if (c.has(3)) axes = c.ints(3);
-  else axes.resize(size_t(x.ndim())), std::iota(axes.begin(), axes.end(), 0);
-  if (pads.size() != 2 * axes.size()) c.fail("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(axes.size()) + " axes");
+  if (c.has(3))
+    axes = c.ints(3);
+  else
+    axes.resize(size_t(x.ndim())), std::iota(axes.begin(), axes.end(), 0);
+  if (pads.size() != 2 * axes.size())
+    c.fail("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(axes.size()) + " axes");
   std::vector<std::pair<int64_t, int64_t>> p(size_t(x.ndim()), {0, 0});
   for (size_t i = 0; i < axes.size(); ++i) p[size_t(x.norm_axis(axes[i]))] = {pads[i], pads[i + axes.size()]};
   if (mode == "constant") return x.pad(p, value);
@@ -344,7 +354,7 @@ Tensor hard_sigmoid(Ctx& c) {
 
 const OpTable& onnx_ops() {
   static const OpTable table = [] {
-  OpTable table = {
+    OpTable table = {
       // Elementwise arithmetic.
       {"Add", map2([](const Tensor& a, const Tensor& b) { return a + b; })},
       {"Sub", map2([](const Tensor& a, const Tensor& b) { return a - b; })},
@@ -437,15 +447,15 @@ const OpTable& onnx_ops() {
        }},
       {"Cast", [](Ctx& c) -> Outs { return {c.in(0).cast(dtype_from_onnx(int(c.attr_int("to", 1))))}; }},
   };
-  add_nn_ops(table);
-  add_math_ops(table);
-  add_index_ops(table);
-  add_data_ops(table);
-  add_quant_ops(table);
-  add_control_ops(table);
-  add_rnn_ops(table);
-  add_text_ops(table);
-  return table;
+    add_nn_ops(table);
+    add_math_ops(table);
+    add_index_ops(table);
+    add_data_ops(table);
+    add_quant_ops(table);
+    add_control_ops(table);
+    add_rnn_ops(table);
+    add_text_ops(table);
+    return table;
   }();
   return table;
 }

@@ -57,8 +57,8 @@ class OpContext {
   // and its graph inputs bound to `inputs`; returns the subgraph's outputs. `attr` names the
   // attribute in errors. Each call imports the nodes afresh (one unrolled iteration). `outer`
   // replaces values of the enclosing scopes by name (a branch built on inputs cut shorter).
-  std::function<std::vector<Tensor>(const onnx::GraphProto& graph, const std::string& attr, const std::vector<Tensor>& inputs,
-                                    const std::map<std::string, Tensor>& outer)>
+  std::function<std::vector<Tensor>(const onnx::GraphProto& graph, const std::string& attr,
+                                    const std::vector<Tensor>& inputs, const std::map<std::string, Tensor>& outer)>
       run_subgraph;
 
   // The model inputs with run-time dims (--dynamic), by name: the input and (axis, dim key) pairs.

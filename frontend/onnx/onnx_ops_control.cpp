@@ -48,13 +48,16 @@ std::optional<CutBranch> branch_on_cut_inputs(Ctx& c, const onnx::GraphProto& g,
   };
   int64_t good = n / 2 / step * step;
   std::optional<Outs> outs;
-  for (; good >= step && !(outs = build(good)); good = good / 2 / step * step) {}
+  for (; good >= step && !(outs = build(good)); good = good / 2 / step * step) {
+  }
   if (!outs) return std::nullopt;
   for (int64_t bad = n; bad - good > step;) {
     int64_t mid = (good + bad) / 2 / step * step;
     if (mid <= good) break;
-    if (std::optional<Outs> o = build(mid)) good = mid, outs = std::move(o);
-    else bad = mid;
+    if (std::optional<Outs> o = build(mid))
+      good = mid, outs = std::move(o);
+    else
+      bad = mid;
   }
   const UOp* var = c.g.find_var(key);
   if (!var) return std::nullopt;
@@ -78,7 +81,8 @@ Outs if_op(Ctx& c) {
   // cut shorter along their run-time dim.
   std::string inputs;
   for (const UOp* u : toposort({cond.uop()}))
-    if (u->op == Op::Buffer && !c.g.buffer(u->ival()).data) inputs += (inputs.empty() ? "'" : ", '") + c.g.buffer(u->ival()).name + "'";
+    if (u->op == Op::Buffer && !c.g.buffer(u->ival()).data)
+      inputs += (inputs.empty() ? "'" : ", '") + c.g.buffer(u->ival()).name + "'";
   Graph::BranchSelect sel;
   auto branch = [&](const onnx::GraphProto& g, const std::string& attr, int side) {
     try {
@@ -104,7 +108,8 @@ Outs if_op(Ctx& c) {
              std::string(dtype_name(a[i].dtype())) + shape_str(a[i].shape()) + " in then_branch but " +
              std::string(dtype_name(b[i].dtype())) + shape_str(b[i].shape()) +
              " in else_branch; tgc can only select between branches whose outputs agree in shape and type"
-             " (fix input " + inputs + " with --input-value NAME=VALUE)");
+             " (fix input " +
+             inputs + " with --input-value NAME=VALUE)");
     r.push_back(Tensor::where(pick, a[i], b[i]));
     if (r.back().uop()->op != Op::Where) continue;
     sel.select = r.back().uop();
@@ -178,7 +183,8 @@ Outs scan(Ctx& c) {
   std::vector<Outs> per_batch;
   for (int64_t b = 0; b < batch; ++b) {
     Outs states, scans;
-    for (size_t i = 0; i < ins.size(); ++i) (i < n ? states : scans).push_back(ins[i].slice({b}, {b + 1}, {0}, {1}).squeeze({0}));
+    for (size_t i = 0; i < ins.size(); ++i)
+      (i < n ? states : scans).push_back(ins[i].slice({b}, {b + 1}, {0}, {1}).squeeze({0}));
     per_batch.push_back(scan_unrolled(c, *body, states, scans));
   }
   Outs r;
@@ -223,8 +229,11 @@ Outs loop(Ctx& c) {
         for (size_t in : {size_t(0), size_t(1)})
           if (c.has(in) && !c.is_constant(in))
             c.fail("input " + std::to_string(in) + " ('" + c.node.input(int(in)) +
-                   "') must be a compile-time constant, but depends on a model input; or give the most iterations with --max-trips N");
-        c.fail("the condition the body computes depends on the inputs' values; give the most iterations with --max-trips N");
+                   "') must be a compile-time constant, but depends on a model input; or give the most iterations with "
+                   "--max-trips N");
+        c.fail(
+            "the condition the body computes depends on the inputs' values; give the most iterations with --max-trips "
+            "N");
       }
       limit = max;
     }

@@ -44,7 +44,11 @@ namespace {
 Tensor kept_index(const Tensor& keep, const DataAxis& d) {
   int64_t n = keep.dim(0), size = d.positions.dim(0);
   Tensor rank = keep.cast(DType::I64).cumsum(0, false, false);  // kept elements up to i
-  return rank.reshape({1, n}).expand({size, n}).le(d.positions.reshape({size, 1}).expand({size, n})).cast(DType::I64).sum({1});
+  return rank.reshape({1, n})
+      .expand({size, n})
+      .le(d.positions.reshape({size, 1}).expand({size, n}))
+      .cast(DType::I64)
+      .sum({1});
 }
 
 // The elements of x along `axis` where `keep` (bool [n]) holds, in order, then zeros.
@@ -72,8 +76,10 @@ Outs topk(Ctx& c) {
 Tensor compress(Ctx& c) {
   Tensor x = c.in(0);
   int64_t axis = 0;
-  if (c.has_attr("axis")) axis = x.norm_axis(c.attr_int("axis", 0));
-  else x = x.reshape({x.numel()});
+  if (c.has_attr("axis"))
+    axis = x.norm_axis(c.attr_int("axis", 0));
+  else
+    x = x.reshape({x.numel()});
   int64_t n = x.dim(axis);
   if (c.is_constant(1)) {
     std::vector<int64_t> cond = c.ints(1), keep;
@@ -95,7 +101,8 @@ Tensor non_zero(Ctx& c) {
   HostTensor coords(DType::I64, {r, n});
   for (int64_t i = 0; i < n; ++i) {
     int64_t lin = i;
-    for (int64_t d = r - 1; d >= 0; --d) coords.set(d * n + i, double(lin % x.shape()[size_t(d)])), lin /= x.shape()[size_t(d)];
+    for (int64_t d = r - 1; d >= 0; --d)
+      coords.set(d * n + i, double(lin % x.shape()[size_t(d)])), lin /= x.shape()[size_t(d)];
   }
   if (c.is_constant(0)) {
     HostTensor v = c.constant(0);
@@ -114,16 +121,20 @@ Tensor non_zero(Ctx& c) {
 Outs unique(Ctx& c) {
   Tensor x = c.in(0);
   int64_t axis = 0;
-  if (c.has_attr("axis")) axis = x.norm_axis(c.attr_int("axis", 0));
-  else x = x.reshape({x.numel()});
+  if (c.has_attr("axis"))
+    axis = x.norm_axis(c.attr_int("axis", 0));
+  else
+    x = x.reshape({x.numel()});
   int64_t n = x.dim(axis), k = x.numel() / std::max<int64_t>(n, 1);
   std::vector<int64_t> order = {axis};
   for (int64_t d = 0; d < x.ndim(); ++d)
     if (d != axis) order.push_back(d);
   Tensor rows = x.permute(order).reshape({n, k});
-  Tensor a = rows.reshape({n, 1, k}).expand({n, n, k}), b = rows.reshape({1, n, k}).expand({n, n, k});  // [i, j, element]
+  Tensor a = rows.reshape({n, 1, k}).expand({n, n, k}),
+         b = rows.reshape({1, n, k}).expand({n, n, k});  // [i, j, element]
   Tensor eq = a.eq(b);
-  Tensor same = eq.cast(DType::I64).sum({2}).eq(Tensor::full(c.g, {n, n}, double(k), DType::I64));  // slice i == slice j
+  Tensor same =
+      eq.cast(DType::I64).sum({2}).eq(Tensor::full(c.g, {n, n}, double(k), DType::I64));  // slice i == slice j
   Tensor at = Tensor::arange(c.g, n);
   Tensor j_before_i = at.reshape({1, n}).expand({n, n}).lt(at.reshape({n, 1}).expand({n, n}));
   Tensor zero = Tensor::full(c.g, {n}, 0, DType::I64);
@@ -132,7 +143,10 @@ Outs unique(Ctx& c) {
   Tensor before;  // [i, j]: j's slice comes before i's among the distinct ones
   if (c.attr_int("sorted", 1) != 0) {
     // j < i lexicographically: at the first element where they differ, j's is smaller.
-    Tensor equal_so_far = eq.logical_not().cast(DType::I64).cumsum(2, /*exclusive=*/true, false).eq(Tensor::full(c.g, {n, n, k}, 0, DType::I64));
+    Tensor equal_so_far = eq.logical_not()
+                              .cast(DType::I64)
+                              .cumsum(2, /*exclusive=*/true, false)
+                              .eq(Tensor::full(c.g, {n, n, k}, 0, DType::I64));
     before = equal_so_far.logical_and(b.lt(a)).cast(DType::I64).sum({2}).gt(Tensor::full(c.g, {n, n}, 0, DType::I64));
   } else {
     before = j_before_i;
@@ -140,20 +154,29 @@ Outs unique(Ctx& c) {
   Tensor place = before.logical_and(first.reshape({1, n}).expand({n, n})).cast(DType::I64).sum({1});  // [i]
   DataAxis d = data_axis(c, n, first.cast(DType::I64).sum());
   int64_t size = d.positions.dim(0);
-  Tensor slot = place.reshape({1, n}).expand({size, n}).eq(d.positions.reshape({size, 1}).expand({size, n}))
+  Tensor slot = place.reshape({1, n})
+                    .expand({size, n})
+                    .eq(d.positions.reshape({size, 1}).expand({size, n}))
                     .logical_and(first.reshape({1, n}).expand({size, n}));  // [s, i]: slice i is distinct one s
-  Tensor index = Tensor::where(slot, at.reshape({1, n}).expand({size, n}), Tensor::full(c.g, {size, n}, 0, DType::I64)).sum({1});
+  Tensor index =
+      Tensor::where(slot, at.reshape({1, n}).expand({size, n}), Tensor::full(c.g, {size, n}, 0, DType::I64)).sum({1});
   // Each slice's place: that of its first occurrence.
-  Tensor inverse = Tensor::where(same.logical_and(first.reshape({1, n}).expand({n, n})), place.reshape({1, n}).expand({n, n}),
-                                 Tensor::full(c.g, {n, n}, 0, DType::I64)).sum({1});
-  Tensor counts = inverse.reshape({1, n}).expand({size, n}).eq(d.positions.reshape({size, 1}).expand({size, n})).cast(DType::I64).sum({1});
+  Tensor inverse = Tensor::where(same.logical_and(first.reshape({1, n}).expand({n, n})),
+                                 place.reshape({1, n}).expand({n, n}), Tensor::full(c.g, {n, n}, 0, DType::I64))
+                       .sum({1});
+  Tensor counts = inverse.reshape({1, n})
+                      .expand({size, n})
+                      .eq(d.positions.reshape({size, 1}).expand({size, n}))
+                      .cast(DType::I64)
+                      .sum({1});
   return {masked(x.gather(index, axis), d, axis), masked(index, d, 0), inverse, masked(counts, d, 0)};
 }
 
 // A scalar input's value as a rank-0 tensor of type t, or `def` where the input is absent.
 Tensor scalar_input(Ctx& c, size_t i, double def, DType t) {
   if (!c.has(i)) return Tensor::full(c.g, {}, def, t);
-  if (c.in(i).numel() != 1) c.fail("input " + std::to_string(i) + " must hold one value, got shape " + shape_str(c.in(i).shape()));
+  if (c.in(i).numel() != 1)
+    c.fail("input " + std::to_string(i) + " must hold one value, got shape " + shape_str(c.in(i).shape()));
   return c.in(i).reshape({}).cast(t);
 }
 
@@ -166,11 +189,15 @@ constexpr int64_t kMaxNmsBoxes = 1024;
 
 Tensor non_max_suppression(Ctx& c) {
   const Tensor &boxes = c.in(0), &scores = c.in(1);
-  if (boxes.ndim() != 3 || boxes.dim(2) != 4) c.fail("boxes must be [batches, boxes, 4], got " + shape_str(boxes.shape()));
+  if (boxes.ndim() != 3 || boxes.dim(2) != 4)
+    c.fail("boxes must be [batches, boxes, 4], got " + shape_str(boxes.shape()));
   if (scores.ndim() != 3 || scores.dim(0) != boxes.dim(0) || scores.dim(2) != boxes.dim(1))
-    c.fail("scores must be [batches, classes, boxes] for boxes " + shape_str(boxes.shape()) + ", got " + shape_str(scores.shape()));
+    c.fail("scores must be [batches, classes, boxes] for boxes " + shape_str(boxes.shape()) + ", got " +
+           shape_str(scores.shape()));
   int64_t B = boxes.dim(0), C = scores.dim(1), N = boxes.dim(1);
-  if (N > kMaxNmsBoxes) c.fail(std::to_string(N) + " boxes: at most " + std::to_string(kMaxNmsBoxes) + " (the greedy suppression is one step per box)");
+  if (N > kMaxNmsBoxes)
+    c.fail(std::to_string(N) + " boxes: at most " + std::to_string(kMaxNmsBoxes) +
+           " (the greedy suppression is one step per box)");
   DType f = DType::F32;
   Tensor max_out = scalar_input(c, 2, 0, DType::I64), iou_thr = scalar_input(c, 3, 0, f);
   Tensor b = boxes.cast(f), s = scores.cast(f);
@@ -181,7 +208,8 @@ Tensor non_max_suppression(Ctx& c) {
     Tensor xc = coord(0), yc = coord(1), hw = coord(2) * 0.5, hh = coord(3) * 0.5;
     x1 = xc - hw, x2 = xc + hw, y1 = yc - hh, y2 = yc + hh;
   } else {
-    y1 = coord(0).minimum(coord(2)), y2 = coord(0).maximum(coord(2)), x1 = coord(1).minimum(coord(3)), x2 = coord(1).maximum(coord(3));
+    y1 = coord(0).minimum(coord(2)), y2 = coord(0).maximum(coord(2)), x1 = coord(1).minimum(coord(3)),
+    x2 = coord(1).maximum(coord(3));
   }
   // suppresses[b, n, m]: box n overlaps box m by more than the threshold.
   auto row = [&](const Tensor& t) { return t.reshape({B, N, 1}).expand({B, N, N}); };
@@ -197,29 +225,44 @@ Tensor non_max_suppression(Ctx& c) {
   // rank[b, c, n]: box n's place in class c's order (higher score first, then lower index).
   Tensor sn = s.reshape({B, C, N, 1}).expand({B, C, N, N}), sm = s.reshape({B, C, 1, N}).expand({B, C, N, N});
   Tensor at = Tensor::arange(c.g, N);
-  Tensor lower = at.reshape({1, N}).expand({N, N}).lt(at.reshape({N, 1}).expand({N, N})).reshape({1, 1, N, N}).expand({B, C, N, N});
+  Tensor lower = at.reshape({1, N})
+                     .expand({N, N})
+                     .lt(at.reshape({N, 1}).expand({N, N}))
+                     .reshape({1, 1, N, N})
+                     .expand({B, C, N, N});
   Tensor before = sm.gt(sn).logical_or(sm.eq(sn).logical_and(lower));  // [b, c, n, m]: m comes before n
   Tensor rank = before.cast(DType::I64).sum({3});
-  Tensor candidate = c.has(4) ? s.gt(scalar_input(c, 4, 0, f).expand({B, C, N})) : Tensor::full(c.g, {B, C, N}, 1, DType::Bool);
+  Tensor candidate =
+      c.has(4) ? s.gt(scalar_input(c, 4, 0, f).expand({B, C, N})) : Tensor::full(c.g, {B, C, N}, 1, DType::Bool);
   // Greedy, one rank at a time: the box of rank t is kept unless a kept box suppresses it.
   Tensor kept = Tensor::full(c.g, {B, C, N}, 0, DType::Bool);
   Tensor sup = suppresses.reshape({B, 1, N, N}).expand({B, C, N, N});
   for (int64_t t = 0; t < N; ++t) {
     Tensor hit = kept.reshape({B, C, 1, N}).expand({B, C, N, N}).logical_and(sup).cast(DType::I32).max({3});
-    Tensor now = rank.eq(Tensor::full(c.g, {B, C, N}, double(t), DType::I64)).logical_and(candidate).logical_and(hit.eq(hit.full_like(0)));
+    Tensor now = rank.eq(Tensor::full(c.g, {B, C, N}, double(t), DType::I64))
+                     .logical_and(candidate)
+                     .logical_and(hit.eq(hit.full_like(0)));
     kept = kept.logical_or(now);
   }
   // At most max_out per class, the first ones in rank order; then in rank order per class.
-  Tensor rank_m = rank.reshape({B, C, 1, N}).expand({B, C, N, N}), rank_n = rank.reshape({B, C, N, 1}).expand({B, C, N, N});
-  Tensor upto = kept.reshape({B, C, 1, N}).expand({B, C, N, N}).logical_and(rank_m.le(rank_n)).cast(DType::I64).sum({3});
+  Tensor rank_m = rank.reshape({B, C, 1, N}).expand({B, C, N, N}),
+         rank_n = rank.reshape({B, C, N, 1}).expand({B, C, N, N});
+  Tensor upto =
+      kept.reshape({B, C, 1, N}).expand({B, C, N, N}).logical_and(rank_m.le(rank_n)).cast(DType::I64).sum({3});
   kept = kept.logical_and(upto.le(max_out.expand({B, C, N})));
-  Tensor slot = rank.reshape({B, C, 1, N}).expand({B, C, N, N}).eq(at.reshape({1, 1, N, 1}).expand({B, C, N, N}));  // [b, c, t, n]
-  Tensor kept_in_order = slot.logical_and(kept.reshape({B, C, 1, N}).expand({B, C, N, N})).cast(DType::I32).max({3}).cast(DType::Bool);
-  Tensor box_in_order = Tensor::where(slot, at.reshape({1, 1, 1, N}).expand({B, C, N, N}), Tensor::full(c.g, {B, C, N, N}, 0, DType::I64)).sum({3});
+  Tensor slot = rank.reshape({B, C, 1, N})
+                    .expand({B, C, N, N})
+                    .eq(at.reshape({1, 1, N, 1}).expand({B, C, N, N}));  // [b, c, t, n]
+  Tensor kept_in_order =
+      slot.logical_and(kept.reshape({B, C, 1, N}).expand({B, C, N, N})).cast(DType::I32).max({3}).cast(DType::Bool);
+  Tensor box_in_order =
+      Tensor::where(slot, at.reshape({1, 1, 1, N}).expand({B, C, N, N}), Tensor::full(c.g, {B, C, N, N}, 0, DType::I64))
+          .sum({3});
   // (batch, class, box) of every slot, compacted to the kept ones.
   HostTensor bc(DType::I64, {2, B * C * N});
   for (int64_t i = 0; i < B * C * N; ++i) bc.set(i, double(i / (C * N))), bc.set(B * C * N + i, double(i / N % C));
-  Tensor table = Tensor::cat({Tensor::weight(c.g, c.node.output(0) + ".batch_class", std::move(bc)), box_in_order.reshape({1, B * C * N})}, 0);
+  Tensor table = Tensor::cat(
+      {Tensor::weight(c.g, c.node.output(0) + ".batch_class", std::move(bc)), box_in_order.reshape({1, B * C * N})}, 0);
   return compacted(c, table, kept_in_order.reshape({B * C * N}), 1).permute({1, 0});
 }
 

@@ -77,7 +77,9 @@ Tensor einsum(Ctx& c) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (terms.size() != c.num_inputs()) c.fail("equation '" + eq + "' has " + std::to_string(terms.size()) + " operands, node has " + std::to_string(c.num_inputs()));
+  if (terms.size() != c.num_inputs())
+    c.fail("equation '" + eq + "' has " + std::to_string(terms.size()) + " operands, node has " +
+           std::to_string(c.num_inputs()));
   // Labels are ints: letters as themselves, ellipsis dims as 1000 + position (right-aligned).
   constexpr int kEllipsis = 1000;
   int64_t ell = 0;
@@ -86,7 +88,8 @@ Tensor einsum(Ctx& c) {
     size_t dots = term.find("...");
     int64_t letters = int64_t(term.size()) - (dots == std::string::npos ? 0 : 3);
     int64_t e = dots == std::string::npos ? 0 : rank - letters;
-    if (e < 0 || (dots == std::string::npos && letters != rank)) c.fail("term '" + term + "' does not match an operand of rank " + std::to_string(rank));
+    if (e < 0 || (dots == std::string::npos && letters != rank))
+      c.fail("term '" + term + "' does not match an operand of rank " + std::to_string(rank));
     return std::make_pair(dots, e);
   };
   std::vector<std::pair<size_t, int64_t>> dots(terms.size());
@@ -101,7 +104,8 @@ Tensor einsum(Ctx& c) {
         for (int64_t k = 0; k < e; ++k) r.push_back(int(kEllipsis + ell - e + k));
         j += 3;
       } else {
-        if (!std::isalpha(static_cast<unsigned char>(term[j]))) c.fail("bad label '" + std::string(1, term[j]) + "' in '" + eq + "'");
+        if (!std::isalpha(static_cast<unsigned char>(term[j])))
+          c.fail("bad label '" + std::string(1, term[j]) + "' in '" + eq + "'");
         r.push_back(term[j++]);
       }
     }

@@ -24,7 +24,8 @@ Tensor bit_shift(Ctx& c) {
 
 // NegativeLogLikelihoodLoss on log-probabilities [N, C, d...] and targets [N, d...].
 Tensor nll_loss(Ctx& c, const Tensor& logp, const Tensor& target, size_t weight_input) {
-  if (logp.ndim() < 2 || target.ndim() != logp.ndim() - 1) c.fail("input " + shape_str(logp.shape()) + " and target " + shape_str(target.shape()) + " do not match");
+  if (logp.ndim() < 2 || target.ndim() != logp.ndim() - 1)
+    c.fail("input " + shape_str(logp.shape()) + " and target " + shape_str(target.shape()) + " do not match");
   Tensor t = target.cast(DType::I64);
   Tensor valid = t.full_like(1).cast(DType::Bool);
   if (c.has_attr("ignore_index")) valid = t.ne(t.full_like(double(c.attr_int("ignore_index", 0))));
@@ -58,20 +59,21 @@ Tensor det(Ctx& c) {
     Tensor p = Tensor::where(below, col.abs(), col.full_like(-1)).argmax(1, true);  // [B, 1]
     Tensor is_p = rows.reshape({1, n}).eq(p).reshape({B, n, 1});
     Tensor is_k = rows.eq(rows.full_like(double(k))).reshape({1, n, 1});
-    Tensor row_k = a.slice({k}, {k + 1}, {1}, {1});                                      // [B, 1, n]
-    Tensor row_p = Tensor::where(is_p, a, a.full_like(0)).sum({1}, true);                  // [B, 1, n]
+    Tensor row_k = a.slice({k}, {k + 1}, {1}, {1});                        // [B, 1, n]
+    Tensor row_p = Tensor::where(is_p, a, a.full_like(0)).sum({1}, true);  // [B, 1, n]
     a = Tensor::where(is_k, row_p.expand(a.shape()), Tensor::where(is_p, row_k.expand(a.shape()), a));
     sign = Tensor::where(p.reshape({B}).eq(p.reshape({B}).full_like(double(k))), sign, -sign);
     // Eliminate below the pivot.
-    Tensor pivot = a.slice({k}, {k + 1}, {1}, {1}).slice({k}, {k + 1}, {2}, {1});        // [B, 1, 1]
-    Tensor pivot_row = a.slice({k}, {k + 1}, {1}, {1});                                   // [B, 1, n]
-    Tensor factor = a.slice({k}, {k + 1}, {2}, {1}) / pivot;                             // [B, n, 1]
+    Tensor pivot = a.slice({k}, {k + 1}, {1}, {1}).slice({k}, {k + 1}, {2}, {1});  // [B, 1, 1]
+    Tensor pivot_row = a.slice({k}, {k + 1}, {1}, {1});                            // [B, 1, n]
+    Tensor factor = a.slice({k}, {k + 1}, {2}, {1}) / pivot;                       // [B, n, 1]
     Tensor after = rows.gt(rows.full_like(double(k))).reshape({1, n, 1});
     factor = Tensor::where(after.logical_and(pivot.ne(zero)), factor, factor.full_like(0));
     a = a - factor * pivot_row;
   }
   Tensor diag = Tensor::full(c.g, {B}, 1, x.dtype());
-  for (int64_t k = 0; k < n; ++k) diag = diag * a.slice({k}, {k + 1}, {1}, {1}).slice({k}, {k + 1}, {2}, {1}).reshape({B});
+  for (int64_t k = 0; k < n; ++k)
+    diag = diag * a.slice({k}, {k + 1}, {1}, {1}).slice({k}, {k + 1}, {2}, {1}).reshape({B});
   return (diag * sign).reshape(batch);
 }
 

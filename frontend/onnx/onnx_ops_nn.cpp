@@ -10,7 +10,8 @@ namespace {
 Tensor conv_transpose(Ctx& c) {
   const Tensor &x = c.in(0), &w = c.in(1);
   size_t n = size_t(w.ndim() - 2);
-  if (w.ndim() < 3 || x.ndim() != w.ndim()) c.fail("input " + shape_str(x.shape()) + " and weight " + shape_str(w.shape()) + " ranks do not match");
+  if (w.ndim() < 3 || x.ndim() != w.ndim())
+    c.fail("input " + shape_str(x.shape()) + " and weight " + shape_str(w.shape()) + " ranks do not match");
   std::vector<int64_t> k = c.attr_ints("kernel_shape", Shape(w.shape().begin() + 2, w.shape().end()));
   std::vector<int64_t> strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
   std::vector<int64_t> dil = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
@@ -27,7 +28,9 @@ Tensor conv_transpose(Ctx& c) {
   if (!out_shape.empty()) {
     // Pads that give the requested output size; odd totals put the extra pad at the end
     // unless SAME_LOWER, as in the ONNX operator docs.
-    if (out_shape.size() != n) c.fail("output_shape has " + std::to_string(out_shape.size()) + " values for " + std::to_string(n) + " spatial dims");
+    if (out_shape.size() != n)
+      c.fail("output_shape has " + std::to_string(out_shape.size()) + " values for " + std::to_string(n) +
+             " spatial dims");
     for (size_t i = 0; i < n; ++i) {
       int64_t full = strides[i] * (x.dim(int64_t(2 + i)) - 1) + out_pad[i] + (k[i] - 1) * dil[i] + 1;
       int64_t total = full - out_shape[i];
@@ -80,7 +83,8 @@ Tensor instance_norm(Ctx& c) {
 Tensor group_norm(Ctx& c) {
   const Tensor& x = c.in(0);
   int64_t groups = c.attr_int("num_groups", 0), ch = x.dim(1);
-  if (groups <= 0 || ch % groups) c.fail("num_groups " + std::to_string(groups) + " does not divide " + std::to_string(ch) + " channels");
+  if (groups <= 0 || ch % groups)
+    c.fail("num_groups " + std::to_string(groups) + " does not divide " + std::to_string(ch) + " channels");
   Shape gs = {x.dim(0), groups, -1};
   Tensor y = normalize(x.reshape(gs), {2}, c.attr_float("epsilon", 1e-5)).y.reshape(x.shape());
   // Opset 18 gives scale and bias per group, opset 21 per channel.
@@ -134,7 +138,8 @@ Tensor depth_to_space(Ctx& c) {
 Tensor space_to_depth(Ctx& c) {
   const Tensor& x = c.in(0);
   int64_t b = c.attr_int("blocksize", 0);
-  if (x.ndim() != 4 || b <= 0 || x.dim(2) % b || x.dim(3) % b) c.fail("needs [N, C, H, W] with H and W divisible by blocksize");
+  if (x.ndim() != 4 || b <= 0 || x.dim(2) % b || x.dim(3) % b)
+    c.fail("needs [N, C, H, W] with H and W divisible by blocksize");
   int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
   return x.reshape({N, C, H / b, b, W / b, b}).permute({0, 3, 5, 1, 2, 4}).reshape({N, C * b * b, H / b, W / b});
 }
@@ -151,7 +156,8 @@ Tensor hardmax(Ctx& c) {
   // Before opset 13 the input is coerced to 2-D at axis.
   Tensor f = x.flatten(x.norm_axis(c.attr_int("axis", 1)));
   Tensor i = f.argmax(1, true);
-  return Tensor::where(i.eq(Tensor::arange(c.g, f.dim(1)).reshape({1, f.dim(1)})), f.full_like(1), f.full_like(0)).reshape(x.shape());
+  return Tensor::where(i.eq(Tensor::arange(c.g, f.dim(1)).reshape({1, f.dim(1)})), f.full_like(1), f.full_like(0))
+      .reshape(x.shape());
 }
 
 Tensor max_unpool(Ctx& c) {
@@ -160,12 +166,14 @@ Tensor max_unpool(Ctx& c) {
   size_t n = size_t(x.ndim() - 2);
   std::vector<int64_t> k = c.attr_ints("kernel_shape"), s = c.attr_ints("strides", std::vector<int64_t>(n, 1));
   std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
-  if (k.size() != n || s.size() != n || pads.size() != 2 * n) c.fail("kernel_shape/strides/pads do not match " + std::to_string(n) + " spatial dims");
+  if (k.size() != n || s.size() != n || pads.size() != 2 * n)
+    c.fail("kernel_shape/strides/pads do not match " + std::to_string(n) + " spatial dims");
   // Indices address the default output shape; a larger output_shape pads it at the end.
   Shape out = {x.dim(0), x.dim(1)};
   for (size_t i = 0; i < n; ++i) out.push_back((x.dim(int64_t(2 + i)) - 1) * s[i] + k[i] - pads[i] - pads[i + n]);
   Tensor zeros = Tensor::full(c.g, {numel(out)}, 0, x.dtype());
-  Tensor r = zeros.scatter_elements(idx.reshape({idx.numel()}), x.reshape({x.numel()}), 0, Tensor::Reduction::None).reshape(out);
+  Tensor r = zeros.scatter_elements(idx.reshape({idx.numel()}), x.reshape({x.numel()}), 0, Tensor::Reduction::None)
+                 .reshape(out);
   if (!c.has(2)) return r;
   Shape want = c.ints(2);
   if (want.size() != out.size()) c.fail("output_shape " + shape_str(want) + " does not fit " + shape_str(x.shape()));
@@ -198,7 +206,8 @@ Tensor lp_pool(Ctx& c) {
   double p = double(c.attr_int("p", 2));
   std::vector<std::pair<int64_t, int64_t>> pads = {{0, 0}, {0, 0}};
   std::vector<int64_t> red;
-  for (size_t i = 0; i < k.size(); ++i) pads.push_back({w.pads[i], w.pads[i + k.size()]}), red.push_back(-1 - int64_t(i));
+  for (size_t i = 0; i < k.size(); ++i)
+    pads.push_back({w.pads[i], w.pads[i + k.size()]}), red.push_back(-1 - int64_t(i));
   return root(abs_pow(x, p).pad(pads).pool(k, w.strides, w.dilations).sum(red), p);
 }
 
@@ -288,7 +297,8 @@ void add_nn_ops(OpTable& t) {
   };
   // Reductions composed from sum/max.
   t["ReduceL1"] = [](Ctx& c) -> Outs {
-    return {reduce_with(c, 18, [](const Tensor& x, const std::vector<int64_t>& a, bool k) { return x.abs().sum(a, k); })};
+    return {
+        reduce_with(c, 18, [](const Tensor& x, const std::vector<int64_t>& a, bool k) { return x.abs().sum(a, k); })};
   };
   t["ReduceL2"] = [](Ctx& c) -> Outs {
     return {reduce_with(c, 18, [](const Tensor& x, const std::vector<int64_t>& a, bool k) {
@@ -298,10 +308,12 @@ void add_nn_ops(OpTable& t) {
     })};
   };
   t["ReduceSumSquare"] = [](Ctx& c) -> Outs {
-    return {reduce_with(c, 18, [](const Tensor& x, const std::vector<int64_t>& a, bool k) { return (x * x).sum(a, k); })};
+    return {
+        reduce_with(c, 18, [](const Tensor& x, const std::vector<int64_t>& a, bool k) { return (x * x).sum(a, k); })};
   };
   t["ReduceLogSum"] = [](Ctx& c) -> Outs {
-    return {reduce_with(c, 18, [](const Tensor& x, const std::vector<int64_t>& a, bool k) { return x.sum(a, k).log(); })};
+    return {
+        reduce_with(c, 18, [](const Tensor& x, const std::vector<int64_t>& a, bool k) { return x.sum(a, k).log(); })};
   };
   t["ReduceLogSumExp"] = [](Ctx& c) -> Outs { return {reduce_with(c, 18, log_sum_exp)}; };
   add_resize_ops(t);

@@ -11,7 +11,8 @@ namespace {
 Tensor along_axis(Ctx& c, const Tensor& v, const Tensor& x, int64_t axis) {
   if (v.numel() == 1) return v.reshape({});
   if (v.ndim() != 1 || v.dim(0) != x.dim(axis))
-    c.fail("scale/zero point of shape " + shape_str(v.shape()) + " does not match axis " + std::to_string(axis) + " of " + shape_str(x.shape()));
+    c.fail("scale/zero point of shape " + shape_str(v.shape()) + " does not match axis " + std::to_string(axis) +
+           " of " + shape_str(x.shape()));
   Shape s(size_t(x.ndim()), 1);
   s[size_t(x.norm_axis(axis))] = v.dim(0);
   return v.reshape(s);
@@ -92,16 +93,20 @@ Tensor matmul_integer(Ctx& c) {
 }
 
 Tensor qlinear_matmul(Ctx& c) {
-  Tensor a = c.in(0).cast(DType::I32) - c.in(2).cast(DType::I32).reshape(c.in(2).numel() == 1 ? Shape{} : Shape{c.in(2).numel(), 1});
-  Tensor b = c.in(3).cast(DType::I32) - c.in(5).cast(DType::I32).reshape(c.in(5).numel() == 1 ? Shape{} : Shape{c.in(5).numel()});
+  Tensor a = c.in(0).cast(DType::I32) -
+             c.in(2).cast(DType::I32).reshape(c.in(2).numel() == 1 ? Shape{} : Shape{c.in(2).numel(), 1});
+  Tensor b = c.in(3).cast(DType::I32) -
+             c.in(5).cast(DType::I32).reshape(c.in(5).numel() == 1 ? Shape{} : Shape{c.in(5).numel()});
   Tensor acc = a.matmul(b);
-  Tensor scale = f32_div(c.in(1).cast(DType::F32) * c.in(4).cast(DType::F32).reshape(c.in(4).numel() == 1 ? Shape{} : Shape{c.in(4).numel()}),
+  Tensor scale = f32_div(c.in(1).cast(DType::F32) *
+                             c.in(4).cast(DType::F32).reshape(c.in(4).numel() == 1 ? Shape{} : Shape{c.in(4).numel()}),
                          c.in(6).cast(DType::F32));
   return requantize(acc.cast(DType::F32) * scale, c.in(7), c.in(7).dtype());
 }
 
 Tensor conv_int(Ctx& c, const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias) {
-  if (w.ndim() < 3) c.fail("weight " + shape_str(w.shape()) + " has rank " + std::to_string(w.ndim()) + ", a conv needs 3 or more");
+  if (w.ndim() < 3)
+    c.fail("weight " + shape_str(w.shape()) + " has rank " + std::to_string(w.ndim()) + ", a conv needs 3 or more");
   std::vector<int64_t> k = c.attr_ints("kernel_shape", Shape(w.shape().begin() + 2, w.shape().end()));
   Window win = window(c, x, k);
   return x.conv(w, bias, win.strides, win.pads, win.dilations, c.attr_int("group", 1));
@@ -137,8 +142,10 @@ std::optional<Tensor> conv_integer_dot4(Ctx& c) {
   int64_t nsp = x.ndim() - 2, cout = w.dim(0);
   Tensor xz = c.has(2) ? c.in(2).reshape({}).cast(DType::I32) : Tensor::full(x.graph(), {}, 0, DType::I32);
   Tensor wz = c.has(3) ? c.in(3).cast(DType::I32) : Tensor::full(x.graph(), {}, 0, DType::I32);
-  if (wz.numel() > 1) wz = wz.reshape({cout});
-  else wz = wz.reshape({});
+  if (wz.numel() > 1)
+    wz = wz.reshape({cout});
+  else
+    wz = wz.reshape({});
   const double o = w.dtype() == DType::U8 ? 128 : 0;
   // x's words, padded with xz's word.
   std::vector<std::pair<int64_t, int64_t>> pads = {{0, 0}, {0, 0}};
@@ -152,8 +159,8 @@ std::optional<Tensor> conv_integer_dot4(Ctx& c) {
   Tensor dots = words.conv(pack_channel_bytes(shifted), std::nullopt, win.strides, none, win.dilations, 1, Op::Dot4);
   Shape ones_shape = w.shape();
   ones_shape[0] = 1;
-  Tensor sum_x = words.conv(pack_channel_bytes(Tensor::full(x.graph(), ones_shape, 1, DType::I32)), std::nullopt, win.strides, none,
-                            win.dilations, 1, Op::Dot4);  // [N, 1, *out]
+  Tensor sum_x = words.conv(pack_channel_bytes(Tensor::full(x.graph(), ones_shape, 1, DType::I32)), std::nullopt,
+                            win.strides, none, win.dilations, 1, Op::Dot4);  // [N, 1, *out]
   // Per output channel: the zero point and the sum of the centered filter.
   Shape per_channel(size_t(x.ndim()), 1), filter_shape(size_t(w.ndim()), 1);
   per_channel[1] = filter_shape[0] = cout;

@@ -162,9 +162,12 @@ Tensor resize(Ctx& c) {
   for (auto& ax : axes) ax = x.norm_axis(ax);
   size_t n = axes.size();
   if (scales.empty() == sizes.empty()) c.fail("exactly one of scales and sizes must be given");
-  if (!scales.empty() && scales.size() != n) c.fail("scales has " + std::to_string(scales.size()) + " values for " + std::to_string(n) + " axes");
-  if (!sizes.empty() && sizes.size() != n) c.fail("sizes has " + std::to_string(sizes.size()) + " values for " + std::to_string(n) + " axes");
-  if (!roi.empty() && roi.size() != 2 * n) c.fail("roi has " + std::to_string(roi.size()) + " values, expected " + std::to_string(2 * n));
+  if (!scales.empty() && scales.size() != n)
+    c.fail("scales has " + std::to_string(scales.size()) + " values for " + std::to_string(n) + " axes");
+  if (!sizes.empty() && sizes.size() != n)
+    c.fail("sizes has " + std::to_string(sizes.size()) + " values for " + std::to_string(n) + " axes");
+  if (!roi.empty() && roi.size() != 2 * n)
+    c.fail("roi has " + std::to_string(roi.size()) + " values, expected " + std::to_string(2 * n));
   std::vector<int64_t> out(n);
   if (!sizes.empty()) {
     std::string policy = c.attr_string("keep_aspect_ratio_policy", "stretch");

@@ -37,7 +37,8 @@ std::vector<Activation> activations(Ctx& c, std::vector<std::string> defaults, i
   if (names.empty())
     for (int64_t d = 0; d < dirs; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
   if (names.size() != per_dir * size_t(dirs))
-    c.fail("activations lists " + std::to_string(names.size()) + " functions, expected " + std::to_string(per_dir * size_t(dirs)));
+    c.fail("activations lists " + std::to_string(names.size()) + " functions, expected " +
+           std::to_string(per_dir * size_t(dirs)));
   std::vector<double> alphas = c.attr_floats("activation_alpha"), betas = c.attr_floats("activation_beta");
   size_t ia = 0, ib = 0;
   std::vector<Activation> r;
@@ -45,11 +46,16 @@ std::vector<Activation> activations(Ctx& c, std::vector<std::string> defaults, i
     std::transform(n.begin(), n.end(), n.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
     Activation a{n};
     // Defaults as in the ONNX operator docs.
-    if (n == "leakyrelu") a.alpha = 0.01;
-    else if (n == "thresholdedrelu" || n == "elu") a.alpha = 1.0;
-    else if (n == "scaledtanh") a.alpha = 1.0, a.beta = 1.0;
-    else if (n == "hardsigmoid") a.alpha = 0.2, a.beta = 0.5;
-    else if (n == "affine") a.alpha = 1.0;
+    if (n == "leakyrelu")
+      a.alpha = 0.01;
+    else if (n == "thresholdedrelu" || n == "elu")
+      a.alpha = 1.0;
+    else if (n == "scaledtanh")
+      a.alpha = 1.0, a.beta = 1.0;
+    else if (n == "hardsigmoid")
+      a.alpha = 0.2, a.beta = 0.5;
+    else if (n == "affine")
+      a.alpha = 1.0;
     bool takes_alpha = n == "leakyrelu" || n == "thresholdedrelu" || n == "elu" || n == "scaledtanh" ||
                        n == "hardsigmoid" || n == "affine";
     bool takes_beta = n == "scaledtanh" || n == "hardsigmoid" || n == "affine";
@@ -64,9 +70,9 @@ std::vector<Activation> activations(Ctx& c, std::vector<std::string> defaults, i
 struct Recurrence {
   int64_t seq = 0, batch = 0, hidden = 0, dirs = 1, gates = 1;
   bool layout_batch_first = false;
-  std::vector<bool> reverse;            // per direction
-  Tensor x;                             // [seq, batch, input]
-  std::optional<Tensor> valid;          // [seq, batch, 1] bool: step t is inside sequence b
+  std::vector<bool> reverse;    // per direction
+  Tensor x;                     // [seq, batch, input]
+  std::optional<Tensor> valid;  // [seq, batch, 1] bool: step t is inside sequence b
   std::optional<double> clip;
 
   Recurrence(Ctx& c, int64_t n_gates) : gates(n_gates) {
@@ -78,10 +84,14 @@ struct Recurrence {
     if (layout_batch_first) x = x.permute({1, 0, 2});
     seq = x.dim(0), batch = x.dim(1);
     std::string direction = c.attr_string("direction", "forward");
-    if (direction == "forward") reverse = {false};
-    else if (direction == "reverse") reverse = {true};
-    else if (direction == "bidirectional") reverse = {false, true};
-    else c.fail("unknown direction '" + direction + "'");
+    if (direction == "forward")
+      reverse = {false};
+    else if (direction == "reverse")
+      reverse = {true};
+    else if (direction == "bidirectional")
+      reverse = {false, true};
+    else
+      c.fail("unknown direction '" + direction + "'");
     dirs = int64_t(reverse.size());
     if (c.has_attr("clip")) clip = c.attr_float("clip", 0);
     if (c.has(4)) {
@@ -92,7 +102,8 @@ struct Recurrence {
         all_full = std::all_of(l.begin(), l.end(), [&](int64_t v) { return v == seq; });
       }
       if (!all_full) {
-        if (dirs > 1 || reverse[0]) c.fail("sequence_lens shorter than the sequence are supported for the forward direction only");
+        if (dirs > 1 || reverse[0])
+          c.fail("sequence_lens shorter than the sequence are supported for the forward direction only");
         Tensor t = Tensor::arange(c.g, seq).reshape({seq, 1, 1});
         valid = t.lt(lens.cast(DType::I64).reshape({1, batch, 1}));
       }
@@ -102,7 +113,8 @@ struct Recurrence {
   Tensor weight(Ctx& c, size_t input, int64_t d, int64_t rows, int64_t cols) const {
     const Tensor& w = c.in(input);
     if (w.shape() != Shape{dirs, rows, cols})
-      c.fail("input " + std::to_string(input) + " has shape " + shape_str(w.shape()) + ", expected " + shape_str({dirs, rows, cols}));
+      c.fail("input " + std::to_string(input) + " has shape " + shape_str(w.shape()) + ", expected " +
+             shape_str({dirs, rows, cols}));
     return w.slice({d}, {d + 1}, {0}, {1}).reshape({rows, cols});
   }
   // Initial state input `input` for direction d as [batch, hidden] (zeros when absent).
@@ -111,7 +123,8 @@ struct Recurrence {
     Tensor h = c.in(input);
     if (layout_batch_first) h = h.permute({1, 0, 2});
     if (h.shape() != Shape{dirs, batch, hidden})
-      c.fail("initial state has shape " + shape_str(c.in(input).shape()) + ", expected " + shape_str({dirs, batch, hidden}) + " (layout 0)");
+      c.fail("initial state has shape " + shape_str(c.in(input).shape()) + ", expected " +
+             shape_str({dirs, batch, hidden}) + " (layout 0)");
     return h.slice({d}, {d + 1}, {0}, {1}).reshape({batch, hidden});
   }
   Tensor clipped(const Tensor& t) const { return clip ? t.clip(-*clip, *clip) : t; }
@@ -147,7 +160,8 @@ struct Recurrence {
     Tensor p = x.matmul(weight(c, 1, d, gh, in).transpose());
     if (c.has(3)) {
       const Tensor& b = c.in(3);
-      if (b.shape() != Shape{dirs, 2 * gh}) c.fail("B has shape " + shape_str(b.shape()) + ", expected " + shape_str({dirs, 2 * gh}));
+      if (b.shape() != Shape{dirs, 2 * gh})
+        c.fail("B has shape " + shape_str(b.shape()) + ", expected " + shape_str({dirs, 2 * gh}));
       Tensor bd = b.slice({d}, {d + 1}, {0}, {1}).reshape({2, gh});
       p = p + bd.slice({0}, {1}, {0}, {1}).reshape({gh});
       if (!skip_recurrent_bias) p = p + bd.slice({1}, {2}, {0}, {1}).reshape({gh});
@@ -188,7 +202,8 @@ Outs lstm(Ctx& c) {
     std::optional<Tensor> pi, po, pf;
     if (c.has(7)) {
       const Tensor& p = c.in(7);
-      if (p.shape() != Shape{r.dirs, 3 * H}) c.fail("P has shape " + shape_str(p.shape()) + ", expected " + shape_str({r.dirs, 3 * H}));
+      if (p.shape() != Shape{r.dirs, 3 * H})
+        c.fail("P has shape " + shape_str(p.shape()) + ", expected " + shape_str({r.dirs, 3 * H}));
       Tensor pd = p.slice({d}, {d + 1}, {0}, {1}).reshape({3, H});
       pi = pd.slice({0}, {1}, {0}, {1}), po = pd.slice({1}, {2}, {0}, {1}), pf = pd.slice({2}, {3}, {0}, {1});
     }

@@ -41,18 +41,21 @@ struct Axis {
 Tensor grid_sample(Ctx& c) {
   const Tensor &x = c.in(0), &grid = c.in(1);
   if (x.ndim() != 4 || grid.ndim() != 4 || grid.dim(3) != 2 || grid.dim(0) != x.dim(0))
-    c.fail("supports X [N, C, H, W] with grid [N, Ho, Wo, 2], got " + shape_str(x.shape()) + " and " + shape_str(grid.shape()));
+    c.fail("supports X [N, C, H, W] with grid [N, Ho, Wo, 2], got " + shape_str(x.shape()) + " and " +
+           shape_str(grid.shape()));
   std::string mode = c.attr_string("mode", c.opset >= 20 ? "linear" : "bilinear");
   if (mode == "linear") mode = "bilinear";
   if (mode == "cubic") mode = "bicubic";
   if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") c.fail("unknown mode '" + mode + "'");
   std::string padding = c.attr_string("padding_mode", "zeros");
-  if (padding != "zeros" && padding != "border" && padding != "reflection") c.fail("unknown padding_mode '" + padding + "'");
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    c.fail("unknown padding_mode '" + padding + "'");
   bool align = c.attr_int("align_corners", 0) != 0;
   int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3), Ho = grid.dim(1), Wo = grid.dim(2);
   Axis ax{W, align, padding}, ay{H, align, padding};
   Tensor g = grid.cast(x.dtype()).reshape({N, Ho * Wo, 2});
-  Tensor gx = ax.unnormalize(g.slice({0}, {1}, {2}, {1})), gy = ay.unnormalize(g.slice({1}, {2}, {2}, {1}));  // [N, P, 1]
+  Tensor gx = ax.unnormalize(g.slice({0}, {1}, {2}, {1})),
+         gy = ay.unnormalize(g.slice({1}, {2}, {2}, {1}));  // [N, P, 1]
   // Taps: integer positions (as floats) and weights, each [N, P, 1].
   std::vector<std::array<Tensor, 3>> taps;  // x, y, weight
   if (mode == "nearest" || mode == "bilinear") {
@@ -86,8 +89,10 @@ Tensor grid_sample(Ctx& c) {
   Tensor q = Tensor::arange(c.g, H * W).reshape({1, 1, H * W});
   std::optional<Tensor> m;
   for (const auto& [tx, ty, w] : taps) {
-    Tensor inside = tx.ge(tx.full_like(0)).logical_and(tx.le(tx.full_like(double(W - 1))))
-                        .logical_and(ty.ge(ty.full_like(0))).logical_and(ty.le(ty.full_like(double(H - 1))));
+    Tensor inside = tx.ge(tx.full_like(0))
+                        .logical_and(tx.le(tx.full_like(double(W - 1))))
+                        .logical_and(ty.ge(ty.full_like(0)))
+                        .logical_and(ty.le(ty.full_like(double(H - 1))));
     Tensor idx = Tensor::where(inside, ty * double(W) + tx, tx.full_like(-1)).cast(DType::I64);
     Tensor hit = idx.eq(q);
     Tensor term = Tensor::where(hit, w.expand(hit.shape()), Tensor::full(c.g, hit.shape(), 0, x.dtype()));
@@ -122,8 +127,10 @@ Tensor roi_align(Ctx& c) {
     }
   Tensor y = y1 + Tensor::weight(c.g, "roi_fy", std::move(fy)) * (rh * (1.0 / double(oh)));
   Tensor xs = x1 + Tensor::weight(c.g, "roi_fx", std::move(fx)) * (rw * (1.0 / double(ow)));  // [R, P*S, 1]
-  Tensor valid = y.ge(y.full_like(-1)).logical_and(y.le(y.full_like(double(H))))
-                     .logical_and(xs.ge(xs.full_like(-1))).logical_and(xs.le(xs.full_like(double(W))));
+  Tensor valid = y.ge(y.full_like(-1))
+                     .logical_and(y.le(y.full_like(double(H))))
+                     .logical_and(xs.ge(xs.full_like(-1)))
+                     .logical_and(xs.le(xs.full_like(double(W))));
   // Clamp into the image; a position at or past the last row/column uses that row/column alone.
   auto corners = [&](Tensor v, int64_t size) {
     v = v.maximum(v.full_like(0));
@@ -148,7 +155,7 @@ Tensor roi_align(Ctx& c) {
       Tensor term = Tensor::where(hit, w.expand(hit.shape()), Tensor::full(c.g, hit.shape(), 0, x.dtype()));
       m = m ? *m + term : term;
     }
-  Tensor mat = m->reshape({R, P, S, H * W}).sum({2});                         // [R, P, HW]
+  Tensor mat = m->reshape({R, P, S, H * W}).sum({2});  // [R, P, HW]
   Tensor img = x.reshape({N, C * H * W}).gather(batch_idx.cast(DType::I64).reshape({R}), 0).reshape({R, C, H * W});
   return img.matmul(mat.transpose()).reshape({R, C, oh, ow});
 }

@@ -21,7 +21,8 @@ Tensor dft_table(Graph& g, int64_t n, int64_t bins, bool sine, DType t) {
 }
 
 // DFT over the last axis of re/im ([..., n]) into `bins` frequencies: [..., bins] each.
-std::pair<Tensor, Tensor> dft_last(Graph& g, const Tensor& re, const std::optional<Tensor>& im, int64_t bins, bool inverse) {
+std::pair<Tensor, Tensor> dft_last(Graph& g, const Tensor& re, const std::optional<Tensor>& im, int64_t bins,
+                                   bool inverse) {
   int64_t n = re.dim(-1);
   Tensor cs = dft_table(g, n, bins, false, re.dtype()), sn = dft_table(g, n, bins, true, re.dtype());
   // e^{-i a} = cos a - i sin a (forward); e^{+i a} for the inverse.
@@ -35,10 +36,12 @@ std::pair<Tensor, Tensor> dft_last(Graph& g, const Tensor& re, const std::option
 Tensor dft(Ctx& c) {
   const Tensor& x = c.in(0);
   int64_t rank = x.ndim();
-  if (rank < 3 || (x.dim(-1) != 1 && x.dim(-1) != 2)) c.fail("input must be [batch, ..., 1 or 2], got " + shape_str(x.shape()));
+  if (rank < 3 || (x.dim(-1) != 1 && x.dim(-1) != 2))
+    c.fail("input must be [batch, ..., 1 or 2], got " + shape_str(x.shape()));
   int64_t axis = c.attr_int("axis", 1);
   if (axis < 0) axis += rank - 1;  // counts among the signal dims (the last dim is re/im)
-  if (axis < 1 || axis >= rank - 1) c.fail("axis " + std::to_string(c.attr_int("axis", 1)) + " is not a signal axis of " + shape_str(x.shape()));
+  if (axis < 1 || axis >= rank - 1)
+    c.fail("axis " + std::to_string(c.attr_int("axis", 1)) + " is not a signal axis of " + shape_str(x.shape()));
   bool inverse = c.attr_int("inverse", 0) != 0, onesided = c.attr_int("onesided", 0) != 0;
   int64_t n = x.dim(axis);
   if (c.has(1)) n = c.ints(1).at(0);
@@ -66,13 +69,15 @@ Tensor dft(Ctx& c) {
 
 Tensor stft(Ctx& c) {
   const Tensor& x = c.in(0);
-  if (x.ndim() != 3 || (x.dim(2) != 1 && x.dim(2) != 2)) c.fail("signal must be [batch, length, 1 or 2], got " + shape_str(x.shape()));
+  if (x.ndim() != 3 || (x.dim(2) != 1 && x.dim(2) != 2))
+    c.fail("signal must be [batch, length, 1 or 2], got " + shape_str(x.shape()));
   int64_t step = c.ints(1).at(0);
   std::optional<Tensor> window;
   if (c.has(2)) window = c.in(2);
   int64_t len = c.has(3) ? c.ints(3).at(0) : window ? window->dim(0) : 0;
   if (len <= 0 || step <= 0) c.fail("frame_length and frame_step must be positive");
-  if (len > x.dim(1)) c.fail("frame_length " + std::to_string(len) + " exceeds the signal length " + std::to_string(x.dim(1)));
+  if (len > x.dim(1))
+    c.fail("frame_length " + std::to_string(len) + " exceeds the signal length " + std::to_string(x.dim(1)));
   bool onesided = c.attr_int("onesided", 1) != 0;
   auto frames = [&](int64_t k) {  // [batch, frames, len], windowed
     Tensor f = x.slice({k}, {k + 1}, {2}, {1}).squeeze({2}).pool({len}, {step}, {1});

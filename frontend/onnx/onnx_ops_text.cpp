@@ -62,9 +62,11 @@ Tensor tfidf_vectorizer(Ctx& c) {
     per_length[size_t(n - 1)] = (e - b) / n;
     K += (e - b) / n;
   }
-  if (int64_t(indexes.size()) != K) c.fail("ngram_indexes has " + std::to_string(indexes.size()) + " entries for " + std::to_string(K) + " n-grams");
+  if (int64_t(indexes.size()) != K)
+    c.fail("ngram_indexes has " + std::to_string(indexes.size()) + " entries for " + std::to_string(K) + " n-grams");
   if (K == 0) c.fail("the pool holds no n-grams");
-  if (!weights.empty() && int64_t(weights.size()) != K) c.fail("weights has " + std::to_string(weights.size()) + " entries for " + std::to_string(K) + " n-grams");
+  if (!weights.empty() && int64_t(weights.size()) != K)
+    c.fail("weights has " + std::to_string(weights.size()) + " entries for " + std::to_string(K) + " n-grams");
   int64_t outputs = *std::max_element(indexes.begin(), indexes.end()) + 1;
   if (*std::min_element(indexes.begin(), indexes.end()) < 0) c.fail("ngram_indexes must be >= 0");
 
@@ -74,8 +76,10 @@ Tensor tfidf_vectorizer(Ctx& c) {
   for (int64_t n = 1; n <= L; ++n) {
     int64_t m = per_length[size_t(n - 1)];
     if (m == 0) continue;
-    if (n < min_n || n > max_n) counts.push_back(Tensor::full(c.g, {N, m}, 0, DType::F32));
-    else counts.push_back(count_ngrams(c.g, x, pool, starts[size_t(n - 1)], n, m, max_skip));
+    if (n < min_n || n > max_n)
+      counts.push_back(Tensor::full(c.g, {N, m}, 0, DType::F32));
+    else
+      counts.push_back(count_ngrams(c.g, x, pool, starts[size_t(n - 1)], n, m, max_skip));
   }
   Tensor tf = counts.size() == 1 ? counts[0] : Tensor::cat(counts, 1);  // [N, K]
   // IDF and TFIDF weigh each pool n-gram (ONNX's spec; onnxruntime agrees).
@@ -92,6 +96,8 @@ Tensor tfidf_vectorizer(Ctx& c) {
 }
 }  // namespace
 
-void add_text_ops(OpTable& t) { t["TfIdfVectorizer"] = [](Ctx& c) -> Outs { return {tfidf_vectorizer(c)}; }; }
+void add_text_ops(OpTable& t) {
+  t["TfIdfVectorizer"] = [](Ctx& c) -> Outs { return {tfidf_vectorizer(c)}; };
+}
 
 }  // namespace tgc

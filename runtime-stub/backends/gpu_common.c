@@ -23,10 +23,14 @@ int tgc_gpu_cache_dir(const char* env_var, char* out, size_t cap) {
   const char* xdg = getenv("XDG_CACHE_HOME");
   const char* home = getenv("HOME");
   int n;
-  if (env && env[0]) n = snprintf(out, cap, "%s", env);
-  else if (xdg && xdg[0]) n = snprintf(out, cap, "%s/tgc", xdg);
-  else if (home && home[0]) n = snprintf(out, cap, "%s/.cache/tgc", home);
-  else return -1;
+  if (env && env[0])
+    n = snprintf(out, cap, "%s", env);
+  else if (xdg && xdg[0])
+    n = snprintf(out, cap, "%s/tgc", xdg);
+  else if (home && home[0])
+    n = snprintf(out, cap, "%s/.cache/tgc", home);
+  else
+    return -1;
   return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
@@ -34,7 +38,8 @@ int tgc_dl_load(void** lib, const char* const* libs, const tgc_dl_symbol* syms, 
                 const char* symbol_hint, char* why, size_t cap) {
   for (const char* const* l = libs; *l && !*lib; ++l) *lib = dlopen(*l, RTLD_NOW | RTLD_LOCAL);
   if (!*lib)
-    return snprintf(why, cap, "cannot load %s (%s)%s%s", libs[0], dlerror(), load_hint ? "; " : "", load_hint ? load_hint : ""),
+    return snprintf(why, cap, "cannot load %s (%s)%s%s", libs[0], dlerror(), load_hint ? "; " : "",
+                    load_hint ? load_hint : ""),
            -1;
   for (size_t i = 0; i < n; ++i)
     if (!(*syms[i].slot = dlsym(*lib, syms[i].name)))

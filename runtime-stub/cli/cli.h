@@ -15,19 +15,19 @@
 typedef struct {
   const tgc_model_desc* desc;
   int info, help;
-  long long bench, threads, batch;                  /* --bench N, --threads, --batch */
-  long long bench_prompt, bench_gen, bench_reps;    /* --bench P,N[,R] */
+  long long bench, threads, batch;               /* --bench N, --threads, --batch */
+  long long bench_prompt, bench_gen, bench_reps; /* --bench P,N[,R] */
   const char *out_dir, *decode_path, *prompt, *tokens_out, *logits_out;
-  long long gen_n;                                  /* -n N; -1: not given */
-  tgc_sampling sampling;                            /* --temp, --top-k, --top-p, --min-p */
-  long long seed;                                   /* -1: from the clock */
-  const char** stops;                               /* --stop, n_stops of them */
+  long long gen_n;       /* -n N; -1: not given */
+  tgc_sampling sampling; /* --temp, --top-k, --top-p, --min-p */
+  long long seed;        /* -1: from the clock */
+  const char** stops;    /* --stop, n_stops of them */
   int32_t n_stops;
-  const char* sampling_flag;                        /* the first sampling option or --stop given */
-  tgc_npy* feeds;                                   /* -i, per input (data NULL where not given) */
-  int n_given;                                      /* inputs given (-p counts as one) */
-  int32_t batch_from;                               /* the first -i input holding the batch dim */
-  int64_t dim_value[TGC_MAX_VARS];                  /* --dim NAME=N per run-time dim, 0 where not given */
+  const char* sampling_flag;       /* the first sampling option or --stop given */
+  tgc_npy* feeds;                  /* -i, per input (data NULL where not given) */
+  int n_given;                     /* inputs given (-p counts as one) */
+  int32_t batch_from;              /* the first -i input holding the batch dim */
+  int64_t dim_value[TGC_MAX_VARS]; /* --dim NAME=N per run-time dim, 0 where not given */
 } tgc_cli_args;
 
 /* What the language-model role adds. Each returns 0, or 1 after printing the error. */
@@ -61,7 +61,8 @@ int tgc_cli_parse(tgc_cli_args* a, int argc, char** argv);
 char* tgc_cli_file_safe(const char* name); /* malloc'd, NULL when out of memory */
 int tgc_cli_same_safe(const char* name, const char* query);
 /* "f32[1,3,224]"; names, when given, replace the sizes of the dims that have one (run-time dims). */
-void tgc_cli_type_str(char* out, size_t cap, int32_t dtype, int32_t rank, const int64_t* shape, const char* const* names);
+void tgc_cli_type_str(char* out, size_t cap, int32_t dtype, int32_t rank, const int64_t* shape,
+                      const char* const* names);
 /* The names of b's run-time dims (batch, VARs), NULL for fixed dims; returns names. */
 const char* const* tgc_cli_dim_names(const tgc_model_desc* d, const tgc_buffer* b, const char* names[16]);
 

@@ -46,9 +46,12 @@ static void json_str(FILE* f, const char* s) {
   fputc('"', f);
   for (; s && *s; ++s) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
   }
   fputc('"', f);
 }
@@ -85,10 +88,14 @@ static void fill_random(void* data, const tgc_buffer* b, int64_t n, uint64_t see
         break;
       }
       case TGC_BOOL: ((uint8_t*)data)[i] = (uint8_t)(r >> 63); break;
-      case TGC_I8: case TGC_U8: ((uint8_t*)data)[i] = (uint8_t)k; break;
-      case TGC_I16: case TGC_U16: ((uint16_t*)data)[i] = (uint16_t)k; break;
-      case TGC_I32: case TGC_U32: ((uint32_t*)data)[i] = (uint32_t)k; break;
-      case TGC_I64: case TGC_U64: ((uint64_t*)data)[i] = k; break;
+      case TGC_I8:
+      case TGC_U8: ((uint8_t*)data)[i] = (uint8_t)k; break;
+      case TGC_I16:
+      case TGC_U16: ((uint16_t*)data)[i] = (uint16_t)k; break;
+      case TGC_I32:
+      case TGC_U32: ((uint32_t*)data)[i] = (uint32_t)k; break;
+      case TGC_I64:
+      case TGC_U64: ((uint64_t*)data)[i] = k; break;
       default: break;
     }
   }
@@ -144,45 +151,49 @@ static const char* backend_name(const tgc_model_desc* d) {
 }
 
 static void usage(const tgc_model_desc* d) {
-  printf("%s - model '%s' compiled by tgc (%s backend)\n\n"
-         "usage: %s [options]\n"
-         "  -i, --input NAME=FILE.npy  input NAME (its ONNX name, or that name with every character outside\n"
-         "                             [A-Za-z0-9._-] replaced by '_') from a .npy file; dtype and shape must\n"
-         "                             match the model. Give all inputs, or none for deterministic random ones.\n"
-         "  -o, --output DIR           write DIR/<file-safe output name>.npy for each output\n"
-         "  --bench N                  time N runs after %d warm-up runs and at least %.0f ms of them (a KV cache: each\n"
-         "                             from empty); the last line is JSON\n"
-         "                             {\"median_ms\", \"min_ms\", \"mean_ms\", \"max_ms\", \"iters\", \"threads\", ...}\n"
-         "  --bench P,N[,R]            models with a KV cache: a prefill of P tokens (llama_bench's ids), then N greedy\n"
-         "                             one-token steps; medians of R runs (default 3) after a warm-up; one JSON line\n"
-         "                             {\"prefill_tok_s\", \"decode_tok_s\", \"prefill_ms\", \"decode_ms_per_tok\",\n"
-         "                             \"time_to_first_token_ms\", \"threads\", \"peak_rss_mb\", \"greedy_tokens\", ...}\n"
-         "  --threads N                CPU threads (default: one per physical core)\n"
-         "  --batch N                  batch size of a model with a run-time batch dim, for random inputs\n"
-         "                             (default 1; with -i the files give it)\n"
-         "  --dim NAME=N               size of a run-time dim, for random inputs (default: its upper bound;\n"
-         "                             with -i the files give it)\n"
-         "  -p, --prompt TEXT          models with a tokenizer: the tokens of TEXT (BOS first where the model adds one)\n"
-         "  -n, --n-predict N          models with a KV cache: after the run, N new tokens, each run as one step; with a\n"
-         "                             tokenizer their text streams to stdout (EOS stops); speeds go to stderr\n"
-         "  --temp T                   sample the new tokens (llama.cpp's chain: top-k, top-p, min-p, temperature, draw);\n"
-         "                             T <= 0: greedy, the argmax (default 0)\n"
-         "  --top-k K                  keep the K most likely tokens (default %d; 0: all)\n"
-         "  --top-p P                  then the fewest whose probabilities add up to P (default %.2f; 1: all)\n"
-         "  --min-p M                  then those at least M times as likely as the most likely (default %.2f; 0: all)\n"
-         "  --seed S                   the draw's random seed: a seed repeats its tokens (default: from the clock, on stderr)\n"
-         "  --stop STR                 end the text at the first STR it holds, which is not printed (repeatable)\n"
-         "  --tokens-out FILE.npy      the run's tokens and the generated ones, i32[n]\n"
-         "  --logits-out FILE.npy      the logits that followed each of those tokens, f32[n, n_vocab] (the prompt's rows;\n"
-         "                             then each new token's: the last one is run too, for its row)\n"
-         "  --decode FILE.npy          models with a KV cache: after the run, one run per token of FILE (i32[n]),\n"
-         "                             each after the previous; outputs hold the run's rows then one per step\n"
-         "  --info                     print the model's inputs, outputs and memory sizes\n"
-         "  -h, --help                 this text\n\n"
-         "Without -o, prints each output's name, dtype, shape and checksum (sum of its elements).\n"
-         "bf16 tensors are read and written as raw '<u2' arrays. Errors: one line on stderr, exit status 1.\n",
-         g_prog, d->name ? d->name : "?", backend_name(d), g_prog, TGC_CLI_WARMUP_RUNS, TGC_CLI_WARMUP_MS, TGC_SAMPLING_TOP_K, (double)TGC_SAMPLING_TOP_P,
-         (double)TGC_SAMPLING_MIN_P);
+  printf(
+      "%s - model '%s' compiled by tgc (%s backend)\n\n"
+      "usage: %s [options]\n"
+      "  -i, --input NAME=FILE.npy  input NAME (its ONNX name, or that name with every character outside\n"
+      "                             [A-Za-z0-9._-] replaced by '_') from a .npy file; dtype and shape must\n"
+      "                             match the model. Give all inputs, or none for deterministic random ones.\n"
+      "  -o, --output DIR           write DIR/<file-safe output name>.npy for each output\n"
+      "  --bench N                  time N runs after %d warm-up runs and at least %.0f ms of them (a KV cache: each\n"
+      "                             from empty); the last line is JSON\n"
+      "                             {\"median_ms\", \"min_ms\", \"mean_ms\", \"max_ms\", \"iters\", \"threads\", ...}\n"
+      "  --bench P,N[,R]            models with a KV cache: a prefill of P tokens (llama_bench's ids), then N greedy\n"
+      "                             one-token steps; medians of R runs (default 3) after a warm-up; one JSON line\n"
+      "                             {\"prefill_tok_s\", \"decode_tok_s\", \"prefill_ms\", \"decode_ms_per_tok\",\n"
+      "                             \"time_to_first_token_ms\", \"threads\", \"peak_rss_mb\", \"greedy_tokens\", ...}\n"
+      "  --threads N                CPU threads (default: one per physical core)\n"
+      "  --batch N                  batch size of a model with a run-time batch dim, for random inputs\n"
+      "                             (default 1; with -i the files give it)\n"
+      "  --dim NAME=N               size of a run-time dim, for random inputs (default: its upper bound;\n"
+      "                             with -i the files give it)\n"
+      "  -p, --prompt TEXT          models with a tokenizer: the tokens of TEXT (BOS first where the model adds one)\n"
+      "  -n, --n-predict N          models with a KV cache: after the run, N new tokens, each run as one step; with a\n"
+      "                             tokenizer their text streams to stdout (EOS stops); speeds go to stderr\n"
+      "  --temp T                   sample the new tokens (llama.cpp's chain: top-k, top-p, min-p, temperature, "
+      "draw);\n"
+      "                             T <= 0: greedy, the argmax (default 0)\n"
+      "  --top-k K                  keep the K most likely tokens (default %d; 0: all)\n"
+      "  --top-p P                  then the fewest whose probabilities add up to P (default %.2f; 1: all)\n"
+      "  --min-p M                  then those at least M times as likely as the most likely (default %.2f; 0: all)\n"
+      "  --seed S                   the draw's random seed: a seed repeats its tokens (default: from the clock, on "
+      "stderr)\n"
+      "  --stop STR                 end the text at the first STR it holds, which is not printed (repeatable)\n"
+      "  --tokens-out FILE.npy      the run's tokens and the generated ones, i32[n]\n"
+      "  --logits-out FILE.npy      the logits that followed each of those tokens, f32[n, n_vocab] (the prompt's "
+      "rows;\n"
+      "                             then each new token's: the last one is run too, for its row)\n"
+      "  --decode FILE.npy          models with a KV cache: after the run, one run per token of FILE (i32[n]),\n"
+      "                             each after the previous; outputs hold the run's rows then one per step\n"
+      "  --info                     print the model's inputs, outputs and memory sizes\n"
+      "  -h, --help                 this text\n\n"
+      "Without -o, prints each output's name, dtype, shape and checksum (sum of its elements).\n"
+      "bf16 tensors are read and written as raw '<u2' arrays. Errors: one line on stderr, exit status 1.\n",
+      g_prog, d->name ? d->name : "?", backend_name(d), g_prog, TGC_CLI_WARMUP_RUNS, TGC_CLI_WARMUP_MS,
+      TGC_SAMPLING_TOP_K, (double)TGC_SAMPLING_TOP_P, (double)TGC_SAMPLING_MIN_P);
 }
 
 static void print_info(const tgc_model_desc* d) {
@@ -198,8 +209,8 @@ static void print_info(const tgc_model_desc* d) {
       tgc_cli_type_str(t, sizeof t, b->dtype, b->rank, b->shape, tgc_cli_dim_names(d, b, names));
       char* safe = tgc_cli_file_safe(b->name ? b->name : "");
       int differs = safe && b->name && strcmp(safe, b->name) != 0;
-      printf("  %s: %s%s%s%s\n", b->name ? b->name : "?", t, differs ? " (file-safe name: " : "",
-             differs ? safe : "", differs ? ")" : "");
+      printf("  %s: %s%s%s%s\n", b->name ? b->name : "?", t, differs ? " (file-safe name: " : "", differs ? safe : "",
+             differs ? ")" : "");
       free(safe);
     }
   }
@@ -211,16 +222,20 @@ static void print_info(const tgc_model_desc* d) {
       printf("kv cache: %lld positions; run-time dim %s = positions held after a run (each run appends its tokens)\n",
              (long long)d->var_max[v], d->var_names[v]);
     else if (d->kv_position && v == d->kv_position[2])
-      printf("run-time dim: %s = rows of logits (the token count; 1 when generating without --logits-out)\n", d->var_names[v]);
+      printf("run-time dim: %s = rows of logits (the token count; 1 when generating without --logits-out)\n",
+             d->var_names[v]);
     else if (d->var_source && d->var_source[v] >= 0)
-      printf("run-time value: %s (0 to %lld; computed by the model from its inputs' values: a size, or the side an If takes)\n",
-             d->var_names[v], (long long)d->var_max[v]);
+      printf(
+          "run-time value: %s (0 to %lld; computed by the model from its inputs' values: a size, or the side an If "
+          "takes)\n",
+          d->var_names[v], (long long)d->var_max[v]);
     else if (tgc_var_step(d, v) > 1)
-      printf("run-time dim: %s (%lld to %lld in multiples of %lld; bound from the -i shapes or --dim)\n", d->var_names[v],
-             (long long)(tgc_var_min(d, v) * tgc_var_step(d, v)), (long long)(d->var_max[v] * tgc_var_step(d, v)), (long long)tgc_var_step(d, v));
+      printf("run-time dim: %s (%lld to %lld in multiples of %lld; bound from the -i shapes or --dim)\n",
+             d->var_names[v], (long long)(tgc_var_min(d, v) * tgc_var_step(d, v)),
+             (long long)(d->var_max[v] * tgc_var_step(d, v)), (long long)tgc_var_step(d, v));
     else
-      printf("run-time dim: %s (%lld to %lld; bound from the -i shapes or --dim)\n", d->var_names[v], (long long)tgc_var_min(d, v),
-             (long long)d->var_max[v]);
+      printf("run-time dim: %s (%lld to %lld; bound from the -i shapes or --dim)\n", d->var_names[v],
+             (long long)tgc_var_min(d, v), (long long)d->var_max[v]);
   if (d->vocab) printf("tokenizer: %d tokens, %s (-p TEXT)\n", (int)d->vocab->n_tokens, tgc_vocab_kind(d->vocab));
   printf("arena: %lld bytes\n", (long long)d->arena_size);
   if (d->weights_file && d->weights_file[0])
@@ -247,19 +262,20 @@ static int bind_vars(tgc_model* m, const tgc_npy* feeds, const int64_t* dim_valu
       int64_t got = feeds[k].shape[a];
       if ((from[v] >= 0 || dim_value[v]) && got != values[v])
         return tgc_cli_fail("input '%s' has %s=%lld, but %s%s%s gives %lld", b->name, d->var_names[v], (long long)got,
-                    from[v] >= 0 ? "input '" : "--dim", from[v] >= 0 ? d->buffers[d->inputs[from[v]]].name : "",
-                    from[v] >= 0 ? "'" : "", (long long)values[v]);
+                            from[v] >= 0 ? "input '" : "--dim", from[v] >= 0 ? d->buffers[d->inputs[from[v]]].name : "",
+                            from[v] >= 0 ? "'" : "", (long long)values[v]);
       values[v] = got, from[v] = k;
     }
   }
   for (int32_t v = 0; v < d->num_vars; ++v) {
     int64_t step = tgc_var_step(d, v);
-    if (values[v] % step) return tgc_cli_fail("run-time dim %s is %lld, not a multiple of %lld", d->var_names[v], (long long)values[v], (long long)step);
+    if (values[v] % step)
+      return tgc_cli_fail("run-time dim %s is %lld, not a multiple of %lld", d->var_names[v], (long long)values[v],
+                          (long long)step);
     values[v] /= step;
   }
   return tgc_bind_vars(m, values) != 0 ? fail("%s", tgc_last_error()) : 0;
 }
-
 
 /* What the options ask for that needs the language-model role, checked before anything runs;
  * the parse's other rules across options too. 0, or 1 after printing the error. */
@@ -268,8 +284,10 @@ static int check_options(tgc_cli_args* a, const tgc_cli_llm* llm) {
   const char* name = d->name ? d->name : "?";
   if (a->sampling_flag && a->gen_n < 1) return fail("%s acts on new tokens: give -n N too", a->sampling_flag);
   if (a->n_stops && !d->vocab) return fail("--stop: model '%s' carries no tokenizer, so its tokens have no text", name);
-  if (a->bench_prompt && (a->n_given || a->prompt || a->gen_n >= 0 || a->out_dir || a->decode_path || a->tokens_out || a->logits_out))
-    return fail("--bench P,N makes its own prompt: it goes without -i, -p, -n, -o, --decode, --tokens-out and --logits-out");
+  if (a->bench_prompt &&
+      (a->n_given || a->prompt || a->gen_n >= 0 || a->out_dir || a->decode_path || a->tokens_out || a->logits_out))
+    return fail(
+        "--bench P,N makes its own prompt: it goes without -i, -p, -n, -o, --decode, --tokens-out and --logits-out");
   if (a->prompt) {
     if (!d->vocab || !d->kv_position || !llm) return fail("-p: model '%s' carries no tokenizer", name);
     if (llm->prompt_tokens(d, a->prompt, a->feeds) != 0) return 1;
@@ -312,14 +330,16 @@ static tgc_model* create_model(const tgc_cli_args* a, const tgc_cli_llm* llm) {
   if (!m) return fail("%s", tgc_last_error()), NULL;
   int failed = a->batch > 0 && tgc_bind_batch(m, a->batch) != 0 ? fail("%s", tgc_last_error()) : 0;
   /* generation reads the last row of each eval's logits, unless all of them are asked for */
-  if (!failed && d->kv_position && llm && (a->gen_n >= 0 || a->tokens_out) && !a->logits_out) failed = llm->last_logits_only(m);
+  if (!failed && d->kv_position && llm && (a->gen_n >= 0 || a->tokens_out) && !a->logits_out)
+    failed = llm->last_logits_only(m);
   if (!failed && d->num_vars > 0) failed = bind_vars(m, a->feeds, a->dim_value);
   for (int32_t k = 0; k < d->num_inputs && !failed; ++k) {
     if (a->feeds[k].data) {
       if (tgc_set_input(m, k, a->feeds[k].data, a->feeds[k].nbytes) != 0) failed = fail("%s", tgc_last_error());
     } else {
       int64_t dims[16];
-      fill_random(tgc_input_data(m, k), &d->buffers[d->inputs[k]], numel(tgc_input_shape(m, k, dims), dims), (uint64_t)k);
+      fill_random(tgc_input_data(m, k), &d->buffers[d->inputs[k]], numel(tgc_input_shape(m, k, dims), dims),
+                  (uint64_t)k);
     }
   }
   if (failed) tgc_destroy(m);
@@ -331,7 +351,8 @@ static tgc_model* create_model(const tgc_cli_args* a, const tgc_cli_llm* llm) {
 static int bench_runs(tgc_model* m, long long n, double* times, int* warmups) {
   int kv = tgc_desc(m)->kv_position != NULL;
   double warm_start = tgc_now_ms();
-  for (*warmups = 0; *warmups < TGC_CLI_WARMUP_RUNS || (*warmups < 1000 && tgc_now_ms() - warm_start < TGC_CLI_WARMUP_MS); ++*warmups)
+  for (*warmups = 0;
+       *warmups < TGC_CLI_WARMUP_RUNS || (*warmups < 1000 && tgc_now_ms() - warm_start < TGC_CLI_WARMUP_MS); ++*warmups)
     if ((kv && tgc_set_kv_length(m, 0) != 0) || tgc_run(m) != 0) return fail("%s", tgc_last_error());
   for (long long it = 0; it < n; ++it) {
     if (kv && tgc_set_kv_length(m, 0) != 0) return fail("%s", tgc_last_error());
@@ -350,8 +371,10 @@ static void print_bench(const tgc_model* m, const double* times, long long n, in
     if (times[it] > mx) mx = times[it];
   }
   tgc_cli_bench_json_head(m);
-  printf(", \"warmup\": %d, \"iters\": %lld, \"median_ms\": %.6f, \"min_ms\": %.6f, \"mean_ms\": %.6f, \"max_ms\": %.6f}\n",
-         warmups, n, median, mn, sum / (double)n, mx);
+  printf(
+      ", \"warmup\": %d, \"iters\": %lld, \"median_ms\": %.6f, \"min_ms\": %.6f, \"mean_ms\": %.6f, \"max_ms\": "
+      "%.6f}\n",
+      warmups, n, median, mn, sum / (double)n, mx);
 }
 
 /* One run, then what follows it on a model with a KV cache: generation (-n, --tokens-out,
@@ -484,10 +507,13 @@ int tgc_cli_main(const tgc_model_desc* desc, int argc, char** argv, const tgc_cl
     rc = fail("out of memory");
   } else {
     int parsed = tgc_cli_parse(&a, argc, argv);
-    if (parsed == 2) usage(desc), rc = 0;
+    if (parsed == 2)
+      usage(desc), rc = 0;
     else if (parsed == 0 && check_options(&a, llm) == 0) {
-      if (a.info) print_info(desc), rc = 0;
-      else if (check_io(&a) == 0) rc = run_model(&a, llm);
+      if (a.info)
+        print_info(desc), rc = 0;
+      else if (check_io(&a) == 0)
+        rc = run_model(&a, llm);
     }
   }
   for (int32_t k = 0; a.feeds && k < desc->num_inputs; ++k) free(a.feeds[k].data);

@@ -31,7 +31,8 @@ int tgc_cli_same_safe(const char* name, const char* query) { /* name == query, o
   return r;
 }
 
-void tgc_cli_type_str(char* out, size_t cap, int32_t dtype, int32_t rank, const int64_t* shape, const char* const* names) {
+void tgc_cli_type_str(char* out, size_t cap, int32_t dtype, int32_t rank, const int64_t* shape,
+                      const char* const* names) {
   int n = snprintf(out, cap, "%s[", tgc_dtype_name(dtype));
   for (int32_t i = 0; i < rank && n > 0 && (size_t)n < cap; ++i)
     n += names && names[i] ? snprintf(out + n, cap - (size_t)n, "%s%s", i ? "," : "", names[i])
@@ -41,9 +42,9 @@ void tgc_cli_type_str(char* out, size_t cap, int32_t dtype, int32_t rank, const 
 
 const char* const* tgc_cli_dim_names(const tgc_model_desc* d, const tgc_buffer* b, const char* names[16]) {
   for (int32_t k = 0; k < b->rank && k < 16; ++k)
-    names[k] = k == 0 && b->batched               ? d->batch_dim
-               : b->dim_vars && b->dim_vars[k] >= 0 ? d->var_names[b->dim_vars[k]]
-               : b->dim_vars && b->dim_vars[k] <= -2 ? "?"  /* follows a run-time dim through pads or windows */
+    names[k] = k == 0 && b->batched                  ? d->batch_dim
+               : b->dim_vars && b->dim_vars[k] >= 0  ? d->var_names[b->dim_vars[k]]
+               : b->dim_vars && b->dim_vars[k] <= -2 ? "?" /* follows a run-time dim through pads or windows */
                                                      : NULL;
   return names;
 }
@@ -81,12 +82,14 @@ static int set_input(tgc_cli_args* a, const char* flag, const char* val) {
   name[nl] = '\0';
   int32_t nin = desc->num_inputs, which = -1;
   for (int32_t k = 0; k < nin && which < 0; ++k)
-    if (tgc_cli_same_safe(desc->buffers[desc->inputs[k]].name ? desc->buffers[desc->inputs[k]].name : "", name)) which = k;
+    if (tgc_cli_same_safe(desc->buffers[desc->inputs[k]].name ? desc->buffers[desc->inputs[k]].name : "", name))
+      which = k;
   if (which < 0) {
     char list[1024] = "";
     size_t used = 0;
     for (int32_t k = 0; k < nin && used < sizeof list - 1; ++k)
-      used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "", desc->buffers[desc->inputs[k]].name);
+      used +=
+          (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "", desc->buffers[desc->inputs[k]].name);
     return fail("-i %s: the model has no input of that name (inputs: %s)", name, nin ? list : "none");
   }
   const tgc_buffer* b = &desc->buffers[desc->inputs[which]];
@@ -128,7 +131,9 @@ static int set_n_predict(tgc_cli_args* a, const char* flag, const char* val) {
   return 0;
 }
 
-static void sampling_given(tgc_cli_args* a, const char* flag) { a->sampling_flag = a->sampling_flag ? a->sampling_flag : flag; }
+static void sampling_given(tgc_cli_args* a, const char* flag) {
+  a->sampling_flag = a->sampling_flag ? a->sampling_flag : flag;
+}
 
 /* --temp (any number), --top-p and --min-p (0 to 1) */
 static int set_probability(tgc_cli_args* a, const char* flag, const char* val) {
@@ -143,14 +148,16 @@ static int set_probability(tgc_cli_args* a, const char* flag, const char* val) {
 
 static int set_top_k(tgc_cli_args* a, const char* flag, const char* val) {
   long long k;
-  if (!val || parse_int(val, 0, &k) != 0 || k > INT32_MAX) return fail("--top-k needs a token count (0: all), got '%s'", val ? val : "");
+  if (!val || parse_int(val, 0, &k) != 0 || k > INT32_MAX)
+    return fail("--top-k needs a token count (0: all), got '%s'", val ? val : "");
   a->sampling.top_k = (int32_t)k;
   sampling_given(a, flag);
   return 0;
 }
 
 static int set_seed(tgc_cli_args* a, const char* flag, const char* val) {
-  if (!val || parse_int(val, 0, &a->seed) != 0) return fail("--seed needs a non-negative integer, got '%s'", val ? val : "");
+  if (!val || parse_int(val, 0, &a->seed) != 0)
+    return fail("--seed needs a non-negative integer, got '%s'", val ? val : "");
   sampling_given(a, flag);
   return 0;
 }
@@ -184,8 +191,10 @@ static int set_bench(tgc_cli_args* a, const char* flag, const char* val) {
 }
 
 static int set_batch(tgc_cli_args* a, const char* flag, const char* val) {
-  if (!val || parse_int(val, 1, &a->batch) != 0) return fail("--batch needs a positive batch size, got '%s'", val ? val : "");
-  if (!a->desc->batch_dim) return fail("--batch: model '%s' has no run-time batch dim", a->desc->name ? a->desc->name : "?");
+  if (!val || parse_int(val, 1, &a->batch) != 0)
+    return fail("--batch needs a positive batch size, got '%s'", val ? val : "");
+  if (!a->desc->batch_dim)
+    return fail("--batch: model '%s' has no run-time batch dim", a->desc->name ? a->desc->name : "?");
   return 0;
 }
 
@@ -193,11 +202,12 @@ static int set_dim(tgc_cli_args* a, const char* flag, const char* val) {
   const tgc_model_desc* d = a->desc;
   const char* eq = val ? strchr(val, '=') : NULL;
   int32_t v = 0;
-  while (eq && v < d->num_vars && (strncmp(d->var_names[v], val, (size_t)(eq - val)) != 0 || d->var_names[v][eq - val])) ++v;
+  while (eq && v < d->num_vars && (strncmp(d->var_names[v], val, (size_t)(eq - val)) != 0 || d->var_names[v][eq - val]))
+    ++v;
   long long n = 0;
   if (!eq || v >= d->num_vars || parse_int(eq + 1, 1, &n) != 0)
-    return fail("--dim needs NAME=N for a run-time dim of the model (%s), got '%s'", d->num_vars ? "see --info" : "it has none",
-                val ? val : "");
+    return fail("--dim needs NAME=N for a run-time dim of the model (%s), got '%s'",
+                d->num_vars ? "see --info" : "it has none", val ? val : "");
   a->dim_value[v] = n;
   return 0;
 }
@@ -214,29 +224,20 @@ static int set_help(tgc_cli_args* a, const char* flag, const char* val) { return
 typedef struct {
   const char* shortf; /* NULL where there is none */
   const char* longf;
-  int takes_value;    /* "--long VALUE", "-s VALUE" or "--long=VALUE" */
+  int takes_value; /* "--long VALUE", "-s VALUE" or "--long=VALUE" */
   int (*set)(tgc_cli_args* a, const char* flag, const char* val);
 } cli_option;
 
 static const cli_option options[] = {
-    {"-h", "--help", 0, set_help},
-    {NULL, "--info", 0, set_info},
-    {"-i", "--input", 1, set_input},
-    {"-o", "--output", 1, set_output},
-    {"-p", "--prompt", 1, set_prompt},
-    {"-n", "--n-predict", 1, set_n_predict},
-    {NULL, "--temp", 1, set_probability},
-    {NULL, "--top-p", 1, set_probability},
-    {NULL, "--min-p", 1, set_probability},
-    {NULL, "--top-k", 1, set_top_k},
-    {NULL, "--seed", 1, set_seed},
-    {NULL, "--stop", 1, set_stop},
-    {NULL, "--logits-out", 1, set_file},
-    {NULL, "--tokens-out", 1, set_file},
-    {NULL, "--decode", 1, set_file},
-    {NULL, "--bench", 1, set_bench},
-    {NULL, "--batch", 1, set_batch},
-    {NULL, "--dim", 1, set_dim},
+    {"-h", "--help", 0, set_help},         {NULL, "--info", 0, set_info},
+    {"-i", "--input", 1, set_input},       {"-o", "--output", 1, set_output},
+    {"-p", "--prompt", 1, set_prompt},     {"-n", "--n-predict", 1, set_n_predict},
+    {NULL, "--temp", 1, set_probability},  {NULL, "--top-p", 1, set_probability},
+    {NULL, "--min-p", 1, set_probability}, {NULL, "--top-k", 1, set_top_k},
+    {NULL, "--seed", 1, set_seed},         {NULL, "--stop", 1, set_stop},
+    {NULL, "--logits-out", 1, set_file},   {NULL, "--tokens-out", 1, set_file},
+    {NULL, "--decode", 1, set_file},       {NULL, "--bench", 1, set_bench},
+    {NULL, "--batch", 1, set_batch},       {NULL, "--dim", 1, set_dim},
     {NULL, "--threads", 1, set_threads},
 };
 
@@ -265,7 +266,8 @@ int tgc_cli_parse(tgc_cli_args* a, int argc, char** argv) {
     const cli_option* o = options;
     while (o < options + sizeof options / sizeof options[0] && !matches(o, argc, argv, &i, &flag, &val)) ++o;
     if (o == options + sizeof options / sizeof options[0])
-      return fail(argv[i][0] == '-' ? "unknown option '%s' (try --help)" : "unexpected argument '%s' (try --help)", argv[i]);
+      return fail(argv[i][0] == '-' ? "unknown option '%s' (try --help)" : "unexpected argument '%s' (try --help)",
+                  argv[i]);
     if (o->set(a, flag, val) != 0) return 1;
     if (a->help) return 2;
   }

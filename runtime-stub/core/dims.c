@@ -80,8 +80,9 @@ int tgc_bind_vars(tgc_model* m, const int64_t* given) {
   for (int32_t v = 0; v < d->num_vars; ++v) {
     int64_t step = tgc_var_step(d, v);
     if (values[v] < tgc_var_min(d, v) || values[v] > d->var_max[v]) {
-      tgc_set_error("run-time dim '%s' must be %lld to %lld, got %lld", d->var_names[v], (long long)(tgc_var_min(d, v) * step),
-                    (long long)(d->var_max[v] * step), (long long)(values[v] * step));
+      tgc_set_error("run-time dim '%s' must be %lld to %lld, got %lld", d->var_names[v],
+                    (long long)(tgc_var_min(d, v) * step), (long long)(d->var_max[v] * step),
+                    (long long)(values[v] * step));
       return -1;
     }
     changed |= values[v] != m->var_value[v];
@@ -110,8 +111,10 @@ static void copy_layout(tgc_model* m, int32_t i, int to_kernel) {
     }
     uint8_t* l = laid + (size_t)off * elem;
     uint8_t* x = dense + (size_t)(o * inner) * elem;
-    if (to_kernel) memcpy(l, x, (size_t)inner * elem);
-    else memcpy(x, l, (size_t)inner * elem);
+    if (to_kernel)
+      memcpy(l, x, (size_t)inner * elem);
+    else
+      memcpy(x, l, (size_t)inner * elem);
   }
 }
 

@@ -47,8 +47,10 @@ int tgc_mkdirs(const char* path) {
   }
   if (r == 0 && mkdir(p, 0755) != 0) {
     struct stat st;
-    if (errno != EEXIST || stat(p, &st) != 0) r = -1;
-    else if (!S_ISDIR(st.st_mode)) r = -1, errno = ENOTDIR;
+    if (errno != EEXIST || stat(p, &st) != 0)
+      r = -1;
+    else if (!S_ISDIR(st.st_mode))
+      r = -1, errno = ENOTDIR;
   }
   free(p);
   return r;
@@ -58,10 +60,19 @@ int tgc_mkdirs(const char* path) {
 
 int tgc_dtype_size(int32_t dtype) {
   switch (dtype) {
-    case TGC_BOOL: case TGC_I8: case TGC_U8: return 1;
-    case TGC_I16: case TGC_U16: case TGC_F16: case TGC_BF16: return 2;
-    case TGC_I32: case TGC_U32: case TGC_F32: return 4;
-    case TGC_I64: case TGC_U64: case TGC_F64: return 8;
+    case TGC_BOOL:
+    case TGC_I8:
+    case TGC_U8: return 1;
+    case TGC_I16:
+    case TGC_U16:
+    case TGC_F16:
+    case TGC_BF16: return 2;
+    case TGC_I32:
+    case TGC_U32:
+    case TGC_F32: return 4;
+    case TGC_I64:
+    case TGC_U64:
+    case TGC_F64: return 8;
     default: return 0;
   }
 }
@@ -81,8 +92,10 @@ int64_t tgc_buffer_numel(const tgc_buffer* b) {
 double tgc_half_to_double(uint16_t h) {
   int e = (h >> 10) & 0x1f, f = h & 0x3ff;
   double v;
-  if (e == 0) v = (double)f / 1024.0 / 16384.0; /* subnormal: f * 2^-24 */
-  else if (e == 31) v = f ? (double)NAN : (double)INFINITY;
+  if (e == 0)
+    v = (double)f / 1024.0 / 16384.0; /* subnormal: f * 2^-24 */
+  else if (e == 31)
+    v = f ? (double)NAN : (double)INFINITY;
   else {
     v = 1.0 + f / 1024.0;
     for (int i = e - 15; i > 0; --i) v *= 2;
@@ -206,10 +219,13 @@ static int validate_buffer(const tgc_model_desc* d, int32_t i) {
       break;
     case TGC_STORAGE_IMAGE:
     case TGC_STORAGE_WEIGHT:
-      if (b->storage == TGC_STORAGE_IMAGE && (!(d->backend->caps & TGC_BACKEND_IMAGES) || (b->dtype != TGC_F32 && b->dtype != TGC_F16) ||
-                                              b->nbytes % (b->dtype == TGC_F16 ? 8 : 16) != 0)) {
-        tgc_set_error("buffer %d '%s': an image weight must be f32 or f16, a whole number of 4-element texels, on the OpenCL backend",
-                      (int)i, bn);
+      if (b->storage == TGC_STORAGE_IMAGE &&
+          (!(d->backend->caps & TGC_BACKEND_IMAGES) || (b->dtype != TGC_F32 && b->dtype != TGC_F16) ||
+           b->nbytes % (b->dtype == TGC_F16 ? 8 : 16) != 0)) {
+        tgc_set_error(
+            "buffer %d '%s': an image weight must be f32 or f16, a whole number of 4-element texels, on the OpenCL "
+            "backend",
+            (int)i, bn);
         return -1;
       }
       if (b->offset < 0 || b->offset + b->nbytes > d->weights_size) {
@@ -218,7 +234,8 @@ static int validate_buffer(const tgc_model_desc* d, int32_t i) {
         return -1;
       }
       break;
-    case TGC_STORAGE_INPUT: case TGC_STORAGE_OUTPUT: break;
+    case TGC_STORAGE_INPUT:
+    case TGC_STORAGE_OUTPUT: break;
     case TGC_STORAGE_STATE:
       if (b->dim_vars) { /* nobody outside the kernels sees it, so it keeps the upper bounds' layout */
         tgc_set_error("buffer %d '%s': a state buffer has no run-time dims", (int)i, bn);
@@ -235,8 +252,10 @@ static int validate_buffer(const tgc_model_desc* d, int32_t i) {
   for (int32_t k = 0; b->dim_vars && k < b->rank; ++k) {
     int32_t v = b->dim_vars[k];
     const int64_t* t = v <= -2 && b->dim_sizes ? b->dim_sizes + (-2 - v) : NULL;
-    if (v <= -2 && (b->storage != TGC_STORAGE_OUTPUT || !t || t[0] < 0 || t[0] >= d->num_vars || t[d->var_max[t[0]]] != b->shape[k])) {
-      tgc_set_error("buffer %d '%s': dim %d is not a derived run-time size with its upper bound last", (int)i, bn, (int)k);
+    if (v <= -2 && (b->storage != TGC_STORAGE_OUTPUT || !t || t[0] < 0 || t[0] >= d->num_vars ||
+                    t[d->var_max[t[0]]] != b->shape[k])) {
+      tgc_set_error("buffer %d '%s': dim %d is not a derived run-time size with its upper bound last", (int)i, bn,
+                    (int)k);
       return -1;
     }
     if (v >= d->num_vars || (v >= 0 && b->shape[k] != d->var_max[v] * tgc_var_step(d, v))) {
@@ -250,26 +269,30 @@ static int validate_buffer(const tgc_model_desc* d, int32_t i) {
 /* The run-time dims, where their values come from, and the KV position. 0, or -1 with the error set. */
 static int validate_vars(const tgc_model_desc* d) {
   if (d->num_vars < 0 || (d->num_vars > 0 && (!d->var_names || !d->var_max || d->batch_dim)) ||
-      d->vars_buffer >= d->num_buffers || (d->vars_buffer >= 0 && d->buffers[d->vars_buffer].nbytes < 8 * (int64_t)d->num_vars)) {
+      d->vars_buffer >= d->num_buffers ||
+      (d->vars_buffer >= 0 && d->buffers[d->vars_buffer].nbytes < 8 * (int64_t)d->num_vars)) {
     tgc_set_error("malformed run-time dims (VARs need a name and upper bound each, no batch dim and a vars buffer)");
     return -1;
   }
   for (int32_t v = 0; v < d->num_vars; ++v)
-    if (!d->var_names[v] || d->var_max[v] < 1 || tgc_var_step(d, v) < 1 || tgc_var_min(d, v) < 0 || tgc_var_min(d, v) > d->var_max[v]) {
-      tgc_set_error("run-time dim %d: no name, an upper bound or step below 1, or a least value outside 0..bound", (int)v);
+    if (!d->var_names[v] || d->var_max[v] < 1 || tgc_var_step(d, v) < 1 || tgc_var_min(d, v) < 0 ||
+        tgc_var_min(d, v) > d->var_max[v]) {
+      tgc_set_error("run-time dim %d: no name, an upper bound or step below 1, or a least value outside 0..bound",
+                    (int)v);
       return -1;
     }
   for (int32_t v = 0; d->var_source && v < d->num_vars; ++v) {
     int32_t b = d->var_source[v];
-    if (b < -1 || b >= d->num_buffers || (b >= 0 && (d->buffers[b].dtype != TGC_I64 || d->buffers[b].nbytes < 8 ||
-                                                     d->buffers[b].storage != TGC_STORAGE_OUTPUT))) {
+    if (b < -1 || b >= d->num_buffers ||
+        (b >= 0 &&
+         (d->buffers[b].dtype != TGC_I64 || d->buffers[b].nbytes < 8 || d->buffers[b].storage != TGC_STORAGE_OUTPUT))) {
       tgc_set_error("run-time dim %d: its value's buffer %d is not an i64 output-storage buffer", (int)v, (int)b);
       return -1;
     }
   }
-  if (d->kv_position && (d->kv_position[0] < 0 || d->kv_position[0] >= d->num_vars || d->vars_buffer < 0 ||
-                         d->kv_position[1] < 0 || d->kv_position[1] >= d->num_inputs || d->kv_position[2] < -1 ||
-                         d->kv_position[2] >= d->num_vars)) {
+  if (d->kv_position &&
+      (d->kv_position[0] < 0 || d->kv_position[0] >= d->num_vars || d->vars_buffer < 0 || d->kv_position[1] < 0 ||
+       d->kv_position[1] >= d->num_inputs || d->kv_position[2] < -1 || d->kv_position[2] >= d->num_vars)) {
     tgc_set_error("malformed KV position (a run-time dim and an input)");
     return -1;
   }
@@ -289,8 +312,8 @@ static int validate_io(const tgc_model_desc* d) {
       }
       if (d->buffers[idx[i]].storage != want) {
         tgc_set_error("%s %d '%s': buffer has %s storage, expected %s", io ? "output" : "input", (int)i,
-                      d->buffers[idx[i]].name ? d->buffers[idx[i]].name : "?",
-                      storage_name(d->buffers[idx[i]].storage), storage_name(want));
+                      d->buffers[idx[i]].name ? d->buffers[idx[i]].name : "?", storage_name(d->buffers[idx[i]].storage),
+                      storage_name(want));
         return -1;
       }
     }
@@ -314,19 +337,24 @@ static int validate_launch(const tgc_model_desc* d, int32_t l) {
     }
   int64_t step = L->outer_step > 1 ? L->outer_step : 1;
   if (d->num_vars && (L->outer_var >= d->num_vars || L->outer_step < 0 ||
-                      (L->outer_var >= 0 && (d->var_max[L->outer_var] % step || launch_total(L) % (d->var_max[L->outer_var] / step))))) {
-    tgc_set_error("launch %d '%s': bad outer run-time dim %d (step %d)", (int)l, ln, (int)L->outer_var, (int)L->outer_step);
+                      (L->outer_var >= 0 &&
+                       (d->var_max[L->outer_var] % step || launch_total(L) % (d->var_max[L->outer_var] / step))))) {
+    tgc_set_error("launch %d '%s': bad outer run-time dim %d (step %d)", (int)l, ln, (int)L->outer_var,
+                  (int)L->outer_step);
     return -1;
   }
-  if (L->sets_var != 0 && (L->sets_var < 0 || L->sets_var > d->num_vars || !d->var_source || d->var_source[L->sets_var - 1] < 0)) {
-    tgc_set_error("launch %d '%s': sets run-time dim %d, which is not computed by the model", (int)l, ln, (int)L->sets_var - 1);
+  if (L->sets_var != 0 &&
+      (L->sets_var < 0 || L->sets_var > d->num_vars || !d->var_source || d->var_source[L->sets_var - 1] < 0)) {
+    tgc_set_error("launch %d '%s': sets run-time dim %d, which is not computed by the model", (int)l, ln,
+                  (int)L->sets_var - 1);
     return -1;
   }
   if (L->runs_if_var < 0 || L->runs_if_var > d->num_vars) {
     tgc_set_error("launch %d '%s': runs_if_var %d out of range", (int)l, ln, (int)L->runs_if_var);
     return -1;
   }
-  if ((L->runs_from || L->runs_until) && (L->runs_var < 0 || L->runs_var >= d->num_vars || L->runs_from < 0 || L->runs_until < 0)) {
+  if ((L->runs_from || L->runs_until) &&
+      (L->runs_var < 0 || L->runs_var >= d->num_vars || L->runs_from < 0 || L->runs_until < 0)) {
     tgc_set_error("launch %d '%s': run-time size range [%lld, %lld] of bad run-time dim %d", (int)l, ln,
                   (long long)L->runs_from, (long long)L->runs_until, (int)L->runs_var);
     return -1;
@@ -384,8 +412,10 @@ static int map_weights(tgc_model* m) {
   int fd = -1, which = -1, err = 0;
   for (int i = 0; i < nc && fd < 0; ++i) {
     fd = open(cand[i], O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) which = i;
-    else if (errno != ENOENT || !err) err = errno;
+    if (fd >= 0)
+      which = i;
+    else if (errno != ENOENT || !err)
+      err = errno;
   }
   if (fd < 0) {
     tgc_set_error("cannot open weights file '%s' (%s; looked for %s%s%s)", file, strerror(err), cand[0],
@@ -425,8 +455,8 @@ void tgc_point_at_sample(const tgc_model* m, void* arena, void** cur, void*** ar
   for (int32_t i = 0; i < d->num_buffers; ++i) {
     const tgc_buffer* b = &d->buffers[i];
     cur[i] = b->storage == TGC_STORAGE_ARENA ? (arena ? (uint8_t*)arena + b->offset : NULL)
-             : b->batched                   ? (uint8_t*)m->buf[i] + s * b->nbytes
-                                            : m->buf[i];
+             : b->batched                    ? (uint8_t*)m->buf[i] + s * b->nbytes
+                                             : m->buf[i];
   }
   for (int32_t l = 0; l < d->num_launches; ++l)
     for (int32_t i = 0; i < d->launches[l].num_buffers; ++i) args[l][i] = cur[d->launches[l].buffers[i]];
@@ -578,8 +608,10 @@ int tgc_run(tgc_model* m) {
     int32_t v = d->kv_position[0], in = d->inputs[d->kv_position[1]];
     kv_after = m->kv_length + tgc_dim_size(m, &d->buffers[in], 0);
     if (kv_after > d->var_max[v]) {
-      tgc_set_error("the KV cache is full: %lld positions held + %lld tokens > %lld rows (reset it, or compile with a larger --ctx)",
-                    (long long)m->kv_length, (long long)tgc_dim_size(m, &d->buffers[in], 0), (long long)d->var_max[v]);
+      tgc_set_error(
+          "the KV cache is full: %lld positions held + %lld tokens > %lld rows (reset it, or compile with a larger "
+          "--ctx)",
+          (long long)m->kv_length, (long long)tgc_dim_size(m, &d->buffers[in], 0), (long long)d->var_max[v]);
       return -1;
     }
     /* no input or output has this dim: its value changes without touching their storage */
@@ -608,7 +640,8 @@ int32_t tgc_token_input(const tgc_model* m, const char* what) {
   }
   const tgc_buffer* b = &d->buffers[d->inputs[in]];
   if (!b->dim_vars || b->dim_vars[0] < 0 || b->rank != 1 || b->dtype != TGC_I32) {
-    tgc_set_error("%s: input '%s' is not i32[n_tokens] with a run-time count (compile with --dynamic n_tokens=N)", what, b->name);
+    tgc_set_error("%s: input '%s' is not i32[n_tokens] with a run-time count (compile with --dynamic n_tokens=N)", what,
+                  b->name);
     return -1;
   }
   return in;
@@ -622,7 +655,8 @@ int tgc_set_kv_length(tgc_model* m, int64_t n) {
     return -1;
   }
   if (n < 0 || n > m->kv_length) {
-    tgc_set_error("tgc_set_kv_length: %lld is not between 0 and the %lld positions held", (long long)n, (long long)m->kv_length);
+    tgc_set_error("tgc_set_kv_length: %lld is not between 0 and the %lld positions held", (long long)n,
+                  (long long)m->kv_length);
     return -1;
   }
   m->kv_length = n; /* rows from n on are written again before any run reads them */
@@ -635,7 +669,8 @@ int tgc_reset_state(tgc_model* m) {
     return -1;
   }
   m->kv_length = 0;
-  for (int32_t k = 0; k < m->num_states; ++k) memset(m->buf[m->states[k]], 0, (size_t)m->desc->buffers[m->states[k]].nbytes);
+  for (int32_t k = 0; k < m->num_states; ++k)
+    memset(m->buf[m->states[k]], 0, (size_t)m->desc->buffers[m->states[k]].nbytes);
   /* GPU backends keep STATE on the device: send the zeros there too */
   if (m->num_states > 0 && m->backend->upload) return m->backend->upload(m->be, m, m->states, m->num_states);
   return 0;
@@ -711,8 +746,9 @@ int tgc_set_input_shape(tgc_model* m, int index, int rank, const int64_t* dims) 
     char want[512] = "", got[512] = "";
     for (int32_t k = 0, n = 0; k < b->rank && n < 400; ++k)
       n += k == 0 && b->batched ? snprintf(want, sizeof want, "%s", d->batch_dim)
-           : dim_var(b, k) >= 0 ? snprintf(want + n, sizeof want - (size_t)n, "%s%s", k ? "," : "", d->var_names[dim_var(b, k)])
-                                : snprintf(want + n, sizeof want - (size_t)n, "%s%lld", k ? "," : "", (long long)b->shape[k]);
+           : dim_var(b, k) >= 0
+               ? snprintf(want + n, sizeof want - (size_t)n, "%s%s", k ? "," : "", d->var_names[dim_var(b, k)])
+               : snprintf(want + n, sizeof want - (size_t)n, "%s%lld", k ? "," : "", (long long)b->shape[k]);
     for (int k = 0, n = 0; dims && k < rank && n < 400; ++k)
       n += snprintf(got + n, sizeof got - (size_t)n, "%s%lld", k ? "," : "", (long long)dims[k]);
     tgc_set_error("input %d '%s' has shape [%s], got [%s]", index, b->name ? b->name : "?", want, got);
@@ -727,8 +763,8 @@ int tgc_set_input_shape(tgc_model* m, int index, int rank, const int64_t* dims) 
     int32_t v = dim_var(b, k);
     if (v < 0) continue;
     if (dims[k] % tgc_var_step(d, v)) {
-      tgc_set_error("input %d '%s': dim %d (%s) is %lld, not a multiple of %lld", index, b->name ? b->name : "?", (int)k,
-                    d->var_names[v], (long long)dims[k], (long long)tgc_var_step(d, v));
+      tgc_set_error("input %d '%s': dim %d (%s) is %lld, not a multiple of %lld", index, b->name ? b->name : "?",
+                    (int)k, d->var_names[v], (long long)dims[k], (long long)tgc_var_step(d, v));
       return -1;
     }
     values[v] = dims[k] / tgc_var_step(d, v);

@@ -23,7 +23,7 @@ void tgc_clear_error(void);
 int tgc_mkdirs(const char* path);
 
 /* ---- dtypes (runtime.c) ---- */
-int tgc_dtype_size(int32_t dtype);        /* bytes per element, 0 if unknown */
+int tgc_dtype_size(int32_t dtype);         /* bytes per element, 0 if unknown */
 const char* tgc_dtype_name(int32_t dtype); /* "f32", ...; "?" if unknown */
 int64_t tgc_buffer_numel(const tgc_buffer* b);
 double tgc_half_to_double(uint16_t h);
@@ -32,7 +32,7 @@ uint16_t tgc_float_to_half(float f);
 /* GPU backends: does arena buffer i share any byte with another arena buffer (runtime.c)? */
 int tgc_arena_overlaps(const tgc_model_desc* d, int32_t i);
 int tgc_physical_cores(void);
-int64_t tgc_now_ns(void);  /* CLOCK_MONOTONIC */
+int64_t tgc_now_ns(void); /* CLOCK_MONOTONIC */
 
 /* ---- backends (cpu.c, opencl.c, vulkan.c, cuda.c; one file each) ---- */
 /* One run of a model, as runtime.c drives it:
@@ -79,31 +79,31 @@ struct tgc_backend {
 struct tgc_model {
   const tgc_model_desc* desc;
   const struct tgc_backend* backend; /* desc->backend */
-  void* be;               /* the backend's state */
-  void* arena;            /* host arena: the CPU backend's (64-byte aligned), NULL on GPU backends */
-  void** buf;             /* base address of each desc->buffers[i] (host side); a GPU backend may
-                           * point unbatched INPUT/OUTPUT/STATE buffers at host memory of its own
-                           * (CUDA: its pinned staging, Vulkan: cached staging slots, OpenCL:
-                           * mapped host-side buffers; io_alloc is then NULL) */
-  void** cur;             /* address of each buffer for the sample being run: buf, but batched
-                           * buffers move by a sample per run of the launches */
-  int64_t batch;          /* samples held by batched buffers (1 without desc->batch_dim) */
-  int64_t* var_value;     /* run-time dims: the bound value of each VAR */
-  void** dense;           /* per buffer with run-time dims: the callers' dense storage, else NULL */
-  void** io_alloc;        /* per buffer: own allocation for INPUT/OUTPUT/STATE storage, else NULL */
-  void*** launch_args;    /* per launch: resolved argument pointers, in launch order */
-  int32_t* uploads;       /* buffers uploaded before each sample: the inputs, then the vars buffer */
+  void* be;                          /* the backend's state */
+  void* arena;                       /* host arena: the CPU backend's (64-byte aligned), NULL on GPU backends */
+  void** buf;                        /* base address of each desc->buffers[i] (host side); a GPU backend may
+                                      * point unbatched INPUT/OUTPUT/STATE buffers at host memory of its own
+                                      * (CUDA: its pinned staging, Vulkan: cached staging slots, OpenCL:
+                                      * mapped host-side buffers; io_alloc is then NULL) */
+  void** cur;                        /* address of each buffer for the sample being run: buf, but batched
+                                      * buffers move by a sample per run of the launches */
+  int64_t batch;                     /* samples held by batched buffers (1 without desc->batch_dim) */
+  int64_t* var_value;                /* run-time dims: the bound value of each VAR */
+  void** dense;                      /* per buffer with run-time dims: the callers' dense storage, else NULL */
+  void** io_alloc;                   /* per buffer: own allocation for INPUT/OUTPUT/STATE storage, else NULL */
+  void*** launch_args;               /* per launch: resolved argument pointers, in launch order */
+  int32_t* uploads;                  /* buffers uploaded before each sample: the inputs, then the vars buffer */
   int32_t num_uploads;
-  int32_t* states;        /* the STATE buffers */
+  int32_t* states; /* the STATE buffers */
   int32_t num_states;
-  void* weights_map;      /* mmap of desc->weights_file, or NULL */
+  void* weights_map; /* mmap of desc->weights_file, or NULL */
   size_t weights_map_size;
-  int num_threads;        /* host threads running kernels (CPU backend), else 0 */
-  int64_t kv_length;      /* desc->kv_position: positions the KV cache holds */
-  int last_logits_only;   /* tgc_llm_all_logits(m, 0): logit_rows_var bound to 1 */
-  int time_launches;      /* the backend measures launch_ms (set before the first run) */
-  int64_t* dense_nbytes;  /* per buffer: the size of dense[i] */
-  struct tgc_tokenizer* tokenizer; /* desc->vocab: made at the first tgc_tokenize_text (llm/) */
+  int num_threads;                               /* host threads running kernels (CPU backend), else 0 */
+  int64_t kv_length;                             /* desc->kv_position: positions the KV cache holds */
+  int last_logits_only;                          /* tgc_llm_all_logits(m, 0): logit_rows_var bound to 1 */
+  int time_launches;                             /* the backend measures launch_ms (set before the first run) */
+  int64_t* dense_nbytes;                         /* per buffer: the size of dense[i] */
+  struct tgc_tokenizer* tokenizer;               /* desc->vocab: made at the first tgc_tokenize_text (llm/) */
   void (*free_tokenizer)(struct tgc_tokenizer*); /* set with it, so that core links no tokenizer */
 };
 
@@ -173,15 +173,14 @@ typedef struct {
   int32_t dtype;
   int32_t rank;
   int64_t shape[16];
-  void* data;     /* malloc'd, numel * dtype size bytes */
+  void* data; /* malloc'd, numel * dtype size bytes */
   size_t nbytes;
 } tgc_npy;
 /* Reads a .npy file (v1/v2/v3 header, little-endian, C order). Returns 0, or -1 with the error set
  * (the message names the file). */
 int tgc_npy_read(const char* path, tgc_npy* out);
 /* Writes atomically (temp file + rename). Returns 0 or -1 with the error set. */
-int tgc_npy_write(const char* path, int32_t dtype, int32_t rank, const int64_t* shape, const void* data,
-                  size_t nbytes);
+int tgc_npy_write(const char* path, int32_t dtype, int32_t rank, const int64_t* shape, const void* data, size_t nbytes);
 const char* tgc_npy_descr(int32_t dtype); /* "<f4", ...; NULL if not representable */
 
 #endif

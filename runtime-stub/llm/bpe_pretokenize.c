@@ -71,7 +71,9 @@ static size_t scan_gpt2(const text* t, size_t pos, size_t end) {
 }
 
 /* \p{L}, or [\p{L}\p{M}] with marks */
-static int is_letter_or(const text* t, size_t i, int marks) { return is_letter(t, i) || (marks && category(t, i) == TGC_UC_MARK); }
+static int is_letter_or(const text* t, size_t i, int marks) {
+  return is_letter(t, i) || (marks && category(t, i) == TGC_UC_MARK);
+}
 
 /* (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,D}| ?[^\s\p{L}\p{N}]+[\r\n]*|
  * \s*[\r\n]+|\s+(?!\S)|\s+ : llama3 (D = 3), qwen2 (D = 1); qwen35 is qwen2 with [\p{L}\p{M}] for
@@ -80,7 +82,8 @@ static size_t scan_llama3_like(const text* t, size_t pos, size_t end, size_t max
   size_t n = contraction(t, pos, end, 1);
   if (n) return n;
   uint32_t c = t->cp[pos];
-  if (!is_newline(c) && !is_number(t, pos) && (is_letter_or(t, pos, marks) || (pos + 1 < end && is_letter_or(t, pos + 1, marks)))) {
+  if (!is_newline(c) && !is_number(t, pos) &&
+      (is_letter_or(t, pos, marks) || (pos + 1 < end && is_letter_or(t, pos + 1, marks)))) {
     size_t p = pos + 1;
     while (p < end && is_letter_or(t, p, marks)) ++p;
     return p - pos;
@@ -165,7 +168,9 @@ static size_t scan_default_punct(const text* t, size_t pos, size_t end) { return
 static int in_letter(const text* t, size_t i) { return is_letter(t, i); }
 static int in_punct(const text* t, size_t i) { return is_punct(t, i); }
 /* \s?\p{L}+ and \s?\p{P}+ (deepseek-coder) */
-static size_t scan_space_letters(const text* t, size_t pos, size_t end) { return space_then_run(t, pos, end, in_letter); }
+static size_t scan_space_letters(const text* t, size_t pos, size_t end) {
+  return space_then_run(t, pos, end, in_letter);
+}
 static size_t scan_space_puncts(const text* t, size_t pos, size_t end) { return space_then_run(t, pos, end, in_punct); }
 
 /* [一-龥ࠀ-一가-퟿]+ (deepseek) */
@@ -178,30 +183,38 @@ static size_t scan_cjk(const text* t, size_t pos, size_t end) { return run(t, po
 /* deepseek-llm's letters: the class of \s?[A-Za-zµÀ-ÖØ-ö...]+ in its tokenizer.json, as ranges. */
 static int in_deepseek_letter(const text* t, size_t i) {
   static const range r[] = {
-    {0x41, 0x5a}, {0x61, 0x7a}, {0xb5, 0xb5}, {0xc0, 0xd6}, {0xd8, 0xf6}, {0xf8, 0x1ba},
-    {0x1bc, 0x1bf}, {0x1c4, 0x293}, {0x295, 0x2af}, {0x370, 0x373}, {0x376, 0x377}, {0x37b, 0x37d},
-    {0x37f, 0x37f}, {0x386, 0x386}, {0x388, 0x38a}, {0x38c, 0x38c}, {0x38e, 0x3a1}, {0x3a3, 0x3f5},
-    {0x3f7, 0x481}, {0x48a, 0x52f}, {0x531, 0x556}, {0x10a0, 0x10c5}, {0x13a0, 0x13f5}, {0x13f8, 0x13fd},
-    {0x1c90, 0x1cba}, {0x1cbd, 0x1cbf}, {0x1d00, 0x1d2b}, {0x1d6b, 0x1d77}, {0x1d79, 0x1d9a}, {0x1e00, 0x1f15},
-    {0x1f18, 0x1f1d}, {0x1f20, 0x1f45}, {0x1f48, 0x1f4d}, {0x1f50, 0x1f57}, {0x1f59, 0x1f59}, {0x1f5b, 0x1f5b},
-    {0x1f5d, 0x1f5d}, {0x1f5f, 0x1f7d}, {0x1f80, 0x1fb4}, {0x1fb6, 0x1fbc}, {0x1fbe, 0x1fbe}, {0x1fc2, 0x1fc4},
-    {0x1fc6, 0x1fcc}, {0x1fd0, 0x1fd3}, {0x1fd6, 0x1fdb}, {0x1fe0, 0x1fec}, {0x1ff2, 0x1ff4}, {0x1ff6, 0x1ffc},
-    {0x2102, 0x2102}, {0x2107, 0x2107}, {0x210a, 0x2113}, {0x2115, 0x2115}, {0x2119, 0x211d}, {0x2124, 0x2124},
-    {0x2126, 0x2126}, {0x2128, 0x2128}, {0x212a, 0x212d}, {0x212f, 0x2134}, {0x2139, 0x2139}, {0x213c, 0x213f},
-    {0x2145, 0x2149}, {0x214e, 0x214e}, {0x2183, 0x2184}, {0x2c00, 0x2c7b}, {0x2c7e, 0x2ce4}, {0x2ceb, 0x2cee},
-    {0x2cf2, 0x2cf3}, {0xa640, 0xa66d}, {0xa680, 0xa69b}, {0xa722, 0xa76f}, {0xa771, 0xa787}, {0xa78b, 0xa78e},
-    {0xab70, 0xabbf}, {0xfb00, 0xfb06}, {0xfb13, 0xfb17}, {0xff21, 0xff3a}, {0xff41, 0xff5a}, {0x10400, 0x1044f},
-    {0x104b0, 0x104d3}, {0x104d8, 0x104fb}, {0x10c80, 0x10cb2}, {0x10cc0, 0x10cf2}, {0x118a0, 0x118df}, {0x1e900, 0x1e943},
+      {0x41, 0x5a},       {0x61, 0x7a},       {0xb5, 0xb5},       {0xc0, 0xd6},       {0xd8, 0xf6},
+      {0xf8, 0x1ba},      {0x1bc, 0x1bf},     {0x1c4, 0x293},     {0x295, 0x2af},     {0x370, 0x373},
+      {0x376, 0x377},     {0x37b, 0x37d},     {0x37f, 0x37f},     {0x386, 0x386},     {0x388, 0x38a},
+      {0x38c, 0x38c},     {0x38e, 0x3a1},     {0x3a3, 0x3f5},     {0x3f7, 0x481},     {0x48a, 0x52f},
+      {0x531, 0x556},     {0x10a0, 0x10c5},   {0x13a0, 0x13f5},   {0x13f8, 0x13fd},   {0x1c90, 0x1cba},
+      {0x1cbd, 0x1cbf},   {0x1d00, 0x1d2b},   {0x1d6b, 0x1d77},   {0x1d79, 0x1d9a},   {0x1e00, 0x1f15},
+      {0x1f18, 0x1f1d},   {0x1f20, 0x1f45},   {0x1f48, 0x1f4d},   {0x1f50, 0x1f57},   {0x1f59, 0x1f59},
+      {0x1f5b, 0x1f5b},   {0x1f5d, 0x1f5d},   {0x1f5f, 0x1f7d},   {0x1f80, 0x1fb4},   {0x1fb6, 0x1fbc},
+      {0x1fbe, 0x1fbe},   {0x1fc2, 0x1fc4},   {0x1fc6, 0x1fcc},   {0x1fd0, 0x1fd3},   {0x1fd6, 0x1fdb},
+      {0x1fe0, 0x1fec},   {0x1ff2, 0x1ff4},   {0x1ff6, 0x1ffc},   {0x2102, 0x2102},   {0x2107, 0x2107},
+      {0x210a, 0x2113},   {0x2115, 0x2115},   {0x2119, 0x211d},   {0x2124, 0x2124},   {0x2126, 0x2126},
+      {0x2128, 0x2128},   {0x212a, 0x212d},   {0x212f, 0x2134},   {0x2139, 0x2139},   {0x213c, 0x213f},
+      {0x2145, 0x2149},   {0x214e, 0x214e},   {0x2183, 0x2184},   {0x2c00, 0x2c7b},   {0x2c7e, 0x2ce4},
+      {0x2ceb, 0x2cee},   {0x2cf2, 0x2cf3},   {0xa640, 0xa66d},   {0xa680, 0xa69b},   {0xa722, 0xa76f},
+      {0xa771, 0xa787},   {0xa78b, 0xa78e},   {0xab70, 0xabbf},   {0xfb00, 0xfb06},   {0xfb13, 0xfb17},
+      {0xff21, 0xff3a},   {0xff41, 0xff5a},   {0x10400, 0x1044f}, {0x104b0, 0x104d3}, {0x104d8, 0x104fb},
+      {0x10c80, 0x10cb2}, {0x10cc0, 0x10cf2}, {0x118a0, 0x118df}, {0x1e900, 0x1e943},
   };
   return in_ranges(wide(t, i), r, sizeof r / sizeof *r);
 }
 /* \s?[!-/:-~！-／：-～‘-‟　-。]+ (deepseek-llm) */
 static int in_deepseek_punct(const text* t, size_t i) {
-  static const range r[] = {{0x21, 0x2F}, {0x3A, 0x7E}, {0xFF01, 0xFF0F}, {0xFF1A, 0xFF5E}, {0x2018, 0x201F}, {0x3000, 0x3002}};
+  static const range r[] = {{0x21, 0x2F},     {0x3A, 0x7E},     {0xFF01, 0xFF0F},
+                            {0xFF1A, 0xFF5E}, {0x2018, 0x201F}, {0x3000, 0x3002}};
   return in_ranges(wide(t, i), r, sizeof r / sizeof *r);
 }
-static size_t scan_deepseek_letters(const text* t, size_t pos, size_t end) { return space_then_run(t, pos, end, in_deepseek_letter); }
-static size_t scan_deepseek_puncts(const text* t, size_t pos, size_t end) { return space_then_run(t, pos, end, in_deepseek_punct); }
+static size_t scan_deepseek_letters(const text* t, size_t pos, size_t end) {
+  return space_then_run(t, pos, end, in_deepseek_letter);
+}
+static size_t scan_deepseek_puncts(const text* t, size_t pos, size_t end) {
+  return space_then_run(t, pos, end, in_deepseek_punct);
+}
 
 /* \s+$ : white space from pos to the word's end. */
 static size_t scan_final_spaces(const text* t, size_t pos, size_t end) {
@@ -212,16 +225,17 @@ static size_t scan_final_spaces(const text* t, size_t pos, size_t end) {
 
 /* Each pre-tokenizer's regexes, in order (llama.cpp's llm_tokenizer_bpe). */
 static const scanner* const kPreScanners[TGC_PRE_COUNT] = {
-  [TGC_PRE_DEFAULT] = (const scanner[]){scan_default_punct, scan_gpt2, scan_digits, scan_three_digits, NULL},
-  [TGC_PRE_GPT2] = (const scanner[]){scan_gpt2, NULL},
-  [TGC_PRE_LLAMA3] = (const scanner[]){scan_llama3, NULL},
-  [TGC_PRE_QWEN2] = (const scanner[]){scan_qwen2, NULL},
-  [TGC_PRE_QWEN35] = (const scanner[]){scan_qwen35, NULL},
-  [TGC_PRE_STARCODER] = (const scanner[]){scan_digit, scan_gpt2, NULL},
-  [TGC_PRE_FALCON] = (const scanner[]){scan_falcon_punct, scan_gpt2, scan_three_digits, NULL},
-  [TGC_PRE_DEEPSEEK_LLM] = (const scanner[]){scan_newline, scan_deepseek_letters, scan_deepseek_puncts, scan_final_spaces, scan_cjk,
-                                             scan_digits, NULL},
-  [TGC_PRE_DEEPSEEK_CODER] = (const scanner[]){scan_newline, scan_space_letters, scan_space_puncts, scan_cjk, scan_digit, NULL},
+    [TGC_PRE_DEFAULT] = (const scanner[]){scan_default_punct, scan_gpt2, scan_digits, scan_three_digits, NULL},
+    [TGC_PRE_GPT2] = (const scanner[]){scan_gpt2, NULL},
+    [TGC_PRE_LLAMA3] = (const scanner[]){scan_llama3, NULL},
+    [TGC_PRE_QWEN2] = (const scanner[]){scan_qwen2, NULL},
+    [TGC_PRE_QWEN35] = (const scanner[]){scan_qwen35, NULL},
+    [TGC_PRE_STARCODER] = (const scanner[]){scan_digit, scan_gpt2, NULL},
+    [TGC_PRE_FALCON] = (const scanner[]){scan_falcon_punct, scan_gpt2, scan_three_digits, NULL},
+    [TGC_PRE_DEEPSEEK_LLM] = (const scanner[]){scan_newline, scan_deepseek_letters, scan_deepseek_puncts,
+                                               scan_final_spaces, scan_cjk, scan_digits, NULL},
+    [TGC_PRE_DEEPSEEK_CODER] =
+        (const scanner[]){scan_newline, scan_space_letters, scan_space_puncts, scan_cjk, scan_digit, NULL},
 };
 
 int64_t tgc_bpe_pretokenize(int pre, const uint32_t* cp, const uint8_t* cls, int64_t n, int64_t* words) {

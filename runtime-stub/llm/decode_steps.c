@@ -13,7 +13,8 @@ int tgc_append_outputs(tgc_model* m, tgc_npy* acc) {
     int rank = tgc_output_shape(m, k, dims);
     size_t nbytes = (size_t)tgc_dtype_size(d->buffers[d->outputs[k]].dtype);
     for (int i = 0; i < rank; ++i) nbytes *= (size_t)dims[i];
-    if (acc[k].data && (rank != acc[k].rank || rank < 1 || memcmp(dims + 1, acc[k].shape + 1, (size_t)(rank - 1) * sizeof dims[0]) != 0)) {
+    if (acc[k].data && (rank != acc[k].rank || rank < 1 ||
+                        memcmp(dims + 1, acc[k].shape + 1, (size_t)(rank - 1) * sizeof dims[0]) != 0)) {
       tgc_set_error("output '%s' does not have the token count first", d->buffers[d->outputs[k]].name);
       return -1;
     }
@@ -37,7 +38,8 @@ int tgc_append_outputs(tgc_model* m, tgc_npy* acc) {
 int tgc_decode_steps(tgc_model* m, const tgc_npy* steps, tgc_npy* acc) {
   int32_t in = tgc_token_input(m, "--decode");
   if (in < 0) return -1;
-  if (steps->dtype != TGC_I32 || steps->rank != 1) return tgc_set_error("--decode: expected the tokens as i32[n], one per step"), -1;
+  if (steps->dtype != TGC_I32 || steps->rank != 1)
+    return tgc_set_error("--decode: expected the tokens as i32[n], one per step"), -1;
   if (tgc_append_outputs(m, acc) != 0) return -1;
   for (int64_t s = 0; s < steps->shape[0]; ++s)
     if (tgc_llm_eval(m, (const int32_t*)steps->data + s, 1) != 0 || tgc_append_outputs(m, acc) != 0) return -1;

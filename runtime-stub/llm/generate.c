@@ -28,9 +28,11 @@ int64_t tgc_generate(tgc_model* m, const tgc_generation* g, tgc_npy* tokens, tgc
   if (g->n_new > 0 && tgc_token_input(m, "-n") < 0) return -1;
   int64_t rows = g->n_new > 0 ? d->var_max[d->kv_position[0]] : 0;
   if (g->n_new > 0 && tgc_kv_length(m) + g->n_new - 1 > rows) { /* say so before any text, not at the cache's end */
-    tgc_set_error("-n %lld: %lld positions held and %lld new tokens need %lld cache rows, the model has %lld (compile with a larger --ctx)",
-                  (long long)g->n_new, (long long)tgc_kv_length(m), (long long)g->n_new, (long long)(tgc_kv_length(m) + g->n_new - 1),
-                  (long long)rows);
+    tgc_set_error(
+        "-n %lld: %lld positions held and %lld new tokens need %lld cache rows, the model has %lld (compile with a "
+        "larger --ctx)",
+        (long long)g->n_new, (long long)tgc_kv_length(m), (long long)g->n_new,
+        (long long)(tgc_kv_length(m) + g->n_new - 1), (long long)rows);
     return -1;
   }
   int32_t* ids = realloc(tokens->data, tokens->nbytes + (size_t)g->n_new * sizeof(int32_t));
@@ -42,20 +44,32 @@ int64_t tgc_generate(tgc_model* m, const tgc_generation* g, tgc_npy* tokens, tgc
   int failed = 0;
   for (int64_t s = 0; s < g->n_new; ++s) {
     int32_t next = tgc_llm_sample(m, &g->sampling, &rng);
-    if (next < 0) { failed = 1; break; }
+    if (next < 0) {
+      failed = 1;
+      break;
+    }
     if (s == 0) stats->first_token_ms = tgc_now_ms() - g->start_ms;
     ids[tokens->shape[0]++] = next;
     tokens->nbytes += sizeof(int32_t);
     int stop = v && next == v->eos;
-    if (v && !stop && (stop = stream_token(&text, v, next)) < 0) { failed = 1; break; }
+    if (v && !stop && (stop = stream_token(&text, v, next)) < 0) {
+      failed = 1;
+      break;
+    }
     int last = stop || s + 1 == g->n_new;
     /* the last token needs no run, unless its logits row is wanted and the cache has room */
     if (last && (!g->logits || tgc_kv_length(m) >= rows)) break;
     double t0 = tgc_now_ms();
-    if (tgc_llm_eval(m, &next, 1) != 0) { failed = 1; break; }
+    if (tgc_llm_eval(m, &next, 1) != 0) {
+      failed = 1;
+      break;
+    }
     stats->decode_ms += tgc_now_ms() - t0;
     ++stats->steps;
-    if (g->logits && tgc_append_outputs(m, g->logits) != 0) { failed = 1; break; }
+    if (g->logits && tgc_append_outputs(m, g->logits) != 0) {
+      failed = 1;
+      break;
+    }
     if (last) break;
   }
   if (v && g->n_new > 0) { /* what waited for a stop string is text after all */

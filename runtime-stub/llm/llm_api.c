@@ -11,7 +11,8 @@ int tgc_llm_eval(tgc_model* m, const int32_t* tokens, int64_t n) {
   int32_t in = tgc_token_input(m, "tgc_llm_eval");
   if (in < 0) return -1;
   if (n < 1 || !tokens) return tgc_set_error("tgc_llm_eval: no tokens (n = %lld)", (long long)n), -1;
-  if (tgc_set_input_shape(m, in, 1, &n) != 0 || tgc_set_input(m, in, tokens, (size_t)n * sizeof *tokens) != 0) return -1;
+  if (tgc_set_input_shape(m, in, 1, &n) != 0 || tgc_set_input(m, in, tokens, (size_t)n * sizeof *tokens) != 0)
+    return -1;
   return tgc_run(m);
 }
 

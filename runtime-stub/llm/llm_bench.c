@@ -36,7 +36,8 @@ int tgc_llm_bench(tgc_model* m, int64_t n_prompt, int64_t n_gen, int64_t reps, t
   *r = (tgc_llm_bench_result){0};
   int64_t vocab = 0;
   /* as llama.cpp's bench asks for them: the logits of each eval's last token */
-  if (tgc_token_input(m, "--bench P,N") < 0 || tgc_llm_all_logits(m, 0) != 0 || !tgc_llm_logits(m, NULL, &vocab)) return -1;
+  if (tgc_token_input(m, "--bench P,N") < 0 || tgc_llm_all_logits(m, 0) != 0 || !tgc_llm_logits(m, NULL, &vocab))
+    return -1;
   int32_t* prompt = malloc((size_t)n_prompt * sizeof *prompt);
   double* times = malloc((size_t)(3 * reps + n_gen) * sizeof *times); /* prefill, first token, decode per rep; steps */
   r->tokens = malloc((size_t)n_gen * sizeof *r->tokens + 1);

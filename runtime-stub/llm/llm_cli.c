@@ -44,10 +44,11 @@ static int bench(tgc_model* m, const tgc_cli_args* a) {
     return fail("--bench %lld,%lld: %s", a->bench_prompt, a->bench_gen, tgc_last_error());
   }
   tgc_cli_bench_json_head(m);
-  printf(", \"prompt_tokens\": %lld, \"gen\": %lld, \"reps\": %lld, \"prefill_ms\": %.3f, \"prefill_tok_s\": %.2f, "
-         "\"time_to_first_token_ms\": %.3f, \"decode_ms_per_tok\": %.3f, \"decode_tok_s\": %.2f, \"greedy_tokens\": [",
-         a->bench_prompt, a->bench_gen, a->bench_reps, r.prefill_ms, 1000.0 * (double)a->bench_prompt / r.prefill_ms,
-         r.first_token_ms, r.decode_ms_per_tok, r.decode_ms_per_tok > 0 ? 1000.0 / r.decode_ms_per_tok : 0.0);
+  printf(
+      ", \"prompt_tokens\": %lld, \"gen\": %lld, \"reps\": %lld, \"prefill_ms\": %.3f, \"prefill_tok_s\": %.2f, "
+      "\"time_to_first_token_ms\": %.3f, \"decode_ms_per_tok\": %.3f, \"decode_tok_s\": %.2f, \"greedy_tokens\": [",
+      a->bench_prompt, a->bench_gen, a->bench_reps, r.prefill_ms, 1000.0 * (double)a->bench_prompt / r.prefill_ms,
+      r.first_token_ms, r.decode_ms_per_tok, r.decode_ms_per_tok > 0 ? 1000.0 / r.decode_ms_per_tok : 0.0);
   for (long long i = 0; i < a->bench_gen; ++i) printf("%s%d", i ? ", " : "", (int)r.tokens[i]);
   printf("]}\n");
   free(r.tokens);
@@ -78,12 +79,12 @@ static int generate(tgc_model* m, const tgc_cli_args* a, double t0, double prefi
     memcpy(tokens.data, tgc_input_data(m, k), tokens.nbytes);
     if (tgc_generate(m, &gen, &tokens, &st) < 0 ||
         (a->tokens_out && tgc_npy_write(a->tokens_out, TGC_I32, 1, tokens.shape, tokens.data, tokens.nbytes) != 0) ||
-        (a->logits_out && tgc_npy_write(a->logits_out, TGC_F32, logits_rows[0].rank, logits_rows[0].shape, logits_rows[0].data,
-                                        logits_rows[0].nbytes) != 0)) {
+        (a->logits_out && tgc_npy_write(a->logits_out, TGC_F32, logits_rows[0].rank, logits_rows[0].shape,
+                                        logits_rows[0].data, logits_rows[0].nbytes) != 0)) {
       fail("%s", tgc_last_error());
     } else {
-      fprintf(stderr, "prefill: %lld tokens in %.2f ms (%.2f tok/s); decode: %lld steps in %.2f ms (%.2f tok/s)", (long long)np,
-              prefill_ms, 1000.0 * (double)np / prefill_ms, (long long)st.steps, st.decode_ms,
+      fprintf(stderr, "prefill: %lld tokens in %.2f ms (%.2f tok/s); decode: %lld steps in %.2f ms (%.2f tok/s)",
+              (long long)np, prefill_ms, 1000.0 * (double)np / prefill_ms, (long long)st.steps, st.decode_ms,
               st.steps ? 1000.0 * (double)st.steps / st.decode_ms : 0.0);
       if (gen.n_new > 0) fprintf(stderr, "; time to first token: %.2f ms", st.first_token_ms);
       if (gen.n_new > 0 && gen.sampling.temp > 0) fprintf(stderr, "; seed %llu", (unsigned long long)gen.seed);
@@ -99,11 +100,15 @@ static int generate(tgc_model* m, const tgc_cli_args* a, double t0, double prefi
 
 static int decode(tgc_model* m, const tgc_cli_args* a, tgc_npy* rows) {
   tgc_npy steps = {0};
-  int rc = tgc_npy_read(a->decode_path, &steps) != 0 || tgc_decode_steps(m, &steps, rows) != 0 ? fail("%s", tgc_last_error()) : 0;
+  int rc = tgc_npy_read(a->decode_path, &steps) != 0 || tgc_decode_steps(m, &steps, rows) != 0
+               ? fail("%s", tgc_last_error())
+               : 0;
   free(steps.data);
   return rc;
 }
 
 static const tgc_cli_llm llm_role = {prompt_tokens, last_logits_only, bench, generate, decode};
 
-int tgc_llm_main(const tgc_model_desc* desc, int argc, char** argv) { return tgc_cli_main(desc, argc, argv, &llm_role); }
+int tgc_llm_main(const tgc_model_desc* desc, int argc, char** argv) {
+  return tgc_cli_main(desc, argc, argv, &llm_role);
+}

@@ -41,13 +41,13 @@ int tgc_stream_push(tgc_text_stream* s, const char* bytes, size_t n);
 void tgc_stream_end(tgc_text_stream* s);
 
 typedef struct {
-  int64_t n_new;           /* tokens to generate (0: none) */
-  tgc_sampling sampling;   /* temp <= 0: greedy */
-  uint64_t seed;           /* the sampler's random state at the first token */
+  int64_t n_new;            /* tokens to generate (0: none) */
+  tgc_sampling sampling;    /* temp <= 0: greedy */
+  uint64_t seed;            /* the sampler's random state at the first token */
   const char* const* stops; /* --stop strings (non-empty), n_stops of them */
   int32_t n_stops;
-  tgc_npy* logits;         /* NULL, or --logits-out: acc for tgc_append_outputs, one row per token */
-  double start_ms;         /* tgc_now_ms() when the prompt's run began: the time to first token */
+  tgc_npy* logits; /* NULL, or --logits-out: acc for tgc_append_outputs, one row per token */
+  double start_ms; /* tgc_now_ms() when the prompt's run began: the time to first token */
 } tgc_generation;
 typedef struct {
   int64_t steps;         /* one-token runs */

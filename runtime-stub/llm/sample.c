@@ -89,7 +89,7 @@ int32_t tgc_sample(const float* logits, int64_t n, const tgc_sampling* p, uint64
   while (above < kept && c[above].logit >= min_logit) ++above;
   kept = above;
   /* temperature, then a draw from the softmax of what is left */
-  double* w = malloc((size_t)kept * sizeof *w), sum = 0;
+  double *w = malloc((size_t)kept * sizeof *w), sum = 0;
   if (!w) return free(c), -1;
   for (int64_t i = 0; i < kept; ++i) sum += w[i] = exp(((double)c[i].logit - top) / p->temp);
   double r = uniform(rng) * sum;

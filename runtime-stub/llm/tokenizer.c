@@ -60,7 +60,9 @@ tgc_tokenizer* tgc_tokenizer_create(const tgc_vocab* v) {
     const char* s = tgc_token_text(v, id);
     size_t n = tgc_token_len(v, id);
     uint64_t i = hash_text(s, n) & t->mask;
-    while (t->slots[i] >= 0 && !(tgc_token_len(v, t->slots[i]) == n && memcmp(tgc_token_text(v, t->slots[i]), s, n) == 0)) i = (i + 1) & t->mask;
+    while (t->slots[i] >= 0 &&
+           !(tgc_token_len(v, t->slots[i]) == n && memcmp(tgc_token_text(v, t->slots[i]), s, n) == 0))
+      i = (i + 1) & t->mask;
     t->slots[i] = id;
     if (v->types[id] == TGC_TOKEN_USER_DEFINED && n > 0) t->specials[t->n_specials++] = id;
   }
@@ -89,7 +91,9 @@ void tgc_tokenizer_destroy(tgc_tokenizer* t) {
 }
 
 /* ---- the bigram heap (SPM and BPE) ---- */
-static int before(const tgc_bigram* x, const tgc_bigram* y) { return x->key > y->key || (x->key == y->key && x->left < y->left); }
+static int before(const tgc_bigram* x, const tgc_bigram* y) {
+  return x->key > y->key || (x->key == y->key && x->left < y->left);
+}
 
 static void swap(tgc_bigram* x, tgc_bigram* y) {
   tgc_bigram tmp = *x;
@@ -126,7 +130,7 @@ tgc_bigram tgc_heap_pop(tgc_bigram_heap* h) {
 /* ---- SPM: one piece of text, characters merged pairwise by score ---- */
 typedef struct {
   const char* text;
-  size_t n;       /* bytes; 0 once merged into its left neighbour */
+  size_t n; /* bytes; 0 once merged into its left neighbour */
   int64_t prev, next;
 } symbol;
 
@@ -155,7 +159,7 @@ static int spm_piece(const tgc_tokenizer* t, const char* s, size_t len, int32_t*
   while (rc == 0 && h.n > 0) {
     tgc_bigram g = tgc_heap_pop(&h);
     symbol *l = &sym[g.left], *r = &sym[g.right];
-    if (l->n == 0 || r->n == 0 || l->n + r->n != g.size) continue;  /* stale: a side merged since */
+    if (l->n == 0 || r->n == 0 || l->n + r->n != g.size) continue; /* stale: a side merged since */
     l->n += r->n, r->n = 0;
     l->next = r->next;
     if (r->next >= 0) sym[r->next].prev = g.left;
@@ -231,14 +235,17 @@ static fragment* split_at_specials(const tgc_tokenizer* t, const char* text, siz
 }
 
 /* SPM: ' ' in front after a special token (or at the start), every space as U+2581 (3 bytes). */
-static int spm_fragment(const tgc_tokenizer* t, const char* text, size_t len, int prev_special, int32_t* out, int64_t cap, int64_t* n) {
+static int spm_fragment(const tgc_tokenizer* t, const char* text, size_t len, int prev_special, int32_t* out,
+                        int64_t cap, int64_t* n) {
   char* s = malloc(3 * (len + 1));
   if (!s) return -1;
   size_t sn = 0;
   if (t->v->add_space_prefix && prev_special) memcpy(s, "\xe2\x96\x81", 3), sn = 3;
   for (size_t j = 0; j < len; ++j)
-    if (text[j] == ' ') memcpy(s + sn, "\xe2\x96\x81", 3), sn += 3;
-    else s[sn++] = text[j];
+    if (text[j] == ' ')
+      memcpy(s + sn, "\xe2\x96\x81", 3), sn += 3;
+    else
+      s[sn++] = text[j];
   int rc = spm_piece(t, s, sn, out, cap, n);
   free(s);
   return rc;
@@ -256,8 +263,10 @@ int64_t tgc_tokenize(const tgc_tokenizer* t, const char* text, size_t len, int a
       prev_special = 1;
       continue;
     }
-    if (t->bpe) rc = tgc_bpe_piece(t, text + f[i].off, f[i].len, out, cap, &n);
-    else rc = spm_fragment(t, text + f[i].off, f[i].len, prev_special, out, cap, &n);
+    if (t->bpe)
+      rc = tgc_bpe_piece(t, text + f[i].off, f[i].len, out, cap, &n);
+    else
+      rc = spm_fragment(t, text + f[i].off, f[i].len, prev_special, out, cap, &n);
     prev_special = 0;
   }
   free(f);
@@ -282,11 +291,12 @@ int64_t tgc_token_piece(const tgc_vocab* v, int32_t id, char* out, int64_t cap) 
         break;
       }
       for (size_t i = 0; i < len; ++i) /* U+2581 is a space */
-        if (i + 2 < len && memcmp(s + i, "\xe2\x96\x81", 3) == 0) tgc_put_byte(' ', out, cap, &n), i += 2;
-        else tgc_put_byte(s[i], out, cap, &n);
+        if (i + 2 < len && memcmp(s + i, "\xe2\x96\x81", 3) == 0)
+          tgc_put_byte(' ', out, cap, &n), i += 2;
+        else
+          tgc_put_byte(s[i], out, cap, &n);
       break;
-    default: /* control, unknown, unused: nothing */
-      break;
+    default: /* control, unknown, unused: nothing */ break;
   }
   return n;
 }

@@ -17,8 +17,14 @@ extern "C" {
 #endif
 
 /* GGUF token types (tokenizer.ggml.token_type). */
-enum tgc_token_type { TGC_TOKEN_NORMAL = 1, TGC_TOKEN_UNKNOWN = 2, TGC_TOKEN_CONTROL = 3, TGC_TOKEN_USER_DEFINED = 4,
-                      TGC_TOKEN_UNUSED = 5, TGC_TOKEN_BYTE = 6 };
+enum tgc_token_type {
+  TGC_TOKEN_NORMAL = 1,
+  TGC_TOKEN_UNKNOWN = 2,
+  TGC_TOKEN_CONTROL = 3,
+  TGC_TOKEN_USER_DEFINED = 4,
+  TGC_TOKEN_UNUSED = 5,
+  TGC_TOKEN_BYTE = 6
+};
 
 /* tokenizer.ggml.model */
 enum tgc_vocab_model { TGC_VOCAB_SPM = 0, TGC_VOCAB_BPE = 1 };
@@ -59,9 +65,11 @@ typedef struct tgc_vocab {
  * llama3 pre-tokenizer". Inline: the compiler names it too, without the runtime. */
 static inline const char* tgc_vocab_kind(const tgc_vocab* v) {
   static const char* const bpe[TGC_PRE_COUNT] = {
-      "byte-level BPE, default pre-tokenizer", "byte-level BPE, gpt-2 pre-tokenizer", "byte-level BPE, llama3 pre-tokenizer",
-      "byte-level BPE, qwen2 pre-tokenizer", "byte-level BPE, qwen35 pre-tokenizer", "byte-level BPE, starcoder pre-tokenizer",
-      "byte-level BPE, falcon pre-tokenizer", "byte-level BPE, deepseek-llm pre-tokenizer", "byte-level BPE, deepseek-coder pre-tokenizer"};
+      "byte-level BPE, default pre-tokenizer",       "byte-level BPE, gpt-2 pre-tokenizer",
+      "byte-level BPE, llama3 pre-tokenizer",        "byte-level BPE, qwen2 pre-tokenizer",
+      "byte-level BPE, qwen35 pre-tokenizer",        "byte-level BPE, starcoder pre-tokenizer",
+      "byte-level BPE, falcon pre-tokenizer",        "byte-level BPE, deepseek-llm pre-tokenizer",
+      "byte-level BPE, deepseek-coder pre-tokenizer"};
   if (v->model == TGC_VOCAB_SPM) return "SentencePiece-style";
   return v->model == TGC_VOCAB_BPE && v->pre >= 0 && v->pre < TGC_PRE_COUNT ? bpe[v->pre] : "of an unknown kind";
 }

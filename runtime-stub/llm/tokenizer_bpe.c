@@ -12,7 +12,7 @@
 #include "llm/unicode_classes.h"
 
 struct tgc_bpe {
-  int32_t* slots;               /* open addressing over merges (left, right): rank or -1 */
+  int32_t* slots; /* open addressing over merges (left, right): rank or -1 */
   uint64_t mask;
   int32_t* result;              /* per rank: the merged token, -1 where the join is no token */
   int32_t byte_char_token[256]; /* the token of each byte's byte-level character, or -1 */
@@ -36,7 +36,9 @@ static int char_byte(uint32_t c) {
 static size_t utf8_encode(uint32_t c, char* out) {
   if (c < 0x80) return out[0] = (char)c, 1;
   if (c < 0x800) return out[0] = (char)(0xC0 | c >> 6), out[1] = (char)(0x80 | (c & 0x3F)), 2;
-  if (c < 0x10000) return out[0] = (char)(0xE0 | c >> 12), out[1] = (char)(0x80 | ((c >> 6) & 0x3F)), out[2] = (char)(0x80 | (c & 0x3F)), 3;
+  if (c < 0x10000)
+    return out[0] = (char)(0xE0 | c >> 12), out[1] = (char)(0x80 | ((c >> 6) & 0x3F)),
+           out[2] = (char)(0x80 | (c & 0x3F)), 3;
   out[0] = (char)(0xF0 | ((c >> 18) & 0x07)), out[1] = (char)(0x80 | ((c >> 12) & 0x3F));
   out[2] = (char)(0x80 | ((c >> 6) & 0x3F)), out[3] = (char)(0x80 | (c & 0x3F));
   return 4;
@@ -46,7 +48,12 @@ static size_t utf8_encode(uint32_t c, char* out) {
  * cut sequence is U+FFFD and one byte. */
 static uint32_t utf8_decode(const char* s, size_t len, size_t* off) {
   const uint8_t* u = (const uint8_t*)s + *off;
-  size_t left = len - *off, k = u[0] < 0x80 ? 1 : u[0] < 0xC0 ? 0 : u[0] < 0xE0 ? 2 : u[0] < 0xF0 ? 3 : u[0] < 0xF8 ? 4 : 0;
+  size_t left = len - *off, k = u[0] < 0x80   ? 1
+                                : u[0] < 0xC0 ? 0
+                                : u[0] < 0xE0 ? 2
+                                : u[0] < 0xF0 ? 3
+                                : u[0] < 0xF8 ? 4
+                                              : 0;
   int ok = k > 0 && k <= left;
   for (size_t i = 1; ok && i < k; ++i) ok = (u[i] & 0xC0) == 0x80;
   if (!ok) return ++*off, 0xFFFD;
@@ -61,7 +68,8 @@ void tgc_bpe_decode(const char* s, size_t len, char* out, int64_t cap, int64_t* 
   for (size_t off = 0; off < len;) {
     size_t at = off;
     int b = char_byte(utf8_decode(s, len, &off));
-    if (b >= 0) tgc_put_byte((char)b, out, cap, n);
+    if (b >= 0)
+      tgc_put_byte((char)b, out, cap, n);
     else
       for (; at < off; ++at) tgc_put_byte(s[at], out, cap, n); /* no byte-level character: as it is */
   }
@@ -104,7 +112,8 @@ struct tgc_bpe* tgc_bpe_create(const tgc_tokenizer* t) {
   for (int32_t r = 0; r < v->n_merges; ++r) {
     int32_t left = v->merges[2 * r], right = v->merges[2 * r + 1];
     uint64_t i = pair_hash(left, right) & b->mask;
-    while (b->slots[i] >= 0 && !(v->merges[2 * b->slots[i]] == left && v->merges[2 * b->slots[i] + 1] == right)) i = (i + 1) & b->mask;
+    while (b->slots[i] >= 0 && !(v->merges[2 * b->slots[i]] == left && v->merges[2 * b->slots[i] + 1] == right))
+      i = (i + 1) & b->mask;
     if (b->slots[i] < 0) b->slots[i] = r; /* a repeated merge keeps its first rank, as in llama.cpp */
     size_t ln = tgc_token_len(v, left), rn = tgc_token_len(v, right);
     memcpy(join, tgc_token_text(v, left), ln);
@@ -128,7 +137,7 @@ void tgc_bpe_destroy(struct tgc_bpe* b) {
 
 /* ---- one word: its bytes' symbols merged by rank ---- */
 typedef struct {
-  int32_t id;  /* the symbol's token, -1 for a byte whose character is no token */
+  int32_t id;   /* the symbol's token, -1 for a byte whose character is no token */
   uint8_t byte; /* the first byte (the only one while id is -1) */
   int alive;
   int64_t prev, next;
@@ -142,7 +151,8 @@ static int try_merge(const tgc_tokenizer* t, const symbol* sym, tgc_bigram_heap*
 }
 
 /* Appends the tokens of word w[0, n) (UTF-8 bytes) to out at *n. */
-static int bpe_word(const tgc_tokenizer* t, const char* w, size_t len, symbol* sym, tgc_bigram_heap* h, int32_t* out, int64_t cap, int64_t* n) {
+static int bpe_word(const tgc_tokenizer* t, const char* w, size_t len, symbol* sym, tgc_bigram_heap* h, int32_t* out,
+                    int64_t cap, int64_t* n) {
   if (t->v->ignore_merges) { /* the word, if a token, is that token */
     char* enc = malloc(2 * len);
     if (!enc) return -1;
@@ -153,7 +163,8 @@ static int bpe_word(const tgc_tokenizer* t, const char* w, size_t len, symbol* s
     if (id >= 0) return tgc_emit(id, out, cap, n), 0;
   }
   for (size_t i = 0; i < len; ++i)
-    sym[i] = (symbol){t->bpe->byte_char_token[(uint8_t)w[i]], (uint8_t)w[i], 1, (int64_t)i - 1, i + 1 == len ? -1 : (int64_t)i + 1};
+    sym[i] = (symbol){t->bpe->byte_char_token[(uint8_t)w[i]], (uint8_t)w[i], 1, (int64_t)i - 1,
+                      i + 1 == len ? -1 : (int64_t)i + 1};
   h->n = 0;
   int rc = 0;
   for (size_t i = 1; rc == 0 && i < len; ++i) rc = try_merge(t, sym, h, (int64_t)i - 1, (int64_t)i);
@@ -190,7 +201,7 @@ int tgc_bpe_piece(const tgc_tokenizer* t, const char* s, size_t len, int32_t* ou
   uint32_t* cp = malloc((len + 1) * sizeof *cp);
   uint8_t* cls = malloc(len + 1);
   int64_t* words = malloc((len + 1) * sizeof *words);
-  char* bytes = malloc(4 * len + 1);  /* a word's UTF-8, at most 4 bytes per code point */
+  char* bytes = malloc(4 * len + 1); /* a word's UTF-8, at most 4 bytes per code point */
   symbol* sym = malloc((4 * len + 1) * sizeof *sym);
   tgc_bigram_heap h = {0};
   int rc = cp && cls && words && bytes && sym ? 0 : -1;

@@ -8,15 +8,17 @@ struct tgc_bpe; /* tokenizer_bpe.c */
 
 struct tgc_tokenizer {
   const tgc_vocab* v;
-  int32_t* slots;          /* open addressing over token texts: token id or -1 */
+  int32_t* slots; /* open addressing over token texts: token id or -1 */
   uint64_t mask;
   int32_t byte_token[256]; /* SPM: <0xXX> tokens, -1 where missing */
   int32_t* specials;       /* user-defined tokens, longest text first: they split the text */
   int32_t n_specials;
-  struct tgc_bpe* bpe;     /* BPE: the merge table and byte-level characters; NULL for SPM */
+  struct tgc_bpe* bpe; /* BPE: the merge table and byte-level characters; NULL for SPM */
 };
 
-static inline size_t tgc_token_len(const tgc_vocab* v, int32_t id) { return (size_t)(v->offsets[id + 1] - v->offsets[id]); }
+static inline size_t tgc_token_len(const tgc_vocab* v, int32_t id) {
+  return (size_t)(v->offsets[id + 1] - v->offsets[id]);
+}
 static inline const char* tgc_token_text(const tgc_vocab* v, int32_t id) { return v->text + v->offsets[id]; }
 
 /* The token whose text is s[0, n), or -1. */
@@ -33,8 +35,8 @@ static inline void tgc_emit(int32_t id, int32_t* out, int64_t cap, int64_t* n) {
 typedef struct {
   int64_t left, right; /* symbol indices */
   double key;
-  size_t size;         /* SPM: bytes of the merge (a side that changed since makes it stale) */
-  int32_t id;          /* BPE: the merged token */
+  size_t size; /* SPM: bytes of the merge (a side that changed since makes it stale) */
+  int32_t id;  /* BPE: the merged token */
 } tgc_bigram;
 
 typedef struct {
@@ -43,7 +45,7 @@ typedef struct {
 } tgc_bigram_heap;
 
 int tgc_heap_push(tgc_bigram_heap* h, tgc_bigram g); /* 0, or -1 when out of memory */
-tgc_bigram tgc_heap_pop(tgc_bigram_heap* h);          /* h->n > 0 */
+tgc_bigram tgc_heap_pop(tgc_bigram_heap* h);         /* h->n > 0 */
 
 /* BPE (tokenizer_bpe.c): tables made at create, and one piece of text (no special tokens in it)
  * appended to out at *n. 0, or -1 when out of memory. */

@@ -6,8 +6,14 @@
 #include <stdint.h>
 
 enum tgc_unicode_class {
-  TGC_UC_UNASSIGNED = 0, TGC_UC_NUMBER = 1, TGC_UC_LETTER = 2, TGC_UC_SEPARATOR = 3, TGC_UC_MARK = 4,
-  TGC_UC_PUNCTUATION = 5, TGC_UC_SYMBOL = 6, TGC_UC_CONTROL = 7,
+  TGC_UC_UNASSIGNED = 0,
+  TGC_UC_NUMBER = 1,
+  TGC_UC_LETTER = 2,
+  TGC_UC_SEPARATOR = 3,
+  TGC_UC_MARK = 4,
+  TGC_UC_PUNCTUATION = 5,
+  TGC_UC_SYMBOL = 6,
+  TGC_UC_CONTROL = 7,
   TGC_UC_CATEGORY = 7,   /* mask of the category above */
   TGC_UC_WHITESPACE = 8, /* flag: White_Space */
 };
@@ -22,8 +28,10 @@ static inline uint8_t tgc_unicode_class(uint32_t cp) {
   int32_t lo = 0, hi = tgc_unicode_ranges - 1; /* the last range whose start <= cp */
   while (lo < hi) {
     int32_t mid = (lo + hi + 1) / 2;
-    if (tgc_unicode_range_start[mid] <= cp) lo = mid;
-    else hi = mid - 1;
+    if (tgc_unicode_range_start[mid] <= cp)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   return cp > 0x10FFFF ? TGC_UC_UNASSIGNED : tgc_unicode_range_class[lo];
 }

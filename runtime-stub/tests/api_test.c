@@ -61,8 +61,28 @@ static void test_cover(void) {
       /* total split over dims: exercises global_size[1]/[2] too */
       tgc_launch l = {"cover", k_cover, NULL, 0, 1, args, {total, 1, 1}, {0, 0, 0}, -1};
       if (total % 4 == 0) l.global_size[0] = total / 4, l.global_size[1] = 2, l.global_size[2] = 2;
-      tgc_model_desc d = {TGC_ABI_VERSION, "cover", &tgc_backend_cpu, 1, bufs, 1, &l, 0, NULL, 1, outs, 0, NULL, 0, NULL,
-                          NULL, 0, NULL, NULL, -1, NULL, NULL};
+      tgc_model_desc d = {TGC_ABI_VERSION,
+                          "cover",
+                          &tgc_backend_cpu,
+                          1,
+                          bufs,
+                          1,
+                          &l,
+                          0,
+                          NULL,
+                          1,
+                          outs,
+                          0,
+                          NULL,
+                          0,
+                          NULL,
+                          NULL,
+                          0,
+                          NULL,
+                          NULL,
+                          -1,
+                          NULL,
+                          NULL};
       tgc_model* m = tgc_create(&d, threads);
       CHECK(m, "%s", tgc_last_error());
       if (!m) continue;
@@ -170,9 +190,9 @@ static void test_external_weights(void) {
   d.weights_file = "rt_api_test.weights";
 
   unlink(path);
-  CHECK(!tgc_create(&d, 2) && strstr(tgc_last_error(), "rt_api_test.weights") &&
-            strstr(tgc_last_error(), "No such file"),
-        "%s", tgc_last_error());
+  CHECK(
+      !tgc_create(&d, 2) && strstr(tgc_last_error(), "rt_api_test.weights") && strstr(tgc_last_error(), "No such file"),
+      "%s", tgc_last_error());
 
   FILE* f = fopen(path, "wb");
   CHECK(f != NULL, "cannot write %s", path);
@@ -213,8 +233,8 @@ static void test_npy_roundtrip(void) {
     tgc_npy n;
     CHECK(tgc_npy_read(file, &n) == 0, "%s", tgc_last_error());
     int32_t want = dtype == TGC_BF16 ? TGC_U16 : dtype; /* bf16 travels as raw '<u2' */
-    CHECK(n.dtype == want && n.rank == rank && n.nbytes == nbytes && (rank == 0 || (n.shape[0] == 2 && n.shape[1] == shape[1])) &&
-              memcmp(n.data, data, nbytes) == 0,
+    CHECK(n.dtype == want && n.rank == rank && n.nbytes == nbytes &&
+              (rank == 0 || (n.shape[0] == 2 && n.shape[1] == shape[1])) && memcmp(n.data, data, nbytes) == 0,
           "dtype %s rank %d", tgc_dtype_name(dtype), (int)rank);
     free(n.data);
   }
@@ -229,8 +249,8 @@ static void test_batch(const tgc_model_desc* base, int threads) {
   enum { S = 3 };
   tgc_buffer bufs[8];
   memcpy(bufs, tgc_test_buffers, sizeof bufs);
-  bufs[0].shape = kRow, bufs[0].batched = 1;                  /* a */
-  bufs[6].shape = kRow, bufs[6].batched = 1;                  /* out */
+  bufs[0].shape = kRow, bufs[0].batched = 1;                   /* a */
+  bufs[6].shape = kRow, bufs[6].batched = 1;                   /* out */
   bufs[7].rank = 2, bufs[7].shape = kCnt, bufs[7].batched = 1; /* cnt */
   tgc_model_desc d = *base;
   d.buffers = bufs;
@@ -298,15 +318,37 @@ static void test_vars(void) {
       {"k_double_rows", k_double_rows, NULL, 0, 2, kArgs0, {12, 1, 1}, {0, 0, 0}, 0}, /* rows of T: 3 items each */
       {"k_colsum", k_colsum, NULL, 0, 3, kArgs1, {3, 1, 1}, {0, 0, 0}, -1},
   };
-  tgc_model_desc d = {TGC_ABI_VERSION, "vars", &tgc_backend_cpu, 4, bufs, 2, launches, 1, kIn, 2, kOut, 0, NULL, 0, NULL,
-                      NULL, 1, kNames, kMax, 3, NULL, NULL};
+  tgc_model_desc d = {TGC_ABI_VERSION,
+                      "vars",
+                      &tgc_backend_cpu,
+                      4,
+                      bufs,
+                      2,
+                      launches,
+                      1,
+                      kIn,
+                      2,
+                      kOut,
+                      0,
+                      NULL,
+                      0,
+                      NULL,
+                      NULL,
+                      1,
+                      kNames,
+                      kMax,
+                      3,
+                      NULL,
+                      NULL};
   tgc_model* m = tgc_create(&d, 2);
   CHECK(m, "%s", tgc_last_error());
   if (!m) return;
   int64_t dims[16], two[2] = {2, 3}, five[2] = {5, 3}, wide[2] = {2, 4};
   CHECK(tgc_input_shape(m, 0, dims) == 2 && dims[0] == 4, "the upper bound before binding");
-  CHECK(tgc_set_input_shape(m, 0, 2, five) == -1 && strstr(tgc_last_error(), "'T' must be 1 to 4, got 5"), "%s", tgc_last_error());
-  CHECK(tgc_set_input_shape(m, 0, 2, wide) == -1 && strstr(tgc_last_error(), "has shape [T,3], got [2,4]"), "%s", tgc_last_error());
+  CHECK(tgc_set_input_shape(m, 0, 2, five) == -1 && strstr(tgc_last_error(), "'T' must be 1 to 4, got 5"), "%s",
+        tgc_last_error());
+  CHECK(tgc_set_input_shape(m, 0, 2, wide) == -1 && strstr(tgc_last_error(), "has shape [T,3], got [2,4]"), "%s",
+        tgc_last_error());
   CHECK(tgc_set_input_shape(m, 0, 2, two) == 0, "%s", tgc_last_error());
   CHECK(tgc_output_shape(m, 0, dims) == 2 && dims[0] == 2 && dims[1] == 3, "y is [2,3]");
   const float x[6] = {1, 2, 3, 4, 5, 6};
@@ -361,9 +403,18 @@ static void make_state_model(state_model* s, const struct tgc_backend* backend, 
   s->bufs[0] = (tgc_buffer){"x", TGC_F32, rank, io, TGC_STORAGE_INPUT, 0, 4 * ST_N, batched, NULL};
   s->bufs[1] = (tgc_buffer){"acc", TGC_F32, 1, kVec, TGC_STORAGE_STATE, 0, 4 * ST_N, 0, NULL};
   s->bufs[2] = (tgc_buffer){"y", TGC_F32, rank, io, TGC_STORAGE_OUTPUT, 0, 4 * ST_N, batched, NULL};
-  s->launch = (tgc_launch){"k_accum", batched ? k_accum_slow : k_accum, kAccumCl, (int64_t)sizeof kAccumCl - 1, 3, kArgs, {ST_N, 1, 1}, {0, 0, 0}, -1};
-  s->desc = (tgc_model_desc){TGC_ABI_VERSION, "state", backend, 3, s->bufs, 1, &s->launch, 1, kIn, 1, kOut, 0, NULL, 0,
-                             NULL, batched ? "N" : NULL, 0, NULL, NULL, -1, NULL, NULL};
+  s->launch = (tgc_launch){"k_accum",
+                           batched ? k_accum_slow : k_accum,
+                           kAccumCl,
+                           (int64_t)sizeof kAccumCl - 1,
+                           3,
+                           kArgs,
+                           {ST_N, 1, 1},
+                           {0, 0, 0},
+                           -1};
+  s->desc = (tgc_model_desc){
+      TGC_ABI_VERSION,      "state", backend, 3,    s->bufs, 1,    &s->launch, 1, kIn, 1, kOut, 0, NULL, 0, NULL,
+      batched ? "N" : NULL, 0,       NULL,    NULL, -1,      NULL, NULL};
 }
 
 /* Runs with x[i] = i * scale, expects y[i] = i * want. */
@@ -418,10 +469,10 @@ static void test_state(const struct tgc_backend* backend, int threads) {
 /* Descriptions the runtime must refuse, each with a clear message; none needs an OpenCL device. */
 static void test_validation(void) {
 #define REFUSED(desc, text)                                                                      \
-  do {                                                                                         \
-    tgc_model* m_ = tgc_create(desc, 1);                                                       \
+  do {                                                                                           \
+    tgc_model* m_ = tgc_create(desc, 1);                                                         \
     CHECK(!m_ && strstr(tgc_last_error(), text), "want '%s', got '%s'", text, tgc_last_error()); \
-    tgc_destroy(m_);                                                                           \
+    tgc_destroy(m_);                                                                             \
   } while (0)
   tgc_model_desc d = tgc_test_model_cpu;
   d.backend = NULL;
@@ -503,10 +554,11 @@ static int test_opencl(void) {
   unsetenv("TGC_CL_SUBBUFFERS");
   bufs[5] = tgc_test_buffers[5];
 
-  launches[2].blob = "__kernel void k_add_bias(__global const float* u, __global const float* bias,\n"
-                     "                         __global float* out) {\n"
-                     "  out[get_global_id(0)] = u[get_global_id(0)] + undefined_thing;\n"
-                     "}\n";
+  launches[2].blob =
+      "__kernel void k_add_bias(__global const float* u, __global const float* bias,\n"
+      "                         __global float* out) {\n"
+      "  out[get_global_id(0)] = u[get_global_id(0)] + undefined_thing;\n"
+      "}\n";
   launches[2].blob_size = (int64_t)strlen(launches[2].blob);
   m = tgc_create(&d, 0);
   CHECK(m, "%s", tgc_last_error());
@@ -573,8 +625,10 @@ static void test_pinning(void) {
     tgc_pool_run_steps(p, &s, 1);
     tgc_pool_destroy(p);
     CHECK(CPU_EQUAL(&masks[0], &allowed), "the caller's mask changed (%d CPUs)", CPU_COUNT(&masks[0]));
-    if (pin) CHECK(CPU_COUNT(&masks[1]) == 1, "the worker may run on %d CPUs", CPU_COUNT(&masks[1]));
-    else CHECK(CPU_EQUAL(&masks[1], &allowed), "TGC_PIN_THREADS=0: the worker may run on %d CPUs", CPU_COUNT(&masks[1]));
+    if (pin)
+      CHECK(CPU_COUNT(&masks[1]) == 1, "the worker may run on %d CPUs", CPU_COUNT(&masks[1]));
+    else
+      CHECK(CPU_EQUAL(&masks[1], &allowed), "TGC_PIN_THREADS=0: the worker may run on %d CPUs", CPU_COUNT(&masks[1]));
   }
   unsetenv("TGC_PIN_THREADS");
 }
@@ -607,8 +661,28 @@ static void test_split_check(void) {
   static const tgc_buffer bufs[1] = {{"y", TGC_F32, 1, shape, TGC_STORAGE_OUTPUT, 0, 4, 0, NULL}};
   static const tgc_launch launches[2] = {{"a", k_a, NULL, 0, 1, args, {2, 1, 1}, {0, 0, 0}, -1},
                                          {"b", k_b, NULL, 0, 1, args, {1, 1, 1}, {0, 0, 0}, -1}};
-  tgc_model_desc d = {TGC_ABI_VERSION, "split_check", &tgc_backend_cpu, 1, bufs, 2, launches, 0, NULL, 1, outs, 0, NULL, 0,
-                      NULL, NULL, 0, NULL, NULL, -1, NULL, NULL};
+  tgc_model_desc d = {TGC_ABI_VERSION,
+                      "split_check",
+                      &tgc_backend_cpu,
+                      1,
+                      bufs,
+                      2,
+                      launches,
+                      0,
+                      NULL,
+                      1,
+                      outs,
+                      0,
+                      NULL,
+                      0,
+                      NULL,
+                      NULL,
+                      0,
+                      NULL,
+                      NULL,
+                      -1,
+                      NULL,
+                      NULL};
   tgc_model* m = tgc_create(&d, 2);
   CHECK(m, "%s", tgc_last_error());
   if (!m) return;

@@ -5,11 +5,11 @@
 /* ---- weights: w[i] = (i % 7 - 3) / 4, then bias2 = 1 */
 #define W(i) ((float)((i) % 7 - 3) * 0.25f)
 #define R10(b) W(b), W(b + 1), W(b + 2), W(b + 3), W(b + 4), W(b + 5), W(b + 6), W(b + 7), W(b + 8), W(b + 9)
-#define R100(b) R10(b), R10(b + 10), R10(b + 20), R10(b + 30), R10(b + 40), R10(b + 50), R10(b + 60), \
-  R10(b + 70), R10(b + 80), R10(b + 90)
+#define R100(b)                                                                                                   \
+  R10(b), R10(b + 10), R10(b + 20), R10(b + 30), R10(b + 40), R10(b + 50), R10(b + 60), R10(b + 70), R10(b + 80), \
+      R10(b + 90)
 _Alignas(64) const float tgc_test_weights[TEST_N + 1] = {
-    R100(0), R100(100), R100(200), R100(300), R100(400), R100(500), R100(600), R100(700), R100(800), R100(900),
-    1.0f};
+    R100(0), R100(100), R100(200), R100(300), R100(400), R100(500), R100(600), R100(700), R100(800), R100(900), 1.0f};
 
 /* ---- CPU kernels */
 static void k_fma_relu(void* const* buf, int64_t begin, int64_t end) {
@@ -40,8 +40,7 @@ static void k_count(void* const* buf, int64_t begin, int64_t end) {
   }
 }
 
-static const int64_t kShape2[] = {TEST_ROWS, TEST_COLS}, kShapeN[] = {TEST_N}, kShape1[] = {1},
-                     kShapeR[] = {TEST_ROWS};
+static const int64_t kShape2[] = {TEST_ROWS, TEST_COLS}, kShapeN[] = {TEST_N}, kShape1[] = {1}, kShapeR[] = {TEST_ROWS};
 enum { B_A, B_B, B_W, B_BIAS, B_T, B_U, B_OUT, B_CNT, NUM_B };
 const tgc_buffer tgc_test_buffers[NUM_B] = {
     [B_A] = {"a", TGC_F32, 2, kShape2, TGC_STORAGE_INPUT, 0, 4000},
@@ -64,9 +63,28 @@ static const tgc_launch kLaunchesCpu[] = {
     {"k_count", k_count, NULL, 0, 2, tgc_test_args3, {TEST_ROWS, 1, 1}, {0, 0, 0}, -1},
 };
 
-const tgc_model_desc tgc_test_model_cpu = {
-    TGC_ABI_VERSION, "rt_test", &tgc_backend_cpu, NUM_B, tgc_test_buffers, 4, kLaunchesCpu, 2, tgc_test_input_bufs,
-    2, tgc_test_output_bufs, 8096, (const uint8_t*)tgc_test_weights, 4004, NULL, NULL, 0, NULL, NULL, -1, NULL, NULL};
+const tgc_model_desc tgc_test_model_cpu = {TGC_ABI_VERSION,
+                                           "rt_test",
+                                           &tgc_backend_cpu,
+                                           NUM_B,
+                                           tgc_test_buffers,
+                                           4,
+                                           kLaunchesCpu,
+                                           2,
+                                           tgc_test_input_bufs,
+                                           2,
+                                           tgc_test_output_bufs,
+                                           8096,
+                                           (const uint8_t*)tgc_test_weights,
+                                           4004,
+                                           NULL,
+                                           NULL,
+                                           0,
+                                           NULL,
+                                           NULL,
+                                           -1,
+                                           NULL,
+                                           NULL};
 
 void tgc_test_inputs(float* a, float* b, int variant) {
   for (int i = 0; i < TEST_N; ++i) {

@@ -20,7 +20,7 @@
 
 extern const tgc_model_desc tgc_test_model_cpu;
 extern const tgc_model_desc tgc_test_model_cl;
-extern const tgc_buffer tgc_test_buffers[];   /* the buffer table both variants share */
+extern const tgc_buffer tgc_test_buffers[]; /* the buffer table both variants share */
 extern const float tgc_test_weights[TEST_N + 1];
 /* the launches' argument lists, and the input and output buffers */
 extern const int32_t tgc_test_args0[], tgc_test_args1[], tgc_test_args2[], tgc_test_args3[];

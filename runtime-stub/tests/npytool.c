@@ -17,16 +17,26 @@ static void die(const char* what) {
 }
 
 /* version 1 or 2 header around `dict`, padded to 64 bytes; truncate: drop that many data bytes */
-static void write_raw(const char* dir, const char* name, int version, const char* dict, const void* data,
-                      size_t nbytes, size_t truncate) {
+static void write_raw(const char* dir, const char* name, int version, const char* dict, const void* data, size_t nbytes,
+                      size_t truncate) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   FILE* f = fopen(path, "wb");
   if (!f) die(path);
   size_t pre = version == 1 ? 10 : 12, n = strlen(dict);
   size_t pad = (64 - (pre + n + 1) % 64) % 64, hlen = n + pad + 1;
-  unsigned char h[12] = {0x93, 'N', 'U', 'M', 'P', 'Y', (unsigned char)version, 0,
-                         (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8), 0, 0};
+  unsigned char h[12] = {0x93,
+                         'N',
+                         'U',
+                         'M',
+                         'P',
+                         'Y',
+                         (unsigned char)version,
+                         0,
+                         (unsigned char)(hlen & 0xff),
+                         (unsigned char)(hlen >> 8),
+                         0,
+                         0};
   fwrite(h, 1, pre, f);
   fwrite(dict, 1, n, f);
   for (size_t i = 0; i < pad; ++i) fputc(' ', f);
@@ -46,8 +56,7 @@ static int gen(const char* dir) {
   mkdir(dir, 0755);
   write_raw(dir, "a.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (10, 100), }", a, sizeof a, 0);
   write_raw(dir, "b.npy", 2, "{\"descr\":\"<f4\",\"fortran_order\":False,\"shape\":(1000,)}", b, sizeof b, 0);
-  write_raw(dir, "a_f64.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (10, 100), }", a64,
-            sizeof a64, 0);
+  write_raw(dir, "a_f64.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (10, 100), }", a64, sizeof a64, 0);
   write_raw(dir, "a_flat.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1000,), }", a, sizeof a, 0);
   write_raw(dir, "trunc.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (10, 100), }", a, sizeof a, 4);
   write_raw(dir, "fortran.npy", 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (10, 100), }", a, sizeof a, 0);
@@ -60,8 +69,8 @@ static int gen(const char* dir) {
   snprintf(sub, sizeof sub, "%s/expect", dir);
   mkdir(sub, 0755);
   write_raw(sub, "out.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (10, 100), }", out, sizeof out, 0);
-  write_raw(sub, "pos_count_0.npy", 1, "{'descr': '<i8', 'fortran_order': False, 'shape': (10,), }", cnt,
-            sizeof cnt, 0);
+  write_raw(sub, "pos_count_0.npy", 1, "{'descr': '<i8', 'fortran_order': False, 'shape': (10,), }", cnt, sizeof cnt,
+            0);
   return 0;
 }
 

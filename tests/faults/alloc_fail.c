@@ -24,7 +24,9 @@ static int inject(void) { return ++calls == fail_at; }
 void* __wrap_malloc(size_t n) { return inject() ? NULL : __real_malloc(n); }
 void* __wrap_calloc(size_t n, size_t size) { return inject() ? NULL : __real_calloc(n, size); }
 void* __wrap_realloc(void* p, size_t n) { return inject() ? NULL : __real_realloc(p, n); }
-int __wrap_posix_memalign(void** p, size_t align, size_t n) { return inject() ? ENOMEM : __real_posix_memalign(p, align, n); }
+int __wrap_posix_memalign(void** p, size_t align, size_t n) {
+  return inject() ? ENOMEM : __real_posix_memalign(p, align, n);
+}
 
 int main(int argc, char** argv) {
   int threads = argc > 1 ? atoi(argv[1]) : 2;
@@ -48,13 +50,16 @@ int main(int argc, char** argv) {
       const char* e = tgc_last_error();
       if (!e || !e[0]) return fprintf(stderr, "FAIL: run failed at allocation %ld without a message\n", k), 1;
       ++run_failed;
-    } else if (memcmp(tgc_output_data(m, 0), out, sizeof out) != 0 || memcmp(tgc_output_data(m, 1), cnt, sizeof cnt) != 0) {
+    } else if (memcmp(tgc_output_data(m, 0), out, sizeof out) != 0 ||
+               memcmp(tgc_output_data(m, 1), cnt, sizeof cnt) != 0) {
       return fprintf(stderr, "FAIL: wrong output after allocation %ld failed\n", k), 1;
     }
     tgc_destroy(m);
     if (calls < k) { /* this round reached no failing allocation: every point is covered */
-      printf("alloc_fail (%d threads): %ld allocation points failed in turn: create refused %d times, run %d times; "
-             "all with a message, no crash\n", threads, k - 1, create_failed, run_failed);
+      printf(
+          "alloc_fail (%d threads): %ld allocation points failed in turn: create refused %d times, run %d times; "
+          "all with a message, no crash\n",
+          threads, k - 1, create_failed, run_failed);
       return create_failed > 0 ? 0 : (fprintf(stderr, "FAIL: no create failure was injected\n"), 1);
     }
   }

@@ -23,10 +23,13 @@ static void* worker(void* arg) {
   for (int r = 0; r < RUNS && !bad; ++r) {
     int v = (int)((id + r) % 4);
     tgc_test_inputs(a, b, v);
-    if (tgc_set_input(m, 0, a, sizeof a) != 0 || tgc_set_input(m, 1, b, sizeof b) != 0 || tgc_run(m) != 0) bad = "run failed";
+    if (tgc_set_input(m, 0, a, sizeof a) != 0 || tgc_set_input(m, 1, b, sizeof b) != 0 || tgc_run(m) != 0)
+      bad = "run failed";
     else if (memcmp(tgc_output_data(m, 0), want[v], sizeof want[v]) != 0 ||
-             memcmp(tgc_output_data(m, 1), want_cnt[v], sizeof want_cnt[v]) != 0) bad = "output differs from the single-threaded run";
-    if (id % 2 && tgc_set_input(m, 7, a, sizeof a) == 0) bad = "a bad index was accepted"; /* errors in odd threads only */
+             memcmp(tgc_output_data(m, 1), want_cnt[v], sizeof want_cnt[v]) != 0)
+      bad = "output differs from the single-threaded run";
+    if (id % 2 && tgc_set_input(m, 7, a, sizeof a) == 0)
+      bad = "a bad index was accepted"; /* errors in odd threads only */
     if (id % 2 == 0 && tgc_last_error()[0]) bad = "another thread's error showed here";
   }
   tgc_destroy(m);
@@ -39,7 +42,8 @@ int main(int argc, char** argv) {
   static float a[TEST_N], b[TEST_N];
   for (int v = 0; v < 4 && m; ++v) {
     tgc_test_inputs(a, b, v);
-    if (tgc_set_input(m, 0, a, sizeof a) || tgc_set_input(m, 1, b, sizeof b) || tgc_run(m)) return fprintf(stderr, "FAIL reference run\n"), 1;
+    if (tgc_set_input(m, 0, a, sizeof a) || tgc_set_input(m, 1, b, sizeof b) || tgc_run(m))
+      return fprintf(stderr, "FAIL reference run\n"), 1;
     memcpy(want[v], tgc_output_data(m, 0), sizeof want[v]);
     memcpy(want_cnt[v], tgc_output_data(m, 1), sizeof want_cnt[v]);
   }
@@ -54,6 +58,8 @@ int main(int argc, char** argv) {
     pthread_join(t[i], &r);
     if (r) fprintf(stderr, "FAIL thread %d: %s\n", i, (const char*)r), fail = 1;
   }
-  if (!fail) printf("concurrent_models: %d threads x %d runs, each its own model: outputs bit-identical, errors thread-local\n", n, RUNS);
+  if (!fail)
+    printf("concurrent_models: %d threads x %d runs, each its own model: outputs bit-identical, errors thread-local\n",
+           n, RUNS);
   return fail;
 }

@@ -25,13 +25,19 @@ static char dummy; /* what every handle points to */
 
 CUresult cuInit(unsigned flags) { return (void)flags, OK; }
 CUresult cuGetErrorName(CUresult r, const char** s) {
-  *s = r == OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY" : r == INVALID_PTX ? "CUDA_ERROR_INVALID_PTX"
-     : r == ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == LAUNCH_FAILED ? "CUDA_ERROR_LAUNCH_FAILED" : "CUDA_ERROR_UNKNOWN";
+  *s = r == OUT_OF_MEMORY     ? "CUDA_ERROR_OUT_OF_MEMORY"
+       : r == INVALID_PTX     ? "CUDA_ERROR_INVALID_PTX"
+       : r == ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS"
+       : r == LAUNCH_FAILED   ? "CUDA_ERROR_LAUNCH_FAILED"
+                              : "CUDA_ERROR_UNKNOWN";
   return OK;
 }
 CUresult cuGetErrorString(CUresult r, const char** s) {
-  *s = r == OUT_OF_MEMORY ? "out of memory" : r == INVALID_PTX ? "a PTX JIT compilation failed"
-     : r == ILLEGAL_ADDRESS ? "an illegal memory access was encountered" : r == LAUNCH_FAILED ? "unspecified launch failure" : "unknown";
+  *s = r == OUT_OF_MEMORY     ? "out of memory"
+       : r == INVALID_PTX     ? "a PTX JIT compilation failed"
+       : r == ILLEGAL_ADDRESS ? "an illegal memory access was encountered"
+       : r == LAUNCH_FAILED   ? "unspecified launch failure"
+                              : "unknown";
   return OK;
 }
 CUresult cuDeviceGetCount(int* n) { return *n = fault("nodevice") ? 0 : 1, OK; }
@@ -71,7 +77,8 @@ CUresult cuModuleLoadDataEx(void** m, const void* image, unsigned n, int* opts, 
   (void)image;
   if (fault("jit")) {
     for (unsigned i = 0; i < n; ++i)
-      if (opts[i] == 5 /* CU_JIT_ERROR_LOG_BUFFER */) strcpy((char*)vals[i], "ptxas fatal   : Unresolved extern function 'fake'\n");
+      if (opts[i] == 5 /* CU_JIT_ERROR_LOG_BUFFER */)
+        strcpy((char*)vals[i], "ptxas fatal   : Unresolved extern function 'fake'\n");
     return INVALID_PTX;
   }
   return *m = &dummy, OK;
@@ -79,9 +86,10 @@ CUresult cuModuleLoadDataEx(void** m, const void* image, unsigned n, int* opts, 
 CUresult cuModuleUnload(void* m) { return (void)m, OK; }
 CUresult cuModuleGetFunction(void** f, void* m, const char* name) { return (void)m, (void)name, *f = &dummy, OK; }
 CUresult cuFuncGetAttribute(int* v, int attr, void* f) { return (void)attr, (void)f, *v = 1024, OK; }
-CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared,
-                        void* st, void** params, void** extra) {
-  (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)st, (void)params, (void)extra;
+CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, void* st, void** params, void** extra) {
+  (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)st, (void)params,
+      (void)extra;
   return fault("launch") ? LAUNCH_FAILED : lost() ? ILLEGAL_ADDRESS : OK;
 }
 CUresult cuStreamCreate(void** st, unsigned flags) { return (void)flags, *st = &dummy, OK; }
@@ -89,7 +97,9 @@ CUresult cuStreamDestroy_v2(void* st) { return (void)st, OK; }
 CUresult cuStreamSynchronize(void* st) { return (void)st, lost() ? ILLEGAL_ADDRESS : OK; }
 CUresult cuStreamBeginCapture_v2(void* st, int mode) { return (void)st, (void)mode, OK; }
 CUresult cuStreamEndCapture(void* st, void** g) { return (void)st, *g = &dummy, OK; }
-CUresult cuGraphInstantiateWithFlags(void** e, void* g, unsigned long long flags) { return (void)g, (void)flags, *e = &dummy, OK; }
+CUresult cuGraphInstantiateWithFlags(void** e, void* g, unsigned long long flags) {
+  return (void)g, (void)flags, *e = &dummy, OK;
+}
 CUresult cuGraphLaunch(void* e, void* st) { return (void)e, (void)st, lost() ? ILLEGAL_ADDRESS : OK; }
 CUresult cuGraphExecDestroy(void* e) { return (void)e, OK; }
 CUresult cuGraphDestroy(void* g) { return (void)g, OK; }

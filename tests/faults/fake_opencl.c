@@ -15,7 +15,13 @@
 
 #include "backends/opencl/cl_api.h"
 
-enum { DEVICE_NOT_FOUND = -1, ALLOCATION_FAILURE = -4, OUT_OF_RESOURCES = -5, BUILD_FAILURE = -11, INVALID_QUEUE = -36 };
+enum {
+  DEVICE_NOT_FOUND = -1,
+  ALLOCATION_FAILURE = -4,
+  OUT_OF_RESOURCES = -5,
+  BUILD_FAILURE = -11,
+  INVALID_QUEUE = -36
+};
 
 struct _cl_mem {
   unsigned char* data;
@@ -48,7 +54,9 @@ cl_int clGetDeviceIDs(cl_platform_id p, cl_device_type t, cl_uint n, cl_device_i
 }
 cl_int clGetDeviceInfo(cl_device_id d, cl_device_info what, size_t size, void* out, size_t* got) {
   (void)d;
-  const char* text = what == CL_DEVICE_NAME ? "Fake OpenCL device" : what == CL_DRIVER_VERSION ? "0.1" : "OpenCL 1.2 fake";
+  const char* text = what == CL_DEVICE_NAME      ? "Fake OpenCL device"
+                     : what == CL_DRIVER_VERSION ? "0.1"
+                                                 : "OpenCL 1.2 fake";
   if (!out) return CL_SUCCESS;
   memset(out, 0, size);
   if (what == CL_DEVICE_NAME || what == CL_DRIVER_VERSION || what == CL_DEVICE_VERSION) {
@@ -86,8 +94,8 @@ cl_mem clCreateBuffer(cl_context c, cl_mem_flags flags, size_t size, void* host,
   return set(e, CL_SUCCESS), m;
 }
 /* Images are host memory too, counted with the buffers by alloc:N. */
-cl_mem clCreateImage(cl_context c, cl_mem_flags flags, const cl_image_format* format, const cl_image_desc* desc, void* host,
-                     cl_int* e) {
+cl_mem clCreateImage(cl_context c, cl_mem_flags flags, const cl_image_format* format, const cl_image_desc* desc,
+                     void* host, cl_int* e) {
   size_t texel = format->image_channel_data_type == CL_HALF_FLOAT ? 8 : 16;
   return clCreateBuffer(c, flags, desc->image_width * desc->image_height * texel, host, e);
 }
@@ -107,12 +115,13 @@ cl_program clCreateProgramWithBinary(cl_context c, cl_uint n, const cl_device_id
   (void)c, (void)n, (void)d, (void)len, (void)bin, (void)status;
   return set(e, -42 /* CL_INVALID_BINARY: there are none */), NULL;
 }
-cl_int clBuildProgram(cl_program p, cl_uint n, const cl_device_id* d, const char* opts, void (*notify)(cl_program, void*),
-                      void* user) {
+cl_int clBuildProgram(cl_program p, cl_uint n, const cl_device_id* d, const char* opts,
+                      void (*notify)(cl_program, void*), void* user) {
   (void)p, (void)n, (void)d, (void)opts, (void)notify, (void)user;
   return fault("build") ? BUILD_FAILURE : CL_SUCCESS;
 }
-cl_int clGetProgramBuildInfo(cl_program p, cl_device_id d, cl_program_build_info what, size_t size, void* out, size_t* got) {
+cl_int clGetProgramBuildInfo(cl_program p, cl_device_id d, cl_program_build_info what, size_t size, void* out,
+                             size_t* got) {
   (void)p, (void)d, (void)what;
   const char* log = "<kernel>:3:12: error: use of undeclared identifier 'fake'\n";
   if (out && size > 0) strncpy(out, log, size - 1), ((char*)out)[size - 1] = 0;
@@ -130,15 +139,17 @@ cl_kernel clCreateKernel(cl_program p, const char* name, cl_int* e) {
   created = 1; /* kernels are made at the first run, after every buffer */
   return set(e, CL_SUCCESS), (cl_kernel)&dummy;
 }
-cl_int clSetKernelArg(cl_kernel k, cl_uint i, size_t size, const void* v) { return (void)k, (void)i, (void)size, (void)v, CL_SUCCESS; }
+cl_int clSetKernelArg(cl_kernel k, cl_uint i, size_t size, const void* v) {
+  return (void)k, (void)i, (void)size, (void)v, CL_SUCCESS;
+}
 cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* offset, const size_t* global,
                               const size_t* local, cl_uint n, const cl_event* wait, cl_event* ev) {
   (void)q, (void)k, (void)dims, (void)offset, (void)global, (void)local, (void)n, (void)wait;
   if (ev) *ev = NULL;
   return fault("launch") ? OUT_OF_RESOURCES : lost() ? INVALID_QUEUE : CL_SUCCESS;
 }
-cl_int clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool block, size_t at, size_t size, const void* src, cl_uint n,
-                            const cl_event* wait, cl_event* ev) {
+cl_int clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool block, size_t at, size_t size, const void* src,
+                            cl_uint n, const cl_event* wait, cl_event* ev) {
   (void)q, (void)block, (void)n, (void)wait, (void)ev;
   if (lost()) return INVALID_QUEUE;
   return memcpy(m->data + at, src, size), CL_SUCCESS;
@@ -149,8 +160,8 @@ cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool block, size_t a
   if (lost()) return INVALID_QUEUE;
   return memcpy(dst, m->data + at, size), CL_SUCCESS;
 }
-void* clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block, cl_map_flags flags, size_t at, size_t size, cl_uint n,
-                         const cl_event* wait, cl_event* ev, cl_int* e) {
+void* clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block, cl_map_flags flags, size_t at, size_t size,
+                         cl_uint n, const cl_event* wait, cl_event* ev, cl_int* e) {
   (void)q, (void)block, (void)flags, (void)size, (void)n, (void)wait, (void)ev;
   return set(e, CL_SUCCESS), m->data + at;
 }

@@ -32,7 +32,8 @@ static int fault(const char* kind) {
 static PFN_vkVoidFunction real(VkInstance i, const char* name) { return real_gipa ? real_gipa(i, name) : NULL; }
 static PFN_vkVoidFunction real_device(VkDevice d, const char* name) { return real_gdpa ? real_gdpa(d, name) : NULL; }
 
-static VkResult VKAPI_CALL fake_CreateInstance(const VkInstanceCreateInfo* ci, const VkAllocationCallbacks* a, VkInstance* out) {
+static VkResult VKAPI_CALL fake_CreateInstance(const VkInstanceCreateInfo* ci, const VkAllocationCallbacks* a,
+                                               VkInstance* out) {
   if (fault("noinstance")) return VK_ERROR_INCOMPATIBLE_DRIVER;
   VkResult r = ((PFN_vkCreateInstance)real(NULL, "vkCreateInstance"))(ci, a, out);
   if (r == VK_SUCCESS) {
@@ -47,23 +48,23 @@ static VkResult VKAPI_CALL fake_EnumeratePhysicalDevices(VkInstance i, uint32_t*
   return ((PFN_vkEnumeratePhysicalDevices)real(i, "vkEnumeratePhysicalDevices"))(i, n, out);
 }
 
-static VkResult VKAPI_CALL fake_CreateDevice(VkPhysicalDevice p, const VkDeviceCreateInfo* ci, const VkAllocationCallbacks* a,
-                                             VkDevice* out) {
+static VkResult VKAPI_CALL fake_CreateDevice(VkPhysicalDevice p, const VkDeviceCreateInfo* ci,
+                                             const VkAllocationCallbacks* a, VkDevice* out) {
   if (fault("device")) return VK_ERROR_INITIALIZATION_FAILED;
   VkResult r = ((PFN_vkCreateDevice)real(instance, "vkCreateDevice"))(p, ci, a, out);
   if (r == VK_SUCCESS) device = *out;
   return r;
 }
 
-static VkResult VKAPI_CALL fake_AllocateMemory(VkDevice d, const VkMemoryAllocateInfo* ai, const VkAllocationCallbacks* a,
-                                               VkDeviceMemory* out) {
+static VkResult VKAPI_CALL fake_AllocateMemory(VkDevice d, const VkMemoryAllocateInfo* ai,
+                                               const VkAllocationCallbacks* a, VkDeviceMemory* out) {
   if (fault("alloc:") && ++allocations == atoi(getenv("TGC_FAKE_VK_FAIL") + 6)) return VK_ERROR_OUT_OF_DEVICE_MEMORY;
   return ((PFN_vkAllocateMemory)real_device(d, "vkAllocateMemory"))(d, ai, a, out);
 }
 
 static VkResult VKAPI_CALL fake_CreateComputePipelines(VkDevice d, VkPipelineCache c, uint32_t n,
-                                                       const VkComputePipelineCreateInfo* ci, const VkAllocationCallbacks* a,
-                                                       VkPipeline* out) {
+                                                       const VkComputePipelineCreateInfo* ci,
+                                                       const VkAllocationCallbacks* a, VkPipeline* out) {
   if (fault("pipeline")) return VK_ERROR_OUT_OF_DEVICE_MEMORY;
   return ((PFN_vkCreateComputePipelines)real_device(d, "vkCreateComputePipelines"))(d, c, n, ci, a, out);
 }

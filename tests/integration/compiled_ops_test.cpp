@@ -37,7 +37,8 @@ class Builder {
     return x;
   }
   Tensor weight(const Shape& s, float lo = -1, float hi = 1) {
-    return Tensor::weight(*m.graph, "w" + std::to_string(m.graph->num_buffers()), test::host(s, test::random_floats(rng, numel(s), lo, hi)));
+    return Tensor::weight(*m.graph, "w" + std::to_string(m.graph->num_buffers()),
+                          test::host(s, test::random_floats(rng, numel(s), lo, hi)));
   }
   Tensor indices(const Shape& s, const std::vector<float>& v) {
     return Tensor::weight(*m.graph, "i" + std::to_string(m.graph->num_buffers()), test::host(s, v, DType::I64));
@@ -81,39 +82,81 @@ const std::vector<OpCase>& op_cases() {
       // elementwise
       {"cast_f32_i32", [](Builder& b) { return (b.input({9}, -5, 5) * 3.0).cast(DType::I32); }},
       // bf16 kept in a buffer between two kernels: stored rounded, loaded back (OpenCL has no bf16).
-      {"cast_bf16_buffer", [](Builder& b) {
+      {"cast_bf16_buffer",
+       [](Builder& b) {
          Tensor h = (b.input({5, 6}, -4, 4) * 3.7).cast(DType::BF16).contiguous();
          return h.cast(DType::F32).sum({1}) + h.cast(DType::F32).max({1});
        }},
       // The bits of f16 values, both ways (GGUF's f16 weights are read so).
-      {"bitcast_f16", [](Builder& b) {
+      {"bitcast_f16",
+       [](Builder& b) {
          Tensor from_bits = b.input({16}, 15360, 20000, DType::U16).bitcast(DType::F16).cast(DType::F32);
          Tensor to_bits = b.input({16}, -4, 4).cast(DType::F16).bitcast(DType::U16).cast(DType::F32);
          return from_bits + to_bits;
        }},
-      {"int_arith", [](Builder& b) {
+      {"int_arith",
+       [](Builder& b) {
          Tensor x = b.input({8}, -5, 5, DType::I32), y = b.input({8}, 1, 5, DType::I32);
          return (x + y) * y - x.mod(y) + x.fmod(y);
        }},
       {"div_exact", [](Builder& b) { return b.input({10}).div_exact(b.input({10}, 0.5f, 2)); }},
-      {"max_min", [](Builder& b) { Tensor x = b.input({10}), y = b.input({10}); return x.maximum(y) - x.minimum(y); }},
-      {"compare_where", [](Builder& b) {
+      {"max_min",
+       [](Builder& b) {
+         Tensor x = b.input({10}), y = b.input({10});
+         return x.maximum(y) - x.minimum(y);
+       }},
+      {"compare_where",
+       [](Builder& b) {
          Tensor x = b.input({12}), y = b.input({12});
          return Tensor::where(x.lt(y).logical_or(x.ge(y * 0.5).logical_and(x.ne(y))), x, y);
        }},
-      {"exp_log_sqrt", [](Builder& b) { Tensor x = b.input({16}, 0.1f, 3); return x.exp() + x.log() + x.sqrt() + x.rsqrt(); }},
-      {"trig", [](Builder& b) { Tensor x = b.input({16}, -1.5f, 1.5f); return x.sin() + x.cos() + x.tan(); }},
-      {"pow_abs_sign", [](Builder& b) { Tensor x = b.input({16}, -2, 2); return x.abs().pow(b.input({16}, 0, 2)) + x.sign(); }},
-      {"rounding", [](Builder& b) { Tensor x = b.input({20}, -4, 4); return x.trunc() + x.floor() * 2.0 + x.ceil() * 3.0 + x.round() * 4.0; }},
-      {"activations", [](Builder& b) {
-         Tensor x = b.input({32}, -4, 4);
-         return x.relu() + x.leaky_relu(0.1) + x.sigmoid() + x.tanh() + x.erf() + x.gelu() + x.gelu(true) + x.clip(-1.0, 2.0);
+      {"exp_log_sqrt",
+       [](Builder& b) {
+         Tensor x = b.input({16}, 0.1f, 3);
+         return x.exp() + x.log() + x.sqrt() + x.rsqrt();
        }},
-      {"reciprocal_div", [](Builder& b) { Tensor x = b.input({16}, 0.5f, 2); return x.reciprocal() + b.input({16}) / x; }},
+      {"trig",
+       [](Builder& b) {
+         Tensor x = b.input({16}, -1.5f, 1.5f);
+         return x.sin() + x.cos() + x.tan();
+       }},
+      {"pow_abs_sign",
+       [](Builder& b) {
+         Tensor x = b.input({16}, -2, 2);
+         return x.abs().pow(b.input({16}, 0, 2)) + x.sign();
+       }},
+      {"rounding",
+       [](Builder& b) {
+         Tensor x = b.input({20}, -4, 4);
+         return x.trunc() + x.floor() * 2.0 + x.ceil() * 3.0 + x.round() * 4.0;
+       }},
+      {"activations",
+       [](Builder& b) {
+         Tensor x = b.input({32}, -4, 4);
+         return x.relu() + x.leaky_relu(0.1) + x.sigmoid() + x.tanh() + x.erf() + x.gelu() + x.gelu(true) +
+                x.clip(-1.0, 2.0);
+       }},
+      {"reciprocal_div",
+       [](Builder& b) {
+         Tensor x = b.input({16}, 0.5f, 2);
+         return x.reciprocal() + b.input({16}) / x;
+       }},
       // reduce
-      {"sum_mean", [](Builder& b) { Tensor x = b.input({5, 7, 3}); return x.sum({1}) + x.mean({1}); }},
-      {"max_min_prod", [](Builder& b) { Tensor x = b.input({6, 5}, 0.5f, 1.5f); return x.max({0}) + x.min({0}) + x.prod({0}); }},
-      {"argmax_argmin", [](Builder& b) { Tensor x = b.input({4, 9}); return (x.argmax(1) * 10 + x.argmin(1)).cast(DType::F32); }},
+      {"sum_mean",
+       [](Builder& b) {
+         Tensor x = b.input({5, 7, 3});
+         return x.sum({1}) + x.mean({1});
+       }},
+      {"max_min_prod",
+       [](Builder& b) {
+         Tensor x = b.input({6, 5}, 0.5f, 1.5f);
+         return x.max({0}) + x.min({0}) + x.prod({0});
+       }},
+      {"argmax_argmin",
+       [](Builder& b) {
+         Tensor x = b.input({4, 9});
+         return (x.argmax(1) * 10 + x.argmin(1)).cast(DType::F32);
+       }},
       {"sum_all", [](Builder& b) { return b.input({33, 31}).sum(); }},
       // nn
       {"matmul_primes", [](Builder& b) { return b.input({13, 29}).matmul(b.weight({29, 17})); }},
@@ -121,55 +164,80 @@ const std::vector<OpCase>& op_cases() {
       {"batched_matmul", [](Builder& b) { return b.input({2, 5, 12}).matmul(b.input({2, 12, 32})); }},
       // A weight stored transposed (as GGUF's): the reduce is the contiguous axis (CPU: LANES).
       {"matvec_transposed", [](Builder& b) { return b.input({3, 128}).matmul(b.weight({40, 128}).permute({1, 0})); }},
-      {"conv_bias_relu", [](Builder& b) {
-         return b.input({1, 3, 11, 32}).conv(b.weight({8, 3, 3, 3}), b.weight({8}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).relu();
+      {"conv_bias_relu",
+       [](Builder& b) {
+         return b.input({1, 3, 11, 32})
+             .conv(b.weight({8, 3, 3, 3}), b.weight({8}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1)
+             .relu();
        }},
-      {"conv_strided_grouped", [](Builder& b) {
+      {"conv_strided_grouped",
+       [](Builder& b) {
          return b.input({2, 4, 9, 7}).conv(b.weight({6, 2, 3, 3}), std::nullopt, {2, 1}, {1, 0, 0, 2}, {1, 2}, 2);
        }},
-      {"depthwise", [](Builder& b) { return b.input({1, 6, 7, 48}).conv(b.weight({6, 1, 5, 5}), std::nullopt, {1, 1}, {2, 2, 2, 2}, {1, 1}, 6); }},
+      {"depthwise",
+       [](Builder& b) {
+         return b.input({1, 6, 7, 48}).conv(b.weight({6, 1, 5, 5}), std::nullopt, {1, 1}, {2, 2, 2, 2}, {1, 1}, 6);
+       }},
       // Small kernels in a row: one serial launch on qcom (passes/serial_launches.h), group
       // reduces and flat stages sharing one work-group.
-      {"squeeze_excite", [](Builder& b) {
+      {"squeeze_excite",
+       [](Builder& b) {
          Tensor x = b.input({1, 24, 6, 16});
-         Tensor se = x.mean({2, 3}, true).conv(b.weight({6, 24, 1, 1}), b.weight({6}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).relu();
+         Tensor se =
+             x.mean({2, 3}, true).conv(b.weight({6, 24, 1, 1}), b.weight({6}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).relu();
          se = se.conv(b.weight({24, 6, 1, 1}), b.weight({24}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).sigmoid();
          return (x * se).conv(b.weight({8, 24, 1, 1}), std::nullopt, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1);
        }},
-      {"pool_fc_softmax", [](Builder& b) {
+      {"pool_fc_softmax",
+       [](Builder& b) {
          Tensor x = b.input({1, 40, 4, 12}).mean({2, 3});
          return (x.matmul(b.weight({40, 10})) + b.weight({10})).softmax(-1);
        }},
-      {"max_pool", [](Builder& b) { return b.input({1, 2, 9, 7}).max_pool({3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true); }},
-      {"avg_pool", [](Builder& b) { return b.input({1, 3, 17, 16}).avg_pool({2, 2}, {2, 2}, {0, 0, 0, 0}, false, false); }},
+      {"max_pool",
+       [](Builder& b) { return b.input({1, 2, 9, 7}).max_pool({3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true); }},
+      {"avg_pool",
+       [](Builder& b) { return b.input({1, 3, 17, 16}).avg_pool({2, 2}, {2, 2}, {0, 0, 0, 0}, false, false); }},
       {"softmax", [](Builder& b) { return b.input({7, 33}, -3, 3).softmax(-1); }},
       {"log_softmax", [](Builder& b) { return b.input({4, 20}, -3, 3).log_softmax(0); }},
       {"layer_norm", [](Builder& b) { return b.input({6, 48}).layer_norm({1}, b.weight({48}), b.weight({48}), 1e-5); }},
-      {"batch_norm", [](Builder& b) {
-         return b.input({2, 4, 5, 5}).batch_norm(b.weight({4}), b.weight({4}), b.weight({4}), b.weight({4}, 0.5f, 2), 1e-5);
+      {"batch_norm",
+       [](Builder& b) {
+         return b.input({2, 4, 5, 5})
+             .batch_norm(b.weight({4}), b.weight({4}), b.weight({4}), b.weight({4}, 0.5f, 2), 1e-5);
        }},
       {"contiguous_chain", [](Builder& b) { return (b.input({64, 64}).contiguous() * 2.0).exp().sum({0}); }},
       // f16 storage, f32 math: a padded copy (the inner loop split at the pad's edges), leaky
       // relu's compare and a max pool (f16 widened exactly), a conv summing in f32.
-      {"f16_pad_leaky_pool", [](Builder& b) {
+      {"f16_pad_leaky_pool",
+       [](Builder& b) {
          Tensor x = b.input({1, 2, 9, 20}, -1, 1, DType::F16).pad({{0, 0}, {0, 0}, {1, 1}, {2, 2}}, 0.0).contiguous();
          return x.leaky_relu(0.1).contiguous().max_pool({3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false).cast(DType::F32);
-       }, {4e-3, 1e-2}},
-      {"f16_conv", [](Builder& b) {
+       },
+       {4e-3, 1e-2}},
+      {"f16_conv",
+       [](Builder& b) {
          Tensor w = b.weight({8, 3, 3, 3}).cast(DType::F16);
-         return b.input({1, 3, 8, 32}, -1, 1, DType::F16).conv(w, std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).relu().cast(DType::F32);
-       }, {4e-3, 1e-1}},
+         return b.input({1, 3, 8, 32}, -1, 1, DType::F16)
+             .conv(w, std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1)
+             .relu()
+             .cast(DType::F32);
+       },
+       {4e-3, 1e-1}},
       // An int8 matmul's tile (frontend/gguf/int8_matmul.h): vector lanes along the 32 rows, two
       // DOT4s per block; on x86 with VNNI, vpdpbusd. Words of random bits (products wrap).
-      {"dot4_rows", [](Builder& b) {
-         Tensor w = b.input({8, 2, 32}, -100, 100, DType::I32) * 16777619.0, x = b.input({8, 2, 1}, -100, 100, DType::I32) * 40503.0;
+      {"dot4_rows",
+       [](Builder& b) {
+         Tensor w = b.input({8, 2, 32}, -100, 100, DType::I32) * 16777619.0,
+                x = b.input({8, 2, 1}, -100, 100, DType::I32) * 40503.0;
          auto word = [](const Tensor& t, int64_t j) { return t.shrink({{0, 8}, {j, j + 1}, {0, t.dim(2)}}); };
          Tensor acc = Tensor::dot4(word(w, 0), word(x, 0), Tensor::full(*b.m.graph, {1, 1, 1}, 0, DType::I32));
          return Tensor::dot4(word(w, 1), word(x, 1), acc).cast(DType::F32).sum({0});
        }},
-      {"f16_matvec_transposed", [](Builder& b) {
+      {"f16_matvec_transposed",
+       [](Builder& b) {
          return b.input({2, 256}).matmul(b.input({24, 256}, -1, 1, DType::F16).cast(DType::F32).permute({1, 0}));
-       }, {1e-4, 1e-4}},
+       },
+       {1e-4, 1e-4}},
   };
   return c;
 }
@@ -217,7 +285,9 @@ HostTensor run_artifact(Builder& b, const std::string& target, const std::string
     std::ifstream log(dir / "log");
     std::string first;
     std::getline(log, first);
-    throw Error("artifact failed: " + first + (getenv("TGC_KEEP") ? " (see " + (dir / "log").string() + ")" : " (TGC_KEEP=1 keeps " + dir.string() + ")"));
+    throw Error(
+        "artifact failed: " + first +
+        (getenv("TGC_KEEP") ? " (see " + (dir / "log").string() + ")" : " (TGC_KEEP=1 keeps " + dir.string() + ")"));
   }
   return read_npy((dir / "out" / "out.npy").string());
 }
@@ -248,12 +318,12 @@ class CompiledOps : public ::testing::TestWithParam<OpCase> {
       got = run_artifact(b, target, triple, choose);
     } catch (const Error& e) {
       std::string why = e.what();
-      if (target == "vulkan" && (why.find("no Vulkan device") != std::string::npos ||
-                                 why.find("cannot load libvulkan") != std::string::npos))
+      if (target == "vulkan" &&
+          (why.find("no Vulkan device") != std::string::npos || why.find("cannot load libvulkan") != std::string::npos))
         GTEST_SKIP() << "no Vulkan device here: " << why;
       // The PTX was generated (and verified by LLVM) before the artifact ran.
-      if (target == "cuda" && (why.find("no CUDA device") != std::string::npos ||
-                               why.find("cannot load libcuda") != std::string::npos))
+      if (target == "cuda" &&
+          (why.find("no CUDA device") != std::string::npos || why.find("cannot load libcuda") != std::string::npos))
         GTEST_SKIP() << "PTX generated; no CUDA device here to run it: " << why;
       throw;
     }
@@ -338,7 +408,8 @@ TEST(CompiledOpsErrors, VulkanDeviceWithoutAFeature) {
     std::string why;
     try {
       HostTensor got = run_artifact(b, "vulkan", "", innermost_group(16));
-      *matches = test::all_close(test::values(got), test::values(interpret(*b.m.graph, {out.uop()}, b.feeds)[0]), c->tol);
+      *matches =
+          test::all_close(test::values(got), test::values(interpret(*b.m.graph, {out.uop()}, b.feeds)[0]), c->tol);
     } catch (const Error& e) {
       why = e.what();
     }
@@ -362,7 +433,8 @@ TEST_P(CompiledOps, QcomOnPoclPadded) { check("qcom", "x86_64-linux-gnu", test::
 TEST_P(CompiledOps, VulkanPadded) { check("vulkan", "", test::padded_split_opts); }
 TEST_P(CompiledOps, CudaPadded) { check("cuda", "", test::padded_split_opts); }
 
-INSTANTIATE_TEST_SUITE_P(TensorApi, CompiledOps, ::testing::ValuesIn(op_cases()), [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(TensorApi, CompiledOps, ::testing::ValuesIn(op_cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace tgc

@@ -20,7 +20,7 @@ TEST(BranchGuards, EachSideAloneGuardsWhatOnlyItNeeds) {
   Graph::BranchSelect sel;
   sel.select = out.uop();
   g.add_branch_select(sel);
-  Tensor other = shared.sum({0});                   // a second output reads the shared part
+  Tensor other = shared.sum({0});  // a second output reads the shared part
   BranchGuards gs = guard_branches(g, {out.uop(), other.uop()});
   ASSERT_EQ(gs.vars.size(), 1u);
   const UOp* var = gs.vars[0];
@@ -59,7 +59,7 @@ TEST(BranchGuards, ASideBuiltForOtherSizesMakesTheValueNegative) {
     ct.set(0, cv), ft.set(0, fv);
     return interpret(g, {g.var_value(gs.vars[0])}, {{c.uop()->ival(), ct}, {fits.uop()->ival(), ft}})[0].get(0);
   };
-  EXPECT_EQ(value(true, false), 2);   // the then side runs at any size
+  EXPECT_EQ(value(true, false), 2);  // the then side runs at any size
   EXPECT_EQ(value(false, true), 1);
   EXPECT_EQ(value(false, false), -1);  // the runtime's error
 }

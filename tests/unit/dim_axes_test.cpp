@@ -72,7 +72,8 @@ TEST(BatchAxis, NamesWhatMixesSamples) {
     g.set_origin(m.uop(), "ReduceMax rm");
     return std::vector<Tensor>{x - m.reshape({1, 1}).expand({n, 4})};
   };
-  EXPECT_NE(error_of(reduce).find("node 'ReduceMax rm' (REDUCE) reduces over the batch dim"), std::string::npos) << error_of(reduce);
+  EXPECT_NE(error_of(reduce).find("node 'ReduceMax rm' (REDUCE) reduces over the batch dim"), std::string::npos)
+      << error_of(reduce);
   auto across = [](Graph& g, int64_t n) {  // the batch no longer the outer part of the merged dim
     return std::vector<Tensor>{input(g, {n, 4}).permute({1, 0}).reshape({4 * n}).reshape({4, n}).permute({1, 0})};
   };
@@ -89,7 +90,8 @@ TEST(BatchAxis, RejectsValuesComputedFromTheBatchSize) {
   auto positions = [](Graph& g, int64_t n) {  // Range(0, N): a different value per sample
     return std::vector<Tensor>{input(g, {n, 4}) + Tensor::arange(g, n, DType::F32).reshape({n, 1}).expand({n, 4})};
   };
-  EXPECT_NE(error_of(positions).find("uses a constant computed from the batch size"), std::string::npos) << error_of(positions);
+  EXPECT_NE(error_of(positions).find("uses a constant computed from the batch size"), std::string::npos)
+      << error_of(positions);
 }
 
 TEST(BatchAxis, RejectsMergedBatchOutputs) {
@@ -178,7 +180,8 @@ TEST(VarAxes, PadsAndWindowsGiveSizesOverTheDim) {
 TEST(VarAxes, AnUpsampleMergesTheDimAsTheOuterPart) {
   // [t, 1] -> [t, 2] -> [2t]: a nearest upsample; its run-time size is 2t, then a pad of 1.
   auto up = [](Graph& g, int64_t t) {
-    return std::vector<Tensor>{input(g, {3, t}).reshape({3, t, 1}).expand({3, t, 2}).reshape({3, 2 * t}).pad({{0, 0}, {1, 0}})};
+    return std::vector<Tensor>{
+        input(g, {3, t}).reshape({3, t, 1}).expand({3, t, 2}).reshape({3, 2 * t}).pad({{0, 0}, {1, 0}})};
   };
   std::vector<std::vector<int64_t>> sizes;
   EXPECT_EQ(var_masks(up, nullptr, &sizes), (std::vector<uint64_t>{0b10}));
@@ -200,7 +203,8 @@ TEST(VarAxes, AReflectPadSlicesAndPlacesItsTailAtRunTimeOffsets) {
   ASSERT_TRUE(ext.extent.at(ra[0])[2]);
   EXPECT_FALSE(ext.extent.at(ra[1])[2]);
   std::vector<std::pair<Op, int64_t>> offsets;  // at t = 10
-  for (const auto& [node_axis, start] : ext.offset) offsets.push_back({node_axis.first->op, eval_index(start, {{var, 10}})});
+  for (const auto& [node_axis, start] : ext.offset)
+    offsets.push_back({node_axis.first->op, eval_index(start, {{var, 10}})});
   std::vector<std::pair<Op, int64_t>> want{{Op::Shrink, 6}, {Op::Pad, 12}};
   std::sort(offsets.begin(), offsets.end());
   std::sort(want.begin(), want.end());
@@ -224,7 +228,9 @@ TEST(VarAxes, TheLeastSizeIsWhereEveryWindowAndSliceFits) {
 TEST(VarAxes, AMeanScalesByTheRunTimeCount) {
   // mean over t of [t, 4] after a stride-2 pool: 1 / ((t - 2) / 2 + 1) at run time.
   Graph ga, gb;
-  auto build = [](Graph& g, int64_t t) { return input(g, {1, 4, t}).max_pool({2}, {2}, {0, 0}, {1}, false).mean({2}).uop(); };
+  auto build = [](Graph& g, int64_t t) {
+    return input(g, {1, 4, t}).max_pool({2}, {2}, {0, 0}, {1}, false).mean({2}).uop();
+  };
   const UOp* ra = build(ga, 16);
   const UOp* rb = build(gb, 9);
   const UOp* var = ga.var("t", 1, 16);
@@ -235,23 +241,33 @@ TEST(VarAxes, AMeanScalesByTheRunTimeCount) {
 }
 
 TEST(VarAxes, NamesWhatTheLayoutCannotFollow) {
-  auto scaled = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {t, 4}) * double(t)}; };  // not 1 / a count
-  EXPECT_NE(var_error(scaled).find("takes a value computed from the dynamic dim's size"), std::string::npos) << var_error(scaled);
+  auto scaled = [](Graph& g, int64_t t) {
+    return std::vector<Tensor>{input(g, {t, 4}) * double(t)};
+  };  // not 1 / a count
+  EXPECT_NE(var_error(scaled).find("takes a value computed from the dynamic dim's size"), std::string::npos)
+      << var_error(scaled);
   auto flip = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {t, 4}).flip({0})}; };
   EXPECT_NE(var_error(flip).find("reverses the dynamic dim"), std::string::npos) << var_error(flip);
   // Merged into another axis (softmax's rows), the dim may be split out again but not reduced or output.
-  auto round_trip = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {4, t}).reshape({4 * t}).exp().reshape({4, t})}; };
+  auto round_trip = [](Graph& g, int64_t t) {
+    return std::vector<Tensor>{input(g, {4, t}).reshape({4 * t}).exp().reshape({4, t})};
+  };
   EXPECT_EQ(var_masks(round_trip), (std::vector<uint64_t>{0b10}));
   auto merged_sum = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {4, t}).reshape({4 * t}).sum({0})}; };
-  EXPECT_NE(var_error(merged_sum).find("reduces, pads, slices or reverses an axis that merges the dynamic dim"), std::string::npos)
+  EXPECT_NE(var_error(merged_sum).find("reduces, pads, slices or reverses an axis that merges the dynamic dim"),
+            std::string::npos)
       << var_error(merged_sum);
   auto merged_out = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {4, t}).reshape({4 * t})}; };
-  EXPECT_NE(var_error(merged_out).find("is an output with the dynamic dim merged"), std::string::npos) << var_error(merged_out);
+  EXPECT_NE(var_error(merged_out).find("is an output with the dynamic dim merged"), std::string::npos)
+      << var_error(merged_out);
   auto across = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {4, t}).reshape({t, 4})}; };
   EXPECT_NE(var_error(across).find("reshapes across the dynamic dim"), std::string::npos) << var_error(across);
   // A window whose count depends on the size other than through the view (ceil mode's extra pad).
-  auto ceil_pool = [](Graph& g, int64_t t) { return std::vector<Tensor>{input(g, {1, 1, t}).max_pool({2}, {2}, {0, 0}, {1}, true)}; };
-  EXPECT_NE(var_error(ceil_pool).find("is built differently at sizes 16 and 15"), std::string::npos) << var_error(ceil_pool);
+  auto ceil_pool = [](Graph& g, int64_t t) {
+    return std::vector<Tensor>{input(g, {1, 1, t}).max_pool({2}, {2}, {0, 0}, {1}, true)};
+  };
+  EXPECT_NE(var_error(ceil_pool).find("is built differently at sizes 16 and 15"), std::string::npos)
+      << var_error(ceil_pool);
 }
 
 }  // namespace

@@ -83,8 +83,10 @@ class EmitTest : public ::testing::Test {
       l.name = k.name;
       l.args = {k.output};
       l.args.insert(l.args.end(), k.inputs.begin(), k.inputs.end());
-      if (t.desc->dialect == Dialect::LlvmCpu) l.cpu_symbol = "tiny_kernel_" + k.name;
-      else l.blob = "__kernel void " + k.name + "() {}";
+      if (t.desc->dialect == Dialect::LlvmCpu)
+        l.cpu_symbol = "tiny_kernel_" + k.name;
+      else
+        l.blob = "__kernel void " + k.name + "() {}";
       mo.launches.push_back(l);
     }
     launches_ = mo.launches;
@@ -168,7 +170,8 @@ TEST_F(EmitTest, ExecutableDefinesMainAndDescribesTheModelForTheCpuBackend) {
   ASSERT_EQ(obj().read<int32_t>(d + offsetof(tgc_model_desc, num_launches)), int32_t(launches_.size()));
   Place launches = obj().points_to(d + offsetof(tgc_model_desc, launches));
   for (size_t i = 0; i < launches_.size(); ++i) {
-    std::optional<test::EmittedObject::Pointer> fn = obj().pointer(launches + i * sizeof(tgc_launch) + offsetof(tgc_launch, cpu_fn));
+    std::optional<test::EmittedObject::Pointer> fn =
+        obj().pointer(launches + i * sizeof(tgc_launch) + offsetof(tgc_launch, cpu_fn));
     ASSERT_TRUE(fn.has_value()) << "launch " << i << " has no kernel function";
     EXPECT_EQ(fn->symbol, launches_[i].cpu_symbol);
     EXPECT_TRUE(obj().references(launches_[i].cpu_symbol));
@@ -245,7 +248,8 @@ TEST(CHeader, ListsABatchedInputWithTheBatchAsMinusOne) {
   EXPECT_NE(h.find("#ifndef TINY_H"), std::string::npos) << h;
   EXPECT_NE(h.find(" *   0: 'x' float[-1,3]\n"), std::string::npos) << h;
   EXPECT_NE(h.find(" *   0: 'y' float[-1,3]\n"), std::string::npos) << h;
-  EXPECT_NE(h.find(" *   1: 'z' float[25]\n"), std::string::npos) << "an output without the batch keeps its shape\n" << h;
+  EXPECT_NE(h.find(" *   1: 'z' float[25]\n"), std::string::npos) << "an output without the batch keeps its shape\n"
+                                                                  << h;
   EXPECT_NE(h.find("-1 is the batch size 'N', bound at run time by tiny_set_input_shape"), std::string::npos) << h;
   EXPECT_NE(h.find("tiny_NUM_INPUTS = 1, tiny_NUM_OUTPUTS = 2"), std::string::npos) << h;
   for (const char* decl : {"tiny_model* tiny_create(int num_threads);", "int tiny_run(tiny_model* m);",

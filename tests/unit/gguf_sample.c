@@ -43,22 +43,25 @@ int main(void) {
   draw_many(ramp, 4, (tgc_sampling){1, 1, 1, 0}, 2, f);
   check(f[3] > 0.9999, "top-k 1: greedy");
   draw_many(ramp, 4, (tgc_sampling){1, 2, 1, 0}, 3, f);
-  check(near(f, (double[]){0, 0, 1 / (1 + exp(1)), exp(1) / (1 + exp(1))}, 4), "top-k 2: the two best, by their softmax");
+  check(near(f, (double[]){0, 0, 1 / (1 + exp(1)), exp(1) / (1 + exp(1))}, 4),
+        "top-k 2: the two best, by their softmax");
   draw_many(probs, 4, (tgc_sampling){1, 0, 0.82f, 0}, 4, f);
   check(near(f, (double[]){0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95, 0}, 4), "top-p 0.82: the three reaching it");
   draw_many(probs, 4, (tgc_sampling){1, 3, 0.82f, 0}, 5, f);
-  check(near(f, (double[]){0.625, 0.375, 0, 0}, 4), "top-k 3, top-p 0.82: top-p's probabilities are over top-k's three");
+  check(near(f, (double[]){0.625, 0.375, 0, 0}, 4),
+        "top-k 3, top-p 0.82: top-p's probabilities are over top-k's three");
   draw_many(probs, 4, (tgc_sampling){1, 0, 1, 0.2f}, 6, f);
   check(near(f, (double[]){0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95, 0}, 4), "min-p 0.2: those at least 0.1 likely");
   draw_many(probs, 4, (tgc_sampling){1, 3, 1, 0.4f}, 6, f);
   check(near(f, (double[]){0.625, 0.375, 0, 0}, 4), "top-k 3, min-p 0.4: those at least 0.2 likely");
   draw_many(ramp, 4, (tgc_sampling){2, 2, 1, 0}, 8, f);
-  check(near(f, (double[]){0, 0, 1 / (1 + exp(0.5)), exp(0.5) / (1 + exp(0.5))}, 4), "temp 2: the softmax of logits / 2");
+  check(near(f, (double[]){0, 0, 1 / (1 + exp(0.5)), exp(0.5) / (1 + exp(0.5))}, 4),
+        "temp 2: the softmax of logits / 2");
 
   /* a vocabulary's worth: top-k's heap keeps exactly the k best */
   float many[1000];
   for (int i = 0; i < 1000; ++i) many[i] = (float)((i * 7919) % 1000) / 100; /* 0 to 9.99, shuffled */
-  float tenth = 0; /* the 10th largest */
+  float tenth = 0;                                                           /* the 10th largest */
   for (int i = 0; i < 1000; ++i) {
     int above = 0;
     for (int j = 0; j < 1000; ++j) above += many[j] > many[i];

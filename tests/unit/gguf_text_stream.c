@@ -11,8 +11,8 @@ static int g_fail;
 
 /* Pushes pieces[] (NULL-terminated) through a stream with stops[]; checks what was printed after
  * each push (printed[i]), the push that reported the stop (-1: none) and the text at the end. */
-static void check(const char* what, const char* const* stops, int n_stops, const char* const* pieces, const char* const* printed,
-                  int stop_at, const char* at_end) {
+static void check(const char* what, const char* const* stops, int n_stops, const char* const* pieces,
+                  const char* const* printed, int stop_at, const char* at_end) {
   char out[256] = "";
   FILE* f = fmemopen(out, sizeof out, "w");
   tgc_text_stream s = {f, stops, n_stops, NULL, 0, 0};
@@ -29,16 +29,27 @@ static void check(const char* what, const char* const* stops, int n_stops, const
   printf("%s %s (printed '%s')\n", ok ? "ok  " : "FAIL", what, out);
 }
 
-#define LIST(...) (const char* const[]){__VA_ARGS__}
+#define LIST(...) \
+  (const char* const[]) { __VA_ARGS__ }
 
 int main(void) {
-  check("no stop strings: everything at once", NULL, 0, LIST("Hello", " world", NULL), LIST("Hello", "Hello world"), -1, "Hello world");
-  check("a character cut by byte tokens waits for its bytes", NULL, 0, LIST("a\xe2", "\x96", "\x81" "b", NULL),
-        LIST("a", "a", "a\xe2\x96\x81" "b"), -1, "a\xe2\x96\x81" "b");
+  check("no stop strings: everything at once", NULL, 0, LIST("Hello", " world", NULL), LIST("Hello", "Hello world"), -1,
+        "Hello world");
+  check("a character cut by byte tokens waits for its bytes", NULL, 0,
+        LIST("a\xe2", "\x96",
+             "\x81"
+             "b",
+             NULL),
+        LIST("a", "a",
+             "a\xe2\x96\x81"
+             "b"),
+        -1,
+        "a\xe2\x96\x81"
+        "b");
   check("a stop string across tokens: its start waits, then nothing of it is printed", LIST("\n\n"), 1,
         LIST("Hello\n", "\nWorld", NULL), LIST("Hello", "Hello"), 1, "Hello");
-  check("a tail that turns out no stop string is printed with the next token", LIST("bcd"), 1, LIST("ab", "c", "x", NULL),
-        LIST("a", "a", "abcx"), -1, "abcx");
+  check("a tail that turns out no stop string is printed with the next token", LIST("bcd"), 1,
+        LIST("ab", "c", "x", NULL), LIST("a", "a", "abcx"), -1, "abcx");
   check("what waits is printed at the end", LIST("bcd"), 1, LIST("ab", "c", NULL), LIST("a", "a"), -1, "abc");
   check("a stop string inside one token", LIST("STOP"), 1, LIST("xxSTOPyy", NULL), LIST("xx"), 0, "xx");
   check("of two stop strings, the first in the text", LIST("yy", "ST"), 2, LIST("xxSTOPyy", NULL), LIST("xx"), 0, "xx");

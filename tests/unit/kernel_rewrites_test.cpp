@@ -1,9 +1,9 @@
 // The kernel rewrites between the schedule and the choice of actions (passes/opt.h
 // rewrite_kernels): on CPUs panel packing (passes/pack.h), merged axes (passes/merge_axes.h),
-// channel vectors (passes/channel_vectors.h) and phase copies (passes/deinterleave.h), and on every target weight-only integer
-// kernels folded (passes/fold_weights.h). Which kernels they rewrite, and that the rewritten
-// kernels (with and without the heuristic's actions) compute what the interpreter does. A profile with a 1 KiB L2 makes small matmuls "large" so the reference
-// backend can run them.
+// channel vectors (passes/channel_vectors.h) and phase copies (passes/deinterleave.h), and on every target weight-only
+// integer kernels folded (passes/fold_weights.h). Which kernels they rewrite, and that the rewritten kernels (with and
+// without the heuristic's actions) compute what the interpreter does. A profile with a 1 KiB L2 makes small matmuls
+// "large" so the reference backend can run them.
 #include <gtest/gtest.h>
 
 #include "passes/fold_weights.h"
@@ -77,7 +77,8 @@ TEST_F(KernelRewrites, BatchedOperandPacksEveryMatrix) {
 TEST_F(KernelRewrites, LeavesAloneWhatWouldNotPay) {
   EXPECT_EQ(packed_reads(check(input({4, 40}).matmul(input({40, 48})), false)), 0);   // B read once: one tile of rows
   EXPECT_EQ(packed_reads(check(input({24, 40}).matmul(input({40, 20})), false)), 0);  // no whole panel of columns
-  EXPECT_EQ(packed_reads(check(input({24, 40}).matmul(input({48, 40}).permute({1, 0})), false)), 0);  // reduce axis contiguous
+  EXPECT_EQ(packed_reads(check(input({24, 40}).matmul(input({48, 40}).permute({1, 0})), false)),
+            0);  // reduce axis contiguous
   Schedule s = schedule(g, {input({24, 8}).matmul(input({8, 16})).uop()});
   TargetProfile big = tiny_l2();
   big.l2_bytes = 1 << 20;  // B's 512 bytes fit in L2
@@ -90,7 +91,8 @@ TEST_F(KernelRewrites, LeavesAloneWhatWouldNotPay) {
 TEST_F(KernelRewrites, OneByOneConvMergesRowsAndColumns) {
   TargetProfile t = tiny_l2();
   t.l2_bytes = 1 << 20;  // (no packing)
-  Schedule s = check(input({1, 6, 12, 12}).conv(weight({8, 6, 1, 1}), weight({8}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).relu(), true, t);
+  Schedule s = check(
+      input({1, 6, 12, 12}).conv(weight({8, 6, 1, 1}), weight({8}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).relu(), true, t);
   ASSERT_EQ(s.kernels.size(), 1u);
   ASSERT_EQ(s.kernels.back().global_ranges.size(), 2u) << describe(g, s);
   EXPECT_EQ(range_extent(s.kernels.back().global_ranges[1]), 144);
@@ -98,7 +100,8 @@ TEST_F(KernelRewrites, OneByOneConvMergesRowsAndColumns) {
 
 TEST_F(KernelRewrites, PaddedConvKeepsItsAxes) {
   // Rows of the padded input are 14 apart, the output's 12: not one run.
-  Schedule s = check(input({1, 6, 12, 12}).conv(weight({8, 6, 3, 3}), std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1), true);
+  Schedule s =
+      check(input({1, 6, 12, 12}).conv(weight({8, 6, 3, 3}), std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1), true);
   EXPECT_EQ(s.kernels.back().global_ranges.size(), 3u);
 }
 
@@ -111,7 +114,8 @@ TEST_F(KernelRewrites, NarrowRowsGetChannelVectors) {
   Schedule s = check(out, true, t);
   ASSERT_EQ(s.kernels.size(), 1u);
   const Kernel& k = s.kernels[0];
-  EXPECT_TRUE(std::any_of(k.inputs.begin(), k.inputs.end(), [&](int64_t b) { return g.buffer(b).name.ends_with("_by_channel"); }));
+  EXPECT_TRUE(std::any_of(k.inputs.begin(), k.inputs.end(),
+                          [&](int64_t b) { return g.buffer(b).name.ends_with("_by_channel"); }));
   std::vector<Opt> opts = heuristic_opts(g, k, t);
   ASSERT_FALSE(opts.empty());
   EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 8})) << opts_str(opts);
@@ -124,7 +128,8 @@ TEST_F(KernelRewrites, OneTileAxisGrowsToFillTheAccumulatorBudget) {
   TargetProfile avx512 = cpu_profile([](const std::string& f) { return f == "avx2" || f == "avx512f"; }, false);
   TargetProfile avx2 = cpu_profile([](const std::string& f) { return f == "avx2"; }, false);
   for (const TargetProfile& t : {avx512, avx2}) {
-    Schedule s = check(input({1, 32, 1, 128}).conv(weight({16, 32, 1, 1}), std::nullopt, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1), true, t);
+    Schedule s = check(
+        input({1, 32, 1, 128}).conv(weight({16, 32, 1, 1}), std::nullopt, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1), true, t);
     ASSERT_EQ(s.kernels.size(), 1u) << describe(g, s);
     std::vector<Opt> opts = heuristic_opts(g, s.kernels[0], t);
     int64_t lanes = 2 * t.vector_lanes, channels = t.vector_registers == 32 ? 8 : 4;
@@ -139,18 +144,21 @@ TEST_F(KernelRewrites, OneTileAxisGrowsToFillTheAccumulatorBudget) {
 TEST_F(KernelRewrites, StridedConvReadsItsInputByPhase) {
   TargetProfile t = tiny_l2();
   t.l2_bytes = 1 << 20;
-  Schedule s = check(input({1, 3, 18, 34}).conv(weight({8, 3, 3, 3}), weight({8}), {2, 2}, {0, 0, 0, 0}, {1, 1}, 1), true, t);
+  Schedule s =
+      check(input({1, 3, 18, 34}).conv(weight({8, 3, 3, 3}), weight({8}), {2, 2}, {0, 0, 0, 0}, {1, 1}, 1), true, t);
   ASSERT_EQ(s.kernels.size(), 2u) << describe(g, s);
   EXPECT_EQ(g.buffer(s.kernels[0].output).shape, (Shape{2, 3 * 18 * 17}));
   const Kernel& conv = s.kernels[1];
-  EXPECT_TRUE(std::any_of(conv.inputs.begin(), conv.inputs.end(), [&](int64_t b) { return g.buffer(b).name.ends_with("_phases"); }));
+  EXPECT_TRUE(std::any_of(conv.inputs.begin(), conv.inputs.end(),
+                          [&](int64_t b) { return g.buffer(b).name.ends_with("_phases"); }));
   std::vector<Opt> opts = heuristic_opts(g, conv, t);
   ASSERT_FALSE(opts.empty());
   EXPECT_EQ(opts[0].op, OptOp::Upcast);
   EXPECT_EQ(opts[0].axis, int(conv.global_ranges.size()) - 1) << opts_str(opts);
   EXPECT_EQ(heuristic_opts(g, s.kernels[0], t), (std::vector<Opt>{{OptOp::Upcast, 0, 2}}));
 
-  Schedule dw = check(input({1, 8, 18, 34}).conv(weight({8, 1, 3, 3}), std::nullopt, {2, 2}, {0, 0, 0, 0}, {1, 1}, 8), true, t);
+  Schedule dw =
+      check(input({1, 8, 18, 34}).conv(weight({8, 1, 3, 3}), std::nullopt, {2, 2}, {0, 0, 0, 0}, {1, 1}, 8), true, t);
   EXPECT_EQ(dw.kernels.size(), 2u) << describe(g, dw);
 }
 
@@ -243,7 +251,8 @@ TEST_F(KernelRewrites, HalfMathNarrowsArithmeticNotSumsOrFunctions) {
 // rounded to f16), so the results change only by the roundings left out.
 TEST_F(KernelRewrites, ReusedHalvesAreWidenedWithoutChangingResults) {
   auto half_weight = [&](const Shape& shape) {
-    return Tensor::weight(g, "h" + std::to_string(g.num_buffers()), test::host(shape, test::random_floats(rng, numel(shape), -1, 1), DType::F16));
+    return Tensor::weight(g, "h" + std::to_string(g.num_buffers()),
+                          test::host(shape, test::random_floats(rng, numel(shape), -1, 1), DType::F16));
   };
   Tensor w1 = half_weight({32, 8}), w2 = half_weight({8, 24}), w3 = half_weight({16, 8});
   // w1 and w2 are read for each of 16 rows, w3 once per output, y for each of 24 columns.

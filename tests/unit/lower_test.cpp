@@ -43,7 +43,8 @@ std::string outline(const std::vector<LStmt>& body) {
       case LStmt::Loop: {
         std::string bound = s.u->src[0]->op == Op::Var ? "<" + s.u->src[0]->var().name : "";
         std::string inside = outline(s.body);
-        add("for " + std::string(kind_name(s.u->range().kind)) + bound + " {" + (inside.empty() ? "" : " " + inside) + " }");
+        add("for " + std::string(kind_name(s.u->range().kind)) + bound + " {" + (inside.empty() ? "" : " " + inside) +
+            " }");
         break;
       }
       case LStmt::AccInit: add("init"); break;
@@ -76,7 +77,9 @@ bool has_op(const std::vector<const UOp*>& us, Op op) {
   return false;
 }
 
-TargetProfile cpu() { return cpu_profile([](const std::string& f) { return f == "avx2"; }, false); }
+TargetProfile cpu() {
+  return cpu_profile([](const std::string& f) { return f == "avx2"; }, false);
+}
 const LowerOptions kCpu{.inner_loop = true}, kGpu{.inner_loop = false};
 
 class LowerTest : public ::testing::Test, protected test::Env {
@@ -95,7 +98,9 @@ class LowerTest : public ::testing::Test, protected test::Env {
     EXPECT_TRUE(test::ran_cleanly(m.run(p))) << print_program(g, p);
     return m.result(p.args.at(0));
   }
-  void expect_computes_output(const LoopProgram& p) { EXPECT_TRUE(all_close(run_program(p), want_, {1e-5, 1e-6})) << print_program(g, p); }
+  void expect_computes_output(const LoopProgram& p) {
+    EXPECT_TRUE(all_close(run_program(p), want_, {1e-5, 1e-6})) << print_program(g, p);
+  }
   std::vector<double> want_;
 };
 
@@ -113,7 +118,8 @@ TEST_F(LowerTest, ElementwiseRunsTheInnermostDimAsALoopOnCpus) {
   EXPECT_EQ(p.args, (std::vector<int64_t>{k.output, x.uop()->ival(), w.uop()->ival()}));
   EXPECT_EQ(outline(p.body), "for global { store }");
   EXPECT_EQ(p.body.back().u, p.inner);
-  EXPECT_TRUE(has_op(lets(p.body), Op::Exp2)) << "the exp is not hoisted out of the inner loop\n" << print_program(g, p);
+  EXPECT_TRUE(has_op(lets(p.body), Op::Exp2)) << "the exp is not hoisted out of the inner loop\n"
+                                              << print_program(g, p);
   EXPECT_FALSE(has_op(lets(first_loop(p.body).body), Op::Exp2)) << print_program(g, p);
   EXPECT_TRUE(has_op(lets(first_loop(p.body).body), Op::Load)) << "x is read per element\n" << print_program(g, p);
   expect_computes_output(p);
@@ -213,13 +219,15 @@ TEST_F(LowerTest, LanedReduceWalksItsRowsAsStreams) {
   LoopProgram p = lower(g, k, streams);
   const LStmt& reduce = first_loop(first_loop(p.body).body);
   ASSERT_EQ(reduce.streams.size(), 2u) << print_program(g, p);
-  const LStmt& lane0 = *std::find_if(reduce.body.begin(), reduce.body.end(), [](const LStmt& s) { return s.kind == LStmt::AccUpdate; });
+  const LStmt& lane0 =
+      *std::find_if(reduce.body.begin(), reduce.body.end(), [](const LStmt& s) { return s.kind == LStmt::AccUpdate; });
   for (const LStmt::Stream& st : reduce.streams) {
     EXPECT_EQ(st.stride, 64 * 4);
     for (const UOp* u : toposort({lane0.value}))  // lane 0's loads start the streams
       if (u->op == Op::Load && u->src[0]->ival() == st.buffer) EXPECT_EQ(st.index, u->src[1]) << print_program(g, p);
   }
-  EXPECT_TRUE(first_loop(first_loop(lower(g, k, kCpu).body).body).streams.empty()) << "streams recorded without being asked for";
+  EXPECT_TRUE(first_loop(first_loop(lower(g, k, kCpu).body).body).streams.empty())
+      << "streams recorded without being asked for";
 
   Tensor y = input({32, 16});
   LoopProgram column = lower(g, kernel_of(y.sum({0})), streams);
@@ -234,7 +242,11 @@ TEST(LowerOptimized, ProgramsComputeWhatTheInterpreterComputes) {
   const std::vector<std::pair<const char*, std::function<Tensor(test::Env&)>>> cases = {
       {"matmul_primes", [](test::Env& e) { return e.input({13, 29}).matmul(e.weight({29, 17})); }},
       {"conv3x3_bias_relu",
-       [](test::Env& e) { return e.input({1, 3, 9, 16}).conv(e.weight({8, 3, 3, 3}), e.weight({8}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).relu(); }},
+       [](test::Env& e) {
+         return e.input({1, 3, 9, 16})
+             .conv(e.weight({8, 3, 3, 3}), e.weight({8}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1)
+             .relu();
+       }},
       {"softmax", [](test::Env& e) { return e.input({7, 33}, -3, 3).softmax(-1); }},
   };
   using Pick = std::vector<Opt> (*)(Graph&, const Kernel&, const TargetProfile&);
@@ -285,7 +297,8 @@ TEST_F(LowerVarTest, OutputDimEndsAtTheVar) {
   EXPECT_EQ(p.globals[0]->src[0], var_);
   EXPECT_EQ(p.args, (std::vector<int64_t>{k.output, x.uop()->ival(), g.vars_buffer()}));
   EXPECT_EQ(outline(p.body), "for global { store }");
-  std::vector<double> want = test::tabulate({kMax, 4}, [&](const auto& i) { return i[0] < kValue ? 2.0 * of(x)[size_t(i[0] * 4 + i[1])] : 0.0; });
+  std::vector<double> want = test::tabulate(
+      {kMax, 4}, [&](const auto& i) { return i[0] < kValue ? 2.0 * of(x)[size_t(i[0] * 4 + i[1])] : 0.0; });
   EXPECT_TRUE(all_close(run_program(p), want, test::kExact)) << print_program(g, p);
 }
 

@@ -62,8 +62,9 @@ class MemplanTest : public ::testing::Test, protected test::Env {
           if (a < b) {
             int64_t oa = plan.arena_offset.at(a), ob = plan.arena_offset.at(b);
             EXPECT_TRUE(oa + bytes(a) <= ob || ob + bytes(b) <= oa)
-                << g.buffer(a).name << " [" << oa << ", +" << bytes(a) << ") and " << g.buffer(b).name << " [" << ob << ", +"
-                << bytes(b) << ") overlap while both are alive in kernel " << i << "\n" << describe(g, s);
+                << g.buffer(a).name << " [" << oa << ", +" << bytes(a) << ") and " << g.buffer(b).name << " [" << ob
+                << ", +" << bytes(b) << ") overlap while both are alive in kernel " << i << "\n"
+                << describe(g, s);
           }
     }
   }
@@ -107,10 +108,10 @@ TEST_F(MemplanTest, ResidualStaysAliveUntilItsLastRead) {
 // once they are dead.
 TEST_F(MemplanTest, MixedSizesStayApartWhileAlive) {
   Tensor x = input({8, 32});
-  Tensor wide = (x * 2.0).contiguous();                        // 1 KiB
-  Tensor rows = wide.sum({1}, true).contiguous();              // 32 B
-  Tensor scaled = (wide * rows).contiguous();                  // 1 KiB, reads both
-  Tensor small = scaled.max({0}, true).contiguous();           // 128 B
+  Tensor wide = (x * 2.0).contiguous();               // 1 KiB
+  Tensor rows = wide.sum({1}, true).contiguous();     // 32 B
+  Tensor scaled = (wide * rows).contiguous();         // 1 KiB, reads both
+  Tensor small = scaled.max({0}, true).contiguous();  // 128 B
   Schedule s = schedule_of({(small + 1.0).exp(), rows.exp()});
   for (int64_t alignment : {64, 512}) {
     SCOPED_TRACE("alignment " + std::to_string(alignment));

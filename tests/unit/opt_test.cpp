@@ -20,9 +20,15 @@ namespace {
 
 using test::all_close;
 
-TargetProfile avx512() { return cpu_profile([](const std::string& f) { return f == "avx512f" || f == "avx2"; }, false); }
-TargetProfile avx2() { return cpu_profile([](const std::string& f) { return f == "avx2"; }, false); }
-TargetProfile neon() { return cpu_profile([](const std::string&) { return false; }, true); }
+TargetProfile avx512() {
+  return cpu_profile([](const std::string& f) { return f == "avx512f" || f == "avx2"; }, false);
+}
+TargetProfile avx2() {
+  return cpu_profile([](const std::string& f) { return f == "avx2"; }, false);
+}
+TargetProfile neon() {
+  return cpu_profile([](const std::string&) { return false; }, true);
+}
 
 struct Case {
   const char* name;
@@ -38,15 +44,24 @@ const std::vector<Case>& cases() {
       {"gemv_transposed", [](test::Env& e) { return e.input({1, 96}).matmul(e.weight({40, 96}).permute({1, 0})); }},
       {"batched_matmul", [](test::Env& e) { return e.input({3, 8, 12}).matmul(e.weight({3, 12, 32})); }},
       {"conv3x3_bias_relu",
-       [](test::Env& e) { return e.input({1, 5, 11, 32}).conv(e.weight({8, 5, 3, 3}), e.weight({8}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1).relu(); }},
+       [](test::Env& e) {
+         return e.input({1, 5, 11, 32})
+             .conv(e.weight({8, 5, 3, 3}), e.weight({8}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1)
+             .relu();
+       }},
       {"conv_strided_grouped",
-       [](test::Env& e) { return e.input({2, 4, 9, 7}).conv(e.weight({6, 2, 3, 3}), std::nullopt, {2, 1}, {1, 0, 0, 2}, {1, 2}, 2); }},
+       [](test::Env& e) {
+         return e.input({2, 4, 9, 7}).conv(e.weight({6, 2, 3, 3}), std::nullopt, {2, 1}, {1, 0, 0, 2}, {1, 2}, 2);
+       }},
       {"depthwise5x5",
-       [](test::Env& e) { return e.input({1, 6, 7, 48}).conv(e.weight({6, 1, 5, 5}), std::nullopt, {1, 1}, {2, 2, 2, 2}, {1, 1}, 6); }},
+       [](test::Env& e) {
+         return e.input({1, 6, 7, 48}).conv(e.weight({6, 1, 5, 5}), std::nullopt, {1, 1}, {2, 2, 2, 2}, {1, 1}, 6);
+       }},
       {"sum_rows_prime", [](test::Env& e) { return e.input({31, 37}).sum({1}); }},
       {"max_columns", [](test::Env& e) { return e.input({23, 64}).max({0}); }},
       {"softmax", [](test::Env& e) { return e.input({7, 33}, -3, 3).softmax(-1); }},
-      {"avg_pool", [](test::Env& e) { return e.input({1, 3, 17, 16}).avg_pool({2, 2}, {2, 2}, {0, 0, 0, 0}, false, false); }},
+      {"avg_pool",
+       [](test::Env& e) { return e.input({1, 3, 17, 16}).avg_pool({2, 2}, {2, 2}, {0, 0, 0, 0}, false, false); }},
       {"elementwise_broadcast", [](test::Env& e) { return (e.input({5, 1, 48}) * e.weight({7, 1}) + 1.5).tanh(); }},
   };
   return c;
@@ -56,7 +71,8 @@ class OptTest : public ::testing::TestWithParam<Case>, protected test::Env {
  protected:
   // Schedules the case, lets `pick` choose each kernel's actions, runs the optimized kernels and
   // compares with the interpreter. Returns how many kernels got at least one action.
-  int check(const std::function<std::vector<Opt>(const Kernel&)>& pick, const TargetProfile& t, const std::string& what) {
+  int check(const std::function<std::vector<Opt>(const Kernel&)>& pick, const TargetProfile& t,
+            const std::string& what) {
     Tensor out = GetParam().build(*this);
     HostTensor want = run({out})[0];
     Schedule s = schedule(g, {out.uop()});
@@ -69,7 +85,8 @@ class OptTest : public ::testing::TestWithParam<Case>, protected test::Env {
       SCOPED_TRACE(what + " " + k.name + " " + opts_str(opts));
       int64_t copies = 1;
       for (const UOp* u : toposort({k.ast}))
-        if (u->op == Op::Range && u->range().kind == RangeKind::Upcast && !std::count(k.local_ranges.begin(), k.local_ranges.end(), u)) {
+        if (u->op == Op::Range && u->range().kind == RangeKind::Upcast &&
+            !std::count(k.local_ranges.begin(), k.local_ranges.end(), u)) {
           bool in_reduce = false;
           for (const UOp* r : toposort({k.ast}))
             if (r->op == Op::KReduce) in_reduce = in_reduce || std::count(r->src.begin() + 1, r->src.end(), u);
@@ -88,7 +105,8 @@ class OptTest : public ::testing::TestWithParam<Case>, protected test::Env {
 
 TEST_P(OptTest, HeuristicKeepsResults) {
   for (const TargetProfile& t : {avx512(), avx2(), neon(), opencl_profile()}) {
-    check([&](const Kernel& k) { return heuristic_opts(g, k, t); }, t, t.gpu ? "opencl" : "cpu lanes=" + std::to_string(t.vector_lanes));
+    check([&](const Kernel& k) { return heuristic_opts(g, k, t); }, t,
+          t.gpu ? "opencl" : "cpu lanes=" + std::to_string(t.vector_lanes));
   }
 }
 
@@ -98,7 +116,8 @@ TEST_P(OptTest, RandomActionsKeepResults) {
   TargetProfile gpu = opencl_profile();
   gpu.max_expand = 4096;
   const std::pair<TargetProfile, std::vector<std::vector<OptOp>>> targets[] = {
-      {gpu, {{OptOp::Upcast, OptOp::Local, OptOp::Padto}, {OptOp::Unroll, OptOp::Group, OptOp::GroupTop, OptOp::Padto}}},
+      {gpu,
+       {{OptOp::Upcast, OptOp::Local, OptOp::Padto}, {OptOp::Unroll, OptOp::Group, OptOp::GroupTop, OptOp::Padto}}},
       {avx2(), {{OptOp::Upcast, OptOp::Padto, OptOp::Swap}, {OptOp::Unroll, OptOp::Lanes, OptOp::Padto}}},
   };
   for (const auto& [t, ops] : targets) {
@@ -114,7 +133,8 @@ TEST_P(OptTest, RandomActionsKeepResults) {
             const std::vector<OptOp>& choices = ops[size_t(axis) < cur.global_ranges.size() ? 0 : 1];
             OptOp op = choices[pick_rng() % choices.size()];
             // Small factors, or the whole axis (the only choice for a prime size).
-            int64_t amount = std::vector<int64_t>{2, 3, 4, 5, 7, 8, 16, axes[size_t(axis)]->src[0]->ival()}[pick_rng() % 8];
+            int64_t amount =
+                std::vector<int64_t>{2, 3, 4, 5, 7, 8, 16, axes[size_t(axis)]->src[0]->ival()}[pick_rng() % 8];
             if (op == OptOp::Swap) amount = int64_t(pick_rng() % cur.global_ranges.size());  // the other axis
             std::vector<Opt> next = opts;
             next.push_back({op, axis, amount});
@@ -160,11 +180,13 @@ TEST_P(OptTest, IllegalActionsAreRejectedWithTheirName) {
   EXPECT_THROW(apply_opts(g, k, {{OptOp::Padto, 0, 2 * size + 1}}, avx512()), Error) << "PADTO doubling the axis";
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, OptTest, ::testing::ValuesIn(cases()), [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Kernels, OptTest, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 TEST(OptText, RoundTrips) {
-  std::vector<Opt> opts = {{OptOp::Padto, 1, 16}, {OptOp::Upcast, 1, 16}, {OptOp::Unroll, 2, 4}, {OptOp::Local, 0, 32}, {OptOp::GroupTop, 2, 8},
-                           {OptOp::Lanes, 2, 64}, {OptOp::Swap, 0, 1}};
+  std::vector<Opt> opts = {{OptOp::Padto, 1, 16}, {OptOp::Upcast, 1, 16},  {OptOp::Unroll, 2, 4},
+                           {OptOp::Local, 0, 32}, {OptOp::GroupTop, 2, 8}, {OptOp::Lanes, 2, 64},
+                           {OptOp::Swap, 0, 1}};
   EXPECT_EQ(opts_str(opts), "PADTO(1,16) UPCAST(1,16) UNROLL(2,4) LOCAL(0,32) GROUPTOP(2,8) LANES(2,64) SWAP(0,1)");
   EXPECT_EQ(parse_opts(opts_str(opts)), opts);
   EXPECT_THROW(parse_opts("UPCAST(1"), Error);

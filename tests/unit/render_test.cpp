@@ -221,14 +221,17 @@ TEST(OpenClDialect, WorkGroupKernelStructure) {
   LoopProgram p = gpu_program(g, matmul(g, 8, 64, 96), {{OptOp::Local, 1, 32}, {OptOp::Group, 2, 4}});
   std::string cl = render_opencl(g, p);
   // A pointer per buffer, or (TGC_POOL) the pool, each buffer at the offset the build defines.
-  std::string head = "#ifdef TGC_POOL\n__kernel void " + p.name + "(__global uchar* tgc_pool)\n"
-                     "#else\n__kernel void " + p.name +
-                     "(__global float* restrict b0, __global const float* restrict b1, __global const float* restrict b2)\n"
-                     "#endif\n {\n#ifdef TGC_POOL\n"
-                     "  __global float* restrict b0 = (__global float*)(tgc_pool + b0_at);\n"
-                     "  __global const float* restrict b1 = (__global const float*)(tgc_pool + b1_at);\n"
-                     "  __global const float* restrict b2 = (__global const float*)(tgc_pool + b2_at);\n"
-                     "#endif\n  long gid = get_group_id(0), lid = get_local_id(0);\n";
+  std::string head =
+      "#ifdef TGC_POOL\n__kernel void " + p.name +
+      "(__global uchar* tgc_pool)\n"
+      "#else\n__kernel void " +
+      p.name +
+      "(__global float* restrict b0, __global const float* restrict b1, __global const float* restrict b2)\n"
+      "#endif\n {\n#ifdef TGC_POOL\n"
+      "  __global float* restrict b0 = (__global float*)(tgc_pool + b0_at);\n"
+      "  __global const float* restrict b1 = (__global const float*)(tgc_pool + b1_at);\n"
+      "  __global const float* restrict b2 = (__global const float*)(tgc_pool + b2_at);\n"
+      "#endif\n  long gid = get_group_id(0), lid = get_local_id(0);\n";
   EXPECT_EQ(cl.rfind(head, 0), 0u) << cl;
   EXPECT_EQ(count(cl, "__local float sm_"), 1u) << cl;
   EXPECT_NE(cl.find("[128];\n"), std::string::npos) << cl;
@@ -247,7 +250,8 @@ TEST(OpenClDialect, WorkGroupKernelStructure) {
   EXPECT_EQ(count(narrow, "long"), count(narrow, "ulong b")) << "only the pool's offsets are 64-bit\n" << narrow;
   TargetProfile narrow_profile;
   narrow_profile.index_bits = 32;
-  std::string candidate = runtime_candidate(RuntimeApi::OpenCl, g, p, dialect_ops(Dialect::OpenCL).render_gpu(g, p, narrow_profile));
+  std::string candidate =
+      runtime_candidate(RuntimeApi::OpenCl, g, p, dialect_ops(Dialect::OpenCL).render_gpu(g, p, narrow_profile));
   EXPECT_NE(candidate.find("\nsource\n" + narrow), std::string::npos) << "tuned as it runs";
 }
 
@@ -264,8 +268,11 @@ TEST(OpenClDialect, SerialLaunchRunsItsStagesInOneWorkGroup) {
   EXPECT_EQ(args[0], sum.args[0]);
   EXPECT_EQ(args[2], relu.args[0]);
   std::string cl = render_opencl_serial(g, stages, "k0_k1", 256);
-  EXPECT_NE(cl.find("__kernel void k0_k1(__global float* b0, __global const float* b1, __global float* b2, __global const float* b3)"),
-            std::string::npos) << "the stages' outputs are written; memory may be reused between stages, so no restrict\n" << cl;
+  EXPECT_NE(cl.find("__kernel void k0_k1(__global float* b0, __global const float* b1, __global float* b2, __global "
+                    "const float* b3)"),
+            std::string::npos)
+      << "the stages' outputs are written; memory may be reused between stages, so no restrict\n"
+      << cl;
   EXPECT_NE(cl.find("  long lid0 = get_local_id(0);\n"), std::string::npos) << cl;
   EXPECT_NE(cl.find("long gid = t * 32 + lid0 / 8, lid = lid0 % 8;"), std::string::npos) << cl;
   EXPECT_NE(cl.find("bool live = gid < 10;"), std::string::npos) << cl;
@@ -291,7 +298,8 @@ TEST(OpenClDialect, HalfBuffersAndDoubles) {
   // guard, 100 (padded to 128) do.
   EXPECT_EQ(half.find("return;"), std::string::npos) << half;
   std::string odd = render_opencl(g, gpu_program(g, Tensor::input(g, "o", DType::F32, {100}).relu(), {}));
-  EXPECT_NE(odd.find("  if (get_global_id(0) >= 100UL) return;\n  long gid = get_global_id(0);\n"), std::string::npos) << odd;
+  EXPECT_NE(odd.find("  if (get_global_id(0) >= 100UL) return;\n  long gid = get_global_id(0);\n"), std::string::npos)
+      << odd;
   EXPECT_EQ(half.find("#pragma"), std::string::npos);
 }
 
@@ -303,14 +311,18 @@ TEST(GlslDialect, WorkGroupKernelStructure) {
   std::string glsl = render_glsl(g, p, {.index_bits = 32});
   EXPECT_EQ(glsl.rfind("#version 450\n", 0), 0u) << glsl;
   EXPECT_NE(glsl.find("layout(local_size_x_id = 0) in;\n"), std::string::npos) << glsl;
-  EXPECT_NE(glsl.find("layout(std430, set = 0, binding = 0) restrict buffer B0 { float b0[]; };\n"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("layout(std430, set = 0, binding = 0) restrict buffer B0 { float b0[]; };\n"), std::string::npos)
+      << glsl;
   EXPECT_NE(glsl.find("binding = 2) restrict readonly buffer B2 { float b2[]; };\n"), std::string::npos) << glsl;
   // Shared memory at file scope, padding threads gone before the kernel body.
   size_t body = glsl.find("void tgc_kernel() {\n");
   ASSERT_NE(body, std::string::npos) << glsl;
   EXPECT_LT(glsl.find("shared float sm_"), body) << glsl;
-  EXPECT_NE(glsl.find("  if (tgc_thread() >= " + std::to_string(gpu_global_size(p)) + "u) return;\n"), std::string::npos) << glsl;
-  EXPECT_NE(glsl.find("  int gid = int(tgc_group()), lid = int(gl_LocalInvocationID.x);\n", body), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("  if (tgc_thread() >= " + std::to_string(gpu_global_size(p)) + "u) return;\n"),
+            std::string::npos)
+      << glsl;
+  EXPECT_NE(glsl.find("  int gid = int(tgc_group()), lid = int(gl_LocalInvocationID.x);\n", body), std::string::npos)
+      << glsl;
   EXPECT_EQ(count(glsl, "memoryBarrierShared(); barrier();"), 2u) << glsl;
   EXPECT_EQ(glsl.find("int64_t"), std::string::npos) << "32-bit kernels need no Int64: " << glsl;
   std::string spv = glsl_to_spirv(glsl, p.name);
@@ -341,8 +353,8 @@ TEST(GpuVectorAccess, UpcastBy4IsOneVectorAccess) {
   std::string off = render_glsl(g, gpu_program(g, shifted, {{OptOp::Upcast, 1, 4}}), {.index_bits = 32});
   EXPECT_EQ(off.find("b1v"), std::string::npos) << "x[j + 1] starts off a multiple of 4: " << off;
   EXPECT_EQ(count(off, "b0v[("), 1u) << "the store still starts at one: " << off;
-  std::string half = render_glsl(g, gpu_program(g, Tensor::input(g, "h", DType::F16, {64}).relu(), {{OptOp::Upcast, 0, 4}}),
-                                 {.index_bits = 32});
+  std::string half = render_glsl(
+      g, gpu_program(g, Tensor::input(g, "h", DType::F16, {64}).relu(), {{OptOp::Upcast, 0, 4}}), {.index_bits = 32});
   EXPECT_EQ(half.find("vec4"), std::string::npos) << half;
 }
 
@@ -373,13 +385,17 @@ TEST(ImageWeights, WeightsReadInFoursAreImages) {
     EXPECT_FALSE(g.buffer(xb).image) << "only weights";
     std::string cl = render_opencl(g, p, {.index_bits = 32});
     EXPECT_EQ(count(cl, "__read_only image2d_t b"), 2u) << "an argument in the classic and pool signatures\n" << cl;
-    EXPECT_NE(cl.find("(__global uchar* tgc_pool, __read_only image2d_t b"), std::string::npos) << "images after the pool";
+    EXPECT_NE(cl.find("(__global uchar* tgc_pool, __read_only image2d_t b"), std::string::npos)
+        << "images after the pool";
     // With TGC_NO_IMAGES (a device without images) the pool alone, the image a vector view of it.
-    EXPECT_NE(cl.find("#if defined(TGC_POOL) && defined(TGC_NO_IMAGES)\n__kernel void " + p.name + "(__global uchar* tgc_pool)\n"),
-              std::string::npos) << cl;
+    EXPECT_NE(cl.find("#if defined(TGC_POOL) && defined(TGC_NO_IMAGES)\n__kernel void " + p.name +
+                      "(__global uchar* tgc_pool)\n"),
+              std::string::npos)
+        << cl;
     std::string view = type == DType::F16 ? "const half* restrict b" : "const float4* restrict b";
     EXPECT_EQ(count(cl, "#ifdef TGC_NO_IMAGES\n  __global " + view), 1u) << cl;
-    EXPECT_EQ(count(cl, std::string("float4 q1 = ") + (type == DType::F16 ? "tgc_texel_half(b" : "tgc_texel(b")), 1u) << cl;
+    EXPECT_EQ(count(cl, std::string("float4 q1 = ") + (type == DType::F16 ? "tgc_texel_half(b" : "tgc_texel(b")), 1u)
+        << cl;
     EXPECT_EQ(count(cl, "% 4096), (int)("), k == 1024 ? 1u : 0u) << cl;
 
     // Read one at a time by another kernel: a buffer again.
@@ -396,7 +412,8 @@ TEST(ImageWeights, WeightsReadInFoursAreImages) {
 TEST(GpuHeuristic, MidSizedReducesSplitAcrossWideGroups) {
   for (auto [positions, split] : {std::pair<int64_t, bool>{96, true}, {80, false}}) {
     Graph g;
-    Tensor x = Tensor::input(g, "x", DType::F32, {200, positions}), w = Tensor::weight(g, "w", ones({64, 200}, DType::F32));
+    Tensor x = Tensor::input(g, "x", DType::F32, {200, positions}),
+           w = Tensor::weight(g, "w", ones({64, 200}, DType::F32));
     std::vector<Opt> opts = heuristic_opts(g, only_kernel(g, w.matmul(x)), opencl_profile());
     std::vector<Opt> want = {{OptOp::Local, 1, split ? 32 : 16}, {OptOp::Unroll, 2, 4}};
     if (split) want.insert(want.end(), {{OptOp::Padto, 2, 8}, {OptOp::GroupTop, 2, 8}});
@@ -415,7 +432,7 @@ TEST(GpuHeuristic, FewOutputsSplitShortReduces) {
   EXPECT_TRUE(split(Tensor::input(g, "se", DType::F32, {1, 200, 2, 96}).sum({2, 3})));  // 200 outputs over 192
   EXPECT_TRUE(split(Tensor::input(g, "fc", DType::F32, {1, 88}).matmul(Tensor::input(g, "w", DType::F32, {88, 22}))));
   EXPECT_FALSE(split(Tensor::input(g, "rows", DType::F32, {1024, 192}).sum({1})));  // 1024 outputs over 192
-  EXPECT_FALSE(split(Tensor::input(g, "short", DType::F32, {64, 8}).sum({1})));   // a reduce of 8
+  EXPECT_FALSE(split(Tensor::input(g, "short", DType::F32, {64, 8}).sum({1})));     // a reduce of 8
 }
 
 // The model's signed integer / and % divide magnitudes in GLSL, which leaves negative operands
@@ -442,10 +459,12 @@ TEST(GlslDialect, HalfStorageFloatMath) {
   std::vector<uint32_t> caps = spirv_capabilities(glsl_to_spirv(glsl, p.name));
   EXPECT_TRUE(has(caps, 4433)) << "StorageBuffer16BitAccess";
   EXPECT_FALSE(has(caps, 9)) << "Float16";
-  std::string bf16 = render_glsl(g, gpu_program(g, Tensor::input(g, "bf", DType::BF16, {64}).relu(), {}), {.index_bits = 32});
+  std::string bf16 =
+      render_glsl(g, gpu_program(g, Tensor::input(g, "bf", DType::BF16, {64}).relu(), {}), {.index_bits = 32});
   EXPECT_NE(bf16.find("{ uint16_t b0[]; }"), std::string::npos) << bf16;
   EXPECT_NO_THROW(glsl_to_spirv(bf16, "bf16"));
-  std::string f64 = render_glsl(g, gpu_program(g, Tensor::input(g, "d", DType::F64, {64}).relu(), {}), {.index_bits = 32});
+  std::string f64 =
+      render_glsl(g, gpu_program(g, Tensor::input(g, "d", DType::F64, {64}).relu(), {}), {.index_bits = 32});
   EXPECT_TRUE(has(spirv_capabilities(glsl_to_spirv(f64, "f64")), 10)) << "Float64";
 }
 
@@ -484,7 +503,9 @@ TEST(OpenClDialect, HalfMathWhereTheDeviceHasFp16) {
   Graph g;
   Tensor h = Tensor::input(g, "h", DType::F16, {64});
   std::string cl = render_opencl(g, half_math_program(g, (h * 2.0 + 1.0).relu(), {}));
-  EXPECT_EQ(cl.rfind("#ifdef cl_khr_fp16\n#pragma OPENCL EXTENSION cl_khr_fp16 : enable\ntypedef half tgc_half;\n", 0), 0u) << cl;
+  EXPECT_EQ(cl.rfind("#ifdef cl_khr_fp16\n#pragma OPENCL EXTENSION cl_khr_fp16 : enable\ntypedef half tgc_half;\n", 0),
+            0u)
+      << cl;
   EXPECT_NE(cl.find("#else\ntypedef float tgc_half;\n"), std::string::npos) << cl;
   EXPECT_NE(cl.find("tgc_half v"), std::string::npos) << cl;
   EXPECT_NE(cl.find("tgc_load_half("), std::string::npos) << cl;
@@ -505,7 +526,8 @@ TEST(GlslDialect, RunTimeDimsArePushConstants) {
   g.set_var_axis(y.uop(), 0, n);
   LoopProgram p = gpu_program(g, y, {{OptOp::Local, 1, 16}});
   std::string glsl = render_glsl(g, p, {.index_bits = 32});
-  EXPECT_NE(glsl.find("layout(push_constant) uniform TgcVars { int v0; int v1; } tgc_vars;\n"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("layout(push_constant) uniform TgcVars { int v0; int v1; } tgc_vars;\n"), std::string::npos)
+      << glsl;
   EXPECT_NE(glsl.find(">= int(tgc_vars.v0)) return;"), std::string::npos) << glsl;
   EXPECT_EQ(glsl.find("int64_t b"), std::string::npos) << "the vars buffer is not declared: " << glsl;
   std::vector<uint32_t> caps = spirv_capabilities(glsl_to_spirv(glsl, p.name));
@@ -535,7 +557,8 @@ TEST(GlslDialect, GroupReducesUseSubgroupArithmetic) {
   // 64-bit values stay in shared memory (subgroup reduces of them need more device features).
   Graph g64;
   Tensor a = Tensor::input(g64, "a", DType::I64, {8, 64});
-  std::string wide = render_glsl(g64, gpu_program(g64, a.sum({1}), {{OptOp::Group, 1, 16}}), {.index_bits = 32, .subgroups = true});
+  std::string wide =
+      render_glsl(g64, gpu_program(g64, a.sum({1}), {{OptOp::Group, 1, 16}}), {.index_bits = 32, .subgroups = true});
   EXPECT_EQ(wide.find("subgroupAdd"), std::string::npos) << wide;
 }
 
@@ -557,7 +580,9 @@ class ToyDialect : public CDialect {
  public:
   std::string reg_type(DType t) const override { return is_float(t) ? "real" : t == DType::Bool ? "flag" : "whole"; }
   std::string mem_type(DType t) const override { return "stored_" + reg_type(t); }
-  std::string prelude(const CKernelHead& k) const override { return "#toy local_size=" + std::to_string(k.local_size) + "\n"; }
+  std::string prelude(const CKernelHead& k) const override {
+    return "#toy local_size=" + std::to_string(k.local_size) + "\n";
+  }
   std::string signature(const CKernelHead& k) const override { return "kernel " + k.name + "()"; }
   std::string global_id() const override { return "GID"; }
   std::string group_id() const override { return "WGID"; }
@@ -575,8 +600,12 @@ class ToyDialect : public CDialect {
   std::string infinity() const override { return "INF"; }
   std::string int_min(DType) const override { return "LOWEST"; }
   std::string function(CFunction f) const override { return "fn" + std::to_string(int(f)); }
-  std::string bitcast(DType, DType to, const std::string& x) const override { return "reinterpret_" + reg_type(to) + "(" + x + ")"; }
-  std::string load_half(DType, const std::string& b, const std::string& i) const override { return "unpack(" + b + ", " + i + ")"; }
+  std::string bitcast(DType, DType to, const std::string& x) const override {
+    return "reinterpret_" + reg_type(to) + "(" + x + ")";
+  }
+  std::string load_half(DType, const std::string& b, const std::string& i) const override {
+    return "unpack(" + b + ", " + i + ")";
+  }
   std::string store_half(DType, const std::string& b, const std::string& i, const std::string& v) const override {
     return "pack(" + b + ", " + i + ", " + v + ")";
   }
@@ -586,7 +615,8 @@ TEST(CRenderer, TakesEveryLanguageWordFromTheDialect) {
   Graph g;
   LoopProgram p = gpu_program(g, matmul(g, 8, 64, 96).exp(), {{OptOp::Local, 1, 32}, {OptOp::Group, 2, 4}});
   std::string toy = render_c(g, lower_gpu(g, p), ToyDialect());
-  for (const char* opencl : {"__", "get_", "long", "float", "barrier", "fmax", "exp2", "(float)", "INFINITY", "restrict"})
+  for (const char* opencl :
+       {"__", "get_", "long", "float", "barrier", "fmax", "exp2", "(float)", "INFINITY", "restrict"})
     EXPECT_EQ(toy.find(opencl), std::string::npos) << opencl << " in\n" << toy;
   std::string file_scope = "#toy local_size=128\ncommon real sm_";
   EXPECT_EQ(toy.rfind(file_scope, 0), 0u) << toy;
@@ -606,7 +636,8 @@ TEST(CpuKernel, LaneSumsAreVectors) {
     Kernel k = only_kernel(g, out);
     std::vector<Opt> opts = {{OptOp::Lanes, int(k.global_ranges.size()), 64}};
     if (tokens > 1) opts.push_back({OptOp::Upcast, 0, 4});
-    LoopProgram p = lower(g, apply_opts(g, k, opts, cpu_profile([](const std::string&) { return true; }, false)), {.inner_loop = true});
+    LoopProgram p = lower(g, apply_opts(g, k, opts, cpu_profile([](const std::string&) { return true; }, false)),
+                          {.inner_loop = true});
     ASSERT_TRUE(p.lane_sums);
     std::string ir = cpu_ir(g, p, cpu_profile([](const std::string&) { return true; }, false));
     SCOPED_TRACE("tokens=" + std::to_string(tokens));
@@ -626,7 +657,8 @@ TEST(CpuKernel, StreamsPastL2ArePrefetched) {
     Tensor w = Tensor::input(g, "w", DType::F16, {rows, 256}).cast(DType::F32);
     Tensor out = Tensor::input(g, "x", DType::F32, {1, 256}).matmul(w.permute({1, 0}));
     Kernel k = only_kernel(g, out);
-    LoopProgram p = lower(g, apply_opts(g, k, {{OptOp::Lanes, int(k.global_ranges.size()), 64}}, profile), {.inner_loop = true, .streams = true});
+    LoopProgram p = lower(g, apply_opts(g, k, {{OptOp::Lanes, int(k.global_ranges.size()), 64}}, profile),
+                          {.inner_loop = true, .streams = true});
     std::string ir = cpu_ir(g, p, profile);
     SCOPED_TRACE("rows=" + std::to_string(rows));
     bool past_l2 = rows * 256 * 2 > profile.l2_bytes;
@@ -660,7 +692,8 @@ TEST(CpuKernel, Dot4RowTilesAreVectors) {
     Tensor zero = Tensor::full(g, {1, 1}, 0, DType::I32);
     Tensor out = Tensor::dot4(w, x, zero).cast(DType::F32).sum({0});
     Kernel k = only_kernel(g, out);
-    auto profile = cpu_profile([&](const std::string& f) { return vnni || f.find("vnni") == std::string::npos; }, false);
+    auto profile =
+        cpu_profile([&](const std::string& f) { return vnni || f.find("vnni") == std::string::npos; }, false);
     LoopProgram p = lower(g, apply_opts(g, k, {{OptOp::Upcast, 0, 32}}, profile), {.inner_loop = true});
     std::string ir = cpu_ir(g, p, profile);
     SCOPED_TRACE(vnni ? "avx512vnni" : "no vnni");
@@ -680,7 +713,8 @@ TEST(CpuKernel, Dot4LanesAtAStride) {
   Tensor out = Tensor::dot4(w, x, Tensor::full(g, {1, 1, 1}, 0, DType::I32)).cast(DType::F32).sum({0});
   Kernel k = only_kernel(g, out);
   auto profile = cpu_profile([](const std::string&) { return true; }, false);
-  LoopProgram p = lower(g, apply_opts(g, k, {{OptOp::Upcast, 0, 32}, {OptOp::Upcast, 1, 4}}, profile), {.inner_loop = true});
+  LoopProgram p =
+      lower(g, apply_opts(g, k, {{OptOp::Upcast, 0, 32}, {OptOp::Upcast, 1, 4}}, profile), {.inner_loop = true});
   std::string ir = cpu_ir(g, p, profile);
   EXPECT_EQ(count(ir, "call <16 x i32> @llvm.x86.avx512.vpdpbusd.512"), 8u) << ir;
 }
@@ -712,7 +746,9 @@ class TestHooks : public LlvmExprHooks {
     return b_.CreateLoad(t, b_.CreateGEP(t, buffer_, emitter->value(u->src[1])));
   }
   llvm::Value* accumulator(const UOp*) override { return nullptr; }  // no reduces here
-  llvm::Value* math(Op op, DType t, llvm::Value* x) override { return has_math_ ? emitter->intrinsic_math(op, t, x) : nullptr; }
+  llvm::Value* math(Op op, DType t, llvm::Value* x) override {
+    return has_math_ ? emitter->intrinsic_math(op, t, x) : nullptr;
+  }
 
  private:
   llvm::IRBuilder<>& b_;
@@ -729,8 +765,9 @@ struct EmitterFixture {
   LlvmExprEmitter e;
 
   EmitterFixture(DType ret, bool has_math)
-      : fn(llvm::Function::Create(llvm::FunctionType::get(llvm_type(ctx, ret, false), {llvm::PointerType::get(ctx, 0)}, false),
-                                  llvm::Function::ExternalLinkage, "f", mod)),
+      : fn(llvm::Function::Create(
+            llvm::FunctionType::get(llvm_type(ctx, ret, false), {llvm::PointerType::get(ctx, 0)}, false),
+            llvm::Function::ExternalLinkage, "f", mod)),
         hooks(b, fn->getArg(0), has_math),
         e(b, hooks, "k7") {
     hooks.emitter = &e;
@@ -780,7 +817,8 @@ TEST(LlvmExprEmitter, MathTheTargetCannotEmitIsAnError) {
     f.e.compute(g.make(Op::Log2, DType::F32, {x}));
     ADD_FAILURE() << "a refused LOG2 was emitted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("kernel k7: this target cannot emit LOG2 of f32"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("kernel k7: this target cannot emit LOG2 of f32"), std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(f.e.value(g.make(Op::Neg, DType::F32, {x})), Error) << "never computed";
 }
@@ -827,8 +865,9 @@ TEST(TensorCores, HalfMatmulRunsAsWmmaTiles) {
   // through shared memory.
   EXPECT_EQ(tensor_core_plan(g, only_kernel(g, half_matmul(g, 1024, 64, 1024)))->tiles, (TensorCoreTiles{2, 4, 4, 64}));
   EXPECT_EQ(tensor_core_plan(g, only_kernel(g, half_matmul(g, 2048, 64, 2048)))->tiles, (TensorCoreTiles{4, 4, 4, 32}));
-  LoopProgram staged = lower(g, apply_opts(g, only_kernel(g, half_matmul(g, 256, 64, 256) + 1.0), {{OptOp::Tc, 0, 0}}, sm90()),
-                             {.inner_loop = false});
+  LoopProgram staged =
+      lower(g, apply_opts(g, only_kernel(g, half_matmul(g, 256, 64, 256) + 1.0), {{OptOp::Tc, 0, 0}}, sm90()),
+            {.inner_loop = false});
   ASSERT_TRUE(staged.tensor_cores);
   ASSERT_EQ(staged.tensor_cores->tiles.staged, 64);
   EXPECT_EQ(ptx_block_size(staged), 128);
@@ -861,7 +900,8 @@ TEST(TensorCores, OnlyTilesOfHalfMatricesOnTargetsWithTensorCores) {
 TEST(TensorCores, WarpgroupMmaOnSm90a) {
   Graph g;
   const std::vector<Opt> tc{{OptOp::Tc, 0, 0}};
-  LoopProgram p = lower(g, apply_opts(g, only_kernel(g, half_matmul(g, 1024, 256, 1024) + 1.0), tc, sm90()), {.inner_loop = false});
+  LoopProgram p =
+      lower(g, apply_opts(g, only_kernel(g, half_matmul(g, 1024, 256, 1024) + 1.0), tc, sm90()), {.inner_loop = false});
   ASSERT_TRUE(p.tensor_cores);
   ASSERT_EQ(p.tensor_cores->tiles, (TensorCoreTiles{2, 4, 4, 64})) << "blocks of 64 x 128";
   std::string ptx = render_ptx(g, p, {.sm = "sm_90a"});
@@ -872,10 +912,12 @@ TEST(TensorCores, WarpgroupMmaOnSm90a) {
   EXPECT_EQ(count(ptx, "wmma."), 0u);
   EXPECT_GT(count(render_ptx(g, p, {.sm = "sm_90"}), "wmma.load.a.sync.aligned.row.m16n16k16.shared.f16"), 0u);
   Tensor a = Tensor::input(g, "a", DType::BF16, {1024, 256}), b = Tensor::input(g, "b", DType::BF16, {256, 1024});
-  std::string bptx = render_ptx(g, lower(g, apply_opts(g, only_kernel(g, a.matmul(b)), tc, sm90()), {.inner_loop = false}), {.sm = "sm_90a"});
+  std::string bptx = render_ptx(
+      g, lower(g, apply_opts(g, only_kernel(g, a.matmul(b)), tc, sm90()), {.inner_loop = false}), {.sm = "sm_90a"});
   EXPECT_GT(count(bptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"), 0u) << bptx;
   // Blocks of 32 x 32 (16 x 16 per warp) are too small for m64: WMMA.
-  LoopProgram small = lower(g, apply_opts(g, only_kernel(g, half_matmul(g, 256, 64, 256)), tc, sm90()), {.inner_loop = false});
+  LoopProgram small =
+      lower(g, apply_opts(g, only_kernel(g, half_matmul(g, 256, 64, 256)), tc, sm90()), {.inner_loop = false});
   EXPECT_EQ(count(render_ptx(g, small, {.sm = "sm_90a"}), "wgmma.mma_async"), 0u);
 }
 
@@ -889,10 +931,10 @@ TEST(TensorCores, LargeF32MatmulsRunAsCudaCoreTiles) {
   ASSERT_EQ(heuristic_opts(g, big, sm90()), cuda_cores);
   Kernel tiles = apply_opts(g, big, cuda_cores, sm90());
   EXPECT_NE(tuning_key(g, tiles), tuning_key(g, apply_opts(g, big, {{OptOp::Tc, 0, 0}}, [] {
-              TargetProfile t = sm90();
-              t.tf32 = true;
-              return t;
-            }())));
+                                               TargetProfile t = sm90();
+                                               t.tf32 = true;
+                                               return t;
+                                             }())));
   LoopProgram p = lower(g, tiles, {.inner_loop = false});
   ASSERT_TRUE(p.tensor_cores);
   EXPECT_EQ(p.tensor_cores->tiles, (TensorCoreTiles{8, 8, 8, 8, true}));
@@ -922,7 +964,8 @@ TEST(TensorCores, Bf16AndTf32FromSm80) {
   TargetProfile turing = sm90(), tf32 = sm90();
   turing.gpu_arch = "sm_75";
   tf32.tf32 = true;
-  Kernel bf = only_kernel(g, Tensor::input(g, "a", DType::BF16, {256, 64}).matmul(Tensor::input(g, "b", DType::BF16, {64, 256})));
+  Kernel bf = only_kernel(
+      g, Tensor::input(g, "a", DType::BF16, {256, 64}).matmul(Tensor::input(g, "b", DType::BF16, {64, 256})));
   ASSERT_TRUE(tensor_core_plan(g, bf));
   EXPECT_EQ(tensor_core_plan(g, bf)->type, DType::BF16);
   EXPECT_THROW(apply_opts(g, bf, tc, turing), Error);
@@ -945,8 +988,9 @@ TEST(TensorCores, Bf16AndTf32FromSm80) {
   EXPECT_GT(count(fptx, "wmma.load.b.sync.aligned.row.m16n16k8.shared.tf32"), 0u) << fptx;
   EXPECT_GT(count(fptx, "wmma.mma.sync.aligned.row.row.m16n16k8.f32.tf32.tf32.f32"), 0u) << fptx;
   // Unstaged (a warp's own tiles from global memory): 48 columns are 3 fragments, no 2 x 2 block.
-  std::string uptx = render_ptx(g, lower(g, apply_opts(g, only_kernel(g, matmul(g, 32, 64, 48)), tc, tf32), {.inner_loop = false}),
-                                {.sm = "sm_90"});
+  std::string uptx =
+      render_ptx(g, lower(g, apply_opts(g, only_kernel(g, matmul(g, 32, 64, 48)), tc, tf32), {.inner_loop = false}),
+                 {.sm = "sm_90"});
   EXPECT_GT(count(uptx, "wmma.load.a.sync.aligned.row.m16n16k8.global.tf32"), 0u) << uptx;
 }
 

@@ -157,7 +157,8 @@ TEST_F(ScheduleTest, GpuShortNestedReducesAreOneKernel) {
 // kernel of its own.
 TEST_F(ScheduleTest, SerialTargetsRunSqueezeExciteScalingInsideTheNextConv) {
   Tensor x = input({1, 32, 6, 16});
-  Tensor w1 = weight({8, 32, 1, 1}), b1 = weight({8}), w2 = weight({32, 8, 1, 1}), b2 = weight({32}), w3 = weight({16, 32, 1, 1});
+  Tensor w1 = weight({8, 32, 1, 1}), b1 = weight({8}), w2 = weight({32, 8, 1, 1}), b2 = weight({32}),
+         w3 = weight({16, 32, 1, 1});
   Tensor se = x.mean({2, 3}, true).conv(w1, b1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).relu();
   se = se.conv(w2, b2, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).sigmoid();
   Tensor y = (x * se).conv(w3, std::nullopt, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1);
@@ -168,7 +169,8 @@ TEST_F(ScheduleTest, SerialTargetsRunSqueezeExciteScalingInsideTheNextConv) {
   gpu.serial_group = 256;
   Schedule s = schedule_and_check({y}, gpu);
   ASSERT_EQ(s.kernels.size(), 4u) << listing(s);  // mean, FC, FC, conv scaling its inputs
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(numel(g.buffer(s.kernels[size_t(i)].output).shape), i == 1 ? 8 : 32) << listing(s);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(numel(g.buffer(s.kernels[size_t(i)].output).shape), i == 1 ? 8 : 32) << listing(s);
   EXPECT_EQ(s.kernels[3].output, s.outputs[0]);
 }
 
@@ -193,7 +195,8 @@ TEST_F(ScheduleTest, StridedGroupedConvIsPadCopyPlusOneKernel) {
 TEST_F(ScheduleTest, ConvFeedingAPoolIsStoredFirst) {
   Tensor x = input({1, 3, 8, 8});
   Tensor w = weight({4, 3, 1, 1});
-  Tensor y = x.conv(w, std::nullopt, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).max_pool({2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false);
+  Tensor y =
+      x.conv(w, std::nullopt, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).max_pool({2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false);
   Schedule s = schedule_and_check({y});
   ASSERT_EQ(s.kernels.size(), 2u) << listing(s);
   EXPECT_EQ(s.kernels[0].num_reduces, 1);
@@ -246,7 +249,8 @@ TEST_F(ScheduleTest, CheapSharedReduceIsNeverRecomputedPerElement) {
     EXPECT_LE(reduces.size(), 1u) << listing(s);
     for (const UOp* column : k.global_ranges) {
       if (column->src[0]->ival() != 3) continue;
-      for (const UOp* r : reduces) EXPECT_FALSE(depends_on(r, column)) << "reduce recomputed per column\n" << listing(s);
+      for (const UOp* r : reduces)
+        EXPECT_FALSE(depends_on(r, column)) << "reduce recomputed per column\n" << listing(s);
     }
   }
 }
@@ -259,7 +263,8 @@ TEST_F(ScheduleTest, OneNodeRequestedThriceGetsThreeBuffers) {
   EXPECT_EQ(buffers.size(), 3u) << listing(s);
   std::set<int64_t> written;
   for (const Kernel& k : s.kernels) written.insert(k.output);
-  for (int64_t b : s.outputs) EXPECT_TRUE(written.count(b)) << "output buffer " << b << " is never written\n" << listing(s);
+  for (int64_t b : s.outputs)
+    EXPECT_TRUE(written.count(b)) << "output buffer " << b << " is never written\n" << listing(s);
 }
 
 // A gather (a one-hot reduce in the Tensor API) is a load at the index: no reduce over the
@@ -291,7 +296,9 @@ TEST_F(ScheduleTest, AssignStoresIntoTheStateBufferAtItsOffset) {
   EXPECT_EQ(s.kernels[0].output, state.uop()->ival()) << listing(s);
   EXPECT_EQ(g.buffer(s.kernels[0].output).kind, BufferKind::State);
   for (size_t k = 1; k < s.kernels.size(); ++k)
-    EXPECT_NE(std::find(s.kernels[k].inputs.begin(), s.kernels[k].inputs.end(), state.uop()->ival()), s.kernels[k].inputs.end()) << listing(s);
+    EXPECT_NE(std::find(s.kernels[k].inputs.begin(), s.kernels[k].inputs.end(), state.uop()->ival()),
+              s.kernels[k].inputs.end())
+        << listing(s);
 }
 
 TEST_F(ScheduleTest, ContiguousForcesAKernel) {
@@ -331,7 +338,6 @@ struct RoundTrip {
 };
 void PrintTo(const RoundTrip& c, std::ostream* os) { *os << c.name; }
 
-
 class MovementRoundTrip : public ScheduleTest, public ::testing::WithParamInterface<RoundTrip> {};
 
 TEST_P(MovementRoundTrip, LoadIndexEqualsStoreIndex) {
@@ -345,14 +351,17 @@ TEST_P(MovementRoundTrip, LoadIndexEqualsStoreIndex) {
 
 INSTANTIATE_TEST_SUITE_P(
     Schedule, MovementRoundTrip,
-    ::testing::Values(RoundTrip{"reshape_6_2x3_6", [](auto& x) { return x.reshape({2, 3}).reshape({6}); }, {6}},
-                      RoundTrip{"reshape_2x3_6_2x3", [](auto& x) { return x.reshape({6}).reshape({2, 3}); }, {2, 3}},
-                      RoundTrip{"reshape_24_2x3x4_24", [](auto& x) { return x.reshape({2, 3, 4}).reshape({24}); }, {24}},
-                      RoundTrip{"reshape_3x5x7_105_3x5x7", [](auto& x) { return x.reshape({105}).reshape({3, 5, 7}); }, {3, 5, 7}},
-                      RoundTrip{"reshape_6x4_2x3x4_6x4", [](auto& x) { return x.reshape({2, 3, 4}).reshape({6, 4}); }, {6, 4}},
-                      RoundTrip{"permute_twice", [](auto& x) { return x.permute({2, 0, 1}).permute({1, 2, 0}); }, {3, 5, 7}},
-                      RoundTrip{"flip_twice", [](auto& x) { return x.flip({0, 1}).flip({1, 0}); }, {3, 5}},
-                      RoundTrip{"expand_shrink", [](auto& x) { return x.reshape({1, 15}).expand({4, 15}).shrink({{2, 3}, {0, 15}}).reshape({15}); }, {15}}),
+    ::testing::Values(
+        RoundTrip{"reshape_6_2x3_6", [](auto& x) { return x.reshape({2, 3}).reshape({6}); }, {6}},
+        RoundTrip{"reshape_2x3_6_2x3", [](auto& x) { return x.reshape({6}).reshape({2, 3}); }, {2, 3}},
+        RoundTrip{"reshape_24_2x3x4_24", [](auto& x) { return x.reshape({2, 3, 4}).reshape({24}); }, {24}},
+        RoundTrip{"reshape_3x5x7_105_3x5x7", [](auto& x) { return x.reshape({105}).reshape({3, 5, 7}); }, {3, 5, 7}},
+        RoundTrip{"reshape_6x4_2x3x4_6x4", [](auto& x) { return x.reshape({2, 3, 4}).reshape({6, 4}); }, {6, 4}},
+        RoundTrip{"permute_twice", [](auto& x) { return x.permute({2, 0, 1}).permute({1, 2, 0}); }, {3, 5, 7}},
+        RoundTrip{"flip_twice", [](auto& x) { return x.flip({0, 1}).flip({1, 0}); }, {3, 5}},
+        RoundTrip{"expand_shrink",
+                  [](auto& x) { return x.reshape({1, 15}).expand({4, 15}).shrink({{2, 3}, {0, 15}}).reshape({15}); },
+                  {15}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // Whatever the plan, executing the kernels must give what the interpreter gives.
@@ -374,47 +383,79 @@ using Outs = std::vector<Tensor>;
 INSTANTIATE_TEST_SUITE_P(
     Schedule, KernelsMatchInterpreter,
     ::testing::Values(
-        GraphCase{"layer_norm", [](test::Env& e) { return Outs{e.input({3, 5, 7}).layer_norm({-1}, e.weight({7}), e.weight({7}), 1e-5)}; }},
+        GraphCase{
+            "layer_norm",
+            [](test::Env& e) { return Outs{e.input({3, 5, 7}).layer_norm({-1}, e.weight({7}), e.weight({7}), 1e-5)}; }},
         GraphCase{"softmax_axis0", [](test::Env& e) { return Outs{e.input({5, 7}, -3, 3).softmax(0)}; }},
         GraphCase{"log_softmax_axis1", [](test::Env& e) { return Outs{e.input({3, 5, 7}, -3, 3).log_softmax(1)}; }},
         GraphCase{"mean_axes_0_2", [](test::Env& e) { return Outs{e.input({3, 5, 7}).mean({0, 2}, true)}; }},
-        GraphCase{"prod_min", [](test::Env& e) { Tensor x = e.input({3, 5, 7}); return Outs{x.prod({1}), x.min({0, 1})}; }},
+        GraphCase{"prod_min",
+                  [](test::Env& e) {
+                    Tensor x = e.input({3, 5, 7});
+                    return Outs{x.prod({1}), x.min({0, 1})};
+                  }},
         GraphCase{"expanded_reduce", [](test::Env& e) { return Outs{e.input({3, 1, 5}).expand({3, 7, 5}).sum({1})}; }},
         GraphCase{"argmax", [](test::Env& e) { return Outs{e.input({3, 5, 7}).argmax(1)}; }},
-        GraphCase{"batched_matmul", [](test::Env& e) { return Outs{e.input({2, 1, 3, 5}).matmul(e.weight({4, 5, 7}))}; }},
-        GraphCase{"matmul_chain", [](test::Env& e) { return Outs{e.input({3, 5}).matmul(e.weight({5, 7})).matmul(e.weight({7, 4}))}; }},
-        GraphCase{"depthwise_conv", [](test::Env& e) {
-                    return Outs{e.input({1, 3, 7, 7}).conv(e.weight({3, 1, 3, 3}), e.weight({3}), {2, 2}, {1, 1, 1, 1}, {1, 1}, 3)};
-                  }},
-        GraphCase{"dilated_conv", [](test::Env& e) {
-                    return Outs{e.input({1, 2, 9, 7}).conv(e.weight({3, 2, 3, 3}), std::nullopt, {1, 1}, {0, 1, 0, 1}, {2, 3}, 1)};
-                  }},
-        GraphCase{"avg_pool_ceil", [](test::Env& e) {
+        GraphCase{"batched_matmul",
+                  [](test::Env& e) { return Outs{e.input({2, 1, 3, 5}).matmul(e.weight({4, 5, 7}))}; }},
+        GraphCase{"matmul_chain",
+                  [](test::Env& e) { return Outs{e.input({3, 5}).matmul(e.weight({5, 7})).matmul(e.weight({7, 4}))}; }},
+        GraphCase{
+            "depthwise_conv",
+            [](test::Env& e) {
+              return Outs{
+                  e.input({1, 3, 7, 7}).conv(e.weight({3, 1, 3, 3}), e.weight({3}), {2, 2}, {1, 1, 1, 1}, {1, 1}, 3)};
+            }},
+        GraphCase{
+            "dilated_conv",
+            [](test::Env& e) {
+              return Outs{
+                  e.input({1, 2, 9, 7}).conv(e.weight({3, 2, 3, 3}), std::nullopt, {1, 1}, {0, 1, 0, 1}, {2, 3}, 1)};
+            }},
+        GraphCase{"avg_pool_ceil",
+                  [](test::Env& e) {
                     Tensor x = e.input({2, 1, 6, 6});
-                    return Outs{x.avg_pool({3, 3}, {2, 2}, {1, 1, 1, 1}, true, true), x.avg_pool({3, 3}, {2, 2}, {1, 1, 1, 1}, false, true)};
+                    return Outs{x.avg_pool({3, 3}, {2, 2}, {1, 1, 1, 1}, true, true),
+                                x.avg_pool({3, 3}, {2, 2}, {1, 1, 1, 1}, false, true)};
                   }},
-        GraphCase{"max_pool_dilated", [](test::Env& e) { return Outs{e.input({1, 2, 8, 7}).max_pool({2, 3}, {2, 2}, {1, 1, 1, 1}, {2, 1}, true)}; }},
-        GraphCase{"batch_norm", [](test::Env& e) {
-                    return Outs{e.input({2, 3, 5, 5}).batch_norm(e.weight({3}), e.weight({3}), e.weight({3}), e.weight({3}, 0.5f, 2), 1e-5)};
+        GraphCase{"max_pool_dilated",
+                  [](test::Env& e) {
+                    return Outs{e.input({1, 2, 8, 7}).max_pool({2, 3}, {2, 2}, {1, 1, 1, 1}, {2, 1}, true)};
                   }},
-        GraphCase{"gather", [](test::Env& e) { return Outs{e.input({5, 7}).gather(e.int_weight({2, 3}, {0, -1, 3, 4, -5, 2}), 0)}; }},
-        GraphCase{"cat_slice", [](test::Env& e) {
+        GraphCase{"batch_norm",
+                  [](test::Env& e) {
+                    return Outs{
+                        e.input({2, 3, 5, 5})
+                            .batch_norm(e.weight({3}), e.weight({3}), e.weight({3}), e.weight({3}, 0.5f, 2), 1e-5)};
+                  }},
+        GraphCase{
+            "gather",
+            [](test::Env& e) { return Outs{e.input({5, 7}).gather(e.int_weight({2, 3}, {0, -1, 3, 4, -5, 2}), 0)}; }},
+        GraphCase{"cat_slice",
+                  [](test::Env& e) {
                     Tensor c = Tensor::cat({e.input({3, 2, 4}), e.weight({3, 5, 4}), e.input({3, 1, 4})}, 1);
                     return Outs{c.slice({6, 3}, {-9, 0}, {1, 2}, {-2, -1})};
                   }},
-        GraphCase{"pad_repeat_flip", [](test::Env& e) {
-                    return Outs{e.input({3, 5}).pad({{1, -1}, {-2, 2}}, 2.5).repeat({2, 1}).flip({0})};
+        GraphCase{
+            "pad_repeat_flip",
+            [](test::Env& e) { return Outs{e.input({3, 5}).pad({{1, -1}, {-2, 2}}, 2.5).repeat({2, 1}).flip({0})}; }},
+        GraphCase{"input_as_output",
+                  [](test::Env& e) {
+                    Tensor x = e.input({3, 5});
+                    return Outs{x, x.transpose(), x};
                   }},
-        GraphCase{"input_as_output", [](test::Env& e) { Tensor x = e.input({3, 5}); return Outs{x, x.transpose(), x}; }},
-        GraphCase{"shared_exp_two_outputs", [](test::Env& e) {
+        GraphCase{"shared_exp_two_outputs",
+                  [](test::Env& e) {
                     Tensor y = e.input({5, 7}).exp();
                     return Outs{y, y.sum({1})};
                   }},
-        GraphCase{"rounding_where", [](test::Env& e) {
+        GraphCase{"rounding_where",
+                  [](test::Env& e) {
                     Tensor x = e.input({5, 7}, -4, 4);
                     return Outs{Tensor::where(x.gt(x.full_like(0)), x.round(), x.floor() + x.ceil())};
                   }},
-        GraphCase{"int_ops", [](test::Env& e) {
+        GraphCase{"int_ops",
+                  [](test::Env& e) {
                     Tensor i = (e.input({5, 7}, -9, 9)).cast(DType::I32);
                     return Outs{i.mod(i.full_like(4)) * i, i.cast(DType::F32).sigmoid()};
                   }}),

@@ -13,7 +13,8 @@ class SerialLaunchesTest : public ::testing::Test, protected test::Env {
   // A squeeze-excite block as the qcom target schedules it: the means, two FC layers, a 1x1 conv.
   Schedule squeeze_excite(const TargetProfile& t, int64_t channels = 32) {
     Tensor x = input({1, channels, 6, 16});
-    Tensor se = x.mean({2, 3}, true).conv(weight({8, channels, 1, 1}), weight({8}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).relu();
+    Tensor se =
+        x.mean({2, 3}, true).conv(weight({8, channels, 1, 1}), weight({8}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).relu();
     se = se.conv(weight({channels, 8, 1, 1}), weight({channels}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1).sigmoid();
     Tensor y = (x * se).conv(weight({16, channels, 1, 1}), std::nullopt, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1);
     return schedule(g, {y.uop()}, schedule_options(t));
@@ -50,7 +51,8 @@ TEST_F(SerialLaunchesTest, StagesSplitTheirReducesOverTheGroup) {
   // 32 means over 6 x 16: 8 threads each, 2 x 6 loads at once; 8 outputs over 32 inputs: 32 threads each.
   EXPECT_EQ(opts_str(mean), "GROUP(2,8) UNROLL(2,2) UNROLL(1,6)");
   EXPECT_EQ(opts_str(fc), "GROUP(1,32)");
-  for (size_t i = 0; i < 3; ++i) EXPECT_NO_THROW(apply_opts(g, s.kernels[i], serial_stage_opts(s.kernels[i], qcom), qcom));
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_NO_THROW(apply_opts(g, s.kernels[i], serial_stage_opts(s.kernels[i], qcom), qcom));
 }
 
 }  // namespace

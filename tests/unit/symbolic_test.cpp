@@ -31,10 +31,10 @@ class Symbolic : public ::testing::Test {
   const UOp* False() { return g.cint(0, DType::Bool); }
 };
 
-#define EXPECT_SIMPLIFIES_TO(expr, want)                                               \
-  do {                                                                                 \
-    const UOp* got_ = simp(expr);                                                      \
-    const UOp* want_ = (want);                                                         \
+#define EXPECT_SIMPLIFIES_TO(expr, want)                                                       \
+  do {                                                                                         \
+    const UOp* got_ = simp(expr);                                                              \
+    const UOp* want_ = (want);                                                                 \
     EXPECT_EQ(got_, want_) << str(expr) << " -> " << str(got_) << ", expected " << str(want_); \
   } while (0)
 
@@ -121,8 +121,10 @@ TEST_F(Symbolic, DivModPullsOutMultiples) {
 TEST_F(Symbolic, DivModSplitsNegativeCoefficients) {
   // A clamped pad index min(max(r-1, 0), 7) is built as -max(-max(r-1, 0), -7): a term that is
   // never positive, times a negative coefficient. Multiples of the divisor still come out.
-  const UOp* r = range(10), *q = range(3);
-  const UOp* clamped = g.make(Op::Max, DType::Index, {g.make(Op::Neg, DType::Index, {g.make(Op::Max, DType::Index, {add(r, g.cint(-1)), g.cint(0)})}), g.cint(-7)});
+  const UOp *r = range(10), *q = range(3);
+  const UOp* clamped = g.make(
+      Op::Max, DType::Index,
+      {g.make(Op::Neg, DType::Index, {g.make(Op::Max, DType::Index, {add(r, g.cint(-1)), g.cint(0)})}), g.cint(-7)});
   const UOp* x = add(mul(clamped, g.cint(-1)), mul(q, g.cint(8)));  // clamped*-1 + q*8, in [0, 23]
   EXPECT_SIMPLIFIES_TO(s.mod(x, 8), simp(mul(clamped, g.cint(-1))));
   EXPECT_SIMPLIFIES_TO(s.idiv(x, 8), q);
@@ -150,7 +152,7 @@ TEST_F(Symbolic, MasksDecidedByBounds) {
   EXPECT_SIMPLIFIES_TO(s.lt(r, 10), True());
   EXPECT_SIMPLIFIES_TO(s.lt(r, 100), True());
   EXPECT_SIMPLIFIES_TO(s.lt(r, int64_t{0}), False());  // a plain 0 would be ambiguous with lt(a, nullptr)
-  EXPECT_SIMPLIFIES_TO(s.lt(r, 5), s.lt(r, 5));  // undecided: unchanged
+  EXPECT_SIMPLIFIES_TO(s.lt(r, 5), s.lt(r, 5));        // undecided: unchanged
   EXPECT_SIMPLIFIES_TO(s.ge(r, 0), True());
   EXPECT_SIMPLIFIES_TO(s.ge(r, 10), False());
   EXPECT_SIMPLIFIES_TO(s.lt(add(r, g.cint(-10)), int64_t{0}), True());
@@ -191,8 +193,7 @@ TEST_P(ReshapeRoundTrip, SimplifiesBackToTheIndex) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ReshapeRoundTrip,
                          ::testing::Values(RoundTripCase{{2, 3}}, RoundTripCase{{6, 4}}, RoundTripCase{{3, 1, 5}},
-                                           RoundTripCase{{2, 3, 4}},
-                                           RoundTripCase{{4, 4, 4}},
+                                           RoundTripCase{{2, 3, 4}}, RoundTripCase{{4, 4, 4}},
                                            RoundTripCase{{2, 2, 2, 2}}),
                          [](const auto& info) {
                            std::string n;
@@ -208,8 +209,8 @@ class RandomExpr {
   const UOp* index(int depth) {
     int pick = depth <= 0 ? 0 : pick_in(0, 7);
     switch (pick) {
-      case 0: case 1:
-        return pick_in(0, 3) ? leaves_[size_t(pick_in(0, int(leaves_.size()) - 1))] : g_.cint(pick_in(-3, 12));
+      case 0:
+      case 1: return pick_in(0, 3) ? leaves_[size_t(pick_in(0, int(leaves_.size()) - 1))] : g_.cint(pick_in(-3, 12));
       case 2: return bin(Op::Add, index(depth - 1), index(depth - 1));
       case 3: return bin(Op::Mul, index(depth - 1), g_.cint(pick_in(-3, 6)));
       case 4: return bin(Op::IDiv, index(depth - 1), g_.cint(pick_in(1, 7)));

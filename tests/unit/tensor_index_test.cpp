@@ -92,9 +92,8 @@ TEST_F(IndexTest, PadReflectEdgeWrap) {
     int64_t rn = 3 - r0 - std::max<int64_t>(0, -c.p[0].second), cn = 4 - c0 - std::max<int64_t>(0, -c.p[1].second);
     int64_t rb = std::max<int64_t>(0, c.p[0].first), cb = std::max<int64_t>(0, c.p[1].first);
     auto f = c.mode == M::Reflect ? +reflect : c.mode == M::Edge ? +edge : +wrap;
-    check(x.pad(c.p, c.mode), {rows, cols}, tabulate({rows, cols}, [&](const Idx& i) {
-            return at(x, {r0 + f(i[0] - rb, rn), c0 + f(i[1] - cb, cn)});
-          }));
+    check(x.pad(c.p, c.mode), {rows, cols},
+          tabulate({rows, cols}, [&](const Idx& i) { return at(x, {r0 + f(i[0] - rb, rn), c0 + f(i[1] - cb, cn)}); }));
   }
   EXPECT_THROW(x.pad({{0, 0}, {4, 0}}, M::Reflect), Error);
 }
@@ -124,9 +123,8 @@ TEST_F(IndexTest, GatherND) {
           return at(x, {a < 0 ? a + 2 : a, b, i[1]});
         }));
   std::vector<float> jv = {2, 0, 1, 1};  // [2, 2, 1] with batch_dims 1: per batch, index dim 1
-  check(x.gather_nd(int_weight({2, 2, 1}, jv), 1), {2, 2, 4}, tabulate({2, 2, 4}, [&](const Idx& i) {
-          return at(x, {i[0], int64_t(jv[size_t(2 * i[0] + i[1])]), i[2]});
-        }));
+  check(x.gather_nd(int_weight({2, 2, 1}, jv), 1), {2, 2, 4},
+        tabulate({2, 2, 4}, [&](const Idx& i) { return at(x, {i[0], int64_t(jv[size_t(2 * i[0] + i[1])]), i[2]}); }));
   std::vector<float> kv = {1, 2, 3, 0, 0, 1};  // full tuples: scalars out
   check(x.gather_nd(int_weight({2, 3}, kv), 0), {2}, {at(x, {1, 2, 3}), at(x, {0, 0, 1})});
 }
@@ -149,11 +147,16 @@ TEST_F(IndexTest, ScatterElementsWithReductions) {
         size_t pos = size_t(i * 4 + (k < 0 ? k + 4 : k));
         double u = of(up)[size_t(i * 3 + j)];
         double& w = want[pos];
-        if (r == R::None) w = u;  // duplicates: the last update wins
-        else if (r == R::Add) w += u;
-        else if (r == R::Mul) w *= u;
-        else if (r == R::Max) w = std::max(w, u);
-        else w = std::min(w, u);
+        if (r == R::None)
+          w = u;  // duplicates: the last update wins
+        else if (r == R::Add)
+          w += u;
+        else if (r == R::Mul)
+          w *= u;
+        else if (r == R::Max)
+          w = std::max(w, u);
+        else
+          w = std::min(w, u);
         hit[pos] = true;
       }
     EXPECT_TRUE(test::all_close(eval(x.scatter_elements(idx, up, 1, r)), want, {1e-6, 0}));
@@ -206,7 +209,8 @@ TEST_F(IndexTest, TopKWithTies) {
         float va = v[size_t(r * 5 + a)], vb = v[size_t(r * 5 + b)];
         return largest ? va > vb : va < vb;
       });
-      for (int64_t k = 0; k < 3; ++k) want_v.push_back(v[size_t(r * 5 + order[size_t(k)])]), want_i.push_back(double(order[size_t(k)]));
+      for (int64_t k = 0; k < 3; ++k)
+        want_v.push_back(v[size_t(r * 5 + order[size_t(k)])]), want_i.push_back(double(order[size_t(k)]));
     }
     check(vals, {3, 3}, want_v);
     check(ids, {3, 3}, want_i);
@@ -222,14 +226,17 @@ TEST_F(IndexTest, CumSum) {
   for (bool exclusive : {false, true})
     for (bool reverse : {false, true}) {
       SCOPED_TRACE(std::to_string(exclusive) + std::to_string(reverse));
-      check(x.cumsum(1, exclusive, reverse), {3, 4, 2}, tabulate({3, 4, 2}, [&](const Idx& i) {
-              double s = 0;
-              for (int64_t j = 0; j < 4; ++j) {
-                bool take = reverse ? (exclusive ? j > i[1] : j >= i[1]) : (exclusive ? j < i[1] : j <= i[1]);
-                if (take) s += at(x, {i[0], j, i[2]});
-              }
-              return s;
-            }), {1e-6, 1e-7});
+      check(x.cumsum(1, exclusive, reverse), {3, 4, 2},
+            tabulate({3, 4, 2},
+                     [&](const Idx& i) {
+                       double s = 0;
+                       for (int64_t j = 0; j < 4; ++j) {
+                         bool take = reverse ? (exclusive ? j > i[1] : j >= i[1]) : (exclusive ? j < i[1] : j <= i[1]);
+                         if (take) s += at(x, {i[0], j, i[2]});
+                       }
+                       return s;
+                     }),
+            {1e-6, 1e-7});
     }
   Tensor n = int_weight({4}, {1, 2, 3, 4}, DType::I32);
   check(n.cumsum(0, false, false), {4}, {1, 3, 6, 10});
@@ -308,7 +315,8 @@ TEST_P(ConvTranspose, MatchesScatterLoops) {
   xs.insert(xs.end(), c.in.begin(), c.in.end());
   ws.insert(ws.end(), c.k.begin(), c.k.end());
   for (size_t i = 0; i < nsp; ++i)
-    out.push_back((c.in[i] - 1) * c.strides[i] + (c.k[i] - 1) * c.dilations[i] + 1 - c.pads[i] - c.pads[i + nsp] + c.out_pad[i]);
+    out.push_back((c.in[i] - 1) * c.strides[i] + (c.k[i] - 1) * c.dilations[i] + 1 - c.pads[i] - c.pads[i + nsp] +
+                  c.out_pad[i]);
   Tensor x = input(xs), w = weight(ws), b = weight({c.cout});
   // Each input element scatters x * w into the outputs it reaches.
   std::vector<double> want(size_t(numel(out)), 0);

@@ -74,47 +74,64 @@ INSTANTIATE_TEST_SUITE_P(
         UnaryCase{"log", [](auto& x) { return x.log(); }, [](double v) { return std::log(v); }, 0.01f, 10, kTrans},
         UnaryCase{"log2", [](auto& x) { return x.log2(); }, [](double v) { return std::log2(v); }, 0.01f, 10, kTrans},
         UnaryCase{"sqrt", [](auto& x) { return x.sqrt(); }, [](double v) { return std::sqrt(v); }, 0, 9, kTrans},
-        UnaryCase{"rsqrt", [](auto& x) { return x.rsqrt(); }, [](double v) { return 1 / std::sqrt(v); }, 0.1f, 9, kTrans},
+        UnaryCase{"rsqrt", [](auto& x) { return x.rsqrt(); }, [](double v) { return 1 / std::sqrt(v); }, 0.1f, 9,
+                  kTrans},
         UnaryCase{"reciprocal", [](auto& x) { return x.reciprocal(); }, [](double v) { return 1 / v; }, 0.25f, 4, {}},
         UnaryCase{"sin", [](auto& x) { return x.sin(); }, [](double v) { return std::sin(v); }, -7, 7, kTrans},
         UnaryCase{"cos", [](auto& x) { return x.cos(); }, [](double v) { return std::cos(v); }, -7, 7, kTrans},
         UnaryCase{"tan", [](auto& x) { return x.tan(); }, [](double v) { return std::tan(v); }, -1.2f, 1.2f, kTrans},
         UnaryCase{"atan", [](auto& x) { return x.atan(); }, [](double v) { return std::atan(v); }, -6, 6, kTrans},
-        UnaryCase{"atan_small", [](auto& x) { return x.atan(); }, [](double v) { return std::atan(v); }, -0.5f, 0.5f, kTrans},
+        UnaryCase{"atan_small", [](auto& x) { return x.atan(); }, [](double v) { return std::atan(v); }, -0.5f, 0.5f,
+                  kTrans},
         UnaryCase{"asin", [](auto& x) { return x.asin(); }, [](double v) { return std::asin(v); }, -1, 1, kTrans},
         UnaryCase{"acos", [](auto& x) { return x.acos(); }, [](double v) { return std::acos(v); }, -1, 1, kTrans},
         UnaryCase{"sinh", [](auto& x) { return x.sinh(); }, [](double v) { return std::sinh(v); }, -4, 4, kTrans},
-        UnaryCase{"sinh_small", [](auto& x) { return x.sinh(); }, [](double v) { return std::sinh(v); }, -0.2f, 0.2f, kTrans},
+        UnaryCase{"sinh_small", [](auto& x) { return x.sinh(); }, [](double v) { return std::sinh(v); }, -0.2f, 0.2f,
+                  kTrans},
         UnaryCase{"cosh", [](auto& x) { return x.cosh(); }, [](double v) { return std::cosh(v); }, -4, 4, kTrans},
         UnaryCase{"asinh", [](auto& x) { return x.asinh(); }, [](double v) { return std::asinh(v); }, -5, 5, kTrans},
-        UnaryCase{"asinh_small", [](auto& x) { return x.asinh(); }, [](double v) { return std::asinh(v); }, -0.2f, 0.2f, kTrans},
+        UnaryCase{"asinh_small", [](auto& x) { return x.asinh(); }, [](double v) { return std::asinh(v); }, -0.2f, 0.2f,
+                  kTrans},
         UnaryCase{"acosh", [](auto& x) { return x.acosh(); }, [](double v) { return std::acosh(v); }, 1, 6, kTrans},
-        UnaryCase{"atanh", [](auto& x) { return x.atanh(); }, [](double v) { return std::atanh(v); }, -0.95f, 0.95f, kTrans},
-        UnaryCase{"atanh_small", [](auto& x) { return x.atanh(); }, [](double v) { return std::atanh(v); }, -0.2f, 0.2f, kTrans},
+        UnaryCase{"atanh", [](auto& x) { return x.atanh(); }, [](double v) { return std::atanh(v); }, -0.95f, 0.95f,
+                  kTrans},
+        UnaryCase{"atanh_small", [](auto& x) { return x.atanh(); }, [](double v) { return std::atanh(v); }, -0.2f, 0.2f,
+                  kTrans},
         UnaryCase{"tanh", [](auto& x) { return x.tanh(); }, [](double v) { return std::tanh(v); }, -4, 4, kTrans},
         UnaryCase{"sigmoid", [](auto& x) { return x.sigmoid(); }, sigmoid, -8, 8, kTrans},
         UnaryCase{"erf", [](auto& x) { return x.erf(); }, [](double v) { return std::erf(v); }, -3, 3, kTrans},
-        UnaryCase{"erf_small", [](auto& x) { return x.erf(); }, [](double v) { return std::erf(v); }, -0.6f, 0.6f, kTrans},
+        UnaryCase{"erf_small", [](auto& x) { return x.erf(); }, [](double v) { return std::erf(v); }, -0.6f, 0.6f,
+                  kTrans},
         UnaryCase{"gelu", [](auto& x) { return x.gelu(); },
                   [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, -4, 4, kTrans},
         UnaryCase{"gelu_tanh", [](auto& x) { return x.gelu(true); }, gelu_tanh, -4, 4, kTrans},
         UnaryCase{"abs", [](auto& x) { return x.abs(); }, [](double v) { return std::fabs(v); }, -3, 3, kExact},
-        UnaryCase{"sign", [](auto& x) { return x.sign(); }, [](double v) { return double((v > 0) - (v < 0)); }, -3, 3, kExact},
+        UnaryCase{"sign", [](auto& x) { return x.sign(); }, [](double v) { return double((v > 0) - (v < 0)); }, -3, 3,
+                  kExact},
         UnaryCase{"trunc", [](auto& x) { return x.trunc(); }, [](double v) { return std::trunc(v); }, -5, 5, kExact},
         UnaryCase{"floor", [](auto& x) { return x.floor(); }, [](double v) { return std::floor(v); }, -5, 5, kExact},
         UnaryCase{"ceil", [](auto& x) { return x.ceil(); }, [](double v) { return std::ceil(v); }, -5, 5, kExact},
-        UnaryCase{"round", [](auto& x) { return x.round(); }, [](double v) { return std::nearbyint(v); }, -5, 5, kExact},
+        UnaryCase{"round", [](auto& x) { return x.round(); }, [](double v) { return std::nearbyint(v); }, -5, 5,
+                  kExact},
         UnaryCase{"relu", [](auto& x) { return x.relu(); }, [](double v) { return std::max(v, 0.0); }, -3, 3, kExact},
-        UnaryCase{"leaky_relu", [](auto& x) { return x.leaky_relu(0.1); },
-                  [](double v) { return v < 0 ? double(float(v * 0.1)) : v; }, -3, 3, {}},
+        UnaryCase{"leaky_relu",
+                  [](auto& x) { return x.leaky_relu(0.1); },
+                  [](double v) { return v < 0 ? double(float(v * 0.1)) : v; },
+                  -3,
+                  3,
+                  {}},
         UnaryCase{"clip", [](auto& x) { return x.clip(-0.5, 0.7); },
                   [](double v) { return std::clamp(v, -0.5, double(0.7f)); }, -1, 1, kExact},
         UnaryCase{"clip_lo", [](auto& x) { return x.clip(-0.5, std::nullopt); },
                   [](double v) { return std::max(v, -0.5); }, -1, 1, kExact},
         UnaryCase{"clip_hi", [](auto& x) { return x.clip(std::nullopt, 0.25); },
                   [](double v) { return std::min(v, 0.25); }, -1, 1, kExact},
-        UnaryCase{"scalar_ops", [](auto& x) { return ((x + 2.5) * -1.5 - 1.0) / 4.0; },
-                  [](double v) { return ((v + 2.5) * -1.5 - 1.0) / 4.0; }, -3, 3, {}}),
+        UnaryCase{"scalar_ops",
+                  [](auto& x) { return ((x + 2.5) * -1.5 - 1.0) / 4.0; },
+                  [](double v) { return ((v + 2.5) * -1.5 - 1.0) / 4.0; },
+                  -3,
+                  3,
+                  {}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(TensorTest, RoundingAtHalves) {
@@ -185,12 +202,18 @@ INSTANTIATE_TEST_SUITE_P(
         BinaryCase{"mod", [](auto& a, auto& b) { return a.mod(b); }, py_mod, kExact},
         BinaryCase{"pow", [](auto& a, auto& b) { return a.pow(b.round()); },
                    [](double a, double b) { return std::pow(a, std::nearbyint(b)); }, kTrans},
-        BinaryCase{"lt", [](auto& a, auto& b) { return a.lt(b); }, [](double a, double b) { return double(a < b); }, kExact},
-        BinaryCase{"gt", [](auto& a, auto& b) { return a.gt(b); }, [](double a, double b) { return double(a > b); }, kExact},
-        BinaryCase{"le", [](auto& a, auto& b) { return a.le(b); }, [](double a, double b) { return double(a <= b); }, kExact},
-        BinaryCase{"ge", [](auto& a, auto& b) { return a.ge(b); }, [](double a, double b) { return double(a >= b); }, kExact},
-        BinaryCase{"eq", [](auto& a, auto& b) { return a.eq(b); }, [](double a, double b) { return double(a == b); }, kExact},
-        BinaryCase{"ne", [](auto& a, auto& b) { return a.ne(b); }, [](double a, double b) { return double(a != b); }, kExact},
+        BinaryCase{"lt", [](auto& a, auto& b) { return a.lt(b); }, [](double a, double b) { return double(a < b); },
+                   kExact},
+        BinaryCase{"gt", [](auto& a, auto& b) { return a.gt(b); }, [](double a, double b) { return double(a > b); },
+                   kExact},
+        BinaryCase{"le", [](auto& a, auto& b) { return a.le(b); }, [](double a, double b) { return double(a <= b); },
+                   kExact},
+        BinaryCase{"ge", [](auto& a, auto& b) { return a.ge(b); }, [](double a, double b) { return double(a >= b); },
+                   kExact},
+        BinaryCase{"eq", [](auto& a, auto& b) { return a.eq(b); }, [](double a, double b) { return double(a == b); },
+                   kExact},
+        BinaryCase{"ne", [](auto& a, auto& b) { return a.ne(b); }, [](double a, double b) { return double(a != b); },
+                   kExact},
         BinaryCase{"logical_and", [](auto& a, auto& b) { return a.logical_and(b); },
                    [](double a, double b) { return double(a != 0 && b != 0); }, kExact},
         BinaryCase{"logical_or", [](auto& a, auto& b) { return a.logical_or(b); },
@@ -228,12 +251,14 @@ TEST_F(TensorTest, IntegerArithmetic) {
   check(a * b - a, s, ref([](int64_t x, int64_t y) { return double(x * y - x); }), kExact);
   check(a.abs(), s, ref([](int64_t x, int64_t) { return double(std::abs(x)); }), kExact);
   check(a.minimum(b), s, ref([](int64_t x, int64_t y) { return double(std::min(x, y)); }), kExact);
-  check(a.pow(b.clip(0, 3)), s, ref([](int64_t x, int64_t y) { return std::pow(double(x), double(std::clamp<int64_t>(y, 0, 3))); }), kExact);
+  check(a.pow(b.clip(0, 3)), s,
+        ref([](int64_t x, int64_t y) { return std::pow(double(x), double(std::clamp<int64_t>(y, 0, 3))); }), kExact);
   EXPECT_EQ((a / b).dtype(), DType::I32);
   check(a.bitwise(Op::And, b), s, ref([](int64_t x, int64_t y) { return double(x & y); }), kExact);
   check(a.bitwise(Op::Or, b), s, ref([](int64_t x, int64_t y) { return double(x | y); }), kExact);
   check(a.bitwise(Op::Xor, b), s, ref([](int64_t x, int64_t y) { return double(x ^ y); }), kExact);
-  check(a.bitwise(Op::Shl, b.clip(0, 3)), s, ref([](int64_t x, int64_t y) { return double(x * (1 << std::clamp<int64_t>(y, 0, 3))); }), kExact);
+  check(a.bitwise(Op::Shl, b.clip(0, 3)), s,
+        ref([](int64_t x, int64_t y) { return double(x * (1 << std::clamp<int64_t>(y, 0, 3))); }), kExact);
   EXPECT_THROW(input({2}).bitwise(Op::And, input({2})), Error);
 }
 
@@ -241,11 +266,14 @@ TEST_F(TensorTest, BoolSum) {
   Tensor x = input({3, 5, 7});
   Tensor count = x.gt(x.full_like(0)).sum({1, 2});
   EXPECT_EQ(count.dtype(), DType::I64);
-  check(count, {3}, tabulate({3}, [&](const Idx& i) {
-          double n = 0;
-          for (int64_t j = 0; j < 35; ++j) n += of(x)[size_t(i[0] * 35 + j)] > 0;
-          return n;
-        }), kExact);
+  check(count, {3},
+        tabulate({3},
+                 [&](const Idx& i) {
+                   double n = 0;
+                   for (int64_t j = 0; j < 35; ++j) n += of(x)[size_t(i[0] * 35 + j)] > 0;
+                   return n;
+                 }),
+        kExact);
 }
 
 TEST_F(TensorTest, Bitcast) {
@@ -260,7 +288,8 @@ TEST_F(TensorTest, Where) {
   check(r, {3, 7, 5}, tabulate({3, 7, 5}, [&](const Idx& i) { return at(c, i) > 0 ? at(a, i) : at(b, i); }), kExact);
   // Clip with tensor bounds broadcasts like where.
   Tensor lo = weight({5}, -1, 0), hi = weight({7, 1}, 0, 1);
-  check(a.clip(lo, hi), {7, 5}, tabulate({7, 5}, [&](const Idx& i) { return std::min(std::max(at(a, i), at(lo, i)), at(hi, i)); }), kExact);
+  check(a.clip(lo, hi), {7, 5},
+        tabulate({7, 5}, [&](const Idx& i) { return std::min(std::max(at(a, i), at(lo, i)), at(hi, i)); }), kExact);
   // A float condition is true where non-zero.
   Tensor f = input_data({5}, grid(5, -1, 1));
   check(Tensor::where(f, a, f.scalar(9)), {7, 5},
@@ -332,8 +361,10 @@ Shape reduced_shape(const Shape& s, Idx axes, bool keepdim) {
   Shape out;
   for (size_t i = 0; i < s.size(); ++i) {
     bool red = std::find(axes.begin(), axes.end(), int64_t(i)) != axes.end();
-    if (!red) out.push_back(s[i]);
-    else if (keepdim) out.push_back(1);
+    if (!red)
+      out.push_back(s[i]);
+    else if (keepdim)
+      out.push_back(1);
   }
   return out;
 }
@@ -352,14 +383,16 @@ TEST_P(Reduce, OverAxesSets) {
 
 INSTANTIATE_TEST_SUITE_P(
     Tensor, Reduce,
-    ::testing::Values(
-        ReduceCase{"sum", [](auto& x, Idx a, bool k) { return x.sum(a, k); }, 0, std::plus<double>(), false, 0.5f, 1.5f},
-        ReduceCase{"mean", [](auto& x, Idx a, bool k) { return x.mean(a, k); }, 0, std::plus<double>(), true, 0.5f, 1.5f},
-        ReduceCase{"prod", [](auto& x, Idx a, bool k) { return x.prod(a, k); }, 1, std::multiplies<double>(), false, 0.8f, 1.25f},
-        ReduceCase{"max", [](auto& x, Idx a, bool k) { return x.max(a, k); }, -INFINITY,
-                   [](double a, double b) { return std::max(a, b); }, false, -1, 1},
-        ReduceCase{"min", [](auto& x, Idx a, bool k) { return x.min(a, k); }, INFINITY,
-                   [](double a, double b) { return std::min(a, b); }, false, -1, 1}),
+    ::testing::Values(ReduceCase{"sum", [](auto& x, Idx a, bool k) { return x.sum(a, k); }, 0, std::plus<double>(),
+                                 false, 0.5f, 1.5f},
+                      ReduceCase{"mean", [](auto& x, Idx a, bool k) { return x.mean(a, k); }, 0, std::plus<double>(),
+                                 true, 0.5f, 1.5f},
+                      ReduceCase{"prod", [](auto& x, Idx a, bool k) { return x.prod(a, k); }, 1,
+                                 std::multiplies<double>(), false, 0.8f, 1.25f},
+                      ReduceCase{"max", [](auto& x, Idx a, bool k) { return x.max(a, k); }, -INFINITY,
+                                 [](double a, double b) { return std::max(a, b); }, false, -1, 1},
+                      ReduceCase{"min", [](auto& x, Idx a, bool k) { return x.min(a, k); }, INFINITY,
+                                 [](double a, double b) { return std::min(a, b); }, false, -1, 1}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(TensorTest, IntegerReductions) {
@@ -380,7 +413,8 @@ TEST_F(TensorTest, ArgMaxArgMinFirstOccurrence) {
   for (bool is_max : {true, false}) {
     for (int64_t axis : {0, 1, 2, -1}) {
       for (bool keep : {false, true}) {
-        SCOPED_TRACE(std::string(is_max ? "argmax" : "argmin") + " axis=" + std::to_string(axis) + (keep ? " keepdim" : ""));
+        SCOPED_TRACE(std::string(is_max ? "argmax" : "argmin") + " axis=" + std::to_string(axis) +
+                     (keep ? " keepdim" : ""));
         int64_t ax = axis < 0 ? axis + 3 : axis;
         Shape ks = s;
         ks[size_t(ax)] = 1;
@@ -409,8 +443,10 @@ TEST_F(TensorTest, ReshapePermuteTranspose) {
   std::vector<double> flat(of(x).begin(), of(x).end());
   check(x.reshape({5, -1}), {5, 21}, flat, kExact);
   check(x.reshape({105}).reshape({7, 15}), {7, 15}, flat, kExact);
-  check(x.permute({2, 0, 1}), {7, 3, 5}, tabulate({7, 3, 5}, [&](const Idx& i) { return at(x, {i[1], i[2], i[0]}); }), kExact);
-  check(x.permute({-1, 1, 0}), {7, 5, 3}, tabulate({7, 5, 3}, [&](const Idx& i) { return at(x, {i[2], i[1], i[0]}); }), kExact);
+  check(x.permute({2, 0, 1}), {7, 3, 5}, tabulate({7, 3, 5}, [&](const Idx& i) { return at(x, {i[1], i[2], i[0]}); }),
+        kExact);
+  check(x.permute({-1, 1, 0}), {7, 5, 3}, tabulate({7, 5, 3}, [&](const Idx& i) { return at(x, {i[2], i[1], i[0]}); }),
+        kExact);
   check(x.transpose(), {3, 7, 5}, tabulate({3, 7, 5}, [&](const Idx& i) { return at(x, {i[0], i[2], i[1]}); }), kExact);
   // Permute then reshape: the reshape must see the permuted order.
   Tensor pr = x.permute({1, 0, 2}).reshape({15, 7});
@@ -457,8 +493,10 @@ TEST_F(TensorTest, ShrinkFlip) {
   Tensor x = input({3, 5, 7});
   check(x.shrink({{1, 3}, {0, 5}, {2, 6}}), {2, 5, 4},
         tabulate({2, 5, 4}, [&](const Idx& i) { return at(x, {i[0] + 1, i[1], i[2] + 2}); }), kExact);
-  check(x.flip({0, 2}), {3, 5, 7}, tabulate({3, 5, 7}, [&](const Idx& i) { return at(x, {2 - i[0], i[1], 6 - i[2]}); }), kExact);
-  check(x.flip({-2}), {3, 5, 7}, tabulate({3, 5, 7}, [&](const Idx& i) { return at(x, {i[0], 4 - i[1], i[2]}); }), kExact);
+  check(x.flip({0, 2}), {3, 5, 7}, tabulate({3, 5, 7}, [&](const Idx& i) { return at(x, {2 - i[0], i[1], 6 - i[2]}); }),
+        kExact);
+  check(x.flip({-2}), {3, 5, 7}, tabulate({3, 5, 7}, [&](const Idx& i) { return at(x, {i[0], 4 - i[1], i[2]}); }),
+        kExact);
 }
 
 // ONNX Slice on one axis: the source positions it keeps.
@@ -485,18 +523,18 @@ TEST_F(TensorTest, SliceWithSteps) {
   Shape s = {5, 7, 6};
   Tensor x = input(s);
   std::vector<SliceCase> cases = {
-      {{1}, {6}, {1}, {2}},                        // 1, 3, 5
-      {{-1}, {kMin}, {1}, {-1}},                   // full reverse
-      {{5}, {1}, {1}, {-2}},                       // 5, 3
-      {{6}, {-8}, {1}, {-3}},                      // 6, 3, 0
+      {{1}, {6}, {1}, {2}},       // 1, 3, 5
+      {{-1}, {kMin}, {1}, {-1}},  // full reverse
+      {{5}, {1}, {1}, {-2}},      // 5, 3
+      {{6}, {-8}, {1}, {-3}},     // 6, 3, 0
       {{0, 1, -1}, {5, 7, 0}, {0, 1, 2}, {3, 4, -2}},
       {{2}, {1000}, {2}, {1}},
       {{-3}, {-1}, {-1}, {1}},
-      {{1, 2}, {4, 6}, {}, {}},                    // axes and steps default
-      {{0}, {7}, {1}, {10}},                       // step larger than the axis
-      {{kMax}, {kMin}, {0}, {-2}},                 // 4, 2, 0
-      {{4}, {0}, {2}, {-1}},                       // 4, 3, 2, 1
-      {{3}, {2}, {1}, {1}},                        // empty
+      {{1, 2}, {4, 6}, {}, {}},     // axes and steps default
+      {{0}, {7}, {1}, {10}},        // step larger than the axis
+      {{kMax}, {kMin}, {0}, {-2}},  // 4, 2, 0
+      {{4}, {0}, {2}, {-1}},        // 4, 3, 2, 1
+      {{3}, {2}, {1}, {1}},         // empty
   };
   for (const SliceCase& c : cases) {
     SCOPED_TRACE("starts=" + shape_str(c.starts) + " ends=" + shape_str(c.ends) + " axes=" + shape_str(c.axes) +
@@ -509,22 +547,27 @@ TEST_F(TensorTest, SliceWithSteps) {
     }
     Shape out = {int64_t(keep[0].size()), int64_t(keep[1].size()), int64_t(keep[2].size())};
     check(x.slice(c.starts, c.ends, c.axes, c.steps), out,
-          tabulate(out, [&](const Idx& i) { return at(x, {keep[0][size_t(i[0])], keep[1][size_t(i[1])], keep[2][size_t(i[2])]}); }),
+          tabulate(out,
+                   [&](const Idx& i) {
+                     return at(x, {keep[0][size_t(i[0])], keep[1][size_t(i[1])], keep[2][size_t(i[2])]});
+                   }),
           kExact);
   }
 }
 
 TEST_F(TensorTest, ConcatAndSplit) {
   Tensor a = input({3, 2, 4}), b = weight({3, 5, 4}), c = input({3, 1, 4});
-  check(Tensor::cat({a, b, c}, 1), {3, 8, 4}, tabulate({3, 8, 4}, [&](const Idx& i) {
-          if (i[1] < 2) return at(a, i);
-          if (i[1] < 7) return at(b, {i[0], i[1] - 2, i[2]});
-          return at(c, {i[0], 0, i[2]});
-        }), kExact);
+  check(Tensor::cat({a, b, c}, 1), {3, 8, 4},
+        tabulate({3, 8, 4},
+                 [&](const Idx& i) {
+                   if (i[1] < 2) return at(a, i);
+                   if (i[1] < 7) return at(b, {i[0], i[1] - 2, i[2]});
+                   return at(c, {i[0], 0, i[2]});
+                 }),
+        kExact);
   Tensor d = input({3, 2, 3});
-  check(Tensor::cat({a, d}, -1), {3, 2, 7}, tabulate({3, 2, 7}, [&](const Idx& i) {
-          return i[2] < 4 ? at(a, i) : at(d, {i[0], i[1], i[2] - 4});
-        }), kExact);
+  check(Tensor::cat({a, d}, -1), {3, 2, 7},
+        tabulate({3, 2, 7}, [&](const Idx& i) { return i[2] < 4 ? at(a, i) : at(d, {i[0], i[1], i[2] - 4}); }), kExact);
   Tensor x = input({3, 5, 7});
   std::vector<Tensor> parts = x.split({2, 4, 1}, 2);
   ASSERT_EQ(parts.size(), 3u);
@@ -548,20 +591,24 @@ TEST_F(TensorTest, GatherWithNegativeIndices) {
   check(x.gather(idx, 0), {2, 3, 7},
         tabulate({2, 3, 7}, [&](const Idx& i) { return at(x, {norm(iv[size_t(i[0] * 3 + i[1])], 5), i[2]}); }), kExact);
   Tensor idx2 = int_weight({2}, {-7, 6}, DType::I32);
-  check(x.gather(idx2, 1), {5, 2}, tabulate({5, 2}, [&](const Idx& i) { return at(x, {i[0], i[1] == 0 ? 0 : 6}); }), kExact);
+  check(x.gather(idx2, 1), {5, 2}, tabulate({5, 2}, [&](const Idx& i) { return at(x, {i[0], i[1] == 0 ? 0 : 6}); }),
+        kExact);
   Tensor y = input({3, 5, 7});
   std::vector<float> jv = {4, -2, 0, 0};
   Tensor idx3 = int_weight({4}, jv);
   check(y.gather(idx3, 1), {3, 4, 7},
         tabulate({3, 4, 7}, [&](const Idx& i) { return at(y, {i[0], norm(jv[size_t(i[1])], 5), i[2]}); }), kExact);
   Tensor scalar_idx = int_weight({}, {-1});
-  check(y.gather(scalar_idx, -1), {3, 5}, tabulate({3, 5}, [&](const Idx& i) { return at(y, {i[0], i[1], 6}); }), kExact);
+  check(y.gather(scalar_idx, -1), {3, 5}, tabulate({3, 5}, [&](const Idx& i) { return at(y, {i[0], i[1], 6}); }),
+        kExact);
 }
 
 TEST_F(TensorTest, Repeat) {
   Tensor x = input({2, 3, 1});
-  check(x.repeat({3, 1, 4}), {6, 3, 4}, tabulate({6, 3, 4}, [&](const Idx& i) { return at(x, {i[0] % 2, i[1], 0}); }), kExact);
-  check(x.repeat({1, 2, 1}), {2, 6, 1}, tabulate({2, 6, 1}, [&](const Idx& i) { return at(x, {i[0], i[1] % 3, 0}); }), kExact);
+  check(x.repeat({3, 1, 4}), {6, 3, 4}, tabulate({6, 3, 4}, [&](const Idx& i) { return at(x, {i[0] % 2, i[1], 0}); }),
+        kExact);
+  check(x.repeat({1, 2, 1}), {2, 6, 1}, tabulate({2, 6, 1}, [&](const Idx& i) { return at(x, {i[0], i[1] % 3, 0}); }),
+        kExact);
 }
 
 TEST_F(TensorTest, SqueezeUnsqueezeFlatten) {
@@ -632,11 +679,11 @@ TEST_P(Matmul, MatchesNumpy) {
 INSTANTIATE_TEST_SUITE_P(
     Tensor, Matmul,
     ::testing::Values(MatmulCase{{3, 5}, {5, 7}, {3, 7}, false}, MatmulCase{{3, 5}, {5, 7}, {3, 7}, true},
-                      MatmulCase{{2, 1, 3, 5}, {4, 5, 7}, {2, 4, 3, 7}, true}, MatmulCase{{4, 3, 5}, {5, 7}, {4, 3, 7}, false},
-                      MatmulCase{{3, 5}, {2, 5, 7}, {2, 3, 7}, false}, MatmulCase{{5}, {5, 7}, {7}, true},
-                      MatmulCase{{3, 5}, {5}, {3}, false}, MatmulCase{{5}, {5}, {}, false},
-                      MatmulCase{{2, 3, 5}, {5}, {2, 3}, true}, MatmulCase{{5}, {2, 5, 7}, {2, 7}, false},
-                      MatmulCase{{1, 1}, {1, 3}, {1, 3}, false}),
+                      MatmulCase{{2, 1, 3, 5}, {4, 5, 7}, {2, 4, 3, 7}, true},
+                      MatmulCase{{4, 3, 5}, {5, 7}, {4, 3, 7}, false}, MatmulCase{{3, 5}, {2, 5, 7}, {2, 3, 7}, false},
+                      MatmulCase{{5}, {5, 7}, {7}, true}, MatmulCase{{3, 5}, {5}, {3}, false},
+                      MatmulCase{{5}, {5}, {}, false}, MatmulCase{{2, 3, 5}, {5}, {2, 3}, true},
+                      MatmulCase{{5}, {2, 5, 7}, {2, 7}, false}, MatmulCase{{1, 1}, {1, 3}, {1, 3}, false}),
     [](const auto& info) {
       std::string n = shape_str(info.param.a) + "x" + shape_str(info.param.b) + (info.param.b_weight ? "w" : "");
       std::string r;
@@ -707,32 +754,29 @@ TEST_P(Conv, MatchesNaiveLoops) {
 
 INSTANTIATE_TEST_SUITE_P(
     Tensor, Conv,
-    ::testing::Values(
-        ConvCase{"basic3x3", 1, 3, 7, 5, 4, 3, 3, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true},
-        ConvCase{"stride2_pad1", 2, 3, 7, 7, 5, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, false},
-        ConvCase{"asymmetric", 1, 2, 5, 7, 3, 3, 2, {1, 2}, {2, 0, 1, 1}, {1, 1}, 1, true},
-        ConvCase{"dilated", 1, 3, 9, 7, 2, 3, 3, {1, 1}, {0, 1, 0, 1}, {2, 3}, 1, false},
-        ConvCase{"groups2", 1, 4, 5, 5, 6, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2, true},
-        ConvCase{"depthwise", 1, 3, 7, 7, 3, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 3, true},
-        ConvCase{"depthwise_x2", 2, 3, 5, 5, 6, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 3, false},
-        ConvCase{"everything", 2, 4, 7, 6, 4, 3, 3, {2, 1}, {1, 0, 0, 2}, {1, 2}, 2, true},
-        ConvCase{"pointwise_stride2", 1, 3, 5, 5, 4, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, true},
-        ConvCase{"pointwise_stride3", 1, 2, 4, 4, 3, 1, 1, {3, 3}, {0, 0, 0, 0}, {1, 1}, 1, false},
-        ConvCase{"stride_above_kernel", 1, 2, 8, 8, 3, 2, 2, {5, 5}, {0, 0, 0, 0}, {1, 1}, 1, false},
-        // h = kh = 1: run as conv1d.
-        ConvCase{"conv1d", 1, 3, 1, 11, 4, 1, 3, {1, 2}, {0, 1, 0, 2}, {1, 2}, 1, true},
-        ConvCase{"conv1d_depthwise", 2, 4, 1, 9, 4, 1, 3, {1, 1}, {0, 1, 0, 1}, {1, 1}, 4, false}),
+    ::testing::Values(ConvCase{"basic3x3", 1, 3, 7, 5, 4, 3, 3, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true},
+                      ConvCase{"stride2_pad1", 2, 3, 7, 7, 5, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, false},
+                      ConvCase{"asymmetric", 1, 2, 5, 7, 3, 3, 2, {1, 2}, {2, 0, 1, 1}, {1, 1}, 1, true},
+                      ConvCase{"dilated", 1, 3, 9, 7, 2, 3, 3, {1, 1}, {0, 1, 0, 1}, {2, 3}, 1, false},
+                      ConvCase{"groups2", 1, 4, 5, 5, 6, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2, true},
+                      ConvCase{"depthwise", 1, 3, 7, 7, 3, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 3, true},
+                      ConvCase{"depthwise_x2", 2, 3, 5, 5, 6, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 3, false},
+                      ConvCase{"everything", 2, 4, 7, 6, 4, 3, 3, {2, 1}, {1, 0, 0, 2}, {1, 2}, 2, true},
+                      ConvCase{"pointwise_stride2", 1, 3, 5, 5, 4, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, true},
+                      ConvCase{"pointwise_stride3", 1, 2, 4, 4, 3, 1, 1, {3, 3}, {0, 0, 0, 0}, {1, 1}, 1, false},
+                      ConvCase{"stride_above_kernel", 1, 2, 8, 8, 3, 2, 2, {5, 5}, {0, 0, 0, 0}, {1, 1}, 1, false},
+                      // h = kh = 1: run as conv1d.
+                      ConvCase{"conv1d", 1, 3, 1, 11, 4, 1, 3, {1, 2}, {0, 1, 0, 2}, {1, 2}, 1, true},
+                      ConvCase{"conv1d_depthwise", 2, 4, 1, 9, 4, 1, 3, {1, 1}, {0, 1, 0, 1}, {1, 1}, 4, false}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // ---- pooling --------------------------------------------------------------------------------
 struct PoolCase {
   const char* name;
-  Shape in;       // N, C, H, W
+  Shape in;           // N, C, H, W
   Idx k, s, pads, d;  // pads: top, left, bottom, right
   bool ceil_mode;
 };
-
-
 
 void PrintTo(const PoolCase& c, std::ostream* os) { *os << c.name; }
 
@@ -803,7 +847,8 @@ const PoolCase kPoolCases[] = {
     {"stride_above_kernel", {1, 1, 8, 8}, {2, 2}, {5, 5}, {0, 0, 0, 0}, {1, 1}, false},
     {"stride_above_kernel_fits", {1, 2, 8, 7}, {2, 2}, {3, 2}, {0, 0, 0, 0}, {1, 1}, false},
 };
-const PoolCase kDilatedPoolCases[] = {  // max_pool only: avg_pool has no dilation
+const PoolCase kDilatedPoolCases[] = {
+    // max_pool only: avg_pool has no dilation
     {"dilated", {1, 1, 7, 7}, {3, 3}, {1, 1}, {0, 0, 0, 0}, {2, 2}, false},
     {"dilated_ceil", {1, 2, 8, 7}, {2, 3}, {2, 2}, {1, 1, 1, 1}, {2, 1}, true},
 };
@@ -848,7 +893,8 @@ TEST_F(TensorTest, LayerNorm) {
       var /= double(inner);
       for (int64_t j = 0; j < inner; ++j)
         want[size_t(row * inner + j)] =
-            (of(x)[size_t(row * inner + j)] - mean) / std::sqrt(var + 1e-5) * of(scale)[size_t(j)] + of(bias)[size_t(j)];
+            (of(x)[size_t(row * inner + j)] - mean) / std::sqrt(var + 1e-5) * of(scale)[size_t(j)] +
+            of(bias)[size_t(j)];
     }
     check(x.layer_norm(axes, scale, bias, 1e-5), s, want, kTrans);
   }
@@ -867,10 +913,13 @@ TEST_F(TensorTest, BatchNorm) {
   Shape s = {2, 3, 5, 5};
   Tensor x = input(s, -2, 2);
   Tensor scale = weight({3}), bias = weight({3}), mean = weight({3}), var = weight({3}, 0.5f, 2);
-  check(x.batch_norm(scale, bias, mean, var, 1e-5), s, tabulate(s, [&](const Idx& i) {
-          size_t c = size_t(i[1]);
-          return (at(x, i) - of(mean)[c]) / std::sqrt(of(var)[c] + 1e-5) * of(scale)[c] + of(bias)[c];
-        }), kTrans);
+  check(x.batch_norm(scale, bias, mean, var, 1e-5), s,
+        tabulate(s,
+                 [&](const Idx& i) {
+                   size_t c = size_t(i[1]);
+                   return (at(x, i) - of(mean)[c]) / std::sqrt(of(var)[c] + 1e-5) * of(scale)[c] + of(bias)[c];
+                 }),
+        kTrans);
 }
 
 }  // namespace

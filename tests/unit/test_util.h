@@ -98,13 +98,17 @@ struct Env {
     return t;
   }
   // Random uniform data in [lo, hi).
-  Tensor input(const Shape& s, float lo = -1, float hi = 1) { return input_data(s, random_floats(rng, numel(s), lo, hi)); }
+  Tensor input(const Shape& s, float lo = -1, float hi = 1) {
+    return input_data(s, random_floats(rng, numel(s), lo, hi));
+  }
   Tensor weight_data(const Shape& s, const std::vector<float>& v) {
     Tensor t = Tensor::weight(g, "w" + std::to_string(g.num_buffers()), host(s, v));
     data[t.uop()->ival()] = v;
     return t;
   }
-  Tensor weight(const Shape& s, float lo = -1, float hi = 1) { return weight_data(s, random_floats(rng, numel(s), lo, hi)); }
+  Tensor weight(const Shape& s, float lo = -1, float hi = 1) {
+    return weight_data(s, random_floats(rng, numel(s), lo, hi));
+  }
   Tensor int_weight(const Shape& s, const std::vector<float>& v, DType t = DType::I64) {
     return Tensor::weight(g, "i" + std::to_string(g.num_buffers()), host(s, v, t));
   }

@@ -113,7 +113,8 @@ using V = std::vector<int64_t>;
 INSTANTIATE_TEST_SUITE_P(
     All, UOpShapeError,
     ::testing::Values(
-        BadNode{"AddShapesDiffer", [](Graph& g, const UOp* x) { g.make(Op::Add, DType::F32, {x, input(g, {2, 4, 3})}); }},
+        BadNode{"AddShapesDiffer",
+                [](Graph& g, const UOp* x) { g.make(Op::Add, DType::F32, {x, input(g, {2, 4, 3})}); }},
         BadNode{"WhereShapesDiffer",
                 [](Graph& g, const UOp* x) {
                   g.make(Op::Where, DType::F32, {input(g, {2, 3, 4}, DType::Bool), x, input(g, {2, 3, 1})});
@@ -126,12 +127,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadNode{"ExpandRank", [](Graph& g, const UOp* x) { g.make(Op::Expand, DType::F32, {x}, V{1, 2, 3, 4}); }},
         BadNode{"PadNegative", [](Graph& g, const UOp* x) { g.make(Op::Pad, DType::F32, {x}, V{0, 0, -1, 0, 0, 0}); }},
         BadNode{"PadArity", [](Graph& g, const UOp* x) { g.make(Op::Pad, DType::F32, {x}, V{0, 0, 1}); }},
-        BadNode{"ShrinkPastEnd", [](Graph& g, const UOp* x) { g.make(Op::Shrink, DType::F32, {x}, V{0, 2, 0, 4, 0, 4}); }},
-        BadNode{"ShrinkReversed", [](Graph& g, const UOp* x) { g.make(Op::Shrink, DType::F32, {x}, V{1, 0, 0, 3, 0, 4}); }},
+        BadNode{"ShrinkPastEnd",
+                [](Graph& g, const UOp* x) { g.make(Op::Shrink, DType::F32, {x}, V{0, 2, 0, 4, 0, 4}); }},
+        BadNode{"ShrinkReversed",
+                [](Graph& g, const UOp* x) { g.make(Op::Shrink, DType::F32, {x}, V{1, 0, 0, 3, 0, 4}); }},
         BadNode{"FlipArity", [](Graph& g, const UOp* x) { g.make(Op::Flip, DType::F32, {x}, V{1}); }},
-        BadNode{"ReduceAxis", [](Graph& g, const UOp* x) { g.make(Op::Reduce, DType::F32, {x}, ReduceArg{Op::Add, {3}}); }},
-        BadNode{"TensorBroadcast",
-                [](Graph& g, const UOp* x) { (void)(Tensor(g, x) + Tensor(g, input(g, {3, 3}))); }},
+        BadNode{"ReduceAxis",
+                [](Graph& g, const UOp* x) { g.make(Op::Reduce, DType::F32, {x}, ReduceArg{Op::Add, {3}}); }},
+        BadNode{"TensorBroadcast", [](Graph& g, const UOp* x) { (void)(Tensor(g, x) + Tensor(g, input(g, {3, 3}))); }},
         BadNode{"TensorReshapeInfer", [](Graph& g, const UOp* x) { (void)Tensor(g, x).reshape({5, -1}); }},
         BadNode{"TensorMatmulInner",
                 [](Graph& g, const UOp* x) { (void)Tensor(g, x).matmul(Tensor(g, input(g, {3, 4}))); }},

@@ -19,8 +19,8 @@ double io_bytes(const Case& c, const std::string& output_dir);
 
 struct Agreement {
   bool ok = false;
-  double max_err = 0;   // max |a - b| / max |b| over all outputs (b: the reference)
-  std::string detail;   // empty when ok; else what differs
+  double max_err = 0;  // max |a - b| / max |b| over all outputs (b: the reference)
+  std::string detail;  // empty when ok; else what differs
 };
 
 // Compares every DIR_B/*.npy (the reference, onnxruntime) with DIR_A's file of the same name:

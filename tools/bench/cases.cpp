@@ -55,7 +55,8 @@ std::string Case::shape_summary() const {
     if (!r.empty()) r += " ";
     r += in.name + "=";
     if (in.shape.empty()) r += "scalar";
-    for (size_t i = 0; i < in.shape.size(); ++i) r += (i ? "x" : "") + (in.shape[i] < 0 ? "?" : std::to_string(in.shape[i]));
+    for (size_t i = 0; i < in.shape.size(); ++i)
+      r += (i ? "x" : "") + (in.shape[i] < 0 ? "?" : std::to_string(in.shape[i]));
   }
   return r;
 }
@@ -72,7 +73,8 @@ std::vector<std::string> Case::input_shape_args() const {
     }
     if (!in.shape_fixed) continue;
     std::string dims;
-    for (size_t i = 0; i < in.shape.size(); ++i) dims += (i ? "," : "") + (i == 0 && in.batched ? "?" : std::to_string(in.shape[i]));
+    for (size_t i = 0; i < in.shape.size(); ++i)
+      dims += (i ? "," : "") + (i == 0 && in.batched ? "?" : std::to_string(in.shape[i]));
     args.push_back("--input-shape");
     args.push_back(in.name + "=" + dims);
   }
@@ -93,7 +95,8 @@ InputTable read_input_table(const std::string& path) {
     std::vector<std::string> tokens;
     for (std::string t; in >> t;) {
       if (t.find('=') == std::string::npos)
-        throw Error(path + ":" + std::to_string(lineno) + ": expected NAME=dims, NAME:fill=V, NAME:compiled=V or NAME:scale=S, got '" + t + "'");
+        throw Error(path + ":" + std::to_string(lineno) +
+                    ": expected NAME=dims, NAME:fill=V, NAME:compiled=V or NAME:scale=S, got '" + t + "'");
       tokens.push_back(t);
     }
     table[model] = tokens;
@@ -141,7 +144,8 @@ Case load_case(const std::string& model_path, const std::vector<std::string>& to
       c.error = "input '" + in.name + "': " + e.what();
       return c;
     }
-    for (const auto& d : vi.type().tensor_type().shape().dim()) in.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    for (const auto& d : vi.type().tensor_type().shape().dim())
+      in.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
     in.symbolic_dim0 = !in.shape.empty() && in.shape[0] < 0;
     c.inputs.push_back(in);
   }
@@ -165,7 +169,8 @@ Case load_case(const std::string& model_path, const std::vector<std::string>& to
         throw Error(where + ": input '" + key + "' has rank " + std::to_string(it->shape.size()) + ", got " + value);
       for (size_t i = 0; i < dims.size(); ++i)
         if (it->shape[i] >= 0 && it->shape[i] != dims[i])
-          throw Error(where + ": input '" + key + "' dim " + std::to_string(i) + " is fixed at " + std::to_string(it->shape[i]));
+          throw Error(where + ": input '" + key + "' dim " + std::to_string(i) + " is fixed at " +
+                      std::to_string(it->shape[i]));
       it->shape_fixed = true;
       it->shape = dims;
     }
@@ -174,7 +179,8 @@ Case load_case(const std::string& model_path, const std::vector<std::string>& to
     if (std::count(in.shape.begin(), in.shape.end(), -1) > 0 && c.error.empty())
       c.error = "input '" + in.name + "' has dynamic dims: give its shape in tools/bench/inputs.txt";
     if (!is_float(in.dtype) && in.dtype != DType::Bool && !in.fill && c.error.empty())
-      c.error = "input '" + in.name + "' is " + std::string(dtype_name(in.dtype)) + ": give its value (NAME:fill=V) in tools/bench/inputs.txt";
+      c.error = "input '" + in.name + "' is " + std::string(dtype_name(in.dtype)) +
+                ": give its value (NAME:fill=V) in tools/bench/inputs.txt";
   }
   return c;
 }

@@ -39,15 +39,27 @@ static double median_ms(void (*fn)(void*), void* ctx, double budget_ms, int* ite
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-struct gemm { int n; float *a, *b, *c; };
+struct gemm {
+  int n;
+  float *a, *b, *c;
+};
 static void run_gemm(void* p) {
   struct gemm* g = p;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->n, g->n, g->n, 1.0f, g->a, g->n, g->b, g->n, 0.0f, g->c, g->n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->n, g->n, g->n, 1.0f, g->a, g->n, g->b, g->n, 0.0f, g->c,
+              g->n);
 }
 
 // memcpy split into one contiguous slice per thread, as a multi-threaded kernel would stream.
-struct copy_slice { char* dst; const char* src; size_t bytes; };
-struct copy { int threads; size_t bytes; char *dst, *src; };
+struct copy_slice {
+  char* dst;
+  const char* src;
+  size_t bytes;
+};
+struct copy {
+  int threads;
+  size_t bytes;
+  char *dst, *src;
+};
 static void* copy_one(void* p) {
   struct copy_slice* s = p;
   memcpy(s->dst, s->src, s->bytes);
@@ -80,11 +92,18 @@ int main(int argc, char** argv) {
   double budget_s = 1.0;
   for (int i = 1; i < argc; ++i) {
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(argv[i], "--threads") && v) threads = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--sgemm") && v) sizes = argv[++i];
-    else if (!strcmp(argv[i], "--memcpy-mib") && v) mib = atol(argv[++i]);
-    else if (!strcmp(argv[i], "--budget") && v) budget_s = atof(argv[++i]);
-    else return fail("usage: bench-ceilings --threads T [--sgemm N,N,...] [--memcpy-mib M] [--budget SECONDS]; bad argument ", argv[i]);
+    if (!strcmp(argv[i], "--threads") && v)
+      threads = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--sgemm") && v)
+      sizes = argv[++i];
+    else if (!strcmp(argv[i], "--memcpy-mib") && v)
+      mib = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--budget") && v)
+      budget_s = atof(argv[++i]);
+    else
+      return fail(
+          "usage: bench-ceilings --threads T [--sgemm N,N,...] [--memcpy-mib M] [--budget SECONDS]; bad argument ",
+          argv[i]);
   }
   if (threads < 1 || threads > 256) return fail("--threads must be 1..256", NULL);
   openblas_set_num_threads(threads);
@@ -95,7 +114,8 @@ int main(int argc, char** argv) {
     char* end;
     long n = strtol(p, &end, 10);
     if (end == p || n < 1 || n > 16384) return fail("bad --sgemm size list: ", sizes);
-    struct gemm g = {(int)n, malloc(sizeof(float) * n * n), malloc(sizeof(float) * n * n), malloc(sizeof(float) * n * n)};
+    struct gemm g = {(int)n, malloc(sizeof(float) * n * n), malloc(sizeof(float) * n * n),
+                     malloc(sizeof(float) * n * n)};
     if (!g.a || !g.b || !g.c) return fail("out of memory", NULL);
     for (long i = 0; i < n * n; ++i) {
       g.a[i] = (float)((i * 7 % 13) - 6) / 8.0f;
@@ -103,8 +123,8 @@ int main(int argc, char** argv) {
     }
     int iters;
     double ms = median_ms(run_gemm, &g, budget_s * 1e3, &iters);
-    printf("{\"what\": \"sgemm\", \"n\": %ld, \"threads\": %d, \"iters\": %d, \"median_ms\": %.6f, \"gflops\": %.3f}\n", n, threads,
-           iters, ms, 2.0 * (double)n * n * n / (ms * 1e6));
+    printf("{\"what\": \"sgemm\", \"n\": %ld, \"threads\": %d, \"iters\": %d, \"median_ms\": %.6f, \"gflops\": %.3f}\n",
+           n, threads, iters, ms, 2.0 * (double)n * n * n / (ms * 1e6));
     fflush(stdout);
     free(g.a), free(g.b), free(g.c);
     p = *end == ',' ? end + 1 : end;
@@ -118,8 +138,9 @@ int main(int argc, char** argv) {
     int iters;
     double ms = median_ms(run_copy, &c, budget_s * 1e3, &iters);
     // GB/s counts bytes read plus bytes written, as tgc-bench does for kernels.
-    printf("{\"what\": \"memcpy\", \"mib\": %ld, \"threads\": %d, \"iters\": %d, \"median_ms\": %.6f, \"gbps\": %.3f}\n", mib,
-           threads, iters, ms, 2.0 * (double)c.bytes / (ms * 1e6));
+    printf(
+        "{\"what\": \"memcpy\", \"mib\": %ld, \"threads\": %d, \"iters\": %d, \"median_ms\": %.6f, \"gbps\": %.3f}\n",
+        mib, threads, iters, ms, 2.0 * (double)c.bytes / (ms * 1e6));
     free(c.dst), free(c.src);
   }
   return 0;

@@ -37,8 +37,8 @@ struct Options {
   std::string markdown, work, tgc, ort, ceilings;
   double timeout_s = 600;
   double tol = 1e-3;
-  int beam = 0;  // also time an artifact compiled with --beam=N (tuning cache in the work dir)
-  int batch = 0; // models at this batch size, their batch dim left dynamic in tgc
+  int beam = 0;       // also time an artifact compiled with --beam=N (tuning cache in the work dir)
+  int batch = 0;      // models at this batch size, their batch dim left dynamic in tgc
   bool fp16 = false;  // also the fp16 twins of kTwins[0]
   bool int8 = false;  // also the dynamically quantized twins of kTwins[1]
 };
@@ -242,7 +242,7 @@ std::optional<Timing> timing_of(const ProcessResult& r) {
 struct Side {
   std::string label;  // "tgc", "beam", "ort"
   std::vector<std::string> cmd;
-  std::string out;    // output directory of the checking run
+  std::string out;  // output directory of the checking run
   bool ok = false;
   double est_ms = 0;  // time per inference from the checking run, sets the number of timed runs
   std::optional<Timing>* best;
@@ -290,7 +290,8 @@ Row bench_case(const Case& c, const Prepared& p, int threads, const Options& o) 
     fs::remove_all(s.out);
     progress("check-" + s.label + " ");
     bool is_ort = &s == &sides.back();
-    ProcessResult r = run_process(is_ort ? with(s.cmd, {"-o", s.out, "--bench", "1"}) : with(s.cmd, {"-o", s.out}), p.dir, o.timeout_s);
+    ProcessResult r = run_process(is_ort ? with(s.cmd, {"-o", s.out, "--bench", "1"}) : with(s.cmd, {"-o", s.out}),
+                                  p.dir, o.timeout_s);
     if (is_ort) {
       auto tm = timing_of(r);
       if (!tm && row.failure.empty()) row.failure = "onnxruntime failed: " + r.first_error_line();
@@ -357,7 +358,7 @@ Row bench_case(const Case& c, const Prepared& p, int threads, const Options& o) 
 // Conversions of real models, as converters write them: written by a script into <work>/<suffix>,
 // named <model>_<suffix>.onnx.
 struct Twins {
-  bool Options::*wanted;  // --fp16, --int8
+  bool Options::* wanted;  // --fp16, --int8
   const char* suffix;
   const char* script;
   std::vector<const char*> models;
@@ -367,7 +368,11 @@ struct Twins {
   double tol;
 };
 const Twins kTwins[] = {
-    {&Options::fp16, "fp16", "fp16_models.py", {"ch_ppocr_mobile_v2.0_cls_infer", "ch_PP-OCRv4_det_infer", "embedding_model"}, 1e-2},
+    {&Options::fp16,
+     "fp16",
+     "fp16_models.py",
+     {"ch_ppocr_mobile_v2.0_cls_infer", "ch_PP-OCRv4_det_infer", "embedding_model"},
+     1e-2},
     {&Options::int8, "int8", "int8_models.py", {"embedding_model"}, 1e-3},
 };
 
@@ -409,11 +414,13 @@ std::vector<Case> collect_cases(const Options& o, const std::string& root) {
   }
   if (o.micro) {
     std::string dir = o.work + "/micro";
-    ProcessResult r = run_process({"/usr/bin/python3", root + "/tools/bench/micro_models.py", dir}, o.work, o.timeout_s);
+    ProcessResult r =
+        run_process({"/usr/bin/python3", root + "/tools/bench/micro_models.py", dir}, o.work, o.timeout_s);
     if (r.exit_code != 0) die("micro_models.py failed: " + r.first_error_line());
     std::ifstream index(dir + "/index.txt");
     for (std::string file; std::getline(index, file);)
-      if (!file.empty() && wanted(fs::path(file).stem().string())) cases.push_back(load_case(dir + "/" + file, {}, true));
+      if (!file.empty() && wanted(fs::path(file).stem().string()))
+        cases.push_back(load_case(dir + "/" + file, {}, true));
   }
   return cases;
 }
@@ -421,7 +428,8 @@ std::vector<Case> collect_cases(const Options& o, const std::string& root) {
 // When a case is FLOP-bound: sgemm at 256, 512, 1024, 2048 and every other matmul size in use
 // (the best of them is the ceiling of FLOP-bound cases other than matmuls); when a case is
 // bandwidth-bound: memcpy of 256 MiB.
-std::vector<Ceiling> measure_ceilings(const std::vector<Case>& cases, int threads, const Options& o, std::string& openblas) {
+std::vector<Ceiling> measure_ceilings(const std::vector<Case>& cases, int threads, const Options& o,
+                                      std::string& openblas) {
   std::set<int64_t> sizes;
   bool bytes = false;
   for (const auto& c : cases) {
@@ -434,7 +442,8 @@ std::vector<Ceiling> measure_ceilings(const std::vector<Case>& cases, int thread
   }
   std::string list;
   for (int64_t n : sizes) list += (list.empty() ? "" : ",") + std::to_string(n);
-  std::vector<std::string> cmd = {o.ceilings, "--threads", std::to_string(threads), "--budget", std::to_string(o.budget_s)};
+  std::vector<std::string> cmd = {o.ceilings, "--threads", std::to_string(threads), "--budget",
+                                  std::to_string(o.budget_s)};
   if (!list.empty()) cmd.insert(cmd.end(), {"--sgemm", list});
   if (bytes) cmd.insert(cmd.end(), {"--memcpy-mib", "256"});
   progress("ceilings at " + std::to_string(threads) + " thread(s) ...\n");
@@ -457,7 +466,8 @@ std::vector<Ceiling> measure_ceilings(const std::vector<Case>& cases, int thread
       c.unit = "GB/s";
     } else if (line.find("\"openblas\"") != std::string::npos) {
       size_t a = line.find("\"config\": \"") + 11, core = line.find("\"core\": \"") + 9;
-      openblas = line.substr(a, line.find('"', a) - a) + " (core " + line.substr(core, line.find('"', core) - core) + ")";
+      openblas =
+          line.substr(a, line.find('"', a) - a) + " (core " + line.substr(core, line.find('"', core) - core) + ")";
       continue;
     } else {
       continue;
@@ -550,11 +560,13 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < cases.size(); ++i) {
     for (int t : o.threads) {
       const Case& c = cases[i];
-      progress("[" + std::to_string(i + 1) + "/" + std::to_string(cases.size()) + ", " + std::to_string(t) + "T] " + c.name + ": ");
+      progress("[" + std::to_string(i + 1) + "/" + std::to_string(cases.size()) + ", " + std::to_string(t) + "T] " +
+               c.name + ": ");
       if (!prepared.count(c.name)) prepared[c.name] = prepare(c, o);
       Row row = bench_case(c, prepared[c.name], t, o);
       attach_ceiling(row, c, ceilings);
-      std::string beam = row.beam && row.ort ? ", beam/ort " + std::to_string(row.beam->median_ms / row.ort->median_ms) : "";
+      std::string beam =
+          row.beam && row.ort ? ", beam/ort " + std::to_string(row.beam->median_ms / row.ort->median_ms) : "";
       progress(row.tgc && row.ort ? "tgc/ort " + std::to_string(row.tgc->median_ms / row.ort->median_ms) + beam + "\n"
                                   : (row.failure.empty() ? "done" : row.failure) + "\n");
       failed = failed || row.tgc_failed;
@@ -563,8 +575,9 @@ int main(int argc, char** argv) {
   }
   info.load_after = load_average();
 
-  std::cout << "tgc-bench: " << info.command << "\n" << info.date << ", commit " << info.commit << ", " << info.machine
-            << ", load " << info.load_before << " -> " << info.load_after << "\n";
+  std::cout << "tgc-bench: " << info.command << "\n"
+            << info.date << ", commit " << info.commit << ", " << info.machine << ", load " << info.load_before
+            << " -> " << info.load_after << "\n";
   for (const auto& c : ceilings)
     std::cout << "ceiling " << c.name << " @" << c.threads << "T: " << c.value << " " << c.unit << "\n";
   std::cout << "\n" << text_table(rows);

@@ -95,7 +95,9 @@ std::string shell_join(const std::vector<std::string>& argv) {
   std::string r;
   for (const auto& a : argv) {
     if (!r.empty()) r += ' ';
-    bool plain = !a.empty() && a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.,/=:+@%") == std::string::npos;
+    bool plain =
+        !a.empty() && a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.,/=:+@%") ==
+                          std::string::npos;
     if (plain) {
       r += a;
     } else {

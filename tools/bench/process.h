@@ -7,10 +7,10 @@
 namespace tgc::bench {
 
 struct ProcessResult {
-  int exit_code = -1;      // the exit status, or -1 when it was killed or could not start
+  int exit_code = -1;  // the exit status, or -1 when it was killed or could not start
   bool timed_out = false;
   double wall_s = 0;
-  std::string out, err;    // what it printed on stdout and stderr
+  std::string out, err;  // what it printed on stdout and stderr
   // The first line of stderr (or stdout), for one-line failure reports.
   std::string first_error_line() const;
 };

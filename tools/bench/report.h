@@ -17,17 +17,17 @@ struct Row {
   std::string name, inputs;
   bool micro = false;
   int threads = 1;
-  std::string metric = "flops";      // flops: GFLOP/s against sgemm; bytes: GB/s against memcpy
-  std::string failure;               // why a side has no time ("compile failed: ...")
-  bool tgc_failed = false;           // tgc compiled the model but its run failed or was wrong
+  std::string metric = "flops";  // flops: GFLOP/s against sgemm; bytes: GB/s against memcpy
+  std::string failure;           // why a side has no time ("compile failed: ...")
+  bool tgc_failed = false;       // tgc compiled the model but its run failed or was wrong
   std::optional<Timing> tgc, ort;
-  bool tgc_single_run = false;       // tgc's time is its checking run's wall time (too slow for --bench)
+  bool tgc_single_run = false;  // tgc's time is its checking run's wall time (too slow for --bench)
   int iters = 0, rounds = 0;
   double compile_s = 0;
-  std::optional<double> flops;       // per inference
-  double bytes = 0;                  // inputs + outputs, per inference
-  double ceiling = 0;                // GFLOP/s or GB/s
-  std::string ceiling_name;          // "sgemm 1024", "memcpy"
+  std::optional<double> flops;  // per inference
+  double bytes = 0;             // inputs + outputs, per inference
+  double ceiling = 0;           // GFLOP/s or GB/s
+  std::string ceiling_name;     // "sgemm 1024", "memcpy"
   std::optional<Agreement> agreement;
   // tgc-bench --beam: the artifact compiled with --beam=N, a third side.
   bool beam_tried = false;
@@ -41,9 +41,9 @@ struct Row {
 };
 
 struct Ceiling {
-  std::string name;   // "sgemm 1024", "memcpy 256 MiB"
+  std::string name;  // "sgemm 1024", "memcpy 256 MiB"
   int threads = 1;
-  double value = 0;   // GFLOP/s or GB/s
+  double value = 0;  // GFLOP/s or GB/s
   std::string unit;
   int iters = 0;
   double median_ms = 0;

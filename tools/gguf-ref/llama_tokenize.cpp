@@ -11,26 +11,38 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-  if (argc != 5) { fprintf(stderr, "usage: %s VOCAB.gguf BACKEND_DIR TEXTS.inp IDS.out\n", argv[0]); return 2; }
+  if (argc != 5) {
+    fprintf(stderr, "usage: %s VOCAB.gguf BACKEND_DIR TEXTS.inp IDS.out\n", argv[0]);
+    return 2;
+  }
   ggml_backend_load_all_from_path(argv[2]);
   llama_log_set([](enum ggml_log_level, const char*, void*) {}, nullptr);
   llama_model_params mp = llama_model_default_params();
   mp.vocab_only = true;
   llama_model* model = llama_model_load_from_file(argv[1], mp);
-  if (!model) { fprintf(stderr, "%s: load failed\n", argv[1]); return 1; }
+  if (!model) {
+    fprintf(stderr, "%s: load failed\n", argv[1]);
+    return 1;
+  }
   const llama_vocab* vocab = llama_model_get_vocab(model);
   std::ifstream in(argv[3], std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string raw = ss.str(), sep = "\n__ggml_vocab_test__\n";
   FILE* out = fopen(argv[4], "w");
-  if (!in || !out) { fprintf(stderr, "cannot read %s or write %s\n", argv[3], argv[4]); return 1; }
+  if (!in || !out) {
+    fprintf(stderr, "cannot read %s or write %s\n", argv[3], argv[4]);
+    return 1;
+  }
   for (size_t pos = 0;;) {
     size_t next = raw.find(sep, pos);
     std::string text = raw.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
     std::vector<llama_token> ids(text.size() * 4 + 8);
     int n = llama_tokenize(vocab, text.data(), (int)text.size(), ids.data(), (int)ids.size(), false, false);
-    if (n < 0) { fprintf(stderr, "llama_tokenize failed\n"); return 1; }
+    if (n < 0) {
+      fprintf(stderr, "llama_tokenize failed\n");
+      return 1;
+    }
     for (int i = 0; i < n; ++i) fprintf(out, i ? " %d" : "%d", ids[i]);
     fprintf(out, "\n");
     if (next == std::string::npos) break;

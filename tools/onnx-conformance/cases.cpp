@@ -89,8 +89,8 @@ std::vector<Case> discover_cases(const std::vector<fs::path>& data) {
   std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.name < b.name; });
   for (size_t i = 1; i < cases.size(); ++i)
     if (cases[i].name == cases[i - 1].name)
-      throw tgc::Error("two data dirs give the case name '" + cases[i].name + "': " + cases[i - 1].dir.string() + " and " +
-                       cases[i].dir.string());
+      throw tgc::Error("two data dirs give the case name '" + cases[i].name + "': " + cases[i - 1].dir.string() +
+                       " and " + cases[i].dir.string());
   return cases;
 }
 
@@ -105,7 +105,8 @@ std::vector<Exclusion> read_exclusions(const std::string& path) {
     Exclusion e;
     if (!(ss >> e.pattern) || e.pattern[0] == '#') continue;
     std::getline(ss >> std::ws, e.reason);
-    if (e.reason.empty()) throw tgc::Error(path + ":" + std::to_string(n) + ": pattern '" + e.pattern + "' has no reason");
+    if (e.reason.empty())
+      throw tgc::Error(path + ":" + std::to_string(n) + ": pattern '" + e.pattern + "' has no reason");
     r.push_back(std::move(e));
   }
   return r;

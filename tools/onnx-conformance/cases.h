@@ -8,9 +8,9 @@
 namespace conformance {
 
 struct Case {
-  std::string name;             // "<data dir name>/<case dir name>", e.g. "node/test_abs"
-  std::filesystem::path dir;    // holds model.onnx and test_data_set_*/
-  std::string op;               // the op type the case counts for (see main_op_type)
+  std::string name;                 // "<data dir name>/<case dir name>", e.g. "node/test_abs"
+  std::filesystem::path dir;        // holds model.onnx and test_data_set_*/
+  std::string op;                   // the op type the case counts for (see main_op_type)
   std::vector<std::string> inputs;  // graph inputs that are not initializers, in order
 };
 

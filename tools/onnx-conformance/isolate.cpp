@@ -44,7 +44,8 @@ struct Child {
 
 Outcome finish(Child& c, int wait_status) {
   if (WIFSIGNALED(wait_status))
-    return {Status::Fail, "crashed: signal " + std::to_string(WTERMSIG(wait_status)) + " (" + strsignal(WTERMSIG(wait_status)) + ")"};
+    return {Status::Fail,
+            "crashed: signal " + std::to_string(WTERMSIG(wait_status)) + " (" + strsignal(WTERMSIG(wait_status)) + ")"};
   size_t nl = c.received.find('\n');
   if (nl == std::string::npos) return {Status::Fail, "the case's process exited without a result"};
   return {status_from_name(c.received.substr(0, nl)), c.received.substr(nl + 1)};

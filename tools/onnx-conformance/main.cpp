@@ -46,7 +46,8 @@ const char* kUsage =
 
 // `s` as one shell word, so that a recorded command line can be pasted back.
 std::string shell_quoted(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+=/.,:@%") == std::string::npos)
+  if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+=/.,:@%") ==
+                        std::string::npos)
     return s;
   std::string r = "'";
   for (char ch : s) r += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
@@ -71,21 +72,36 @@ Args parse_args(int argc, char** argv) {
       if (i + 1 >= argc) throw tgc::Error(s + " needs a value");
       return argv[++i];
     };
-    if (s == "--target") a.target.name = value();
-    else if (s == "--triple") a.target.triple = value();
-    else if (s == "--emulator") a.target.emulator = value();
-    else if (s == "--exclude") a.exclude = value();
-    else if (s == "--no-exclude") a.exclude.clear();
-    else if (s == "--list") a.list = value();
-    else if (s == "--every") a.every = std::stoi(value());
-    else if (s == "--update") a.update = value();
-    else if (s == "--results") a.results = value();
-    else if (s == "--label") a.label = value();
-    else if (s == "-j") a.jobs = std::stoi(value());
-    else if (s == "--timeout") a.timeout_s = std::stoi(value());
-    else if (s == "-v") a.verbose = true;
-    else if (s.starts_with("-")) throw tgc::Error("unknown option '" + s + "'");
-    else a.data.push_back(s);
+    if (s == "--target")
+      a.target.name = value();
+    else if (s == "--triple")
+      a.target.triple = value();
+    else if (s == "--emulator")
+      a.target.emulator = value();
+    else if (s == "--exclude")
+      a.exclude = value();
+    else if (s == "--no-exclude")
+      a.exclude.clear();
+    else if (s == "--list")
+      a.list = value();
+    else if (s == "--every")
+      a.every = std::stoi(value());
+    else if (s == "--update")
+      a.update = value();
+    else if (s == "--results")
+      a.results = value();
+    else if (s == "--label")
+      a.label = value();
+    else if (s == "-j")
+      a.jobs = std::stoi(value());
+    else if (s == "--timeout")
+      a.timeout_s = std::stoi(value());
+    else if (s == "-v")
+      a.verbose = true;
+    else if (s.starts_with("-"))
+      throw tgc::Error("unknown option '" + s + "'");
+    else
+      a.data.push_back(s);
   }
   // "interp" runs the reference interpreter; every other name is a row of the target table.
   if (a.target.name != "interp") tgc::find_target(a.target.name);
@@ -112,7 +128,8 @@ std::vector<Case> select_cases(const Args& a) {
     for (const std::string& n : read_case_list(a.list)) {
       auto it = by_name.find(n);
       if (it == by_name.end()) throw tgc::Error(a.list + ": case '" + n + "' is not under the data dirs given");
-      if (it->second.size() > 1) throw tgc::Error(a.list + ": case '" + n + "' is in several data dirs; name it DIR/" + n);
+      if (it->second.size() > 1)
+        throw tgc::Error(a.list + ": case '" + n + "' is in several data dirs; name it DIR/" + n);
       chosen.push_back(*it->second[0]);
     }
   }
@@ -172,8 +189,9 @@ int run(const Args& a) {
   std::array<int, 4> total{};
   for (const CaseResult& r : res.cases) per_dir[dir_of(r.name)][size_t(r.status)]++, total[size_t(r.status)]++;
   auto line = [](const std::array<int, 4>& n) {
-    return "passed " + std::to_string(n[0]) + ", failed " + std::to_string(n[1]) + ", unsupported " + std::to_string(n[2]) +
-           ", excluded " + std::to_string(n[3]) + " of " + std::to_string(n[0] + n[1] + n[2] + n[3]);
+    return "passed " + std::to_string(n[0]) + ", failed " + std::to_string(n[1]) + ", unsupported " +
+           std::to_string(n[2]) + ", excluded " + std::to_string(n[3]) + " of " +
+           std::to_string(n[0] + n[1] + n[2] + n[3]);
   };
   if (per_dir.size() > 1)
     for (const auto& [dir, n] : per_dir) std::cout << dir << ": " << line(n) << "\n";
@@ -182,7 +200,8 @@ int run(const Args& a) {
   if (!a.results.empty()) write_results(a.results, res);
   if (!a.update.empty()) {
     std::ofstream f(a.update);
-    f << "# ONNX backend test cases that pass on " << res.target << "; regenerate with tools/scripts/conformance-report.sh\n";
+    f << "# ONNX backend test cases that pass on " << res.target
+      << "; regenerate with tools/scripts/conformance-report.sh\n";
     for (const CaseResult& r : res.cases)
       if (r.status == Status::Pass) f << r.name << "\n";
     if (!f) throw tgc::Error(a.update + ": write failed");

@@ -57,7 +57,8 @@ std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
 std::vector<DataSet> read_data_sets(const fs::path& case_dir) {
   std::vector<DataSet> sets;
   for (const auto& e : fs::directory_iterator(case_dir))
-    if (e.is_directory() && e.path().filename().string().starts_with("test_data_set_")) sets.push_back({e.path(), {}, {}});
+    if (e.is_directory() && e.path().filename().string().starts_with("test_data_set_"))
+      sets.push_back({e.path(), {}, {}});
   if (sets.empty()) throw Error("no test_data_set_* directory");
   std::sort(sets.begin(), sets.end(), [](const DataSet& a, const DataSet& b) { return a.dir < b.dir; });
   for (DataSet& s : sets) {
@@ -144,7 +145,8 @@ class Artifact {
     int rc = std::system(cmd.c_str());
     if (rc != 0) {
       int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-      std::string how = code > 128 ? "crashed (signal " + std::to_string(code - 128) + ")" : "exited with status " + std::to_string(code);
+      std::string how = code > 128 ? "crashed (signal " + std::to_string(code - 128) + ")"
+                                   : "exited with status " + std::to_string(code);
       throw Error("artifact " + how + ": " + first_line(log));
     }
     std::vector<HostTensor> outs;
@@ -167,7 +169,6 @@ std::string without_path(std::string msg, const fs::path& case_dir) {
   return msg;
 }
 
-
 // The graph input an import error asks to know at compile time ("input 1 ('shape') must be a
 // compile-time constant, but depends on a model input"): its index in c.inputs, or -1.
 int input_to_fix(const std::string& msg, const Case& c) {
@@ -186,7 +187,8 @@ std::vector<double> values_of(const HostTensor& t) {
 
 // Compiles `m` (unless the target is the interpreter) and judges it on `sets`, whose inputs at
 // the indices in `fixed` are compiled into the model. nullopt: every output matches.
-std::optional<Outcome> judge(const Target& target, Model& m, const std::vector<DataSet*>& sets, const std::set<size_t>& fixed) {
+std::optional<Outcome> judge(const Target& target, Model& m, const std::vector<DataSet*>& sets,
+                             const std::set<size_t>& fixed) {
   std::optional<Artifact> artifact;
   // The target's compiler refusing the model (a construct it does not handle) makes the case
   // unsupported there, as the importer's refusal does; its internal errors are failures.
@@ -202,7 +204,8 @@ std::optional<Outcome> judge(const Target& target, Model& m, const std::vector<D
     for (size_t i = 0; i < s->inputs.size(); ++i)
       if (!fixed.count(i)) ins.push_back(s->inputs[i]);
     if (ins.size() != m.inputs.size())
-      return Outcome{Status::Fail, set + "model has " + std::to_string(m.inputs.size()) + " inputs, data set " + std::to_string(ins.size())};
+      return Outcome{Status::Fail, set + "model has " + std::to_string(m.inputs.size()) + " inputs, data set " +
+                                       std::to_string(ins.size())};
     if (s->outputs.size() != m.outputs.size())
       return Outcome{Status::Fail, set + "model has " + std::to_string(m.outputs.size()) + " outputs, data set " +
                                        std::to_string(s->outputs.size())};
@@ -211,8 +214,9 @@ std::optional<Outcome> judge(const Target& target, Model& m, const std::vector<D
       const Tensor& declared = m.inputs[i].tensor;
       as_declared_bf16(ins[i], declared.dtype());
       if (ins[i].dtype != declared.dtype() || ins[i].shape != declared.shape())
-        return Outcome{Status::Fail, set + "input '" + m.inputs[i].name + "' is " + std::string(dtype_name(ins[i].dtype)) +
-                                         shape_str(ins[i].shape) + ", the model declares " + std::string(dtype_name(declared.dtype())) +
+        return Outcome{Status::Fail, set + "input '" + m.inputs[i].name + "' is " +
+                                         std::string(dtype_name(ins[i].dtype)) + shape_str(ins[i].shape) +
+                                         ", the model declares " + std::string(dtype_name(declared.dtype())) +
                                          shape_str(declared.shape())};
       feeds[declared.uop()->ival()] = ins[i];
     }
@@ -220,7 +224,8 @@ std::optional<Outcome> judge(const Target& target, Model& m, const std::vector<D
     for (size_t i = 0; i < s->outputs.size(); ++i) {
       as_declared_bf16(s->outputs[i], m.outputs[i].tensor.dtype());
       std::string why;
-      if (!close(got[i], s->outputs[i], why)) return Outcome{Status::Fail, set + "output " + std::to_string(i) + ": " + why};
+      if (!close(got[i], s->outputs[i], why))
+        return Outcome{Status::Fail, set + "output " + std::to_string(i) + ": " + why};
     }
   }
   return std::nullopt;
@@ -243,7 +248,8 @@ Outcome run_case(const Target& target, const Case& c) {
   // Dims the model leaves symbolic take their size from the first data set, as in `tgc eval`.
   ImportOptions opt;
   if (!sets.empty())
-    for (size_t i = 0; i < c.inputs.size() && i < sets[0].inputs.size(); ++i) opt.shape_hints[c.inputs[i]] = sets[0].inputs[i].shape;
+    for (size_t i = 0; i < c.inputs.size() && i < sets[0].inputs.size(); ++i)
+      opt.shape_hints[c.inputs[i]] = sets[0].inputs[i].shape;
   std::set<size_t> fixed;
   auto import_with = [&](const DataSet& s) {
     for (size_t i : fixed) opt.input_values[c.inputs[i]] = values_of(s.inputs[i]);
@@ -256,7 +262,8 @@ Outcome run_case(const Target& target, const Case& c) {
       break;
     } catch (const Error& e) {
       int i = sets.empty() ? -1 : input_to_fix(e.what(), c);
-      if (i < 0 || fixed.count(size_t(i)) || size_t(i) >= sets[0].inputs.size()) return {Status::Unsupported, without_path(e.what(), c.dir)};
+      if (i < 0 || fixed.count(size_t(i)) || size_t(i) >= sets[0].inputs.size())
+        return {Status::Unsupported, without_path(e.what(), c.dir)};
       fixed.insert(size_t(i));
     }
   }

@@ -13,12 +13,11 @@
  *   agent -> tgc   ok <min_us> <median_us> <iters> <out_sum> <out_abs_sum>  |  err <message>
  *   tgc -> agent   quit
  * The shared object follows tools/tgc-agent/tgc_candidate.h, the GPU candidates
- * tools/tgc-agent/cl_candidate.h (agent_gpu.c runs them through the runtime's backends). The agent fills the buffers with
- * the same pseudo-random data every time (so candidates of one kernel can be compared by the
- * checksum of their output), runs it once to warm up, then takes up to max_iters samples until
- * budget_ms have passed (at least 3), on one thread; a sample repeats a kernel faster than
- * 20 us until it lasts that long, and the reply gives per-run times. A candidate that crashes takes the
- * agent with it; tgc notices, drops the candidate and starts a new agent. */
+ * tools/tgc-agent/cl_candidate.h (agent_gpu.c runs them through the runtime's backends). The agent fills the buffers
+ * with the same pseudo-random data every time (so candidates of one kernel can be compared by the checksum of their
+ * output), runs it once to warm up, then takes up to max_iters samples until budget_ms have passed (at least 3), on one
+ * thread; a sample repeats a kernel faster than 20 us until it lasts that long, and the reply gives per-run times. A
+ * candidate that crashes takes the agent with it; tgc notices, drops the candidate and starts a new agent. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
@@ -70,7 +69,8 @@ static void cpu_model(char* out, size_t cap) {
       fclose(f);
       return;
     }
-    if (strncmp(line, "CPU implementer", 15) == 0 && !implementer[0]) snprintf(implementer, sizeof implementer, "%s", value);
+    if (strncmp(line, "CPU implementer", 15) == 0 && !implementer[0])
+      snprintf(implementer, sizeof implementer, "%s", value);
     if (strncmp(line, "CPU part", 8) == 0 && !part[0]) snprintf(part, sizeof part, "%s", value);
   }
   fclose(f);
@@ -111,14 +111,18 @@ void agent_fill(void* p, int64_t bytes, int32_t dtype, uint64_t seed) {
   switch (dtype) {
     case TGC_F32: n = bytes / 4; break;
     case TGC_F64: n = bytes / 8; break;
-    case TGC_F16: case TGC_BF16: n = bytes / 2; break;
+    case TGC_F16:
+    case TGC_BF16: n = bytes / 2; break;
     default: memset(p, 0, (size_t)bytes); return;
   }
   for (int64_t i = 0; i < n; ++i) {
     float v = (float)(splitmix64(&seed) >> 40) * (1.0f / 8388608.0f) - 1.0f;
-    if (dtype == TGC_F32) ((float*)p)[i] = v;
-    else if (dtype == TGC_F64) ((double*)p)[i] = v;
-    else if (dtype == TGC_F16) ((uint16_t*)p)[i] = f32_to_f16(v);
+    if (dtype == TGC_F32)
+      ((float*)p)[i] = v;
+    else if (dtype == TGC_F64)
+      ((double*)p)[i] = v;
+    else if (dtype == TGC_F16)
+      ((uint16_t*)p)[i] = f32_to_f16(v);
     else {
       uint32_t x;
       memcpy(&x, &v, 4);
@@ -151,9 +155,16 @@ double agent_element(const void* p, int64_t i, int32_t dtype) {
 
 int64_t agent_dtype_bytes(int32_t dtype) {
   switch (dtype) {
-    case TGC_F64: case TGC_I64: case TGC_U64: return 8;
-    case TGC_F32: case TGC_I32: case TGC_U32: return 4;
-    case TGC_F16: case TGC_BF16: case TGC_I16: case TGC_U16: return 2;
+    case TGC_F64:
+    case TGC_I64:
+    case TGC_U64: return 8;
+    case TGC_F32:
+    case TGC_I32:
+    case TGC_U32: return 4;
+    case TGC_F16:
+    case TGC_BF16:
+    case TGC_I16:
+    case TGC_U16: return 2;
     default: return 1;
   }
 }
@@ -186,7 +197,8 @@ int agent_sample(agent_run_fn run, agent_device_us_fn device_us, void* ctx, long
   if (run(ctx, 1) != 0) return free(times), -1;
   double once = agent_now_us() - t0;
   int on_device = device_us && device_us(ctx) >= 0;
-  long long reps = once >= AGENT_MIN_SAMPLE_US || on_device ? 1 : (long long)(AGENT_MIN_SAMPLE_US / (once > 0.01 ? once : 0.01)) + 1;
+  long long reps =
+      once >= AGENT_MIN_SAMPLE_US || on_device ? 1 : (long long)(AGENT_MIN_SAMPLE_US / (once > 0.01 ? once : 0.01)) + 1;
   if (reps > 10000) reps = 10000;
   double start = agent_now_us();
   long long it = 0;
@@ -222,7 +234,8 @@ static void time_candidate(const char* path, long long max_iters, double budget_
   tgc_cpu_fn kernel = (tgc_cpu_fn)dlsym(lib, TGC_CANDIDATE_KERNEL_SYMBOL);
   if (!d || !kernel) {
     dlclose(lib);
-    return agent_reply_err("not a tgc candidate", "missing " TGC_CANDIDATE_DESC_SYMBOL " or " TGC_CANDIDATE_KERNEL_SYMBOL);
+    return agent_reply_err("not a tgc candidate",
+                           "missing " TGC_CANDIDATE_DESC_SYMBOL " or " TGC_CANDIDATE_KERNEL_SYMBOL);
   }
   if (d->abi != TGC_CANDIDATE_ABI || d->num_buffers < 1 || d->num_buffers > 4096) {
     dlclose(lib);
@@ -260,7 +273,8 @@ static char* read_payload(long long nbytes) {
 static const struct {
   const char *api, *request;
   const struct tgc_backend* backend;
-} gpu_apis[] = {{"opencl", "cl", &tgc_backend_opencl}, {"vulkan", "vk", &tgc_backend_vulkan}, {"cuda", "cuda", &tgc_backend_cuda}};
+} gpu_apis[] = {
+    {"opencl", "cl", &tgc_backend_opencl}, {"vulkan", "vk", &tgc_backend_vulkan}, {"cuda", "cuda", &tgc_backend_cuda}};
 enum { kGpuApis = sizeof gpu_apis / sizeof gpu_apis[0] };
 
 int main(int argc, char** argv) {
@@ -307,8 +321,10 @@ int main(int argc, char** argv) {
       size_t len = (size_t)(args - api);
       int i = 0;
       while (i < kGpuApis && (strlen(gpu_apis[i].request) != len || strncmp(api, gpu_apis[i].request, len) != 0)) ++i;
-      if (i < kGpuApis) agent_time_gpu(gpu_apis[i].backend, payload, (size_t)nbytes, iters, budget_ms);
-      else agent_reply_err("unknown request", line);
+      if (i < kGpuApis)
+        agent_time_gpu(gpu_apis[i].backend, payload, (size_t)nbytes, iters, budget_ms);
+      else
+        agent_reply_err("unknown request", line);
       free(payload);
       continue;
     }

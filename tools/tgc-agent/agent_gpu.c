@@ -28,11 +28,17 @@ enum { kRepeats = 8 };
  * CUDA probe likewise keeps the primary context retained between candidates. */
 void agent_gpu_describe(const struct tgc_backend* backend, const char* api, char* line, size_t cap) {
   static const int64_t shape[1] = {1};
-  static const tgc_buffer out = {.name = "probe", .dtype = TGC_F32, .rank = 1, .shape = shape,
-                                 .storage = TGC_STORAGE_OUTPUT, .nbytes = 4};
+  static const tgc_buffer out = {
+      .name = "probe", .dtype = TGC_F32, .rank = 1, .shape = shape, .storage = TGC_STORAGE_OUTPUT, .nbytes = 4};
   static const int32_t outputs[1] = {0};
-  tgc_model_desc d = {.abi_version = TGC_ABI_VERSION, .name = "tgc-agent probe", .backend = backend,
-                      .num_buffers = 1, .buffers = &out, .num_outputs = 1, .outputs = outputs, .vars_buffer = -1};
+  tgc_model_desc d = {.abi_version = TGC_ABI_VERSION,
+                      .name = "tgc-agent probe",
+                      .backend = backend,
+                      .num_buffers = 1,
+                      .buffers = &out,
+                      .num_outputs = 1,
+                      .outputs = outputs,
+                      .vars_buffer = -1};
   tgc_model* m = tgc_create(&d, 1); /* held until exit */
   if (!m) {
     snprintf(line, cap, "no-%s %s", api, tgc_last_error());
@@ -61,7 +67,9 @@ void agent_time_gpu(const struct tgc_backend* backend, const char* payload, size
   static tgc_cl_candidate c; /* large (its buffer tables), and one at a time */
   char msg[1024];
   int vk = backend == &tgc_backend_vulkan, cl = backend == &tgc_backend_opencl;
-  if ((cl ? tgc_cl_candidate_parse : vk ? tgc_vk_candidate_parse : tgc_cuda_candidate_parse)(payload, bytes, &c, msg, sizeof msg) != 0)
+  if ((cl   ? tgc_cl_candidate_parse
+       : vk ? tgc_vk_candidate_parse
+            : tgc_cuda_candidate_parse)(payload, bytes, &c, msg, sizeof msg) != 0)
     return agent_reply_err(cl ? "bad OpenCL candidate" : vk ? "bad Vulkan candidate" : "bad CUDA candidate", msg);
   if (vk && c.source_len % 4 != 0) return agent_reply_err("bad Vulkan candidate", "SPIR-V size is not a multiple of 4");
   int32_t n = c.num_buffers;
@@ -80,17 +88,33 @@ void agent_time_gpu(const struct tgc_backend* backend, const char* payload, size
     int64_t size = agent_dtype_bytes(c.buffer_dtypes[i]);
     shapes[i] = size > 0 ? c.buffer_bytes[i] / size : 0;
     index[i] = i;
-    bufs[i] = (tgc_buffer){.name = i ? "input" : "output", .dtype = c.buffer_dtypes[i], .rank = 1,
-                           .shape = &shapes[i], .storage = i ? TGC_STORAGE_INPUT : TGC_STORAGE_OUTPUT,
+    bufs[i] = (tgc_buffer){.name = i ? "input" : "output",
+                           .dtype = c.buffer_dtypes[i],
+                           .rank = 1,
+                           .shape = &shapes[i],
+                           .storage = i ? TGC_STORAGE_INPUT : TGC_STORAGE_OUTPUT,
                            .nbytes = shapes[i] * size};
   }
   for (int r = 0; r < kRepeats; ++r)
-    launches[r] = (tgc_launch){.name = c.kernel, .blob = blob, .blob_size = (int64_t)c.source_len, .num_buffers = n,
-                               .buffers = index, .global_size = {c.global_size, 1, 1},
-                               .local_size = {c.local_size, 1, 1}, .outer_var = -1};
-  tgc_model_desc d = {.abi_version = TGC_ABI_VERSION, .name = c.kernel, .backend = backend,
-                      .num_buffers = n, .buffers = bufs, .num_launches = kRepeats, .launches = launches,
-                      .num_inputs = n - 1, .inputs = index + 1, .num_outputs = 1, .outputs = index,
+    launches[r] = (tgc_launch){.name = c.kernel,
+                               .blob = blob,
+                               .blob_size = (int64_t)c.source_len,
+                               .num_buffers = n,
+                               .buffers = index,
+                               .global_size = {c.global_size, 1, 1},
+                               .local_size = {c.local_size, 1, 1},
+                               .outer_var = -1};
+  tgc_model_desc d = {.abi_version = TGC_ABI_VERSION,
+                      .name = c.kernel,
+                      .backend = backend,
+                      .num_buffers = n,
+                      .buffers = bufs,
+                      .num_launches = kRepeats,
+                      .launches = launches,
+                      .num_inputs = n - 1,
+                      .inputs = index + 1,
+                      .num_outputs = 1,
+                      .outputs = index,
                       .vars_buffer = -1};
   if (!(m = tgc_create(&d, 1))) {
     agent_reply_err("cannot create the candidate's model", tgc_last_error());
@@ -99,7 +123,8 @@ void agent_time_gpu(const struct tgc_backend* backend, const char* payload, size
   tgc_time_launches(m);
   /* Inputs as the CPU and OpenCL paths fill them; the first run (pipelines, recording, the
    * CUDA graph) is the warm-up. */
-  for (int32_t i = 1; i < n; ++i) agent_fill(tgc_input_data(m, i - 1), c.buffer_bytes[i], c.buffer_dtypes[i], agent_seed(i));
+  for (int32_t i = 1; i < n; ++i)
+    agent_fill(tgc_input_data(m, i - 1), c.buffer_bytes[i], c.buffer_dtypes[i], agent_seed(i));
   if (tgc_run(m) != 0) {
     agent_reply_err("the candidate does not run", tgc_last_error());
     goto done;

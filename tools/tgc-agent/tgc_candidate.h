@@ -7,10 +7,10 @@
 #define TGC_CANDIDATE_ABI 1
 
 typedef struct {
-  int32_t abi;                 /* TGC_CANDIDATE_ABI */
-  int32_t num_buffers;         /* kernel arguments, output first */
-  int64_t work_items;          /* run as tgc_kernel(buffers, 0, work_items) */
-  const int64_t* buffer_bytes; /* size of each argument */
+  int32_t abi;                  /* TGC_CANDIDATE_ABI */
+  int32_t num_buffers;          /* kernel arguments, output first */
+  int64_t work_items;           /* run as tgc_kernel(buffers, 0, work_items) */
+  const int64_t* buffer_bytes;  /* size of each argument */
   const int32_t* buffer_dtypes; /* enum tgc_dtype (runtime-stub/include/tgc_model.h) */
 } tgc_candidate_desc;
 

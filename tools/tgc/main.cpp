@@ -115,7 +115,8 @@ targets (--target, default cpu):
 
 std::string usage() {
   std::string u = kUsage;
-  for (const TargetDesc& t : targets()) u += "  " + t.name + std::string(t.name.size() < 8 ? 8 - t.name.size() : 1, ' ') + t.summary + "\n";
+  for (const TargetDesc& t : targets())
+    u += "  " + t.name + std::string(t.name.size() < 8 ? 8 - t.name.size() : 1, ' ') + t.summary + "\n";
   return u;
 }
 
@@ -129,12 +130,12 @@ struct Args {
   std::vector<std::pair<std::string, std::string>> inputs;  // name, file
   std::map<std::string, Shape> input_shapes;
   std::map<std::string, std::vector<double>> input_values;
-  std::map<std::string, int64_t> dynamic;  // --dynamic NAME=MAX
+  std::map<std::string, int64_t> dynamic;       // --dynamic NAME=MAX
   std::map<std::string, int64_t> dynamic_step;  // --dynamic NAME=MAX/STEP
-  int64_t context = 0;                     // --ctx N (GGUF)
-  int64_t max_trips = 0;                   // --max-trips N
-  DType kv_type = DType::F32;              // --kv-type f16|f32 (GGUF)
-  std::string quant_matmul = "auto";       // --quant-matmul int8|f32 (GGUF)
+  int64_t context = 0;                          // --ctx N (GGUF)
+  int64_t max_trips = 0;                        // --max-trips N
+  DType kv_type = DType::F32;                   // --kv-type f16|f32 (GGUF)
+  std::string quant_matmul = "auto";            // --quant-matmul int8|f32 (GGUF)
 };
 
 std::pair<std::string, std::string> split_eq(const std::string& s, const std::string& flag) {
@@ -208,34 +209,52 @@ Args parse_args(int argc, char** argv) {
       if (i + 1 >= v.size()) throw Error(flag + " needs a value");
       return v[++i];
     };
-    if (s == "-i" || s.rfind("--input=", 0) == 0 || s == "--input") a.inputs.push_back(split_eq(value(s == "-i" ? "-i" : "--input"), "-i"));
-    else if (s == "-o" || s.rfind("--output=", 0) == 0 || s == "--output") a.out_dir = value(s == "-o" ? "-o" : "--output");
-    else if (s.rfind("--stage", 0) == 0) a.stage = value("--stage");
-    else if (s.rfind("--kernel", 0) == 0) a.kernel = value("--kernel");
-    else if (s.rfind("--opts", 0) == 0) a.opts = value("--opts");
-    else if (s.rfind("--target", 0) == 0) a.target = value("--target");
-    else if (s.rfind("--triple", 0) == 0) a.triple = value("--triple");
-    else if (s.rfind("--cpu", 0) == 0) a.cpu = value("--cpu");
-    else if (s.rfind("--weights", 0) == 0) a.weights = value("--weights");
-    else if (s.rfind("--precision", 0) == 0) parse_precision(a.precision = value("--precision"));  // (checks the name)
-    else if (s.rfind("--beam", 0) == 0) a.beam = parse_count(value("--beam"), "--beam");
-    else if (s.rfind("--ctx", 0) == 0) a.context = parse_count(value("--ctx"), "--ctx");
-    else if (s.rfind("--max-trips", 0) == 0) a.max_trips = parse_count(value("--max-trips"), "--max-trips");
+    if (s == "-i" || s.rfind("--input=", 0) == 0 || s == "--input")
+      a.inputs.push_back(split_eq(value(s == "-i" ? "-i" : "--input"), "-i"));
+    else if (s == "-o" || s.rfind("--output=", 0) == 0 || s == "--output")
+      a.out_dir = value(s == "-o" ? "-o" : "--output");
+    else if (s.rfind("--stage", 0) == 0)
+      a.stage = value("--stage");
+    else if (s.rfind("--kernel", 0) == 0)
+      a.kernel = value("--kernel");
+    else if (s.rfind("--opts", 0) == 0)
+      a.opts = value("--opts");
+    else if (s.rfind("--target", 0) == 0)
+      a.target = value("--target");
+    else if (s.rfind("--triple", 0) == 0)
+      a.triple = value("--triple");
+    else if (s.rfind("--cpu", 0) == 0)
+      a.cpu = value("--cpu");
+    else if (s.rfind("--weights", 0) == 0)
+      a.weights = value("--weights");
+    else if (s.rfind("--precision", 0) == 0)
+      parse_precision(a.precision = value("--precision"));  // (checks the name)
+    else if (s.rfind("--beam", 0) == 0)
+      a.beam = parse_count(value("--beam"), "--beam");
+    else if (s.rfind("--ctx", 0) == 0)
+      a.context = parse_count(value("--ctx"), "--ctx");
+    else if (s.rfind("--max-trips", 0) == 0)
+      a.max_trips = parse_count(value("--max-trips"), "--max-trips");
     else if (s.rfind("--quant-matmul", 0) == 0) {
       a.quant_matmul = value("--quant-matmul");
-      if (a.quant_matmul != "int8" && a.quant_matmul != "f32") throw Error("--quant-matmul " + a.quant_matmul + ": int8 or f32");
-    }
-    else if (s.rfind("--kv-type", 0) == 0) {
+      if (a.quant_matmul != "int8" && a.quant_matmul != "f32")
+        throw Error("--quant-matmul " + a.quant_matmul + ": int8 or f32");
+    } else if (s.rfind("--kv-type", 0) == 0) {
       std::string t = value("--kv-type");
       if (t != "f16" && t != "f32") throw Error("--kv-type " + t + ": f16 or f32");
       a.kv_type = t == "f16" ? DType::F16 : DType::F32;
-    }
-    else if (s.rfind("--jobs", 0) == 0) a.jobs = parse_count(value("--jobs"), "--jobs");
-    else if (s.rfind("--tune-via", 0) == 0) a.tune_via = value("--tune-via");
-    else if (s.rfind("--tune-cache", 0) == 0) a.tune_cache = value("--tune-cache");
-    else if (s.rfind("--tune-timeout", 0) == 0) a.tune_timeout = parse_count(value("--tune-timeout"), "--tune-timeout");
-    else if (s == "--shared") a.shared = true;
-    else if (s == "--no-opt") a.optimize = false;
+    } else if (s.rfind("--jobs", 0) == 0)
+      a.jobs = parse_count(value("--jobs"), "--jobs");
+    else if (s.rfind("--tune-via", 0) == 0)
+      a.tune_via = value("--tune-via");
+    else if (s.rfind("--tune-cache", 0) == 0)
+      a.tune_cache = value("--tune-cache");
+    else if (s.rfind("--tune-timeout", 0) == 0)
+      a.tune_timeout = parse_count(value("--tune-timeout"), "--tune-timeout");
+    else if (s == "--shared")
+      a.shared = true;
+    else if (s == "--no-opt")
+      a.optimize = false;
     else if (s.rfind("--input-shape", 0) == 0) {
       auto [name, dims] = split_eq(value("--input-shape"), "--input-shape");
       a.input_shapes[name] = parse_dims(dims, "--input-shape " + name);
@@ -246,15 +265,19 @@ Args parse_args(int argc, char** argv) {
       a.dynamic[name] = max;
       if (slash != std::string::npos) {
         int64_t step = parse_count(bound.substr(slash + 1), "--dynamic " + name + " step");
-        if (step < 1 || max % step != 0) throw Error("--dynamic " + name + "=" + bound + ": MAX must be a multiple of STEP");
+        if (step < 1 || max % step != 0)
+          throw Error("--dynamic " + name + "=" + bound + ": MAX must be a multiple of STEP");
         a.dynamic_step[name] = step;
       }
     } else if (s.rfind("--input-value", 0) == 0) {
       auto [name, vals] = split_eq(value("--input-value"), "--input-value");
       a.input_values[name] = parse_values(vals, "--input-value " + name);
-    } else if (!s.empty() && s[0] == '-') throw Error("unknown option '" + s + "'");
-    else if (a.model.empty()) a.model = s;
-    else throw Error("unexpected argument '" + s + "'");
+    } else if (!s.empty() && s[0] == '-')
+      throw Error("unknown option '" + s + "'");
+    else if (a.model.empty())
+      a.model = s;
+    else
+      throw Error("unexpected argument '" + s + "'");
   }
   if (a.model.empty()) throw Error(a.command + ": no model file given");
   return a;
@@ -282,7 +305,8 @@ ImportOptions import_options(const Args& a) {
 
 // --stage=meta: the file as it is, before any graph: GGUF metadata and tensor table.
 void inspect_meta(const Args& a) {
-  if (!is_gguf_file(a.model)) throw Error(a.model + ": --stage=meta lists a GGUF file's metadata; this is not a GGUF file");
+  if (!is_gguf_file(a.model))
+    throw Error(a.model + ": --stage=meta lists a GGUF file's metadata; this is not a GGUF file");
   std::cout << describe_gguf(GgufFile::open(a.model));
 }
 
@@ -308,10 +332,12 @@ struct InspectLowering {
   std::vector<std::vector<Opt>> chosen = std::vector<std::vector<Opt>>(s.kernels.size());
   std::vector<LoopProgram> programs = std::vector<LoopProgram>(s.kernels.size());
   std::vector<SerialLaunch> serial = serial_launches(s, target);
-  std::vector<const SerialLaunch*> serial_of = std::vector<const SerialLaunch*>(s.kernels.size(), nullptr);  // the launch each stage is in
+  std::vector<const SerialLaunch*> serial_of =
+      std::vector<const SerialLaunch*>(s.kernels.size(), nullptr);  // the launch each stage is in
   const SerialLaunch* serial_shown = nullptr;
 
-  InspectLowering(const Args& a, Graph& g, const Schedule& s, const ResolvedTarget& target) : a(a), g(g), s(s), target(target) {
+  InspectLowering(const Args& a, Graph& g, const Schedule& s, const ResolvedTarget& target)
+      : a(a), g(g), s(s), target(target) {
     for (const SerialLaunch& l : serial) {
       for (size_t i = l.first; i < l.first + l.count; ++i) serial_of[i] = &l;
       if (serial_launch_name(s, l) == a.kernel) serial_shown = &l;
@@ -333,7 +359,8 @@ void check_lowered_stage(const Args& a, const ResolvedTarget& target) {
   const DialectOps& dialect = dialect_ops(target.desc->dialect);
   bool cpu = target.desc->dialect == Dialect::LlvmCpu;
   if ((a.stage == "llvm" || a.stage == "asm") && !cpu)
-    throw Error("--stage=" + a.stage + " shows CPU kernels; --target=" + a.target + " renders " + dialect.name + " (use --stage=source)");
+    throw Error("--stage=" + a.stage + " shows CPU kernels; --target=" + a.target + " renders " + dialect.name +
+                " (use --stage=source)");
   if (a.stage == "blob" && (cpu || a.out_dir.empty()))
     throw Error("--stage=blob writes each GPU kernel's launch blob to -o DIR (GPU targets only)");
   if (a.stage == "blob") std::filesystem::create_directories(a.out_dir);
@@ -341,7 +368,8 @@ void check_lowered_stage(const Args& a, const ResolvedTarget& target) {
 }
 
 // A CPU kernel as LLVM IR (`llvm_text`) or as assembly.
-void show_cpu_kernel(const Graph& g, const ResolvedTarget& target, const std::string& name, const LoopProgram& p, bool llvm_text) {
+void show_cpu_kernel(const Graph& g, const ResolvedTarget& target, const std::string& name, const LoopProgram& p,
+                     bool llvm_text) {
   llvm::LLVMContext ctx;
   llvm::Module mod(name, ctx);
   std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(target.triple, target.cpu));
@@ -367,8 +395,13 @@ void show_kernel(const InspectLowering& lw, size_t i) {
   const LoopProgram& p = lw.programs[i];
   bool llvm_text = cpu && (a.stage == "llvm" || a.stage == "source");
   // "; " starts a comment in LLVM IR, so `--stage=llvm` output feeds straight into opt-19.
-  std::cout << (llvm_text ? "; opts: " : a.stage == "source" ? "// opts: " : "# opts: ") << (opts.empty() ? "none" : opts_str(opts));
-  if (lw.serial_of[i]) std::cout << " (a stage of serial launch " << serial_launch_name(lw.s, *lw.serial_of[i]) << ", which --kernel names)";
+  std::cout << (llvm_text             ? "; opts: "
+                : a.stage == "source" ? "// opts: "
+                                      : "# opts: ")
+            << (opts.empty() ? "none" : opts_str(opts));
+  if (lw.serial_of[i])
+    std::cout << " (a stage of serial launch " << serial_launch_name(lw.s, *lw.serial_of[i])
+              << ", which --kernel names)";
   std::cout << "\n";
   if (a.stage == "loops") {
     std::cout << print_program(lw.g, p);
@@ -396,7 +429,8 @@ void inspect_lowered(const Args& a, Graph& g, const Schedule& s, const ResolvedT
     place_image_weights(g, lw.programs);
   }
   if (lw.serial_shown) {
-    if (a.stage != "source") throw Error("--kernel " + a.kernel + " is a serial launch: --stage=source shows its kernel");
+    if (a.stage != "source")
+      throw Error("--kernel " + a.kernel + " is a serial launch: --stage=source shows its kernel");
     std::vector<const LoopProgram*> stages;
     for (size_t i = lw.serial_shown->first; i < lw.serial_shown->first + lw.serial_shown->count; ++i) {
       if (!images) lw.lower(i);
@@ -430,17 +464,21 @@ int cmd_inspect(const Args& a) {
     prepare_kernels(*m.graph, s, target.profile, a.optimize, parse_precision(a.precision).storage);
     return s;
   };
-  if (a.stage == "graph") std::cout << print_graph(*m.graph, roots);
-  else if (a.stage == "kernels") inspect_kernels(*m.graph, kernels(), target);
+  if (a.stage == "graph")
+    std::cout << print_graph(*m.graph, roots);
+  else if (a.stage == "kernels")
+    inspect_kernels(*m.graph, kernels(), target);
   else if (a.stage == "loops" || a.stage == "source" || a.stage == "llvm" || a.stage == "asm" || a.stage == "blob")
     inspect_lowered(a, *m.graph, kernels(), target);
-  else throw Error("unknown --stage '" + a.stage + "' (graph, kernels, loops, source, blob, llvm, asm or meta)");
+  else
+    throw Error("unknown --stage '" + a.stage + "' (graph, kernels, loops, source, blob, llvm, asm or meta)");
   return 0;
 }
 
 int cmd_compile(const Args& a) {
   if (a.out_dir.empty()) throw Error("compile: no output path (-o PATH)");
-  if (a.weights != "embedded" && a.weights != "external" && a.weights != "auto") throw Error("--weights must be embedded, external or auto");
+  if (a.weights != "embedded" && a.weights != "external" && a.weights != "auto")
+    throw Error("--weights must be embedded, external or auto");
   auto t0 = std::chrono::steady_clock::now();
   Model m = build_dynamic_model(open_model(a.model, import_options(a)));
   CompileOptions opt;
@@ -465,7 +503,8 @@ int cmd_compile(const Args& a) {
   opt.output = a.out_dir;
   std::filesystem::path tgc_dir = std::filesystem::canonical("/proc/self/exe").parent_path();
   opt.runtime_dir = (tgc_dir / "runtime").string();
-  if (a.beam == 0 && (!a.tune_via.empty() || !a.tune_cache.empty())) throw Error("--tune-via and --tune-cache need --beam=N");
+  if (a.beam == 0 && (!a.tune_via.empty() || !a.tune_cache.empty()))
+    throw Error("--tune-via and --tune-cache need --beam=N");
   std::optional<Tuner> tuner;
   if (a.beam > 0) {
     if (!a.optimize) throw Error("--beam and --no-opt exclude each other");
@@ -477,7 +516,8 @@ int cmd_compile(const Args& a) {
       // this machine's OpenCL device, whatever the triple of the artifact's host code.
       ResolvedTarget rt = resolve_target(a.target, a.triple, a.cpu);
       if (rt.desc->dialect == Dialect::LlvmCpu && arch_of(rt.triple) != arch_of(llvm::sys::getDefaultTargetTriple()))
-        throw Error("--beam for " + rt.triple + " needs --tune-via=CMD to start tgc-agent on such a machine (ssh, adb, or qemu for testing)");
+        throw Error("--beam for " + rt.triple +
+                    " needs --tune-via=CMD to start tgc-agent on such a machine (ssh, adb, or qemu for testing)");
       to.agent_command = shell_quote((tgc_dir / "tgc-agent").string());
     }
     to.cache_path = a.tune_cache;
@@ -485,26 +525,34 @@ int cmd_compile(const Args& a) {
     to.log = &std::cerr;
     to.live = isatty(2);
     tuner.emplace(to);
-    opt.choose_opts = [&](Graph& g, const std::vector<Kernel>& ks, const ResolvedTarget& t) { return tuner->choose(g, ks, t); };
+    opt.choose_opts = [&](Graph& g, const std::vector<Kernel>& ks, const ResolvedTarget& t) {
+      return tuner->choose(g, ks, t);
+    };
   }
   CompileReport r = compile_model(m, opt);
   if (!m.batch_dim.empty())
-    std::cerr << "tgc: dim '" << m.batch_dim << "' is the batch size, bound at run time: the artifact runs one sample's program per sample\n";
+    std::cerr << "tgc: dim '" << m.batch_dim
+              << "' is the batch size, bound at run time: the artifact runs one sample's program per sample\n";
   for (const UOp* v : m.graph->vars())
     if (std::find(r.branch_vars.begin(), r.branch_vars.end(), v) != r.branch_vars.end())
       std::cerr << "tgc: " << v->var().name << ": a condition known at run time, which runs only the branch it takes\n";
     else if (m.graph->var_value(v))
-      std::cerr << "tgc: size '" << v->var().name << "' is computed by the model from its inputs' values at run time (0 to " << v->var().max << ")\n";
+      std::cerr << "tgc: size '" << v->var().name
+                << "' is computed by the model from its inputs' values at run time (0 to " << v->var().max << ")\n";
     else if (int64_t step = m.graph->var_step(v); step > 1)
       std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (" << m.graph->var_min(v) * step << " to "
                 << v->var().max * step << " in multiples of " << step << ")\n";
     else
-      std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (" << m.graph->var_min(v) << " to " << v->var().max << ")\n";
+      std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (" << m.graph->var_min(v) << " to "
+                << v->var().max << ")\n";
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::string serial = r.launches != r.kernels ? " in " + std::to_string(r.launches) + (r.launches == 1 ? " launch" : " launches") : "";
-  std::cerr << "tgc: " << a.out_dir << ": " << r.kernels << " kernels (" << r.unique_kernels << " distinct)" << serial << ", " << r.triple << " cpu="
-            << r.cpu << ", weights " << r.weight_bytes << " B, arena " << r.arena_bytes << " B (unshared " << r.intermediate_bytes
-            << " B); schedule " << r.schedule_s << " s, " << (tuner ? "tune " + std::to_string(r.tune_s) + " s, " : "") << "codegen " << r.codegen_s << " s, link " << r.link_s << " s, total " << total << " s\n";
+  std::string serial =
+      r.launches != r.kernels ? " in " + std::to_string(r.launches) + (r.launches == 1 ? " launch" : " launches") : "";
+  std::cerr << "tgc: " << a.out_dir << ": " << r.kernels << " kernels (" << r.unique_kernels << " distinct)" << serial
+            << ", " << r.triple << " cpu=" << r.cpu << ", weights " << r.weight_bytes << " B, arena " << r.arena_bytes
+            << " B (unshared " << r.intermediate_bytes << " B); schedule " << r.schedule_s << " s, "
+            << (tuner ? "tune " + std::to_string(r.tune_s) + " s, " : "") << "codegen " << r.codegen_s << " s, link "
+            << r.link_s << " s, total " << total << " s\n";
   return 0;
 }
 
@@ -535,13 +583,15 @@ int cmd_eval(const Args& a) {
     feeds[in.tensor.uop()->ival()] = std::move(data);
   }
   for (const NamedTensor& in : m.inputs)
-    if (!feeds.count(in.tensor.uop()->ival())) throw Error("missing input '" + in.name + "' (pass -i " + file_safe(in.name) + "=FILE.npy)");
+    if (!feeds.count(in.tensor.uop()->ival()))
+      throw Error("missing input '" + in.name + "' (pass -i " + file_safe(in.name) + "=FILE.npy)");
   std::vector<HostTensor> results = evaluate(m, feeds);
   if (!a.out_dir.empty()) std::filesystem::create_directories(a.out_dir);
   for (size_t i = 0; i < results.size(); ++i) {
     const std::string& name = m.outputs[i].name;
     if (a.out_dir.empty())
-      std::cout << name << ": " << dtype_name(results[i].dtype) << shape_str(results[i].shape) << " checksum " << checksum(results[i]) << "\n";
+      std::cout << name << ": " << dtype_name(results[i].dtype) << shape_str(results[i].shape) << " checksum "
+                << checksum(results[i]) << "\n";
     else
       write_npy((std::filesystem::path(a.out_dir) / (file_safe(name) + ".npy")).string(), results[i]);
   }
@@ -586,11 +636,14 @@ int main(int argc, char** argv) {
   pthread_attr_t attr;
   pthread_t t;
   bool started = pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, size_t(1) << 30) == 0 &&
-                 pthread_create(&t, &attr, [](void* p) -> void* {
-                   auto* c = static_cast<Call*>(p);
-                   c->rc = run_tgc(c->argc, c->argv);
-                   return nullptr;
-                 }, &call) == 0;
+                 pthread_create(
+                     &t, &attr,
+                     [](void* p) -> void* {
+                       auto* c = static_cast<Call*>(p);
+                       c->rc = run_tgc(c->argc, c->argv);
+                       return nullptr;
+                     },
+                     &call) == 0;
   pthread_attr_destroy(&attr);
   if (!started) return run_tgc(argc, argv);  // no room for the big stack: run as before
   pthread_join(t, nullptr);

@@ -105,9 +105,7 @@ static void run_samples(void* const* job_ptr, int64_t begin, int64_t end) {
   }
 }
 
-static void noop_kernel(void* const* buffers, int64_t begin, int64_t end) {
-  (void)buffers, (void)begin, (void)end;
-}
+static void noop_kernel(void* const* buffers, int64_t begin, int64_t end) { (void)buffers, (void)begin, (void)end; }
 
 /* The median time of a run of one empty split step: what splitting a launch costs. */
 static int64_t measure_split_ns(tgc_pool* pool) {
@@ -135,8 +133,10 @@ static int run_timed(cpu_state* c, tgc_model* m) {
     tgc_step s = c->steps[l];
     if ((s.total = tgc_launch_items(m, l)) <= 0) continue; /* skipped (another variant ran): not timed */
     int64_t t0 = tgc_now_ns();
-    if (s.split) tgc_pool_run_steps(c->pool, &s, 1);
-    else s.fn(s.buffers, 0, s.total);
+    if (s.split)
+      tgc_pool_run_steps(c->pool, &s, 1);
+    else
+      s.fn(s.buffers, 0, s.total);
     int64_t t = tgc_now_ns() - t0, *best = s.split ? &c->split_ns_of[l] : &c->solo_ns[l];
     if (*best < 0 || t < *best) *best = t;
     if (tgc_take_computed_var(m, l) != 0) return -1;
@@ -174,7 +174,8 @@ static void pick_candidates(cpu_state* c, const tgc_model* m) {
  * misled), or was not timed either way. */
 static void decide_splits(cpu_state* c, const tgc_model* m) {
   for (int32_t l = 0; l < m->desc->num_launches; ++l)
-    if (c->steps[l].split && c->solo_ns[l] >= 0 && c->split_ns_of[l] >= 0) c->steps[l].split = c->split_ns_of[l] * 5 < c->solo_ns[l] * 4;
+    if (c->steps[l].split && c->solo_ns[l] >= 0 && c->split_ns_of[l] >= 0)
+      c->steps[l].split = c->split_ns_of[l] * 5 < c->solo_ns[l] * 4;
 }
 
 /* Every launch on this thread, in order: a run as it would be without splits. */

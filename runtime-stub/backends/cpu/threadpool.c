@@ -40,10 +40,10 @@ struct tgc_pool {
   worker_arg* args;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  atomic_uint gen;        /* bumped per run (and to stop) */
-  atomic_uint phase;      /* bumped each time every thread has reached the barrier */
-  atomic_int arrived;     /* threads at the barrier */
-  atomic_int parked;      /* threads blocked on cv */
+  atomic_uint gen;    /* bumped per run (and to stop) */
+  atomic_uint phase;  /* bumped each time every thread has reached the barrier */
+  atomic_int arrived; /* threads at the barrier */
+  atomic_int parked;  /* threads blocked on cv */
   atomic_int stop;
   /* the current run, written before gen is bumped (release), read after (acquire) */
   const tgc_step* steps;
@@ -73,8 +73,10 @@ typedef struct {
 static int spin(spin_wait* s) {
   if ((++s->polls & 15) == 0 || s->start == 0) {
     int64_t t = tgc_now_ns();
-    if (s->start == 0) s->start = t;
-    else if (t - s->start > SPIN_NS) return 0;
+    if (s->start == 0)
+      s->start = t;
+    else if (t - s->start > SPIN_NS)
+      return 0;
     if (t - s->start > PAUSE_NS) {
       sched_yield();
       return 1;
@@ -206,7 +208,9 @@ int tgc_physical_cores(void) {
 static void pin_workers(tgc_pool* p) {
   const char* env = getenv("TGC_PIN_THREADS");
   cpu_set_t allowed, taken;
-  if ((env && strcmp(env, "0") == 0) || sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < p->n) return;
+  if ((env && strcmp(env, "0") == 0) || sched_getaffinity(0, sizeof allowed, &allowed) != 0 ||
+      CPU_COUNT(&allowed) < p->n)
+    return;
   long* key = malloc(CPU_SETSIZE * sizeof(long)); /* each allowed CPU's core (-1: unknown, a core of its own) */
   if (!key) return;
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) key[cpu] = CPU_ISSET(cpu, &allowed) ? core_key(cpu) : -1;
@@ -217,7 +221,8 @@ static void pin_workers(tgc_pool* p) {
     for (int cpu = 0; cpu < CPU_SETSIZE && k < p->n; ++cpu) {
       if (!CPU_ISSET(cpu, &allowed) || CPU_ISSET(cpu, &taken)) continue;
       int sibling = 0;
-      for (int c = 0; pass == 0 && key[cpu] >= 0 && c < CPU_SETSIZE && !sibling; ++c) sibling = CPU_ISSET(c, &taken) && key[c] == key[cpu];
+      for (int c = 0; pass == 0 && key[cpu] >= 0 && c < CPU_SETSIZE && !sibling; ++c)
+        sibling = CPU_ISSET(c, &taken) && key[c] == key[cpu];
       if (sibling) continue;
       cpu_set_t one;
       CPU_ZERO(&one);

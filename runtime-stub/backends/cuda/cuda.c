@@ -31,11 +31,11 @@ typedef struct {
   void*** param_ptrs;    /* per launch: pointers into params, as cuLaunchKernel takes them */
   CUgraph graph;
   CUgraphExec exec;
-  CUevent* events;       /* TGC_PROFILE: one before each launch and one after the last */
+  CUevent* events; /* TGC_PROFILE: one before each launch and one after the last */
   double* profile_ms;
   int64_t profile_runs;
-  CUevent around[2];     /* m->time_launches: before and after the graph's launch */
-  double launch_ms;      /* of the last run, -1 when not measured */
+  CUevent around[2]; /* m->time_launches: before and after the graph's launch */
+  double launch_ms;  /* of the last run, -1 when not measured */
 } tgc_cuda;
 
 static const char* cuda_device_name(const void* be) { return be ? ((const tgc_cuda*)be)->device_name : ""; }
@@ -105,8 +105,9 @@ static int open_device(tgc_cuda* c) {
   const char* env = getenv("TGC_CUDA_DEVICE");
   int index = env && env[0] ? atoi(env) : 0;
   if (count == 0 || index < 0 || index >= count) {
-    tgc_set_error("CUDA backend: %s (TGC_CUDA_DEVICE=%s, %d device%s found)", count ? "no such device" : "no CUDA device found",
-                  env && env[0] ? env : "0", count, count == 1 ? "" : "s");
+    tgc_set_error("CUDA backend: %s (TGC_CUDA_DEVICE=%s, %d device%s found)",
+                  count ? "no such device" : "no CUDA device found", env && env[0] ? env : "0", count,
+                  count == 1 ? "" : "s");
     return -1;
   }
   if (failed(c, a->cuDeviceGet(&c->device, index), "cuDeviceGet", NULL)) return -1;
@@ -142,14 +143,15 @@ static int make_buffers(tgc_cuda* c, tgc_model* m) {
       case TGC_STORAGE_ARENA: c->ptr[i] = c->arena + (CUdeviceptr)b->offset; break;
       case TGC_STORAGE_WEIGHT:
         c->ptr[i] = c->weights + (CUdeviceptr)b->offset;
-        if (b->nbytes > 0 && failed(c, a->cuMemcpyHtoD(c->ptr[i], m->buf[i], (size_t)b->nbytes), "uploading weight", name))
+        if (b->nbytes > 0 &&
+            failed(c, a->cuMemcpyHtoD(c->ptr[i], m->buf[i], (size_t)b->nbytes), "uploading weight", name))
           return -1;
         break;
       default: /* inputs, outputs, STATE: own memory, copied through pinned staging */
         if (alloc_device(c, &c->own[i], b->nbytes, name) != 0) return -1;
         c->ptr[i] = c->own[i];
-        if (failed(c, a->cuMemAllocHost(&c->staging[i], (size_t)(b->nbytes > 0 ? b->nbytes : 1)), "pinning staging memory for",
-                   name))
+        if (failed(c, a->cuMemAllocHost(&c->staging[i], (size_t)(b->nbytes > 0 ? b->nbytes : 1)),
+                   "pinning staging memory for", name))
           return -1;
         if (b->storage == TGC_STORAGE_STATE && b->nbytes > 0 &&
             failed(c, a->cuMemcpyHtoD(c->ptr[i], m->buf[i], (size_t)b->nbytes), "initializing state", name))
@@ -202,14 +204,17 @@ static int load_kernels(tgc_cuda* c) {
         return -1;
       }
     }
-    if (failed(c, a->cuModuleGetFunction(&c->functions[l], c->modules[l], L->name), "finding kernel", L->name)) return -1;
+    if (failed(c, a->cuModuleGetFunction(&c->functions[l], c->modules[l], L->name), "finding kernel", L->name))
+      return -1;
     int max_threads = 0;
     a->cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, c->functions[l]);
     int64_t g = L->global_size[0], b = L->local_size[0];
-    if (L->global_size[1] > 1 || L->global_size[2] > 1 || b <= 0 || b > max_threads || g % b != 0 || g / b > 0x7fffffff) {
-      tgc_set_error("CUDA backend: launch %d '%s': %lld threads in blocks of %lld cannot run on '%s' (at most %d threads "
-                    "per block for this kernel, whole blocks, one dimension)",
-                    (int)l, L->name, (long long)g, (long long)b, c->device_name, max_threads);
+    if (L->global_size[1] > 1 || L->global_size[2] > 1 || b <= 0 || b > max_threads || g % b != 0 ||
+        g / b > 0x7fffffff) {
+      tgc_set_error(
+          "CUDA backend: launch %d '%s': %lld threads in blocks of %lld cannot run on '%s' (at most %d threads "
+          "per block for this kernel, whole blocks, one dimension)",
+          (int)l, L->name, (long long)g, (long long)b, c->device_name, max_threads);
       return -1;
     }
     c->param_ptrs[l] = (void**)calloc((size_t)L->num_buffers + 1, sizeof(void*));
@@ -270,8 +275,8 @@ static void cuda_destroy(void* be, tgc_model* m) {
   tgc_cuda* c = be;
   if (c->profile_ms && c->profile_runs > 0) {
     char title[400];
-    snprintf(title, sizeof title, "%lld runs on '%s' (CUDA events around each launch, no graph)", (long long)c->profile_runs,
-             c->device_name);
+    snprintf(title, sizeof title, "%lld runs on '%s' (CUDA events around each launch, no graph)",
+             (long long)c->profile_runs, c->device_name);
     tgc_print_profile(c->desc, c->profile_ms, c->profile_runs, title, "");
   }
   for (int32_t l = 0; l < c->desc->num_launches; ++l) free(c->param_ptrs[l]);
@@ -316,7 +321,9 @@ static int capture(tgc_cuda* c) {
   CUresult end = a->cuStreamEndCapture(c->stream, &c->graph);
   if (first) return failed(c, first, "capturing launch", d->launches[bad].name), -1;
   if (failed(c, end, "cuStreamEndCapture", NULL)) return -1;
-  return failed(c, a->cuGraphInstantiateWithFlags(&c->exec, c->graph, 0), "instantiating the CUDA graph of", d->name) ? -1 : 0;
+  return failed(c, a->cuGraphInstantiateWithFlags(&c->exec, c->graph, 0), "instantiating the CUDA graph of", d->name)
+             ? -1
+             : 0;
 }
 
 static int run_profiled(tgc_cuda* c) {
@@ -358,8 +365,8 @@ static int64_t cuda_run(void* be, tgc_model* m, int64_t sample) {
   for (int32_t k = 0; k < d->num_outputs; ++k) {
     int32_t i = d->outputs[k];
     if (d->buffers[i].nbytes > 0 &&
-        failed(c, a->cuMemcpyDtoHAsync(c->staging[i], c->ptr[i], (size_t)d->buffers[i].nbytes, c->stream), "copying output",
-               d->buffers[i].name))
+        failed(c, a->cuMemcpyDtoHAsync(c->staging[i], c->ptr[i], (size_t)d->buffers[i].nbytes, c->stream),
+               "copying output", d->buffers[i].name))
       goto fail;
   }
   if (failed(c, a->cuStreamSynchronize(c->stream), "running", d->name)) return -1;

@@ -15,8 +15,8 @@ int tgc_cuda_api_load(cuda_api* a, char* why, size_t why_size) {
       CUDA_FUNCS(X)
 #undef X
   };
-  return tgc_dl_load(&a->lib, libs, syms, sizeof syms / sizeof syms[0], "install the NVIDIA driver",
-                     "driver too old?", why, why_size);
+  return tgc_dl_load(&a->lib, libs, syms, sizeof syms / sizeof syms[0], "install the NVIDIA driver", "driver too old?",
+                     why, why_size);
 }
 
 const char* tgc_cuda_err(const cuda_api* a, CUresult r) {

@@ -29,41 +29,42 @@ enum {
 };
 
 /* The driver API functions the runtime loads: X(field, symbol, parameters); each returns CUresult. */
-#define CUDA_FUNCS(X)                         \
-  X(cuInit, cuInit, (unsigned))                                                                                                                    \
-  X(cuGetErrorName, cuGetErrorName, (CUresult, const char**))                                                                                      \
-  X(cuGetErrorString, cuGetErrorString, (CUresult, const char**))                                                                                  \
-  X(cuDeviceGetCount, cuDeviceGetCount, (int*))                                                                                                    \
-  X(cuDeviceGet, cuDeviceGet, (CUdevice*, int))                                                                                                    \
-  X(cuDeviceGetName, cuDeviceGetName, (char*, int, CUdevice))                                                                                      \
-  X(cuDeviceGetAttribute, cuDeviceGetAttribute, (int*, int, CUdevice))                                                                             \
-  X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, (CUcontext*, CUdevice))                                                                    \
-  X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, (CUdevice))                                                                           \
-  X(cuCtxSetCurrent, cuCtxSetCurrent, (CUcontext))                                                                                                 \
-  X(cuMemAlloc, cuMemAlloc_v2, (CUdeviceptr*, size_t))                                                                                             \
-  X(cuMemFree, cuMemFree_v2, (CUdeviceptr))                                                                                                        \
-  X(cuMemAllocHost, cuMemAllocHost_v2, (void**, size_t))                                                                                           \
-  X(cuMemFreeHost, cuMemFreeHost, (void*))                                                                                                         \
-  X(cuMemcpyHtoD, cuMemcpyHtoD_v2, (CUdeviceptr, const void*, size_t))                                                                             \
-  X(cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, (CUdeviceptr, const void*, size_t, CUstream))                                                         \
-  X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, (void*, CUdeviceptr, size_t, CUstream))                                                               \
-  X(cuModuleLoadDataEx, cuModuleLoadDataEx, (CUmodule*, const void*, unsigned, int*, void**))                                                      \
-  X(cuModuleUnload, cuModuleUnload, (CUmodule))                                                                                                    \
-  X(cuModuleGetFunction, cuModuleGetFunction, (CUfunction*, CUmodule, const char*))                                                                \
-  X(cuFuncGetAttribute, cuFuncGetAttribute, (int*, int, CUfunction))                                                                               \
-  X(cuLaunchKernel, cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void**, void**))  \
-  X(cuStreamCreate, cuStreamCreate, (CUstream*, unsigned))                                                                                         \
-  X(cuStreamDestroy, cuStreamDestroy_v2, (CUstream))                                                                                               \
-  X(cuStreamSynchronize, cuStreamSynchronize, (CUstream))                                                                                          \
-  X(cuStreamBeginCapture, cuStreamBeginCapture_v2, (CUstream, int))                                                                                \
-  X(cuStreamEndCapture, cuStreamEndCapture, (CUstream, CUgraph*))                                                                                  \
-  X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, (CUgraphExec*, CUgraph, unsigned long long))                                         \
-  X(cuGraphLaunch, cuGraphLaunch, (CUgraphExec, CUstream))                                                                                         \
-  X(cuGraphExecDestroy, cuGraphExecDestroy, (CUgraphExec))                                                                                         \
-  X(cuGraphDestroy, cuGraphDestroy, (CUgraph))                                                                                                     \
-  X(cuEventCreate, cuEventCreate, (CUevent*, unsigned))                                                                                            \
-  X(cuEventRecord, cuEventRecord, (CUevent, CUstream))                                                                                             \
-  X(cuEventElapsedTime, cuEventElapsedTime, (float*, CUevent, CUevent))                                                                            \
+#define CUDA_FUNCS(X)                                                                                             \
+  X(cuInit, cuInit, (unsigned))                                                                                   \
+  X(cuGetErrorName, cuGetErrorName, (CUresult, const char**))                                                     \
+  X(cuGetErrorString, cuGetErrorString, (CUresult, const char**))                                                 \
+  X(cuDeviceGetCount, cuDeviceGetCount, (int*))                                                                   \
+  X(cuDeviceGet, cuDeviceGet, (CUdevice*, int))                                                                   \
+  X(cuDeviceGetName, cuDeviceGetName, (char*, int, CUdevice))                                                     \
+  X(cuDeviceGetAttribute, cuDeviceGetAttribute, (int*, int, CUdevice))                                            \
+  X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, (CUcontext*, CUdevice))                                   \
+  X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, (CUdevice))                                          \
+  X(cuCtxSetCurrent, cuCtxSetCurrent, (CUcontext))                                                                \
+  X(cuMemAlloc, cuMemAlloc_v2, (CUdeviceptr*, size_t))                                                            \
+  X(cuMemFree, cuMemFree_v2, (CUdeviceptr))                                                                       \
+  X(cuMemAllocHost, cuMemAllocHost_v2, (void**, size_t))                                                          \
+  X(cuMemFreeHost, cuMemFreeHost, (void*))                                                                        \
+  X(cuMemcpyHtoD, cuMemcpyHtoD_v2, (CUdeviceptr, const void*, size_t))                                            \
+  X(cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, (CUdeviceptr, const void*, size_t, CUstream))                        \
+  X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, (void*, CUdeviceptr, size_t, CUstream))                              \
+  X(cuModuleLoadDataEx, cuModuleLoadDataEx, (CUmodule*, const void*, unsigned, int*, void**))                     \
+  X(cuModuleUnload, cuModuleUnload, (CUmodule))                                                                   \
+  X(cuModuleGetFunction, cuModuleGetFunction, (CUfunction*, CUmodule, const char*))                               \
+  X(cuFuncGetAttribute, cuFuncGetAttribute, (int*, int, CUfunction))                                              \
+  X(cuLaunchKernel, cuLaunchKernel,                                                                               \
+    (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void**, void**)) \
+  X(cuStreamCreate, cuStreamCreate, (CUstream*, unsigned))                                                        \
+  X(cuStreamDestroy, cuStreamDestroy_v2, (CUstream))                                                              \
+  X(cuStreamSynchronize, cuStreamSynchronize, (CUstream))                                                         \
+  X(cuStreamBeginCapture, cuStreamBeginCapture_v2, (CUstream, int))                                               \
+  X(cuStreamEndCapture, cuStreamEndCapture, (CUstream, CUgraph*))                                                 \
+  X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, (CUgraphExec*, CUgraph, unsigned long long))        \
+  X(cuGraphLaunch, cuGraphLaunch, (CUgraphExec, CUstream))                                                        \
+  X(cuGraphExecDestroy, cuGraphExecDestroy, (CUgraphExec))                                                        \
+  X(cuGraphDestroy, cuGraphDestroy, (CUgraph))                                                                    \
+  X(cuEventCreate, cuEventCreate, (CUevent*, unsigned))                                                           \
+  X(cuEventRecord, cuEventRecord, (CUevent, CUstream))                                                            \
+  X(cuEventElapsedTime, cuEventElapsedTime, (float*, CUevent, CUevent))                                           \
   X(cuEventDestroy, cuEventDestroy_v2, (CUevent))
 
 typedef struct {

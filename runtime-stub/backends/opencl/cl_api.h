@@ -7,7 +7,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-
 typedef int32_t cl_int;
 typedef uint32_t cl_uint;
 typedef uint64_t cl_ulong;
@@ -73,44 +72,44 @@ typedef struct {
 #define CL_PROFILING_COMMAND_END 0x1283
 #define CL_KERNEL_WORK_GROUP_SIZE 0x11B0
 
-#define CL_FUNCS(X)                                                                                               \
-  X(cl_int, clGetPlatformIDs, (cl_uint, cl_platform_id*, cl_uint*))                                               \
-  X(cl_int, clGetDeviceIDs, (cl_platform_id, cl_device_type, cl_uint, cl_device_id*, cl_uint*))                   \
-  X(cl_int, clGetDeviceInfo, (cl_device_id, cl_device_info, size_t, void*, size_t*))                              \
-  X(cl_context, clCreateContext,                                                                                  \
-    (const cl_context_properties*, cl_uint, const cl_device_id*,                                                  \
-     void (*)(const char*, const void*, size_t, void*), void*, cl_int*))                                          \
-  X(cl_command_queue, clCreateCommandQueue, (cl_context, cl_device_id, cl_command_queue_properties, cl_int*))     \
-  X(cl_mem, clCreateBuffer, (cl_context, cl_mem_flags, size_t, void*, cl_int*))                                   \
-  X(cl_mem, clCreateSubBuffer, (cl_mem, cl_mem_flags, cl_buffer_create_type, const void*, cl_int*))               \
+#define CL_FUNCS(X)                                                                                                  \
+  X(cl_int, clGetPlatformIDs, (cl_uint, cl_platform_id*, cl_uint*))                                                  \
+  X(cl_int, clGetDeviceIDs, (cl_platform_id, cl_device_type, cl_uint, cl_device_id*, cl_uint*))                      \
+  X(cl_int, clGetDeviceInfo, (cl_device_id, cl_device_info, size_t, void*, size_t*))                                 \
+  X(cl_context, clCreateContext,                                                                                     \
+    (const cl_context_properties*, cl_uint, const cl_device_id*, void (*)(const char*, const void*, size_t, void*),  \
+     void*, cl_int*))                                                                                                \
+  X(cl_command_queue, clCreateCommandQueue, (cl_context, cl_device_id, cl_command_queue_properties, cl_int*))        \
+  X(cl_mem, clCreateBuffer, (cl_context, cl_mem_flags, size_t, void*, cl_int*))                                      \
+  X(cl_mem, clCreateSubBuffer, (cl_mem, cl_mem_flags, cl_buffer_create_type, const void*, cl_int*))                  \
   X(cl_mem, clCreateImage, (cl_context, cl_mem_flags, const cl_image_format*, const cl_image_desc*, void*, cl_int*)) \
-  X(cl_program, clCreateProgramWithSource, (cl_context, cl_uint, const char**, const size_t*, cl_int*))           \
-  X(cl_program, clCreateProgramWithBinary,                                                                        \
-    (cl_context, cl_uint, const cl_device_id*, const size_t*, const unsigned char**, cl_int*, cl_int*))           \
-  X(cl_int, clBuildProgram,                                                                                       \
-    (cl_program, cl_uint, const cl_device_id*, const char*, void (*)(cl_program, void*), void*))                  \
-  X(cl_int, clGetProgramBuildInfo, (cl_program, cl_device_id, cl_program_build_info, size_t, void*, size_t*))    \
-  X(cl_int, clGetProgramInfo, (cl_program, cl_program_info, size_t, void*, size_t*))                              \
-  X(cl_kernel, clCreateKernel, (cl_program, const char*, cl_int*))                                                \
-  X(cl_int, clSetKernelArg, (cl_kernel, cl_uint, size_t, const void*))                                            \
-  X(cl_int, clEnqueueNDRangeKernel,                                                                               \
-    (cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*, const size_t*, cl_uint, const cl_event*, \
-     cl_event*))                                                                                                  \
-  X(cl_int, clEnqueueWriteBuffer,                                                                                 \
-    (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void*, cl_uint, const cl_event*, cl_event*))        \
-  X(cl_int, clEnqueueReadBuffer,                                                                                  \
-    (cl_command_queue, cl_mem, cl_bool, size_t, size_t, void*, cl_uint, const cl_event*, cl_event*))              \
-  X(void*, clEnqueueMapBuffer,                                                                                    \
+  X(cl_program, clCreateProgramWithSource, (cl_context, cl_uint, const char**, const size_t*, cl_int*))              \
+  X(cl_program, clCreateProgramWithBinary,                                                                           \
+    (cl_context, cl_uint, const cl_device_id*, const size_t*, const unsigned char**, cl_int*, cl_int*))              \
+  X(cl_int, clBuildProgram,                                                                                          \
+    (cl_program, cl_uint, const cl_device_id*, const char*, void (*)(cl_program, void*), void*))                     \
+  X(cl_int, clGetProgramBuildInfo, (cl_program, cl_device_id, cl_program_build_info, size_t, void*, size_t*))        \
+  X(cl_int, clGetProgramInfo, (cl_program, cl_program_info, size_t, void*, size_t*))                                 \
+  X(cl_kernel, clCreateKernel, (cl_program, const char*, cl_int*))                                                   \
+  X(cl_int, clSetKernelArg, (cl_kernel, cl_uint, size_t, const void*))                                               \
+  X(cl_int, clEnqueueNDRangeKernel,                                                                                  \
+    (cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*, const size_t*, cl_uint, const cl_event*,    \
+     cl_event*))                                                                                                     \
+  X(cl_int, clEnqueueWriteBuffer,                                                                                    \
+    (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void*, cl_uint, const cl_event*, cl_event*))           \
+  X(cl_int, clEnqueueReadBuffer,                                                                                     \
+    (cl_command_queue, cl_mem, cl_bool, size_t, size_t, void*, cl_uint, const cl_event*, cl_event*))                 \
+  X(void*, clEnqueueMapBuffer,                                                                                       \
     (cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t, cl_uint, const cl_event*, cl_event*, cl_int*)) \
-  X(cl_int, clEnqueueUnmapMemObject, (cl_command_queue, cl_mem, void*, cl_uint, const cl_event*, cl_event*))      \
-  X(cl_int, clFinish, (cl_command_queue))                                                                         \
-  X(cl_int, clReleaseMemObject, (cl_mem))                                                                         \
-  X(cl_int, clReleaseKernel, (cl_kernel))                                                                         \
-  X(cl_int, clReleaseProgram, (cl_program))                                                                       \
-  X(cl_int, clReleaseCommandQueue, (cl_command_queue))                                                            \
-  X(cl_int, clReleaseContext, (cl_context))                                                                       \
-  X(cl_int, clGetKernelWorkGroupInfo, (cl_kernel, cl_device_id, cl_uint, size_t, void*, size_t*))                 \
-  X(cl_int, clGetEventProfilingInfo, (cl_event, cl_uint, size_t, void*, size_t*))                                 \
+  X(cl_int, clEnqueueUnmapMemObject, (cl_command_queue, cl_mem, void*, cl_uint, const cl_event*, cl_event*))         \
+  X(cl_int, clFinish, (cl_command_queue))                                                                            \
+  X(cl_int, clReleaseMemObject, (cl_mem))                                                                            \
+  X(cl_int, clReleaseKernel, (cl_kernel))                                                                            \
+  X(cl_int, clReleaseProgram, (cl_program))                                                                          \
+  X(cl_int, clReleaseCommandQueue, (cl_command_queue))                                                               \
+  X(cl_int, clReleaseContext, (cl_context))                                                                          \
+  X(cl_int, clGetKernelWorkGroupInfo, (cl_kernel, cl_device_id, cl_uint, size_t, void*, size_t*))                    \
+  X(cl_int, clGetEventProfilingInfo, (cl_event, cl_uint, size_t, void*, size_t*))                                    \
   X(cl_int, clReleaseEvent, (cl_event))
 
 typedef struct {

@@ -44,19 +44,19 @@ typedef struct {
   cl_device_id device;
   char device_name[256], driver_version[128], device_version[256];
   char device_label[400]; /* "NAME, driver VERSION": --bench, tgc-agent's greeting */
-  cl_bool image_support; /* and the largest 2D image, width and height */
+  cl_bool image_support;  /* and the largest 2D image, width and height */
   size_t image_max[2];
   int images_in_pool; /* image weights are plain buffers in the pool (-DTGC_NO_IMAGES) */
   cl_context ctx;
   cl_command_queue queue;
   cl_mem arena;
-  cl_mem pool;     /* every buffer but the images (unless images_in_pool), or NULL */
-  cl_mem* mem;     /* per desc buffer: the pool, or its own memory (or an arena sub-buffer) */
-  size_t* at;      /* per desc buffer: its byte offset in mem[i] */
-  int* mem_owned;  /* per desc buffer: release on destroy */
+  cl_mem pool;      /* every buffer but the images (unless images_in_pool), or NULL */
+  cl_mem* mem;      /* per desc buffer: the pool, or its own memory (or an arena sub-buffer) */
+  size_t* at;       /* per desc buffer: its byte offset in mem[i] */
+  int* mem_owned;   /* per desc buffer: release on destroy */
   cl_mem* host_mem; /* per desc buffer: the mapped host-side buffer holding an input or output */
   void** host_ptr;  /* ... and its mapping, which is the runtime's memory for it */
-  cl_prog* progs;  /* up to num_launches distinct programs */
+  cl_prog* progs;   /* up to num_launches distinct programs */
   int num_progs;
   cl_kernel* kernels; /* per launch, created at the first run */
   int built;
@@ -169,7 +169,6 @@ static int map_io(tgc_cl* cl, tgc_model* model) {
   return 0;
 }
 
-
 static void cl_destroy(void* be, tgc_model* m) {
   tgc_cl* cl = be;
   if (cl->profile_ms && cl->profile_runs > 0) {
@@ -194,8 +193,9 @@ static cl_mem create_image(tgc_cl* cl, const tgc_buffer* b, const void* data) {
   size_t texel_bytes = b->dtype == TGC_F16 ? 8 : 16, texels = (size_t)b->nbytes / texel_bytes;
   size_t w = texels < TGC_IMAGE_ROW_TEXELS ? texels : TGC_IMAGE_ROW_TEXELS, h = (texels + w - 1) / w;
   if (!images || w > max_w || h > max_h) {
-    tgc_set_error("OpenCL backend: weight '%s' is an image of %zu x %zu texels, but '%s' has %s (2D images up to %zu x %zu)",
-                  bn, w, h, cl->device_name, images ? "smaller ones" : "no image support", max_w, max_h);
+    tgc_set_error(
+        "OpenCL backend: weight '%s' is an image of %zu x %zu texels, but '%s' has %s (2D images up to %zu x %zu)", bn,
+        w, h, cl->device_name, images ? "smaller ones" : "no image support", max_w, max_h);
     return NULL;
   }
   void* texels_data = calloc(w * h, texel_bytes);
@@ -207,7 +207,8 @@ static cl_mem create_image(tgc_cl* cl, const tgc_buffer* b, const void* data) {
   cl_mem m = a->clCreateImage(cl->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &format, &image, texels_data, &e);
   free(texels_data);
   if (!m)
-    tgc_set_error("OpenCL backend: cannot create the %zu x %zu image of weight '%s': %s (%d)", w, h, bn, tgc_cl_err(e), e);
+    tgc_set_error("OpenCL backend: cannot create the %zu x %zu image of weight '%s': %s (%d)", w, h, bn, tgc_cl_err(e),
+                  e);
   return m;
 }
 
@@ -261,9 +262,11 @@ static int create_pool(tgc_cl* cl, tgc_model* model, size_t align) {
     const tgc_buffer* b = &d->buffers[i];
     if (!in_pool(cl, b)) continue;
     cl->mem[i] = cl->pool;
-    int written = b->storage == TGC_STORAGE_WEIGHT || b->storage == TGC_STORAGE_STATE || b->storage == TGC_STORAGE_IMAGE;
+    int written =
+        b->storage == TGC_STORAGE_WEIGHT || b->storage == TGC_STORAGE_STATE || b->storage == TGC_STORAGE_IMAGE;
     if (!written || b->nbytes <= 0) continue;
-    e = a->clEnqueueWriteBuffer(cl->queue, cl->pool, CL_FALSE, cl->at[i], (size_t)b->nbytes, model->buf[i], 0, NULL, NULL);
+    e = a->clEnqueueWriteBuffer(cl->queue, cl->pool, CL_FALSE, cl->at[i], (size_t)b->nbytes, model->buf[i], 0, NULL,
+                                NULL);
     if (e != CL_SUCCESS) {
       tgc_set_error("OpenCL backend: copying %s '%s' to the device failed: %s (%d)",
                     b->storage == TGC_STORAGE_STATE ? "state" : "weight", b->name ? b->name : "?", tgc_cl_err(e), e);
@@ -276,7 +279,8 @@ static int create_pool(tgc_cl* cl, tgc_model* model, size_t align) {
     return -1;
   }
   if (tgc_gpu_verbose())
-    fprintf(stderr, "tgc: opencl: every buffer%s in one pool of %zu bytes\n", cl->images_in_pool ? "" : " but the images", size);
+    fprintf(stderr, "tgc: opencl: every buffer%s in one pool of %zu bytes\n",
+            cl->images_in_pool ? "" : " but the images", size);
   return 1;
 }
 
@@ -306,7 +310,8 @@ static int open_device(tgc_cl* cl) {
   cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)cl->platform, 0};
   cl->ctx = a->clCreateContext(props, 1, &cl->device, NULL, NULL, &e);
   if (!cl->ctx)
-    return tgc_set_error("OpenCL backend: clCreateContext on '%s' failed: %s (%d)", cl->device_name, tgc_cl_err(e), e), -1;
+    return tgc_set_error("OpenCL backend: clCreateContext on '%s' failed: %s (%d)", cl->device_name, tgc_cl_err(e), e),
+           -1;
   if (getenv("TGC_PROFILE")) {
     cl->events = calloc((size_t)desc->num_launches + 1, sizeof(cl_event));
     cl->profile_ms = calloc((size_t)desc->num_launches + 1, sizeof(double));
@@ -370,9 +375,10 @@ static int create_buffer(tgc_cl* cl, tgc_model* model, int32_t i, int shared, in
     m = a->clCreateSubBuffer(cl->arena, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &e);
   } else if (b->storage == TGC_STORAGE_ARENA) {
     if (shared && b->nbytes > 0 && tgc_arena_overlaps(desc, i))
-      return tgc_set_error("OpenCL backend: arena buffer '%s' at offset %lld shares memory with another buffer but is "
-                           "not aligned to the device's %lld-byte base address alignment ('%s')",
-                           bn, (long long)b->offset, (long long)align, cl->device_name),
+      return tgc_set_error(
+                 "OpenCL backend: arena buffer '%s' at offset %lld shares memory with another buffer but is "
+                 "not aligned to the device's %lld-byte base address alignment ('%s')",
+                 bn, (long long)b->offset, (long long)align, cl->device_name),
              -1;
     /* Its own allocation: chosen above, or nothing aliases it. */
     m = a->clCreateBuffer(cl->ctx, CL_MEM_READ_WRITE, size, NULL, &e);
@@ -505,8 +511,8 @@ static void cache_store(tgc_cl* cl, const char* path, const uint64_t key[2], siz
 
 /* ---------------------------------------------------------------- build + run */
 
-static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, const char* options, const char* kernel_name,
-                                int* from_cache) {
+static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, const char* options,
+                                const char* kernel_name, int* from_cache) {
   cl_api* a = &cl->api;
   cl_int e = 0;
   uint64_t key[2];
@@ -515,8 +521,7 @@ static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, con
   /* a tuning candidate (timed by events) is built once: no cache entry for it */
   int have_cache = !cl->candidate && tgc_gpu_cache_dir("TGC_CL_CACHE", dir, sizeof dir) == 0;
   if (have_cache)
-    snprintf(path, sizeof path, "%s/%016llx%016llx.clbin", dir, (unsigned long long)key[0],
-             (unsigned long long)key[1]);
+    snprintf(path, sizeof path, "%s/%016llx%016llx.clbin", dir, (unsigned long long)key[0], (unsigned long long)key[1]);
   *from_cache = 0;
   if (have_cache) {
     size_t len = 0;
@@ -535,8 +540,8 @@ static cl_program build_program(tgc_cl* cl, const char* src, size_t src_len, con
   }
   cl_program p = a->clCreateProgramWithSource(cl->ctx, 1, &src, &src_len, &e);
   if (!p) {
-    tgc_set_error("OpenCL backend: clCreateProgramWithSource for kernel '%s' failed: %s (%d)", kernel_name, tgc_cl_err(e),
-                  e);
+    tgc_set_error("OpenCL backend: clCreateProgramWithSource for kernel '%s' failed: %s (%d)", kernel_name,
+                  tgc_cl_err(e), e);
     return NULL;
   }
   e = a->clBuildProgram(p, 1, &cl->device, options, NULL, NULL);
@@ -578,7 +583,8 @@ static int set_args(tgc_cl* cl, int32_t l) {
         e = a->clSetKernelArg(k, arg++, sizeof(cl_mem), &cl->mem[L->buffers[i]]);
   }
   if (e != CL_SUCCESS)
-    tgc_set_error("OpenCL backend: kernel '%s': setting argument %u failed: %s (%d)", L->name, arg - 1, tgc_cl_err(e), e);
+    tgc_set_error("OpenCL backend: kernel '%s': setting argument %u failed: %s (%d)", L->name, arg - 1, tgc_cl_err(e),
+                  e);
   return e == CL_SUCCESS ? 0 : -1;
 }
 
@@ -614,7 +620,8 @@ static int build_all(tgc_cl* cl) {
     cl_int e = 0;
     cl->kernels[l] = a->clCreateKernel(prog, L->name, &e);
     if (!cl->kernels[l]) {
-      tgc_set_error("OpenCL backend: launch %d: clCreateKernel('%s') failed: %s (%d)", (int)l, L->name, tgc_cl_err(e), e);
+      tgc_set_error("OpenCL backend: launch %d: clCreateKernel('%s') failed: %s (%d)", (int)l, L->name, tgc_cl_err(e),
+                    e);
       return -1;
     }
     size_t max_group = 0;
@@ -623,9 +630,10 @@ static int build_all(tgc_cl* cl) {
                                     NULL) == CL_SUCCESS &&
         (size_t)(L->local_size[0] * (L->local_size[1] > 0 ? L->local_size[1] : 1) *
                  (L->local_size[2] > 0 ? L->local_size[2] : 1)) > max_group) {
-      tgc_set_error("OpenCL backend: launch %d '%s': work-groups of %lld threads, but '%s' runs this kernel in groups of "
-                    "at most %zu",
-                    (int)l, L->name, (long long)L->local_size[0], cl->device_name, max_group);
+      tgc_set_error(
+          "OpenCL backend: launch %d '%s': work-groups of %lld threads, but '%s' runs this kernel in groups of "
+          "at most %zu",
+          (int)l, L->name, (long long)L->local_size[0], cl->device_name, max_group);
       return -1;
     }
     if (set_args(cl, l) != 0) return -1;
@@ -642,8 +650,8 @@ static int cl_upload(void* be, tgc_model* m, const int32_t* bufs, int32_t n) {
     const tgc_buffer* b = &d->buffers[bufs[i]];
     if (b->nbytes <= 0) continue;
     /* not blocking: the copies are ordered before the next run's kernels, whose clFinish waits */
-    cl_int e = a->clEnqueueWriteBuffer(cl->queue, cl->mem[bufs[i]], CL_FALSE, cl->at[bufs[i]], (size_t)b->nbytes, m->cur[bufs[i]], 0,
-                                       NULL, NULL);
+    cl_int e = a->clEnqueueWriteBuffer(cl->queue, cl->mem[bufs[i]], CL_FALSE, cl->at[bufs[i]], (size_t)b->nbytes,
+                                       m->cur[bufs[i]], 0, NULL, NULL);
     if (e != CL_SUCCESS) {
       tgc_set_error("OpenCL backend: copying %s '%s' to the device failed: %s (%d)",
                     b->storage == TGC_STORAGE_STATE ? "state" : "input", b->name, tgc_cl_err(e), e);
@@ -661,7 +669,8 @@ static int start_timing(tgc_cl* cl) {
   cl->candidate = 1;
   if (cl->events) return 0; /* TGC_PROFILE: the queue profiles already */
   cl_int e = a->clFinish(cl->queue);
-  cl_command_queue q = e == CL_SUCCESS ? a->clCreateCommandQueue(cl->ctx, cl->device, CL_QUEUE_PROFILING_ENABLE, &e) : NULL;
+  cl_command_queue q =
+      e == CL_SUCCESS ? a->clCreateCommandQueue(cl->ctx, cl->device, CL_QUEUE_PROFILING_ENABLE, &e) : NULL;
   cl->events = q ? calloc((size_t)cl->desc->num_launches + 1, sizeof(cl_event)) : NULL;
   if (!cl->events) {
     if (q) a->clReleaseCommandQueue(q);
@@ -680,7 +689,8 @@ static void collect_profile(tgc_cl* cl) {
   for (int32_t l = 0; l < cl->desc->num_launches; ++l) {
     if (!cl->events[l]) continue;
     cl_ulong start = 0, end = 0;
-    if (a->clGetEventProfilingInfo(cl->events[l], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) == CL_SUCCESS &&
+    if (a->clGetEventProfilingInfo(cl->events[l], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) ==
+            CL_SUCCESS &&
         a->clGetEventProfilingInfo(cl->events[l], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS &&
         end >= start) {
       if (cl->profile_ms) cl->profile_ms[l] += (double)(end - start) / 1e6;
@@ -712,20 +722,20 @@ static int64_t cl_run(void* be, tgc_model* m, int64_t sample) {
       local[k] = L->local_size[k] > 0 ? (size_t)L->local_size[k] : 1;
       if (L->global_size[k] > 1 || L->local_size[k] > 1) dims = (cl_uint)k + 1;
     }
-    e = a->clEnqueueNDRangeKernel(cl->queue, cl->kernels[l], dims, NULL, global, L->local_size[0] > 0 ? local : NULL,
-                                  0, NULL, cl->events ? &cl->events[l] : NULL);
+    e = a->clEnqueueNDRangeKernel(cl->queue, cl->kernels[l], dims, NULL, global, L->local_size[0] > 0 ? local : NULL, 0,
+                                  NULL, cl->events ? &cl->events[l] : NULL);
     if (e != CL_SUCCESS) {
-      tgc_set_error("OpenCL backend: launch %d '%s' (global %zux%zux%zu, local %lldx%lldx%lld) failed: %s (%d)",
-                    (int)l, L->name, global[0], global[1], global[2], (long long)L->local_size[0],
-                    (long long)L->local_size[1], (long long)L->local_size[2], tgc_cl_err(e), e);
+      tgc_set_error("OpenCL backend: launch %d '%s' (global %zux%zux%zu, local %lldx%lldx%lld) failed: %s (%d)", (int)l,
+                    L->name, global[0], global[1], global[2], (long long)L->local_size[0], (long long)L->local_size[1],
+                    (long long)L->local_size[2], tgc_cl_err(e), e);
       goto fail;
     }
   }
   for (int32_t i = 0; i < d->num_outputs; ++i) {
     int32_t b = d->outputs[i];
     if (d->buffers[b].nbytes <= 0) continue;
-    e = a->clEnqueueReadBuffer(cl->queue, cl->mem[b], CL_FALSE, cl->at[b], (size_t)d->buffers[b].nbytes, m->cur[b], 0, NULL,
-                               NULL);
+    e = a->clEnqueueReadBuffer(cl->queue, cl->mem[b], CL_FALSE, cl->at[b], (size_t)d->buffers[b].nbytes, m->cur[b], 0,
+                               NULL, NULL);
     if (e != CL_SUCCESS) {
       tgc_set_error("OpenCL backend: copying output '%s' from the device failed: %s (%d)", d->buffers[b].name,
                     tgc_cl_err(e), e);

@@ -57,12 +57,12 @@ typedef struct {
   VkCommandBuffer cmd;
   VkFence fence;
   int recorded;
-  int32_t* pushed;   /* run-time dim values the recording holds */
-  int32_t barriers;  /* pipeline barriers between dispatches in the recording */
+  int32_t* pushed;     /* run-time dim values the recording holds */
+  int32_t barriers;    /* pipeline barriers between dispatches in the recording */
   VkQueryPool queries; /* TGC_PROFILE: a timestamp before the first dispatch and after each */
-  double* profile_ms; /* per launch, summed over runs */
+  double* profile_ms;  /* per launch, summed over runs */
   int64_t profile_runs;
-  double launch_ms;   /* the last run's, from the timestamps; -1 without them */
+  double launch_ms; /* the last run's, from the timestamps; -1 without them */
 } tgc_vk;
 
 const char* tgc_vk_err(VkResult r);

@@ -20,11 +20,11 @@ static int env_on(const char* name) {
 }
 
 static int make_buffer(tgc_vk* vk, VkDeviceSize size, VkBuffer* out) {
-  VkBufferCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                           .size = size > 16 ? size : 16, /* Vulkan has no empty buffers */
-                           .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                           .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkBufferCreateInfo ci = {
+      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+      .size = size > 16 ? size : 16, /* Vulkan has no empty buffers */
+      .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+      .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
   VkResult r = vkCreateBuffer(vk->device, &ci, NULL, out);
   if (r != VK_SUCCESS) {
     tgc_set_error("Vulkan backend: vkCreateBuffer (%llu bytes) failed: %s (%d)", (unsigned long long)size,
@@ -45,7 +45,8 @@ static int find_type(const VkPhysicalDeviceMemoryProperties* mp, uint32_t bits, 
 }
 
 static int allocate(tgc_vk* vk, VkDeviceSize size, int type, VkDeviceMemory* out, const char* what) {
-  VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = size ? size : 16,
+  VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                             .allocationSize = size ? size : 16,
                              .memoryTypeIndex = (uint32_t)type};
   VkResult r = vkAllocateMemory(vk->device, &ai, NULL, out);
   if (r != VK_SUCCESS) {
@@ -65,7 +66,8 @@ static int staging_type(tgc_vk* vk, uint32_t bits, int* cached) {
   int t = find_type(&mp, bits, hv | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0);
   if (cached) *cached = t >= 0;
   if (t < 0) t = find_type(&mp, bits, hv, 0);
-  if (t < 0) tgc_set_error("Vulkan backend: '%s' has no host-visible coherent memory for staging", vk->props.deviceName);
+  if (t < 0)
+    tgc_set_error("Vulkan backend: '%s' has no host-visible coherent memory for staging", vk->props.deviceName);
   return t;
 }
 
@@ -165,16 +167,18 @@ static int make_buffers(tgc_vk* vk) {
     const tgc_buffer* b = &d->buffers[i];
     /* A kernel sees a buffer through one storage-buffer descriptor (lavapipe: 128 MiB at most). */
     if ((uint64_t)b->nbytes > vk->props.limits.maxStorageBufferRange) {
-      tgc_set_error("Vulkan backend: buffer '%s' has %lld bytes; '%s' lets a kernel address at most %u "
-                    "(maxStorageBufferRange)", b->name ? b->name : "?", (long long)b->nbytes, vk->props.deviceName,
-                    vk->props.limits.maxStorageBufferRange);
+      tgc_set_error(
+          "Vulkan backend: buffer '%s' has %lld bytes; '%s' lets a kernel address at most %u "
+          "(maxStorageBufferRange)",
+          b->name ? b->name : "?", (long long)b->nbytes, vk->props.deviceName, vk->props.limits.maxStorageBufferRange);
       return -1;
     }
     int in_arena = b->storage == TGC_STORAGE_ARENA && b->nbytes > 0 && (VkDeviceSize)b->offset % align == 0;
     if (b->storage == TGC_STORAGE_ARENA && !in_arena && b->nbytes > 0 && tgc_arena_overlaps(d, i)) {
-      tgc_set_error("Vulkan backend: arena buffer '%s' at offset %lld shares memory with another buffer but is not "
-                    "aligned to the device's %llu-byte storage buffer offset alignment ('%s')",
-                    b->name ? b->name : "?", (long long)b->offset, (unsigned long long)align, vk->props.deviceName);
+      tgc_set_error(
+          "Vulkan backend: arena buffer '%s' at offset %lld shares memory with another buffer but is not "
+          "aligned to the device's %llu-byte storage buffer offset alignment ('%s')",
+          b->name ? b->name : "?", (long long)b->offset, (unsigned long long)align, vk->props.deviceName);
       return -1;
     }
     if (in_arena) {
@@ -217,7 +221,7 @@ static int choose_memory(tgc_vk* vk, uint32_t bits) {
   if (tgc_gpu_verbose())
     fprintf(stderr, "tgc: vulkan: memory type %d (%s), %s\n", type,
             (mp.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) ? "device-local, host-visible"
-                                                                                     : "device-local",
+                                                                                       : "device-local",
             vk->direct ? "inputs and outputs through the mapping" : "inputs and outputs through staging copies");
   return type;
 }
@@ -296,7 +300,8 @@ int tgc_vk_make_memory(tgc_vk* vk, tgc_model* model) {
   int cached;
   if (make_staging(vk, slots, &vk->staging, &vk->staging_memory, &vk->staging_mapped, &cached) != 0) return -1;
   if (tgc_gpu_verbose() && cached)
-    fprintf(stderr, "tgc: vulkan: inputs and outputs are read and written in their staging slots (host-cached memory)\n");
+    fprintf(stderr,
+            "tgc: vulkan: inputs and outputs are read and written in their staging slots (host-cached memory)\n");
   for (int32_t i = 0; i < n; ++i)
     if (tgc_vk_staged_input(vk, i) || tgc_vk_staged_output(vk, i)) {
       vk->host[i] = vk->staging_mapped + vk->staging_at[i];

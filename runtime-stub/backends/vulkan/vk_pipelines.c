@@ -44,16 +44,21 @@ static void* read_cache(tgc_vk* vk, size_t* size, const char** why) {
     memcpy(&n, head + 8, 8);
     memcpy(&sum, head + 16, 8);
     const uint32_t* h32 = NULL;
-    if (memcmp(head, CACHE_MAGIC, 8) != 0) *why = "not a tgc pipeline cache";
-    else if (n < 32 || n > ((uint64_t)1 << 31) || !(data = malloc((size_t)n))) *why = "bad size";
-    else if (fread(data, 1, (size_t)n, f) != n || fgetc(f) != EOF) *why = "truncated or overlong";
-    else if (tgc_fnv1a(TGC_FNV1A_BASIS, data, (size_t)n) != sum) *why = "checksum mismatch";
+    if (memcmp(head, CACHE_MAGIC, 8) != 0)
+      *why = "not a tgc pipeline cache";
+    else if (n < 32 || n > ((uint64_t)1 << 31) || !(data = malloc((size_t)n)))
+      *why = "bad size";
+    else if (fread(data, 1, (size_t)n, f) != n || fgetc(f) != EOF)
+      *why = "truncated or overlong";
+    else if (tgc_fnv1a(TGC_FNV1A_BASIS, data, (size_t)n) != sum)
+      *why = "checksum mismatch";
     else if ((h32 = data), h32[0] < 32 || h32[0] > n || h32[1] != VK_PIPELINE_CACHE_HEADER_VERSION_ONE)
       *why = "unknown driver header";
     else if (h32[2] != vk->props.vendorID || h32[3] != vk->props.deviceID ||
              memcmp((const unsigned char*)data + 16, vk->props.pipelineCacheUUID, VK_UUID_SIZE) != 0)
       *why = "another device or driver";
-    else *why = NULL, *size = (size_t)n;
+    else
+      *why = NULL, *size = (size_t)n;
   }
   fclose(f);
   if (*why) free(data), data = NULL;
@@ -65,9 +70,8 @@ static void load_cache(tgc_vk* vk) {
   size_t size = 0;
   const char* why = "no cache directory (no HOME)";
   void* data = vk->cache_path[0] ? read_cache(vk, &size, &why) : NULL;
-  VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
-                                  .initialDataSize = data ? size : 0,
-                                  .pInitialData = data};
+  VkPipelineCacheCreateInfo ci = {
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, .initialDataSize = data ? size : 0, .pInitialData = data};
   VkResult r = vkCreatePipelineCache(vk->device, &ci, NULL, &vk->cache);
   if (r != VK_SUCCESS && data) { /* the driver refused it after all: start empty */
     why = "refused by the driver";
@@ -77,8 +81,10 @@ static void load_cache(tgc_vk* vk) {
   if (r != VK_SUCCESS) vk->cache = VK_NULL_HANDLE; /* pipelines are made without one */
   vk->cache_loaded = r == VK_SUCCESS && !why ? size : 0;
   if (tgc_gpu_verbose()) {
-    if (!why) fprintf(stderr, "tgc: vulkan: pipeline cache %s: loaded %zu bytes\n", vk->cache_path, size);
-    else fprintf(stderr, "tgc: vulkan: pipeline cache %s: not used (%s)\n", vk->cache_path, why);
+    if (!why)
+      fprintf(stderr, "tgc: vulkan: pipeline cache %s: loaded %zu bytes\n", vk->cache_path, size);
+    else
+      fprintf(stderr, "tgc: vulkan: pipeline cache %s: not used (%s)\n", vk->cache_path, why);
   }
   free(data);
 }
@@ -98,8 +104,10 @@ static void save_cache(tgc_vk* vk) {
   snprintf(dir, sizeof dir, "%s", vk->cache_path);
   char* slash = strrchr(dir, '/');
   if (slash) *slash = '\0';
-  if (vkGetPipelineCacheData(vk->device, vk->cache, &size, data) != VK_SUCCESS) why = "the driver gave no data";
-  else if (slash && tgc_mkdirs(dir) != 0) why = strerror(errno);
+  if (vkGetPipelineCacheData(vk->device, vk->cache, &size, data) != VK_SUCCESS)
+    why = "the driver gave no data";
+  else if (slash && tgc_mkdirs(dir) != 0)
+    why = strerror(errno);
   else {
     FILE* f = fopen(tmp, "wb");
     uint64_t n = size, sum = tgc_fnv1a(TGC_FNV1A_BASIS, data, size);
@@ -109,8 +117,10 @@ static void save_cache(tgc_vk* vk) {
     if (!ok || rename(tmp, vk->cache_path) != 0) why = "cannot write it", remove(tmp);
   }
   if (tgc_gpu_verbose()) {
-    if (why) fprintf(stderr, "tgc: vulkan: pipeline cache %s: not saved (%s)\n", vk->cache_path, why);
-    else fprintf(stderr, "tgc: vulkan: pipeline cache %s: saved %zu bytes\n", vk->cache_path, size);
+    if (why)
+      fprintf(stderr, "tgc: vulkan: pipeline cache %s: not saved (%s)\n", vk->cache_path, why);
+    else
+      fprintf(stderr, "tgc: vulkan: pipeline cache %s: saved %zu bytes\n", vk->cache_path, size);
   }
   free(data);
 }
@@ -146,8 +156,16 @@ static const char* missing_feature(const tgc_vk* vk, const uint32_t* w, size_t n
         case 39: need = vk->int8 ? NULL : "shaderInt8"; break;
         case 4433: need = vk->storage16 && !hidden("storage16") ? NULL : "storageBuffer16BitAccess"; break;
         case 4448: need = vk->storage8 ? NULL : "storageBuffer8BitAccess"; break;
-        case 61: need = has_subgroup(vk, VK_SUBGROUP_FEATURE_BASIC_BIT, "subgroup-basic") ? NULL : "subgroup operations in compute shaders"; break;
-        case 63: need = has_subgroup(vk, VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "subgroup-arithmetic") ? NULL : "subgroup arithmetic in compute shaders"; break;
+        case 61:
+          need = has_subgroup(vk, VK_SUBGROUP_FEATURE_BASIC_BIT, "subgroup-basic")
+                     ? NULL
+                     : "subgroup operations in compute shaders";
+          break;
+        case 63:
+          need = has_subgroup(vk, VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "subgroup-arithmetic")
+                     ? NULL
+                     : "subgroup arithmetic in compute shaders";
+          break;
       }
       if (need) return need;
     }
@@ -195,8 +213,8 @@ static int make_pipeline(tgc_vk* vk, int32_t l) {
                                         .pBindings = bind};
   if (r == VK_SUCCESS) r = vkCreateDescriptorSetLayout(vk->device, &si, NULL, &vk->set_layouts[l]);
   /* Every kernel of a model with run-time dims declares them all (a 32-bit int each). */
-  VkPushConstantRange vars = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0,
-                              .size = 4 * (uint32_t)d->num_vars};
+  VkPushConstantRange vars = {
+      .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 4 * (uint32_t)d->num_vars};
   VkPipelineLayoutCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                    .setLayoutCount = 1,
                                    .pSetLayouts = &vk->set_layouts[l],
@@ -228,7 +246,8 @@ static int make_sets(tgc_vk* vk) {
   uint32_t sets = 0, descriptors = 0;
   for (int32_t l = 0; l < d->num_launches; ++l)
     if (d->launches[l].global_size[0] > 0) sets++, descriptors += (uint32_t)d->launches[l].num_buffers;
-  VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = descriptors ? descriptors : 1};
+  VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                               .descriptorCount = descriptors ? descriptors : 1};
   VkDescriptorPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                     .maxSets = sets ? sets : 1,
                                     .poolSizeCount = 1,

@@ -59,7 +59,8 @@ static int dispatch_size(tgc_vk* vk, const tgc_launch* L, int64_t items, uint32_
 static int make_queries(tgc_vk* vk) {
   const tgc_model_desc* d = vk->desc;
   if (vk->timestamp_bits == 0) {
-    fprintf(stderr, "tgc profile: '%s' has no timestamps on its compute queue; no kernel times\n", vk->props.deviceName);
+    fprintf(stderr, "tgc profile: '%s' has no timestamps on its compute queue; no kernel times\n",
+            vk->props.deviceName);
     return 0;
   }
   VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,

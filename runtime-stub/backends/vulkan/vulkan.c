@@ -9,7 +9,6 @@
 
 #include "backends/vulkan/vk_internal.h"
 
-
 static const char* vk_device_name(const void* be) { return be ? ((const tgc_vk*)be)->props.deviceName : ""; }
 static double vk_launch_ms(const void* be) { return ((const tgc_vk*)be)->launch_ms; }
 
@@ -86,7 +85,8 @@ static int create_instance(tgc_vk* vk) {
                            .apiVersion = VK_API_VERSION_1_1};
   VkDebugUtilsMessengerCreateInfoEXT msg = {
       .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-      .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+      .messageSeverity =
+          VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
       .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
       .pfnUserCallback = on_message,
       .pUserData = vk};
@@ -99,7 +99,8 @@ static int create_instance(tgc_vk* vk) {
                              .ppEnabledExtensionNames = &ext};
   VkResult r = vkCreateInstance(&ci, NULL, &vk->instance);
   if (r == VK_ERROR_INCOMPATIBLE_DRIVER) { /* what the loader says when it finds no driver at all */
-    tgc_set_error("Vulkan backend: no Vulkan device found (no Vulkan 1.1 driver; install one, e.g. mesa-vulkan-drivers)");
+    tgc_set_error(
+        "Vulkan backend: no Vulkan device found (no Vulkan 1.1 driver; install one, e.g. mesa-vulkan-drivers)");
     return -1;
   }
   if (r != VK_SUCCESS) {
@@ -164,8 +165,10 @@ static int pick_device(tgc_vk* vk) {
     if (chosen && (best < 0 || !(want && want[0]))) best = (int)i, best_rank = device_rank(p.deviceType);
   }
   if (best < 0) {
-    if (want && want[0]) tgc_set_error("Vulkan backend: TGC_VK_DEVICE=%s matches no Vulkan 1.1 compute device (%s)", want, names);
-    else tgc_set_error("Vulkan backend: no Vulkan 1.1 device with a compute queue (%s)", names);
+    if (want && want[0])
+      tgc_set_error("Vulkan backend: TGC_VK_DEVICE=%s matches no Vulkan 1.1 compute device (%s)", want, names);
+    else
+      tgc_set_error("Vulkan backend: no Vulkan 1.1 device with a compute queue (%s)", names);
     free(all);
     return -1;
   }
@@ -222,10 +225,10 @@ static int create_device(tgc_vk* vk) {
                                    .shaderFloat64 = all.features.shaderFloat64};
   vk->features = want;
   /* Only the storage classes the kernels use (storage buffers). */
-  s16 = (VkPhysicalDevice16BitStorageFeatures){.sType = s16.sType, .pNext = s16.pNext,
-                                               .storageBuffer16BitAccess = s16.storageBuffer16BitAccess};
-  s8 = (VkPhysicalDevice8BitStorageFeaturesKHR){.sType = s8.sType, .pNext = s8.pNext,
-                                                .storageBuffer8BitAccess = s8.storageBuffer8BitAccess};
+  s16 = (VkPhysicalDevice16BitStorageFeatures){
+      .sType = s16.sType, .pNext = s16.pNext, .storageBuffer16BitAccess = s16.storageBuffer16BitAccess};
+  s8 = (VkPhysicalDevice8BitStorageFeaturesKHR){
+      .sType = s8.sType, .pNext = s8.pNext, .storageBuffer8BitAccess = s8.storageBuffer8BitAccess};
   vk->storage16 = s16.storageBuffer16BitAccess;
   vk->storage8 = s8.storageBuffer8BitAccess;
   vk->float16 = f16.shaderFloat16;
@@ -244,7 +247,8 @@ static int create_device(tgc_vk* vk) {
                            .pEnabledFeatures = &want};
   VkResult r = vkCreateDevice(vk->phys, &ci, NULL, &vk->device);
   if (r != VK_SUCCESS) {
-    tgc_set_error("Vulkan backend: vkCreateDevice on '%s' failed: %s (%d)", vk->props.deviceName, tgc_vk_err(r), (int)r);
+    tgc_set_error("Vulkan backend: vkCreateDevice on '%s' failed: %s (%d)", vk->props.deviceName, tgc_vk_err(r),
+                  (int)r);
     return -1;
   }
   volkLoadDevice(vk->device);
@@ -367,8 +371,8 @@ static int vk_upload(void* be, tgc_model* m, const int32_t* bufs, int32_t n) {
     if (x->nbytes <= 0 || b == vk->desc->vars_buffer) continue;
     if (vk->host[b]) {
       if (vk->host[b] != m->cur[b]) memcpy(vk->host[b], m->cur[b], (size_t)x->nbytes);
-    }
-    else if (tgc_vk_copy_to_device(vk, b, m->cur[b]) != 0) return -1;
+    } else if (tgc_vk_copy_to_device(vk, b, m->cur[b]) != 0)
+      return -1;
   }
   return 0;
 }
@@ -389,7 +393,8 @@ static int64_t vk_run(void* be, tgc_model* m, int64_t sample) {
   tgc_vk_collect_profile(vk);
   for (int32_t i = 0; i < d->num_outputs; ++i) {
     int32_t b = d->outputs[i];
-    if (d->buffers[b].nbytes > 0 && m->cur[b] != vk->host[b]) memcpy(m->cur[b], vk->host[b], (size_t)d->buffers[b].nbytes);
+    if (d->buffers[b].nbytes > 0 && m->cur[b] != vk->host[b])
+      memcpy(m->cur[b], vk->host[b], (size_t)d->buffers[b].nbytes);
   }
   if (tgc_vk_check_messages(vk, "during the run") != 0) return -1;
   return 1;

@@ -7,8 +7,15 @@
 #include "dyn.h"
 
 static int g_fail;
-#define CHECK(c, ...) \
-  do { if (!(c)) { fprintf(stderr, "FAIL %s: ", #c); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); g_fail = 1; } } while (0)
+#define CHECK(c, ...)                   \
+  do {                                  \
+    if (!(c)) {                         \
+      fprintf(stderr, "FAIL %s: ", #c); \
+      fprintf(stderr, __VA_ARGS__);     \
+      fputc('\n', stderr);              \
+      g_fail = 1;                       \
+    }                                   \
+  } while (0)
 
 static void run(dyn_model* m, int n) {
   int64_t shape[2] = {n, 4}, dims[8];

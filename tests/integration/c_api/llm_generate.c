@@ -35,12 +35,22 @@ typedef struct {
   int32_t eos;
 } llm_api;
 
-#define API(P)                                                                                                     \
-  {#P, (void* (*)(int))P##_create, (void (*)(void*))P##_destroy, (int (*)(void*, const int32_t*, int64_t))P##_eval, \
-   (const float* (*)(const void*, int64_t*))P##_logits, (const float* (*)(const void*))P##_last_logits,           \
-   (int32_t(*)(const void*, const lla_sampling*, uint64_t*))P##_sample, (int64_t(*)(const void*))P##_kv_length,    \
-   (int (*)(void*, int64_t))P##_set_kv_length, (int (*)(void*))P##_reset, (int (*)(void*, int))P##_all_logits,      \
-   (int64_t(*)(const void*, int32_t, char*, int64_t))P##_detokenize, P##_last_error, P##_N_VOCAB, P##_TOKEN_EOS}
+#define API(P)                                                           \
+  {#P,                                                                   \
+   (void* (*)(int))P##_create,                                           \
+   (void (*)(void*))P##_destroy,                                         \
+   (int (*)(void*, const int32_t*, int64_t))P##_eval,                    \
+   (const float* (*)(const void*, int64_t*))P##_logits,                  \
+   (const float* (*)(const void*))P##_last_logits,                       \
+   (int32_t (*)(const void*, const lla_sampling*, uint64_t*))P##_sample, \
+   (int64_t (*)(const void*))P##_kv_length,                              \
+   (int (*)(void*, int64_t))P##_set_kv_length,                           \
+   (int (*)(void*))P##_reset,                                            \
+   (int (*)(void*, int))P##_all_logits,                                  \
+   (int64_t (*)(const void*, int32_t, char*, int64_t))P##_detokenize,    \
+   P##_last_error,                                                       \
+   P##_N_VOCAB,                                                          \
+   P##_TOKEN_EOS}
 
 static int fail(const llm_api* a, const char* what) {
   fprintf(stderr, "FAIL %s: %s (%s)\n", a->name, what, a->last_error());
@@ -55,15 +65,16 @@ static int32_t argmax(const float* row, int64_t n) {
 }
 
 /* n tokens drawn by p from seed, each evaluated after the prompt; into out. */
-static int sample_run(const llm_api* a, void* m, const int32_t* prompt, int64_t np, const lla_sampling* p, uint64_t seed,
-                      int32_t* out, int n) {
+static int sample_run(const llm_api* a, void* m, const int32_t* prompt, int64_t np, const lla_sampling* p,
+                      uint64_t seed, int32_t* out, int n) {
   if (a->reset(m) != 0 || a->eval(m, prompt, np) != 0) return fail(a, "eval of the prompt");
   for (int i = 0; i < n; ++i)
     if ((out[i] = a->sample(m, p, &seed)) < 0 || a->eval(m, &out[i], 1) != 0) return fail(a, "sample and eval");
   return 0;
 }
 
-static int test(const llm_api* a, const int32_t* prompt, int64_t np, const int32_t* greedy, int64_t nk, const char* text) {
+static int test(const llm_api* a, const int32_t* prompt, int64_t np, const int32_t* greedy, int64_t nk,
+                const char* text) {
   void* m = a->create(1);
   if (!m) return fail(a, "create");
   int bad = 0;
@@ -76,7 +87,8 @@ static int test(const llm_api* a, const int32_t* prompt, int64_t np, const int32
   for (int64_t k = 0; k < nk && !bad; ++k) {
     int32_t want = greedy[k], top = argmax(a->last_logits(m), a->n_vocab), drawn = a->sample(m, &top1, &rng);
     if (top != want || drawn != want) {
-      fprintf(stderr, "FAIL %s step %lld: argmax %d, top-k 1 %d, the executable's %d\n", a->name, (long long)k, top, drawn, want);
+      fprintf(stderr, "FAIL %s step %lld: argmax %d, top-k 1 %d, the executable's %d\n", a->name, (long long)k, top,
+              drawn, want);
       bad = 1;
     }
     if (want != a->eos) {
@@ -87,7 +99,8 @@ static int test(const llm_api* a, const int32_t* prompt, int64_t np, const int32
     bad |= a->eval(m, &want, 1) != 0 && fail(a, "eval of a step");
   }
   got_text[len] = '\0';
-  if (!bad && strcmp(got_text, text) != 0) bad = 1, fprintf(stderr, "FAIL %s: detokenize gives '%s', -n printed '%s'\n", a->name, got_text, text);
+  if (!bad && strcmp(got_text, text) != 0)
+    bad = 1, fprintf(stderr, "FAIL %s: detokenize gives '%s', -n printed '%s'\n", a->name, got_text, text);
 
   /* cut back to the prompt, the first 4 steps as one eval: a fresh model's rows of everything at once */
   int64_t k4 = nk < 4 ? nk : 4, rows = 0, fresh_rows = 0;
@@ -96,7 +109,8 @@ static int test(const llm_api* a, const int32_t* prompt, int64_t np, const int32
   memcpy(all + np, greedy, (size_t)k4 * sizeof *all);
   void* fresh = a->create(1);
   bad |= (!fresh || a->eval(fresh, all, np + k4) != 0) && fail(a, "a fresh model's eval");
-  bad |= (a->set_kv_length(m, np) != 0 || a->kv_length(m) != np || a->eval(m, greedy, k4) != 0) && fail(a, "set_kv_length and eval");
+  bad |= (a->set_kv_length(m, np) != 0 || a->kv_length(m) != np || a->eval(m, greedy, k4) != 0) &&
+         fail(a, "set_kv_length and eval");
   const float* cut = bad ? NULL : a->logits(m, &rows);
   const float* one = bad ? NULL : a->logits(fresh, &fresh_rows);
   if (cut && one && rows == k4 && fresh_rows == np + k4) {
@@ -105,19 +119,23 @@ static int test(const llm_api* a, const int32_t* prompt, int64_t np, const int32
       worst = fmax(worst, fabs(cut[i] - one[np * a->n_vocab + i]));
       top = fmax(top, fabs(one[np * a->n_vocab + i]));
     }
-    if (worst > 1e-4 * top) bad = 1, fprintf(stderr, "FAIL %s: rows after set_kv_length differ by %.3g of %.3g\n", a->name, worst, top);
+    if (worst > 1e-4 * top)
+      bad = 1, fprintf(stderr, "FAIL %s: rows after set_kv_length differ by %.3g of %.3g\n", a->name, worst, top);
     /* the last row alone: the same row as the eval of every row */
     int64_t last_rows = 0;
     const float* last = NULL;
     bad |= (a->all_logits(fresh, 0) != 0 || a->set_kv_length(fresh, 0) != 0 || a->eval(fresh, all, np + k4) != 0 ||
-            !(last = a->logits(fresh, &last_rows))) && fail(a, "all_logits(0) and eval");
-    if (last && last_rows != 1) bad = 1, fprintf(stderr, "FAIL %s: %lld rows of logits after all_logits(0)\n", a->name, (long long)last_rows);
+            !(last = a->logits(fresh, &last_rows))) &&
+           fail(a, "all_logits(0) and eval");
+    if (last && last_rows != 1)
+      bad = 1, fprintf(stderr, "FAIL %s: %lld rows of logits after all_logits(0)\n", a->name, (long long)last_rows);
     for (int64_t i = 0; last && last_rows == 1 && i < a->n_vocab; ++i)
       worst = fmax(worst, fabs(last[i] - cut[(k4 - 1) * a->n_vocab + i]));
-    if (last && worst > 1e-4 * top) bad = 1, fprintf(stderr, "FAIL %s: the last row alone differs by %.3g of %.3g\n", a->name, worst, top);
+    if (last && worst > 1e-4 * top)
+      bad = 1, fprintf(stderr, "FAIL %s: the last row alone differs by %.3g of %.3g\n", a->name, worst, top);
   } else if (!bad) {
-    bad = 1, fprintf(stderr, "FAIL %s: %lld and %lld rows of logits, expected %lld and %lld\n", a->name, (long long)rows,
-                     (long long)fresh_rows, (long long)k4, (long long)(np + k4));
+    bad = 1, fprintf(stderr, "FAIL %s: %lld and %lld rows of logits, expected %lld and %lld\n", a->name,
+                     (long long)rows, (long long)fresh_rows, (long long)k4, (long long)(np + k4));
   }
   if (fresh) a->destroy(fresh);
 
@@ -127,17 +145,22 @@ static int test(const llm_api* a, const int32_t* prompt, int64_t np, const int32
   bad |= sample_run(a, m, prompt, np, &p, 7, s1, 16) || sample_run(a, m, prompt, np, &p, 7, s2, 16) ||
          sample_run(a, m, prompt, np, &p, 8, s3, 16);
   if (!bad && (memcmp(s1, s2, sizeof s1) != 0 || memcmp(s1, s3, sizeof s1) == 0))
-    bad = 1, fprintf(stderr, "FAIL %s: seed 7 twice %s, seed 8 %s\n", a->name, memcmp(s1, s2, sizeof s1) ? "differs" : "agrees",
-                     memcmp(s1, s3, sizeof s1) ? "differs" : "agrees with seed 7");
+    bad = 1,
+    fprintf(stderr, "FAIL %s: seed 7 twice %s, seed 8 %s\n", a->name, memcmp(s1, s2, sizeof s1) ? "differs" : "agrees",
+            memcmp(s1, s3, sizeof s1) ? "differs" : "agrees with seed 7");
 
   /* bad calls: status and message */
   char c;
   bad |= (a->eval(m, prompt, 0) == 0 || !a->last_error()[0]) && fail(a, "eval of no tokens accepted");
-  bad |= (a->detokenize(m, (int32_t)a->n_vocab + 5, &c, 1) != -1 || !a->last_error()[0]) && fail(a, "detokenize past the vocabulary accepted");
+  bad |= (a->detokenize(m, (int32_t)a->n_vocab + 5, &c, 1) != -1 || !a->last_error()[0]) &&
+         fail(a, "detokenize past the vocabulary accepted");
   bad |= (a->set_kv_length(m, a->kv_length(m) + 1) == 0) && fail(a, "set_kv_length past the positions held accepted");
   a->destroy(m);
-  if (!bad) printf("ok   %s C API: prompt %lld + %lld greedy steps (argmax, top-k 1, detokenize), set_kv_length, all_logits, seeds\n", a->name,
-                   (long long)np, (long long)nk);
+  if (!bad)
+    printf(
+        "ok   %s C API: prompt %lld + %lld greedy steps (argmax, top-k 1, detokenize), set_kv_length, all_logits, "
+        "seeds\n",
+        a->name, (long long)np, (long long)nk);
   return bad;
 }
 
@@ -161,8 +184,10 @@ int main(int argc, char** argv) {
     int32_t* greedy = read_npy_payload(argv[2 + 2 * i], &gb);
     char* text = read_text(argv[3 + 2 * i]);
     int64_t ng = (int64_t)(gb / sizeof *greedy);
-    if (!greedy || !text || ng <= np || memcmp(greedy, prompt, pb) != 0) bad = 1, fprintf(stderr, "FAIL bad arguments\n");
-    else bad |= test(&apis[i], prompt, np, greedy + np, ng - np, text);
+    if (!greedy || !text || ng <= np || memcmp(greedy, prompt, pb) != 0)
+      bad = 1, fprintf(stderr, "FAIL bad arguments\n");
+    else
+      bad |= test(&apis[i], prompt, np, greedy + np, ng - np, text);
     free(greedy);
     free(text);
   }

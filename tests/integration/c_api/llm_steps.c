@@ -10,7 +10,6 @@
 #include "llm.h"
 #include "npy_payload.h"
 
-
 static const float* g_ref;
 static size_t g_vocab;
 static double g_top;
@@ -19,15 +18,19 @@ static double g_top;
 static int check_rows(const char* what, llm_model* m, int64_t first, int64_t count) {
   const float* got = llm_output(m, 0);
   double worst = 0;
-  for (size_t i = 0; i < (size_t)count * g_vocab; ++i) worst = fmax(worst, fabs(got[i] - g_ref[(size_t)first * g_vocab + i]));
-  if (worst > 1e-4 * g_top) return fprintf(stderr, "FAIL %s: rows %lld..%lld max|diff| %.3g of max|ref| %.3g\n", what, (long long)first,
-                                           (long long)(first + count - 1), worst, g_top), 1;
+  for (size_t i = 0; i < (size_t)count * g_vocab; ++i)
+    worst = fmax(worst, fabs(got[i] - g_ref[(size_t)first * g_vocab + i]));
+  if (worst > 1e-4 * g_top)
+    return fprintf(stderr, "FAIL %s: rows %lld..%lld max|diff| %.3g of max|ref| %.3g\n", what, (long long)first,
+                   (long long)(first + count - 1), worst, g_top),
+           1;
   return 0;
 }
 
 /* Runs tokens [first, first + count) as one run. */
 static int run(llm_model* m, const int32_t* tokens, int64_t first, int64_t count) {
-  if (llm_set_input_shape(m, 0, 1, &count) != 0) return fprintf(stderr, "FAIL set_input_shape: %s\n", llm_last_error()), 1;
+  if (llm_set_input_shape(m, 0, 1, &count) != 0)
+    return fprintf(stderr, "FAIL set_input_shape: %s\n", llm_last_error()), 1;
   memcpy(llm_input(m, 0), tokens + first, (size_t)count * sizeof(int32_t));
   if (llm_run(m) != 0) return fprintf(stderr, "FAIL run: %s\n", llm_last_error()), 1;
   return 0;
@@ -55,9 +58,11 @@ int main(int argc, char** argv) {
   for (int64_t s = p; s < n && !fail; ++s) fail |= run(m, tokens, s, 1) || check_rows("decode", m, s, 1);
   fail |= expect_length(m, n);
   // Cut back to the prefill: the steps again give the same rows.
-  if (llm_set_kv_length(m, n + 1) == 0 || !llm_last_error()[0]) fail = 1, fprintf(stderr, "FAIL set_kv_length past the end accepted\n");
+  if (llm_set_kv_length(m, n + 1) == 0 || !llm_last_error()[0])
+    fail = 1, fprintf(stderr, "FAIL set_kv_length past the end accepted\n");
   fail |= llm_set_kv_length(m, p) != 0 || expect_length(m, p);
-  for (int64_t s = p; s < n && !fail; ++s) fail |= run(m, tokens, s, 1) || check_rows("decode after set_kv_length", m, s, 1);
+  for (int64_t s = p; s < n && !fail; ++s)
+    fail |= run(m, tokens, s, 1) || check_rows("decode after set_kv_length", m, s, 1);
   // A new sequence: everything in one prefill.
   fail |= llm_reset(m) != 0 || expect_length(m, 0);
   fail |= run(m, tokens, 0, n) || check_rows("prefill after reset", m, 0, n) || expect_length(m, n);

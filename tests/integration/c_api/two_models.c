@@ -23,7 +23,8 @@ static int read_f32(const char* path, float* out, size_t n) {
 int main(int argc, char** argv) {
   if (argc != 3) return fprintf(stderr, "usage: two_models IMAGE.npy EXPECTED.npy\n"), 2;
   float image[64], expected[10];
-  if (read_f32(argv[1], image, 64) || read_f32(argv[2], expected, 10)) return fprintf(stderr, "cannot read inputs\n"), 1;
+  if (read_f32(argv[1], image, 64) || read_f32(argv[2], expected, 10))
+    return fprintf(stderr, "cannot read inputs\n"), 1;
   int64_t dims[8];
   if (digitsa_input_shape(0, dims) != 4 || dims[2] != 8 || strcmp(digitsa_input_name(0), "image") != 0)
     return fprintf(stderr, "unexpected input descriptor\n"), 1;

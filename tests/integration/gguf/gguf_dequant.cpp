@@ -54,13 +54,15 @@ int main(int argc, char** argv) {
     z.set(0, 1.0);
     std::vector<HostTensor> ref = interpret(*m.graph, m.output_roots(), {{one.uop()->ival(), z}});
     fs::create_directories(out / "interp");
-    for (size_t i = 0; i < ref.size(); ++i) write_npy((out / "interp" / (file_safe(m.outputs[i].name) + ".npy")).string(), ref[i]);
+    for (size_t i = 0; i < ref.size(); ++i)
+      write_npy((out / "interp" / (file_safe(m.outputs[i].name) + ".npy")).string(), ref[i]);
     write_npy((out / "one.npy").string(), z);
     CompileOptions opt;
     opt.output = (out / "dequant").string();
     opt.runtime_dir = argv[3];
     compile_model(m, opt);
-    std::string cmd = "'" + opt.output + "' -i one='" + (out / "one.npy").string() + "' -o '" + (out / "cpu").string() + "'";
+    std::string cmd =
+        "'" + opt.output + "' -i one='" + (out / "one.npy").string() + "' -o '" + (out / "cpu").string() + "'";
     if (std::system(cmd.c_str()) != 0) throw Error("the artifact failed: " + cmd);
   } catch (const std::exception& e) {
     std::cerr << "gguf_dequant: " << e.what() << "\n";

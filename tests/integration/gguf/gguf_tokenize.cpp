@@ -48,7 +48,9 @@ int main(int argc, char** argv) {
       want.emplace_back();
       for (int32_t id; ls >> id;) want.back().push_back(id);
     }
-    if (texts.size() != want.size()) throw tgc::Error(std::string(argv[2]) + ": " + std::to_string(texts.size()) + " texts for " + std::to_string(want.size()) + " outputs");
+    if (texts.size() != want.size())
+      throw tgc::Error(std::string(argv[2]) + ": " + std::to_string(texts.size()) + " texts for " +
+                       std::to_string(want.size()) + " outputs");
     int failed = 0, returned = 0;
     for (size_t i = 0; i < texts.size(); ++i) {
       std::string back;
@@ -78,9 +80,9 @@ int main(int argc, char** argv) {
     }
     tgc_tokenizer_destroy(t);
     bool ok = !failed && size_t(returned) == texts.size();
-    std::cout << (ok ? "ok   " : "FAIL ") << argv[1] << " (" << tgc_vocab_kind(&view) << "): " << texts.size() - size_t(failed) << " of "
-              << texts.size() << " cases give llama.cpp's ids; " << returned << " of " << texts.size()
-              << " detokenize back to the text\n";
+    std::cout << (ok ? "ok   " : "FAIL ") << argv[1] << " (" << tgc_vocab_kind(&view)
+              << "): " << texts.size() - size_t(failed) << " of " << texts.size() << " cases give llama.cpp's ids; "
+              << returned << " of " << texts.size() << " detokenize back to the text\n";
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "gguf_tokenize: error: " << e.what() << "\n";

@@ -14,7 +14,8 @@
 
 static const int64_t bytes[2] = {4 * 1024, 4 * 1024};
 static const int32_t dtypes[2] = {TGC_F32, TGC_F32};
-__attribute__((visibility("default"))) const tgc_candidate_desc tgc_candidate = {TGC_CANDIDATE_ABI, 2, 1024, bytes, dtypes};
+__attribute__((visibility("default")))
+const tgc_candidate_desc tgc_candidate = {TGC_CANDIDATE_ABI, 2, 1024, bytes, dtypes};
 
 __attribute__((visibility("default"))) void tgc_kernel(void* const* buffers, int64_t begin, int64_t end) {
 #if BEHAVIOUR == CRASH

@@ -56,8 +56,10 @@ TEST(BeamSearch, FindsTheFastestCandidateAndSurvivesDroppedOnes) {
     for (const auto& opts : batch) {
       bool crash = std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.amount == 3; });
       int64_t p = upcast_product(opts);
-      if (crash) out.push_back(std::nullopt);
-      else out.push_back(100.0 / double(std::min<int64_t>(p, 16)) + double(p > 16 ? p : 0) + 0.01 * double(opts.size()));
+      if (crash)
+        out.push_back(std::nullopt);
+      else
+        out.push_back(100.0 / double(std::min<int64_t>(p, 16)) + double(p > 16 ? p : 0) + 0.01 * double(opts.size()));
       if (out.back()) seen.push_back({opts, *out.back()});
     }
     return out;
@@ -102,7 +104,8 @@ TEST(BeamSearch, PadsPrimeAxesToSplitThem) {
     return out;
   });
   EXPECT_EQ(widest_split(r.opts), 16) << opts_str(r.opts);
-  EXPECT_TRUE(std::any_of(r.opts.begin(), r.opts.end(), [](const Opt& o) { return o.op == OptOp::Padto; })) << opts_str(r.opts);
+  EXPECT_TRUE(std::any_of(r.opts.begin(), r.opts.end(), [](const Opt& o) { return o.op == OptOp::Padto; }))
+      << opts_str(r.opts);
   EXPECT_NO_THROW(apply_opts(g, k, r.opts, t));
 }
 
@@ -119,7 +122,8 @@ TEST(TuningKey, SameComputationOnOtherBuffersSharesTheKey) {
 }
 
 TEST(TuneCache, StoresAndFindsByTargetDeviceAndKernel) {
-  std::string path = (std::filesystem::temp_directory_path() / ("tgc-cache-test-" + std::to_string(getpid())) / "t.sqlite").string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("tgc-cache-test-" + std::to_string(getpid())) / "t.sqlite").string();
   {
     TuneCache c(path);
     EXPECT_FALSE(c.find("cpu x", "dev", "k1"));
@@ -223,7 +227,8 @@ TEST(BeamSearch, GpuActionsAddWorkGroupsWithinMaxLocal) {
   std::vector<Opt> cpu;
   for (const auto& m : candidate_moves(g, k, {}, TargetProfile{}))
     for (const Opt& o : m) {
-      EXPECT_TRUE(o.op == OptOp::Upcast || o.op == OptOp::Unroll || o.op == OptOp::Lanes || o.op == OptOp::Padto) << opt_str(o);
+      EXPECT_TRUE(o.op == OptOp::Upcast || o.op == OptOp::Unroll || o.op == OptOp::Lanes || o.op == OptOp::Padto)
+          << opt_str(o);
       cpu.push_back(o);
     }
   EXPECT_TRUE(has(cpu, OptOp::Lanes, 2, 8)) << opts_str(cpu);
@@ -268,9 +273,12 @@ TEST(AgentGreeting, ParsesEveryVersionAndRejectsOthers) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("version 5"), std::string::npos) << e.what();
   }
-  for (const char* bad : {"opencl", "opencl ", "no-opencl", "ok 1 2 3", ""}) EXPECT_THROW(parse_agent_api_line(0, bad, g), Error) << bad;
-  for (const char* bad : {"vulkan", "vulkan ", "no-vulkan", "opencl x", ""}) EXPECT_THROW(parse_agent_api_line(1, bad, g), Error) << bad;
-  for (const char* bad : {"cuda", "cuda ", "no-cuda", "vulkan x", ""}) EXPECT_THROW(parse_agent_api_line(2, bad, g), Error) << bad;
+  for (const char* bad : {"opencl", "opencl ", "no-opencl", "ok 1 2 3", ""})
+    EXPECT_THROW(parse_agent_api_line(0, bad, g), Error) << bad;
+  for (const char* bad : {"vulkan", "vulkan ", "no-vulkan", "opencl x", ""})
+    EXPECT_THROW(parse_agent_api_line(1, bad, g), Error) << bad;
+  for (const char* bad : {"cuda", "cuda ", "no-cuda", "vulkan x", ""})
+    EXPECT_THROW(parse_agent_api_line(2, bad, g), Error) << bad;
 }
 
 LoopProgram opencl_program(Graph& g, const Kernel& k, const std::vector<Opt>& opts) {
@@ -349,7 +357,9 @@ TEST(RuntimeCandidate, WhatTgcWritesTheAgentReads) {
     auto c = std::make_unique<tgc_cl_candidate>();
     char err[256] = "";
     bool vk = std::string(target) == "vulkan";
-    ASSERT_EQ((vk ? tgc_vk_candidate_parse : tgc_cuda_candidate_parse)(payload.data(), payload.size(), c.get(), err, sizeof err), 0)
+    ASSERT_EQ((vk ? tgc_vk_candidate_parse : tgc_cuda_candidate_parse)(payload.data(), payload.size(), c.get(), err,
+                                                                       sizeof err),
+              0)
         << target << ": " << err;
     EXPECT_EQ(c->kernel, p.name) << target;
     EXPECT_EQ(c->local_size, 32) << target;
@@ -358,7 +368,9 @@ TEST(RuntimeCandidate, WhatTgcWritesTheAgentReads) {
     EXPECT_EQ(c->buffer_bytes[0], 8 * 96 * 4) << target << ": output first";
     GpuKernel kernel = d.render_gpu(g, p, t.profile);
     EXPECT_EQ(std::string(c->source, c->source_len), kernel.blob) << target;
-    EXPECT_NE((vk ? tgc_cuda_candidate_parse : tgc_vk_candidate_parse)(payload.data(), payload.size(), c.get(), err, sizeof err), 0)
+    EXPECT_NE((vk ? tgc_cuda_candidate_parse : tgc_vk_candidate_parse)(payload.data(), payload.size(), c.get(), err,
+                                                                       sizeof err),
+              0)
         << target << ": the other API's candidate";
   }
   auto c = std::make_unique<tgc_cl_candidate>();
@@ -376,7 +388,8 @@ class AgentOpenCl : public ::testing::Test {
  protected:
   void SetUp() override {
     agent_ = std::make_unique<AgentClient>(agent_command(), /*timeout_s=*/20);
-    if (agent_->greeting().api("opencl").name.empty()) GTEST_SKIP() << "no OpenCL device: " << agent_->greeting().api("opencl").why;
+    if (agent_->greeting().api("opencl").name.empty())
+      GTEST_SKIP() << "no OpenCL device: " << agent_->greeting().api("opencl").why;
   }
   std::unique_ptr<AgentClient> agent_;
 };
@@ -403,7 +416,8 @@ TEST_F(AgentOpenCl, TimesAKernelWithTheCpuPathsInputs) {
   EXPECT_NE(why.find("CL_BUILD_PROGRAM_FAILURE"), std::string::npos) << why;
   EXPECT_FALSE(agent_->measure("time-cl", "tgc-cl 1\nkernel twice\n", 50, 5, why));
   EXPECT_NE(why.find("bad OpenCL candidate"), std::string::npos) << why;
-  EXPECT_FALSE(agent_->measure("time-cl", std::string(twice).replace(twice.find("local 64"), 8, "local 9999"), 50, 5, why));
+  EXPECT_FALSE(
+      agent_->measure("time-cl", std::string(twice).replace(twice.find("local 64"), 8, "local 9999"), 50, 5, why));
   EXPECT_EQ(agent_->restarts(), 0) << why;
   EXPECT_TRUE(agent_->measure("time-cl", twice, 50, 5, why)) << why;
 }
@@ -442,8 +456,9 @@ TEST_F(AgentOpenCl, GroupsOfTwoReducesFoldOnlyTheirOwnThreads) {
   auto ref = agent_->measure("time-cl", opencl_candidate(g, opencl_program(g, k, {})), 20, 2, why);
   ASSERT_TRUE(ref) << why;
   EXPECT_NEAR(ref->out_sum, 3, 1e-4) << "each of the 3 rows sums to 1";
-  for (const auto& opts : std::vector<std::vector<Opt>>{{{OptOp::Group, 2, 4}, {OptOp::Group, 3, 2}},
-                                                        {{OptOp::Group, 3, 8}, {OptOp::Local, 0, 3}, {OptOp::Group, 2, 2}}}) {
+  for (const auto& opts :
+       std::vector<std::vector<Opt>>{{{OptOp::Group, 2, 4}, {OptOp::Group, 3, 2}},
+                                     {{OptOp::Group, 3, 8}, {OptOp::Local, 0, 3}, {OptOp::Group, 2, 2}}}) {
     auto t = agent_->measure("time-cl", opencl_candidate(g, opencl_program(g, k, opts)), 20, 2, why);
     ASSERT_TRUE(t) << opts_str(opts) << ": " << why;
     EXPECT_NEAR(t->out_sum, ref->out_sum, 1e-4) << opts_str(opts);
