@@ -43,14 +43,11 @@ bool has_llm_api(const Model& m) {
          m.outputs[0].tensor.shape().size() == 2;
 }
 
-std::string header_text(const std::string& name, const Model& m) {
-  std::string n = name, guard = name;
-  for (char& ch : guard) ch = char(std::toupper(static_cast<unsigned char>(ch)));
-  std::string h =
-      "/* " + n + ".h: C API of the model compiled by tgc from " + fs::path(m.path).filename().string() + ". */\n";
-  h += "#ifndef " + guard + "_H\n#define " + guard +
-       "_H\n#include <stddef.h>\n#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
-  h += "typedef struct " + n + "_model " + n + "_model;\n\n";
+namespace {
+
+// The inputs and outputs, and what each -1 in their shapes stands for.
+std::string io_comment(const std::string& n, const Model& m) {
+  std::string h;
   auto listing = [&](const std::vector<NamedTensor>& v, const std::vector<bool>& batched,
                      const std::vector<std::vector<int32_t>>& dim_vars) {
     for (size_t i = 0; i < v.size(); ++i)
@@ -86,6 +83,12 @@ std::string header_text(const std::string& name, const Model& m) {
            std::to_string(max) + (step > 1 ? " in multiples of " + std::to_string(step) : "") + ", default " +
            std::to_string(max) + "), bound by " + n + "_set_input_shape.\n";
     }
+  return h;
+}
+
+// What every model has: create, run, its inputs and outputs, the errors.
+std::string model_api(const std::string& n, const Model& m) {
+  std::string h;
   h += " */\nenum { " + n + "_NUM_INPUTS = " + std::to_string(m.inputs.size()) + ", " + n +
        "_NUM_OUTPUTS = " + std::to_string(m.outputs.size()) + " };\n\n";
   h += "/* Threads: a model object is used by one thread at a time (calls on one object are not\n"
@@ -117,6 +120,12 @@ std::string header_text(const std::string& name, const Model& m) {
   h += "const char* " + n + "_input_name(int index);\n";
   h += "const char* " + n + "_output_name(int index);\n";
   h += "const char* " + n + "_last_error(void);\n";
+  return h;
+}
+
+// A KV cache: its length, cut back, reset.
+std::string kv_api(const std::string& n, const Model& m) {
+  std::string h;
   for (const UOp* v : m.graph->vars())
     if (v->var().name == m.kv_length_var) {
       h += "\n/* KV cache of " + std::to_string(v->var().max) +
@@ -128,6 +137,12 @@ std::string header_text(const std::string& name, const Model& m) {
            "_model* m, int64_t n);  /* forget positions n.. (n <= held). 0 or -1 */\n";
       h += "int " + n + "_reset(" + n + "_model* m);  /* an empty cache: a new sequence. 0 or -1 */\n";
     }
+  return h;
+}
+
+// A language model on the cache: eval, logits, sampling.
+std::string llm_api(const std::string& n, const Model& m) {
+  std::string h;
   if (has_llm_api(m)) {
     std::string vocab = std::to_string(m.outputs[0].tensor.shape()[1]);
     h += "\n/* A language model on that cache: eval feeds tokens (a prompt, then one token per step), logits\n"
@@ -157,6 +172,12 @@ std::string header_text(const std::string& name, const Model& m) {
          " * each draw advances it, and the same seed gives the same tokens. -1 on failure. */\n";
     h += "int32_t " + n + "_sample(const " + n + "_model* m, const " + n + "_sampling* p, uint64_t* rng);\n";
   }
+  return h;
+}
+
+// The model's tokenizer.
+std::string tokenizer_api(const std::string& n, const Model& m) {
+  std::string h;
   if (m.vocab) {
     tgc_vocab view = vocab_view(*m.vocab);
     h += "\n/* The model's tokenizer (" + std::to_string(m.vocab->n_tokens()) + " tokens, " + tgc_vocab_kind(&view) +
@@ -173,6 +194,20 @@ std::string header_text(const std::string& name, const Model& m) {
     h += "enum { " + n + "_TOKEN_BOS = " + std::to_string(m.vocab->bos) + ", " + n +
          "_TOKEN_EOS = " + std::to_string(m.vocab->eos) + " }; /* -1: none */\n";
   }
+  return h;
+}
+
+}  // namespace
+
+std::string header_text(const std::string& name, const Model& m) {
+  std::string n = name, guard = name;
+  for (char& ch : guard) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+  std::string h =
+      "/* " + n + ".h: C API of the model compiled by tgc from " + fs::path(m.path).filename().string() + ". */\n";
+  h += "#ifndef " + guard + "_H\n#define " + guard +
+       "_H\n#include <stddef.h>\n#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  h += "typedef struct " + n + "_model " + n + "_model;\n\n";
+  h += io_comment(n, m) + model_api(n, m) + kv_api(n, m) + llm_api(n, m) + tokenizer_api(n, m);
   h += "\n#ifdef __cplusplus\n}\n#endif\n#endif\n";
   return h;
 }

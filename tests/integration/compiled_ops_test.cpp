@@ -64,9 +64,9 @@ struct OpCase {
 
 void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name; }
 
-const std::vector<OpCase>& op_cases() {
-  static const std::vector<OpCase> c = {
-      // movement
+// Movement ops.
+std::vector<OpCase> movement_cases() {
+  return {
       {"reshape", [](Builder& b) { return b.input({4, 6}).reshape({3, -1}) * 2.0; }},
       {"permute", [](Builder& b) { return b.input({2, 3, 5}).permute({2, 0, 1}) + 1.0; }},
       {"expand", [](Builder& b) { return b.input({3, 1}).expand({2, 3, 4}) * 1.0; }},
@@ -79,7 +79,12 @@ const std::vector<OpCase>& op_cases() {
       {"cat", [](Builder& b) { return Tensor::cat({b.input({2, 3}), b.input({4, 3})}, 0) * 1.0; }},
       {"gather", [](Builder& b) { return b.input({5, 4}).gather(b.indices({3}, {4, 0, 2}), 0) * 1.0; }},
       {"arange", [](Builder& b) { return Tensor::arange(*b.m.graph, 7, DType::F32) + b.input({7}); }},
-      // elementwise
+  };
+}
+
+// Elementwise ops, casts and bit patterns.
+std::vector<OpCase> elementwise_cases() {
+  return {
       {"cast_f32_i32", [](Builder& b) { return (b.input({9}, -5, 5) * 3.0).cast(DType::I32); }},
       // bf16 kept in a buffer between two kernels: stored rounded, loaded back (OpenCL has no bf16).
       {"cast_bf16_buffer",
@@ -141,7 +146,12 @@ const std::vector<OpCase>& op_cases() {
          Tensor x = b.input({16}, 0.5f, 2);
          return x.reciprocal() + b.input({16}) / x;
        }},
-      // reduce
+  };
+}
+
+// Reduces.
+std::vector<OpCase> reduce_cases() {
+  return {
       {"sum_mean",
        [](Builder& b) {
          Tensor x = b.input({5, 7, 3});
@@ -158,7 +168,12 @@ const std::vector<OpCase>& op_cases() {
          return (x.argmax(1) * 10 + x.argmin(1)).cast(DType::F32);
        }},
       {"sum_all", [](Builder& b) { return b.input({33, 31}).sum(); }},
-      // nn
+  };
+}
+
+// Matmuls, convs, pools, norms, and kernels in a row.
+std::vector<OpCase> nn_cases() {
+  return {
       {"matmul_primes", [](Builder& b) { return b.input({13, 29}).matmul(b.weight({29, 17})); }},
       {"matmul_64", [](Builder& b) { return b.input({32, 64}).matmul(b.weight({64, 96})); }},
       {"batched_matmul", [](Builder& b) { return b.input({2, 5, 12}).matmul(b.input({2, 12, 32})); }},
@@ -239,6 +254,15 @@ const std::vector<OpCase>& op_cases() {
        },
        {1e-4, 1e-4}},
   };
+}
+
+const std::vector<OpCase>& op_cases() {
+  static const std::vector<OpCase> c = [] {
+    std::vector<OpCase> all;
+    for (auto group : {movement_cases, elementwise_cases, reduce_cases, nn_cases})
+      for (OpCase& oc : group()) all.push_back(std::move(oc));
+    return all;
+  }();
   return c;
 }
 
