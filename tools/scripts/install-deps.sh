@@ -5,7 +5,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 packages=(
-  build-essential cmake ninja-build pkg-config git ccache file
+  build-essential cmake ninja-build pkg-config git ccache file clang-format-19
   llvm-19-dev clang-19 lld-19 liblld-19-dev libzstd-dev zlib1g-dev
   # clang-19's sanitizer and libFuzzer runtimes (tools/scripts/sanitize.sh, fuzz.sh)
   libclang-rt-19-dev

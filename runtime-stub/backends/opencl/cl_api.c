@@ -43,24 +43,46 @@ int tgc_cl_api_pick_device(const cl_api* a, cl_platform_id* platform, cl_device_
 }
 
 const char* tgc_cl_err(cl_int e) {
-  switch (e) {
-#define E(n, v) \
-  case v: return #n;
-    E(CL_DEVICE_NOT_FOUND, -1)
-    E(CL_DEVICE_NOT_AVAILABLE, -2) E(CL_COMPILER_NOT_AVAILABLE, -3) E(CL_MEM_OBJECT_ALLOCATION_FAILURE, -4)
-        E(CL_OUT_OF_RESOURCES, -5) E(CL_OUT_OF_HOST_MEMORY, -6) E(CL_BUILD_PROGRAM_FAILURE, -11)
-            E(CL_MISALIGNED_SUB_BUFFER_OFFSET, -13) E(CL_INVALID_VALUE, -30) E(CL_INVALID_DEVICE_TYPE, -31)
-                E(CL_INVALID_PLATFORM, -32) E(CL_INVALID_DEVICE, -33) E(CL_INVALID_CONTEXT, -34)
-                    E(CL_INVALID_COMMAND_QUEUE, -36) E(CL_INVALID_HOST_PTR, -37) E(CL_INVALID_MEM_OBJECT, -38)
-                        E(CL_INVALID_BINARY, -42) E(CL_INVALID_BUILD_OPTIONS, -43) E(CL_INVALID_PROGRAM, -44) E(
-                            CL_INVALID_PROGRAM_EXECUTABLE, -45) E(CL_INVALID_KERNEL_NAME, -46)
-                            E(CL_INVALID_KERNEL_DEFINITION, -47) E(CL_INVALID_KERNEL, -48) E(CL_INVALID_ARG_INDEX, -49)
-                                E(CL_INVALID_ARG_VALUE, -50) E(CL_INVALID_ARG_SIZE, -51) E(CL_INVALID_KERNEL_ARGS, -52)
-                                    E(CL_INVALID_WORK_DIMENSION, -53) E(CL_INVALID_WORK_GROUP_SIZE, -54)
-                                        E(CL_INVALID_WORK_ITEM_SIZE, -55) E(CL_INVALID_GLOBAL_OFFSET, -56)
-                                            E(CL_INVALID_OPERATION, -59) E(CL_INVALID_BUFFER_SIZE, -61)
-                                                E(CL_INVALID_GLOBAL_WORK_SIZE, -63) E(CL_PLATFORM_NOT_FOUND_KHR, -1001)
-#undef E
-                                                    default : return "unknown OpenCL error";
-  }
+  static const struct {
+    cl_int code;
+    const char* name;
+  } errors[] = {
+      {-1, "CL_DEVICE_NOT_FOUND"},
+      {-2, "CL_DEVICE_NOT_AVAILABLE"},
+      {-3, "CL_COMPILER_NOT_AVAILABLE"},
+      {-4, "CL_MEM_OBJECT_ALLOCATION_FAILURE"},
+      {-5, "CL_OUT_OF_RESOURCES"},
+      {-6, "CL_OUT_OF_HOST_MEMORY"},
+      {-11, "CL_BUILD_PROGRAM_FAILURE"},
+      {-13, "CL_MISALIGNED_SUB_BUFFER_OFFSET"},
+      {-30, "CL_INVALID_VALUE"},
+      {-31, "CL_INVALID_DEVICE_TYPE"},
+      {-32, "CL_INVALID_PLATFORM"},
+      {-33, "CL_INVALID_DEVICE"},
+      {-34, "CL_INVALID_CONTEXT"},
+      {-36, "CL_INVALID_COMMAND_QUEUE"},
+      {-37, "CL_INVALID_HOST_PTR"},
+      {-38, "CL_INVALID_MEM_OBJECT"},
+      {-42, "CL_INVALID_BINARY"},
+      {-43, "CL_INVALID_BUILD_OPTIONS"},
+      {-44, "CL_INVALID_PROGRAM"},
+      {-46, "CL_INVALID_KERNEL_NAME"},
+      {-47, "CL_INVALID_KERNEL_DEFINITION"},
+      {-48, "CL_INVALID_KERNEL"},
+      {-49, "CL_INVALID_ARG_INDEX"},
+      {-50, "CL_INVALID_ARG_VALUE"},
+      {-51, "CL_INVALID_ARG_SIZE"},
+      {-52, "CL_INVALID_KERNEL_ARGS"},
+      {-53, "CL_INVALID_WORK_DIMENSION"},
+      {-54, "CL_INVALID_WORK_GROUP_SIZE"},
+      {-55, "CL_INVALID_WORK_ITEM_SIZE"},
+      {-56, "CL_INVALID_GLOBAL_OFFSET"},
+      {-59, "CL_INVALID_OPERATION"},
+      {-61, "CL_INVALID_BUFFER_SIZE"},
+      {-63, "CL_INVALID_GLOBAL_WORK_SIZE"},
+      {-1001, "CL_PLATFORM_NOT_FOUND_KHR"},
+  };
+  for (size_t i = 0; i < sizeof errors / sizeof errors[0]; ++i)
+    if (errors[i].code == e) return errors[i].name;
+  return "unknown OpenCL error";
 }
