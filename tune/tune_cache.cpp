@@ -11,10 +11,6 @@
 
 namespace tgc {
 
-namespace {
-using Stmt = std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)>;
-}
-
 std::string TuneCache::default_path() {
   namespace fs = std::filesystem;
   const char* xdg = std::getenv("XDG_CACHE_HOME");
@@ -57,16 +53,23 @@ void TuneCache::exec(const char* sql) {
   }
 }
 
-std::optional<TuneEntry> TuneCache::find(const std::string& target, const std::string& device, const std::string& key) {
+// A statement of `sql` with the key (target, device, kernel_key) bound to ?1, ?2, ?3.
+TuneCache::Stmt TuneCache::keyed(const char* sql, const std::string& target, const std::string& device,
+                                 const std::string& key) {
   sqlite3_stmt* raw = nullptr;
-  const char* sql =
-      "SELECT opts, time_us, heuristic_us FROM tune WHERE target = ?1 AND device = ?2 AND kernel_key = ?3";
   if (sqlite3_prepare_v2(db_, sql, -1, &raw, nullptr) != SQLITE_OK)
     throw Error("tuning cache " + path_ + ": " + sqlite3_errmsg(db_));
   Stmt st(raw, sqlite3_finalize);
   sqlite3_bind_text(raw, 1, target.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(raw, 2, device.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(raw, 3, key.c_str(), -1, SQLITE_TRANSIENT);
+  return st;
+}
+
+std::optional<TuneEntry> TuneCache::find(const std::string& target, const std::string& device, const std::string& key) {
+  Stmt st = keyed("SELECT opts, time_us, heuristic_us FROM tune WHERE target = ?1 AND device = ?2 AND kernel_key = ?3",
+                  target, device, key);
+  sqlite3_stmt* raw = st.get();
   int rc = sqlite3_step(raw);
   if (rc == SQLITE_DONE) return std::nullopt;
   if (rc != SQLITE_ROW) throw Error("tuning cache " + path_ + ": " + sqlite3_errmsg(db_));
@@ -77,16 +80,11 @@ std::optional<TuneEntry> TuneCache::find(const std::string& target, const std::s
 
 void TuneCache::store(const std::string& target, const std::string& device, const std::string& key, const TuneEntry& e,
                       const std::string& kernel_name) {
-  sqlite3_stmt* raw = nullptr;
-  const char* sql =
+  Stmt st = keyed(
       "INSERT OR REPLACE INTO tune (target, device, kernel_key, opts, time_us, heuristic_us, kernel_name, searched_at)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
-  if (sqlite3_prepare_v2(db_, sql, -1, &raw, nullptr) != SQLITE_OK)
-    throw Error("tuning cache " + path_ + ": " + sqlite3_errmsg(db_));
-  Stmt st(raw, sqlite3_finalize);
-  sqlite3_bind_text(raw, 1, target.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(raw, 2, device.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(raw, 3, key.c_str(), -1, SQLITE_TRANSIENT);
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+      target, device, key);
+  sqlite3_stmt* raw = st.get();
   sqlite3_bind_text(raw, 4, e.opts.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_double(raw, 5, e.us);
   sqlite3_bind_double(raw, 6, e.heuristic_us);

@@ -2,10 +2,12 @@
 // search found fastest, so later compiles (and other users, if the file is shipped next to a
 // project) skip the search. Entries never expire; delete the file to tune again.
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace tgc {
 
@@ -31,7 +33,9 @@ class TuneCache {
   const std::string& path() const { return path_; }
 
  private:
+  using Stmt = std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)>;
   void exec(const char* sql);
+  Stmt keyed(const char* sql, const std::string& target, const std::string& device, const std::string& key);
   std::string path_;
   sqlite3* db_ = nullptr;
 };

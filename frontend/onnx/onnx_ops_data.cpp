@@ -73,13 +73,16 @@ Outs topk(Ctx& c) {
   return {masked(values.gather(d.positions, axis), d, axis), masked(indices.gather(d.positions, axis), d, axis)};
 }
 
+// The op's `axis`, or, without one, 0 of x flattened (Compress, Unique).
+int64_t axis_or_flat(Ctx& c, Tensor& x) {
+  if (c.has_attr("axis")) return x.norm_axis(c.attr_int("axis", 0));
+  x = x.reshape({x.numel()});
+  return 0;
+}
+
 Tensor compress(Ctx& c) {
   Tensor x = c.in(0);
-  int64_t axis = 0;
-  if (c.has_attr("axis"))
-    axis = x.norm_axis(c.attr_int("axis", 0));
-  else
-    x = x.reshape({x.numel()});
+  int64_t axis = axis_or_flat(c, x);
   int64_t n = x.dim(axis);
   if (c.is_constant(1)) {
     std::vector<int64_t> cond = c.ints(1), keep;
@@ -120,11 +123,7 @@ Tensor non_zero(Ctx& c) {
 // first occurrence, each slice's position among them, and how often each occurs.
 Outs unique(Ctx& c) {
   Tensor x = c.in(0);
-  int64_t axis = 0;
-  if (c.has_attr("axis"))
-    axis = x.norm_axis(c.attr_int("axis", 0));
-  else
-    x = x.reshape({x.numel()});
+  int64_t axis = axis_or_flat(c, x);
   int64_t n = x.dim(axis), k = x.numel() / std::max<int64_t>(n, 1);
   std::vector<int64_t> order = {axis};
   for (int64_t d = 0; d < x.ndim(); ++d)

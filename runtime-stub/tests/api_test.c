@@ -61,28 +61,18 @@ static void test_cover(void) {
       /* total split over dims: exercises global_size[1]/[2] too */
       tgc_launch l = {"cover", k_cover, NULL, 0, 1, args, {total, 1, 1}, {0, 0, 0}, -1};
       if (total % 4 == 0) l.global_size[0] = total / 4, l.global_size[1] = 2, l.global_size[2] = 2;
-      tgc_model_desc d = {TGC_ABI_VERSION,
-                          "cover",
-                          &tgc_backend_cpu,
-                          1,
-                          bufs,
-                          1,
-                          &l,
-                          0,
-                          NULL,
-                          1,
-                          outs,
-                          0,
-                          NULL,
-                          0,
-                          NULL,
-                          NULL,
-                          0,
-                          NULL,
-                          NULL,
-                          -1,
-                          NULL,
-                          NULL};
+      tgc_model_desc d = {.abi_version = TGC_ABI_VERSION,
+                          .name = "cover",
+                          .backend = &tgc_backend_cpu,
+                          .num_buffers = 1,
+                          .buffers = bufs,
+                          .num_launches = 1,
+                          .launches = &l,
+                          .num_inputs = 0,
+                          .num_outputs = 1,
+                          .outputs = outs,
+                          .arena_size = 0,
+                          .vars_buffer = -1};
       tgc_model* m = tgc_create(&d, threads);
       CHECK(m, "%s", tgc_last_error());
       if (!m) continue;
@@ -318,28 +308,22 @@ static void test_vars(void) {
       {"k_double_rows", k_double_rows, NULL, 0, 2, kArgs0, {12, 1, 1}, {0, 0, 0}, 0}, /* rows of T: 3 items each */
       {"k_colsum", k_colsum, NULL, 0, 3, kArgs1, {3, 1, 1}, {0, 0, 0}, -1},
   };
-  tgc_model_desc d = {TGC_ABI_VERSION,
-                      "vars",
-                      &tgc_backend_cpu,
-                      4,
-                      bufs,
-                      2,
-                      launches,
-                      1,
-                      kIn,
-                      2,
-                      kOut,
-                      0,
-                      NULL,
-                      0,
-                      NULL,
-                      NULL,
-                      1,
-                      kNames,
-                      kMax,
-                      3,
-                      NULL,
-                      NULL};
+  tgc_model_desc d = {.abi_version = TGC_ABI_VERSION,
+                      .name = "vars",
+                      .backend = &tgc_backend_cpu,
+                      .num_buffers = 4,
+                      .buffers = bufs,
+                      .num_launches = 2,
+                      .launches = launches,
+                      .num_inputs = 1,
+                      .inputs = kIn,
+                      .num_outputs = 2,
+                      .outputs = kOut,
+                      .arena_size = 0,
+                      .num_vars = 1,
+                      .var_names = kNames,
+                      .var_max = kMax,
+                      .vars_buffer = 3};
   tgc_model* m = tgc_create(&d, 2);
   CHECK(m, "%s", tgc_last_error());
   if (!m) return;
@@ -661,28 +645,18 @@ static void test_split_check(void) {
   static const tgc_buffer bufs[1] = {{"y", TGC_F32, 1, shape, TGC_STORAGE_OUTPUT, 0, 4, 0, NULL}};
   static const tgc_launch launches[2] = {{"a", k_a, NULL, 0, 1, args, {2, 1, 1}, {0, 0, 0}, -1},
                                          {"b", k_b, NULL, 0, 1, args, {1, 1, 1}, {0, 0, 0}, -1}};
-  tgc_model_desc d = {TGC_ABI_VERSION,
-                      "split_check",
-                      &tgc_backend_cpu,
-                      1,
-                      bufs,
-                      2,
-                      launches,
-                      0,
-                      NULL,
-                      1,
-                      outs,
-                      0,
-                      NULL,
-                      0,
-                      NULL,
-                      NULL,
-                      0,
-                      NULL,
-                      NULL,
-                      -1,
-                      NULL,
-                      NULL};
+  tgc_model_desc d = {.abi_version = TGC_ABI_VERSION,
+                      .name = "split_check",
+                      .backend = &tgc_backend_cpu,
+                      .num_buffers = 1,
+                      .buffers = bufs,
+                      .num_launches = 2,
+                      .launches = launches,
+                      .num_inputs = 0,
+                      .num_outputs = 1,
+                      .outputs = outs,
+                      .arena_size = 0,
+                      .vars_buffer = -1};
   tgc_model* m = tgc_create(&d, 2);
   CHECK(m, "%s", tgc_last_error());
   if (!m) return;

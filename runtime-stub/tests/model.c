@@ -42,6 +42,7 @@ static void k_count(void* const* buf, int64_t begin, int64_t end) {
 
 static const int64_t kShape2[] = {TEST_ROWS, TEST_COLS}, kShapeN[] = {TEST_N}, kShape1[] = {1}, kShapeR[] = {TEST_ROWS};
 enum { B_A, B_B, B_W, B_BIAS, B_T, B_U, B_OUT, B_CNT, NUM_B };
+_Static_assert(NUM_B == 8, "TGC_TEST_DESC counts 8 buffers");
 const tgc_buffer tgc_test_buffers[NUM_B] = {
     [B_A] = {"a", TGC_F32, 2, kShape2, TGC_STORAGE_INPUT, 0, 4000},
     [B_B] = {"b:0", TGC_F32, 1, kShapeN, TGC_STORAGE_INPUT, 0, 4000},
@@ -63,28 +64,7 @@ static const tgc_launch kLaunchesCpu[] = {
     {"k_count", k_count, NULL, 0, 2, tgc_test_args3, {TEST_ROWS, 1, 1}, {0, 0, 0}, -1},
 };
 
-const tgc_model_desc tgc_test_model_cpu = {TGC_ABI_VERSION,
-                                           "rt_test",
-                                           &tgc_backend_cpu,
-                                           NUM_B,
-                                           tgc_test_buffers,
-                                           4,
-                                           kLaunchesCpu,
-                                           2,
-                                           tgc_test_input_bufs,
-                                           2,
-                                           tgc_test_output_bufs,
-                                           8096,
-                                           (const uint8_t*)tgc_test_weights,
-                                           4004,
-                                           NULL,
-                                           NULL,
-                                           0,
-                                           NULL,
-                                           NULL,
-                                           -1,
-                                           NULL,
-                                           NULL};
+const tgc_model_desc tgc_test_model_cpu = TGC_TEST_DESC("rt_test", &tgc_backend_cpu, kLaunchesCpu);
 
 void tgc_test_inputs(float* a, float* b, int variant) {
   for (int i = 0; i < TEST_N; ++i) {

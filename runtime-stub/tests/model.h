@@ -26,6 +26,24 @@ extern const float tgc_test_weights[TEST_N + 1];
 extern const int32_t tgc_test_args0[], tgc_test_args1[], tgc_test_args2[], tgc_test_args3[];
 extern const int32_t tgc_test_input_bufs[], tgc_test_output_bufs[];
 
+/* The description of the test model's 8 buffers and 4 launches on one backend. */
+#define TGC_TEST_DESC(NAME, BACKEND, LAUNCHES)  \
+  {.abi_version = TGC_ABI_VERSION,              \
+   .name = NAME,                                \
+   .backend = BACKEND,                          \
+   .num_buffers = 8,                            \
+   .buffers = tgc_test_buffers,                 \
+   .num_launches = 4,                           \
+   .launches = LAUNCHES,                        \
+   .num_inputs = 2,                             \
+   .inputs = tgc_test_input_bufs,               \
+   .num_outputs = 2,                            \
+   .outputs = tgc_test_output_bufs,             \
+   .arena_size = 8096,                          \
+   .weights = (const uint8_t*)tgc_test_weights, \
+   .weights_size = 4004,                        \
+   .vars_buffer = -1}
+
 /* Inputs whose products and sums are exact in f32, so every backend must match bit for bit. */
 void tgc_test_inputs(float* a, float* b, int variant);
 void tgc_test_reference(const float* a, const float* b, float* out, int64_t* cnt);

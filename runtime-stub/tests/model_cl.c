@@ -34,25 +34,4 @@ static const tgc_launch kLaunchesCl[] = {
     {"k_count", NULL, SRC(kSrcC), 2, tgc_test_args3, {TEST_ROWS, 1, 1}, {0, 0, 0}, -1},
 };
 
-const tgc_model_desc tgc_test_model_cl = {TGC_ABI_VERSION,
-                                          "rt_test_cl",
-                                          &tgc_backend_opencl,
-                                          8,
-                                          tgc_test_buffers,
-                                          4,
-                                          kLaunchesCl,
-                                          2,
-                                          tgc_test_input_bufs,
-                                          2,
-                                          tgc_test_output_bufs,
-                                          8096,
-                                          (const uint8_t*)tgc_test_weights,
-                                          4004,
-                                          NULL,
-                                          NULL,
-                                          0,
-                                          NULL,
-                                          NULL,
-                                          -1,
-                                          NULL,
-                                          NULL};
+const tgc_model_desc tgc_test_model_cl = TGC_TEST_DESC("rt_test_cl", &tgc_backend_opencl, kLaunchesCl);
