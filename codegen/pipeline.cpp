@@ -204,6 +204,15 @@ Runs kernel_runs(const Graph& g, const Kernel& kernel, const BranchGuards& guard
 void lower_with_variants(Graph& g, const Kernel& kernel, const std::vector<Opt>& opts, const ResolvedTarget& target,
                          const CompileOptions& opt, const Runs& base, LoweredPrograms& out) {
   LoweredKernel k = lower_kernel(g, kernel, opts, target);
+  // GPU targets without serial launches (those group programs by kernel) get a few-tokens variant.
+  bool gpu_variants = opt.optimize && !opt.choose_opts && target.profile.gpu && !target.profile.serial_group;
+  if (SizeVariant few = gpu_variants ? few_tokens_variant(g, kernel, target.profile, opts) : SizeVariant{};
+      !few.opts.empty()) {
+    int32_t var = int32_t(g.var_slot(few.var));
+    out.add(lower_kernel(g, kernel, few.opts, target), "_few", base, var, 0, few.until);
+    out.add(std::move(k), "", base, var, few.until + 1, 0);
+    return;
+  }
   bool variants = opt.optimize && !opt.choose_opts && !target.profile.gpu;
   SizeVariant large = variants ? large_size_variant(g, kernel, target.profile, opts) : SizeVariant{};
   // (Not where the opts took the short loops whole already: the kernel reads no VAR then.)
@@ -235,11 +244,19 @@ LoweredPrograms lower_programs(Graph& g, const ScheduledModel& sm, const std::ve
   return out;
 }
 
-// GPU kernels, a launch each, or one per serial launch of several (no size variants on GPUs:
-// program i is kernel i).
-std::vector<KernelLaunch> gpu_launches(Graph& g, const Schedule& s, std::vector<LoopProgram>& programs,
+// Where and when launch l runs: a size variant's range of its VAR, one side of an If, a VAR it sets.
+void set_runs(KernelLaunch& l, const Runs& r) {
+  l.runs_var = r.var, l.runs_from = r.from, l.runs_until = r.until;
+  l.runs_if_var = r.if_var, l.runs_if_value = r.if_value;
+  l.sets_var = r.sets_var;
+}
+
+// GPU kernels, a launch each (size variants too), or one per serial launch of several (targets
+// with serial launches have no size variants: there program i is kernel i).
+std::vector<KernelLaunch> gpu_launches(Graph& g, const Schedule& s, LoweredPrograms& lowered,
                                        const std::vector<SerialLaunch>& serial, const DialectOps& dialect,
                                        const ResolvedTarget& target) {
+  std::vector<LoopProgram>& programs = lowered.programs;
   if (target.profile.image_weights) place_image_weights(g, programs);
   std::vector<KernelLaunch> launches;
   auto next_serial = serial.begin();
@@ -254,6 +271,7 @@ std::vector<KernelLaunch> gpu_launches(Graph& g, const Schedule& s, std::vector<
       k = dialect.render_serial(g, stages, l.name, target.profile);
       i += next_serial++->count;
     } else {
+      if (lowered.runs[i].from || lowered.runs[i].until) set_runs(l, lowered.runs[i]);
       k = dialect.render_gpu(g, programs[i++], target.profile);
     }
     l.blob = std::move(k.blob), l.fallback_blob = std::move(k.fallback), l.global = k.global, l.local = k.local;
@@ -267,9 +285,7 @@ std::vector<KernelLaunch> cpu_launches(const Graph& g, const LoweredPrograms& lo
   for (size_t i = 0; i < lowered.programs.size(); ++i) {
     const Runs& r = lowered.runs[i];
     KernelLaunch l = launch_of(g, lowered.programs[i]);
-    l.runs_var = r.var, l.runs_from = r.from, l.runs_until = r.until;
-    l.runs_if_var = r.if_var, l.runs_if_value = r.if_value;
-    l.sets_var = r.sets_var;
+    set_runs(l, r);
     l.cpu_symbol = ck.symbols[i];
     l.global = {ck.items[i], 1, 1};
     launches.push_back(std::move(l));
@@ -358,7 +374,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   std::vector<std::string> objects;
   run_stage("codegen", [&] {
     if (dialect.render_gpu) {
-      mo.launches = gpu_launches(g, s, lowered.programs, serial, dialect, target);
+      mo.launches = gpu_launches(g, s, lowered, serial, dialect, target);
       return;
     }
     CpuKernels ck = build_cpu_kernels(g, lowered.programs, lowered.keys, target, work.path.string(), opt.jobs);

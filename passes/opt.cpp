@@ -69,12 +69,15 @@ Kernel split_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount, Range
 }
 
 // r (size n) -> a range rounded up to a multiple of `amount`. Past n, the store is skipped, loads
-// whose index could leave their buffer read nothing, and reduces over r add their identity.
+// whose index could leave their buffer read nothing, and reduces over r add their identity. A
+// range that ends at a run-time size E becomes one over its bound, masked past E the same way
+// (every load that depends on it: what lies past E is no data of this run).
 Kernel pad_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount) {
   int64_t n = size_of(r);
   const UOp* padded = g.range((n + amount - 1) / amount * amount, next_range_id(k), r->range().kind);
   Sym s{g};
-  const UOp* inside = s.lt(padded, n);
+  bool run_time = !r->src[0]->is_const();
+  const UOp* inside = run_time ? s.lt(padded, r->src[0]) : s.lt(padded, n);
   const UOp* root = substitute(g, k.ast, {{r, padded}});
   std::unordered_map<const UOp*, const UOp*> done;
   for (const UOp* u : toposort({root})) {
@@ -82,7 +85,7 @@ Kernel pad_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount) {
     for (const UOp* x : u->src) src.push_back(done.at(x));
     if (u->op == Op::Load && depends_on(src[1], padded)) {
       const UOp* idx = src[1];
-      if (idx->vmin < 0 || idx->vmax >= numel(g.buffer(src[0]->ival()).shape))
+      if (run_time || idx->vmin < 0 || idx->vmax >= numel(g.buffer(src[0]->ival()).shape))
         src = {src[0], idx, s.and_(src.size() > 2 ? src[2] : nullptr, inside)};
     } else if (u->op == Op::KReduce && std::count(src.begin() + 1, src.end(), padded)) {
       Op op = u->reduce().op;
@@ -207,9 +210,11 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
     if (o.axis < 0 || size_t(o.axis) >= axes.size()) fail("no axis " + std::to_string(o.axis));
     const UOp* r = axes[size_t(o.axis)];
     bool global = size_t(o.axis) < cur.global_ranges.size();
-    // A loop that ends at a run-time size may be split only along an output axis (positions past
-    // the size go to memory nothing reads) of a kernel that writes its own buffer.
-    if (!r->src[0]->is_const()) {
+    // A loop that ends at a run-time size may be split along an output axis (positions past the
+    // size go to memory nothing reads) of a kernel that writes its own buffer, or, a reduce's, over
+    // a work-group (GROUP: at its bound, the positions past the size masked).
+    bool masked_group = !global && o.op == OptOp::Group;
+    if (!r->src[0]->is_const() && !masked_group) {
       if (!global || o.op == OptOp::Padto)
         fail("the axis is a run-time dim (its loop ends at a VAR) and not an output axis");
       BufferKind kind = g.buffer(cur.output).kind;
@@ -282,6 +287,10 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
           if (u->op == Op::KReduce) shared += threads * int64_t(dtype_size(u->dtype));
         if (shared > t.local_bytes)
           fail("needs more than " + std::to_string(t.local_bytes) + " bytes of shared memory");
+        if (!r->src[0]->is_const()) {  // a run-time length: split at its bound, masked past it
+          cur = pad_axis(g, cur, r, o.amount);
+          r = kernel_axes(cur)[size_t(o.axis)];
+        }
         cur = split_axis(g, cur, r, o.amount, RangeKind::Group, o.op == OptOp::GroupTop);
         break;
       }
@@ -320,7 +329,74 @@ constexpr int64_t kFewOutputs = 4096, kMidOutputs = 16384, kManyOutputs = 1 << 1
 //   along an axis that some load does not depend on (a conv's output channels), so that load
 //   serves every copy;
 // - work-groups along the innermost output axis: neighbouring threads read neighbouring data.
-std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t) {
+// The reduce axes (indices into `axes`) of each KREDUCE, those sharing an axis merged: reduces
+// over axes of their own (a gate and an up projection, an STFT's real and imaginary sums) apart.
+std::vector<std::set<size_t>> reduce_chains(const Kernel& k, const std::vector<const UOp*>& axes) {
+  std::vector<std::set<size_t>> chains;
+  for (const UOp* u : toposort({k.ast})) {
+    if (u->op != Op::KReduce) continue;
+    std::set<size_t> mine;
+    for (size_t i = 1; i < u->src.size(); ++i)
+      if (auto it = std::find(axes.begin(), axes.end(), u->src[i]); it != axes.end())
+        mine.insert(size_t(it - axes.begin()));
+    auto shared = std::find_if(chains.begin(), chains.end(), [&](const std::set<size_t>& c) {
+      return std::any_of(mine.begin(), mine.end(), [&](size_t a) { return c.count(a); });
+    });
+    if (shared != chains.end())
+      shared->insert(mine.begin(), mine.end());
+    else if (!mine.empty())
+      chains.push_back(mine);
+  }
+  return chains;
+}
+
+// Does a load of the kernel's reduces run contiguously along its innermost output axis?
+bool outputs_contiguous(Graph& g, const Kernel& k) {
+  if (k.global_ranges.empty()) return false;
+  std::vector<const UOp*> loads = reduce_loads(k);
+  return std::any_of(loads.begin(), loads.end(),
+                     [&](const UOp* l) { return stride(g, l->src[1], k.global_ranges.back()) == 1; });
+}
+
+// Matrix-vector products and attention over a cache at a few tokens (an LLM's decode step: each
+// weight read once, a few thousand outputs or tens of thousands) leave most of a GPU idle with a
+// thread per output, and read rows far apart in each warp. Each reduce's innermost axis is split
+// over the threads of a work-group, as many as fill the GPU (t.fill_threads in flight), a warp at
+// least and 256 at most; consecutive threads take consecutive elements (GROUP, not GROUPTOP), so
+// a warp reads a row's bytes side by side. An axis that ends at a run-time size (the cache's
+// length) is split at its bound, the positions past its end masked. Two reduces over axes of
+// their own (a SwiGLU's gate and up) take 16 threads each, a thread per pair. Where the outputs
+// are what lies contiguous in memory (attention's weighted sum of V rows), they keep their LOCAL
+// (`local` threads) and the reduce takes the rest of the work-group. Returns the group's threads
+// (1: not split).
+int64_t fill_with_reduce(Graph& g, const Kernel& k, const TargetProfile& t, int64_t outputs, int64_t local,
+                         std::vector<Opt>& opts) {
+  std::vector<const UOp*> axes = kernel_axes(k);
+  std::vector<std::set<size_t>> chains = reduce_chains(k, axes);
+  if (chains.empty() || chains.size() > 2 || outputs >= t.fill_threads) return 1;
+  int64_t want = 32;
+  while (want < 256 && want < t.max_local && outputs * want < t.fill_threads) want *= 2;
+  if (chains.size() == 2) want = 16;
+  if (local > 1) want = std::max<int64_t>(1, std::min<int64_t>(256, t.max_local) / local);
+  if (want * int64_t(chains.size()) * 8 * std::max(1, k.num_reduces) > t.local_bytes) return 1;
+  std::vector<Opt> split;
+  int64_t group = 1;
+  for (const std::set<size_t>& chain : chains) {
+    size_t inner = *chain.rbegin();
+    int64_t n = size_of(axes[inner]);  // a run-time size's bound
+    if (n < 256) return 1;
+    int64_t amount = pick_divisor(n, {256, 128, 64, 32, 16, 8, 4, 2}, want);
+    if (!amount || (local == 1 && amount < 16)) return 1;
+    split.push_back({OptOp::Group, int(inner), amount});
+    group *= amount;
+  }
+  opts.insert(opts.end(), split.begin(), split.end());
+  return group;
+}
+
+// `few_tokens`: the kernel's run-time axes at a few elements (an LLM's decode step) rather than
+// at about a thousand.
+std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, bool few_tokens = false) {
   // A matrix product runs on tensor cores where the target has them for its operands.
   if (has_tensor_cores(t))
     if (std::optional<TensorCorePlan> p = tensor_core_plan(g, k); p && has_tensor_cores(t, p->type))
@@ -337,7 +413,7 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
   const std::vector<const UOp*>& globals = k.global_ranges;
   std::vector<const UOp*> axes = kernel_axes(k);
   int64_t outputs = 1;
-  for (const UOp* r : globals) outputs *= r->src[0]->is_const() ? size_of(r) : 1 << 10;
+  for (const UOp* r : globals) outputs *= r->src[0]->is_const() ? size_of(r) : few_tokens ? 1 : 1 << 10;
   // Up to 256 threads per output over the reduce axes, innermost (contiguous) first; an axis
   // without a fitting divisor is padded where that wastes at most an eighth. Two reduces over axes
   // of their own (the real and imaginary sums of an STFT) share the threads, 16 each.
@@ -350,21 +426,7 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
   // mean over 192 values, 21.9 -> 2.9 us, and its FC layers, 4.5-7.7 -> 2.7-3.1 us).
   bool long_reduce = reduce_total >= 256 || (outputs < 256 && reduce_total >= 16);
   if (outputs < kFewOutputs && long_reduce && want * 8 * std::max(1, k.num_reduces) <= t.local_bytes) {
-    std::vector<std::set<size_t>> chains;  // reduce axes of each KREDUCE, those sharing an axis merged
-    for (const UOp* u : toposort({k.ast})) {
-      if (u->op != Op::KReduce) continue;
-      std::set<size_t> mine;
-      for (size_t i = 1; i < u->src.size(); ++i)
-        if (auto it = std::find(axes.begin(), axes.end(), u->src[i]); it != axes.end())
-          mine.insert(size_t(it - axes.begin()));
-      auto shared = std::find_if(chains.begin(), chains.end(), [&](const std::set<size_t>& c) {
-        return std::any_of(mine.begin(), mine.end(), [&](size_t a) { return c.count(a); });
-      });
-      if (shared != chains.end())
-        shared->insert(mine.begin(), mine.end());
-      else if (!mine.empty())
-        chains.push_back(mine);
-    }
+    std::vector<std::set<size_t>> chains = reduce_chains(k, axes);
     // Two chains split the threads evenly; with more, each chain's split would be a few threads
     // and every thread would repeat the others' partial sums (silero's LSTM cells, six reduces:
     // 0.21 -> 0.45 ms on an H200), so only the longest chain is split.
@@ -390,6 +452,8 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
       }
     }
   }
+  bool contiguous = few_tokens && outputs_contiguous(g, k);
+  if (few_tokens && group == 1 && !contiguous) group = fill_with_reduce(g, k, t, outputs, 1, opts);
   // Elementwise kernels: four neighbouring elements per thread (128-bit loads and stores) and
   // 256 threads per group; on an H200 a 16M-element add went from 0.166 ms (64 threads, one
   // element each) to 0.054 ms (3.75 TB/s, 90% of a device copy).
@@ -412,6 +476,7 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
       opts.push_back({OptOp::Local, local_axis, v});
     else
       local_axis = -1;
+    if (v && contiguous) fill_with_reduce(g, k, t, outputs, v, opts);
   }
   if (k.num_reduces == 0 || outputs < kManyOutputs) return opts;
   std::vector<const UOp*> loads = reduce_loads(k);
@@ -742,6 +807,22 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
   }
   register_tiles(k, loads, budget, tile_runtime_axes, c);
   return c.opts;
+}
+
+SizeVariant few_tokens_variant(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<Opt>& many) {
+  SizeVariant v;
+  auto tokens = std::find_if(k.global_ranges.begin(), k.global_ranges.end(),
+                             [](const UOp* r) { return r->src[0]->op == Op::Var; });
+  if (!t.gpu || k.num_reduces == 0 || tokens == k.global_ranges.end()) return v;
+  std::vector<Opt> few = gpu_heuristic_opts(g, k, t, /*few_tokens=*/true);
+  if (few == many) return v;
+  try {
+    apply_opts(g, k, few, t);
+  } catch (const Error&) {
+    return v;
+  }
+  v.opts = std::move(few), v.var = (*tokens)->src[0], v.until = kFewTokens;
+  return v;
 }
 
 SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<Opt>& small) {

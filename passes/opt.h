@@ -82,9 +82,17 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
 struct SizeVariant {
   std::vector<Opt> opts;
   const UOp* var = nullptr;  // the run-time size (a VAR)
-  int64_t from = 0;
+  int64_t from = 0;          // runs for values from `from` ...
+  int64_t until = 0;         // ... to `until` (0: no bound)
 };
 SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<Opt>& small);
+
+// GPU: a schedule for a kernel over a run-time token count at a few tokens (up to kFewTokens: an
+// LLM's decode step, a short prompt), where `many`, the heuristic's for about a thousand, leaves
+// most of the GPU idle: its reduces split over work-groups (the heuristic counting the run-time
+// axes as 1). Empty opts: no such variant.
+inline constexpr int64_t kFewTokens = 8;
+SizeVariant few_tokens_variant(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<Opt>& many);
 
 // A kernel whose loops over a run-time size are short (an audio encoder's last frames, at most
 // 4 at the bound), at its one VAR's largest value: the sizes known, as a static compile of the

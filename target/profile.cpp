@@ -50,6 +50,8 @@ TargetProfile vulkan_profile() {
   t.max_local = 256;
   t.local_bytes = 16 << 10;
   t.index_bits = 32;
+  // A desktop GPU's SMs or CUs times the threads each keeps resident (64 x 2048).
+  t.fill_threads = 1 << 17;
   // Subgroup arithmetic in compute shaders: every desktop GPU and Adreno 6xx+ have it; the
   // runtime names the feature when a device does not.
   t.subgroup_reduce = true;
@@ -63,6 +65,7 @@ TargetProfile adreno_vulkan_profile() {
   TargetProfile t = vulkan_profile();
   t.max_local = 1024;
   t.local_bytes = 32 << 10;
+  t.fill_threads = 1 << 13;  // 6 shader processors, about 1536 threads resident each
   return t;
 }
 
@@ -75,6 +78,7 @@ TargetProfile cuda_profile() {
   t.max_local = 1024;
   t.local_bytes = 48 << 10;
   t.gpu_arch = "sm_90";
+  t.fill_threads = 1 << 18;  // sm_90: 132 SMs x 2048 resident threads
   return t;
 }
 

@@ -14,17 +14,18 @@ enum class Int8Dot : uint8_t { None, Avx512Vnni, AvxVnni };
 
 struct TargetProfile {
   bool gpu = false;
-  int vector_lanes = 8;          // f32 lanes of one vector register
-  int vector_registers = 16;     // architectural vector registers
-  int64_t l2_bytes = 1 << 20;    // per core
-  int max_local = 256;           // GPU: work-group size limit
-  int64_t local_bytes = 0;       // GPU: shared memory per work-group
-  int max_expand = 256;          // CPU: most copies one kernel body may be expanded into
-  int index_bits = 64;           // width of index arithmetic in kernels (GPUs may want 32)
-  std::string gpu_arch;          // the GPU architecture kernels are written for ("sm_90"), if the target names one
-  bool subgroup_reduce = false;  // GPU: group reduces through subgroup arithmetic
-  bool half_math = false;        // GPU: the kernel language computes in f16 (--precision=fp16 uses it)
-  bool tf32 = false;             // CUDA: f32 matrix products may run on tensor cores in tf32 (--precision=tf32)
+  int vector_lanes = 8;            // f32 lanes of one vector register
+  int vector_registers = 16;       // architectural vector registers
+  int64_t l2_bytes = 1 << 20;      // per core
+  int max_local = 256;             // GPU: work-group size limit
+  int64_t local_bytes = 0;         // GPU: shared memory per work-group
+  int64_t fill_threads = 1 << 16;  // GPU: threads in flight that keep it busy (SMs x resident threads)
+  int max_expand = 256;            // CPU: most copies one kernel body may be expanded into
+  int index_bits = 64;             // width of index arithmetic in kernels (GPUs may want 32)
+  std::string gpu_arch;            // the GPU architecture kernels are written for ("sm_90"), if the target names one
+  bool subgroup_reduce = false;    // GPU: group reduces through subgroup arithmetic
+  bool half_math = false;          // GPU: the kernel language computes in f16 (--precision=fp16 uses it)
+  bool tf32 = false;               // CUDA: f32 matrix products may run on tensor cores in tf32 (--precision=tf32)
   // GPU: weights read 4 elements at a time live in 2D images and are read through the texture
   // cache (codegen/gpu/image_weights.h); the heuristic unrolls reduces by 4 along such weights.
   bool image_weights = false;

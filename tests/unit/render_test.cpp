@@ -435,6 +435,34 @@ TEST(GpuHeuristic, FewOutputsSplitShortReduces) {
   EXPECT_FALSE(split(Tensor::input(g, "short", DType::F32, {64, 8}).sum({1})));     // a reduce of 8
 }
 
+// An LLM's decode step: a matrix-vector product over a run-time token count gets a variant for a
+// few tokens whose reduce is split across a work-group, enough threads to fill the GPU (a warp at
+// least, 256 at most), consecutive threads on consecutive weights; at about a thousand tokens the
+// heuristic's own schedule stays. Kernels without a reduce get none.
+TEST(GpuHeuristic, FewTokensSplitMatrixVectorReduces) {
+  for (auto [rows, group] : {std::pair<int64_t, int64_t>{2048, 256}, {8192, 32}, {32000, 32}}) {
+    Graph g;
+    const UOp* n = g.declare_var("n_tokens", 1, 512);
+    Tensor x = Tensor::input(g, "x", DType::F32, {512, 2048});
+    g.set_var_axis(x.uop(), 0, n);
+    Tensor w = Tensor::weight(g, "w", ones({rows, 2048}, DType::F32));
+    Tensor y = x.matmul(w.permute({1, 0}));
+    g.set_var_axis(y.uop(), 0, n);
+    Kernel k = only_kernel(g, y);
+    TargetProfile cuda = cuda_profile();
+    std::vector<Opt> many = heuristic_opts(g, k, cuda);
+    SizeVariant few = few_tokens_variant(g, k, cuda, many);
+    ASSERT_FALSE(few.opts.empty()) << rows;
+    EXPECT_EQ(few.var, n);
+    EXPECT_EQ(few.until, kFewTokens);
+    EXPECT_EQ(opts_str(few.opts), opts_str({{OptOp::Group, 2, group}})) << rows;
+    Tensor e = Tensor::input(g, "e", DType::F32, {512, 64}).relu();
+    g.set_var_axis(e.uop(), 0, n);
+    Kernel elementwise = only_kernel(g, e);
+    EXPECT_TRUE(few_tokens_variant(g, elementwise, cuda, heuristic_opts(g, elementwise, cuda)).opts.empty());
+  }
+}
+
 // The model's signed integer / and % divide magnitudes in GLSL, which leaves negative operands
 // undefined (NVIDIA computed 7 % -3 as unsigned); unsigned ones and OpenCL C keep the operators.
 TEST(GlslDialect, SignedIntegerDivisionTakesCsSigns) {

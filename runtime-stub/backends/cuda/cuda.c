@@ -14,6 +14,8 @@
 #include "backends/cuda/cuda_api.h"
 #include "core/runtime_internal.h"
 
+#define CUDA_GRAPHS 4
+
 typedef struct {
   cuda_api api;
   const tgc_model_desc* desc;
@@ -29,8 +31,18 @@ typedef struct {
   CUfunction* functions; /* per launch */
   CUdeviceptr* params;   /* every launch's argument values, launch after launch */
   void*** param_ptrs;    /* per launch: pointers into params, as cuLaunchKernel takes them */
-  CUgraph graph;
-  CUgraphExec exec;
+  /* The launches as CUDA graphs, one per set of work-item counts seen (a prefill and a decode
+   * step differ: size variants, and launches over a run-time token count), the least recently
+   * used replaced. The run-time dims' values are read from device memory, so one graph serves
+   * every decode step. */
+  struct {
+    int64_t* items; /* per launch, 0: not launched */
+    CUgraph graph;
+    CUgraphExec exec;
+    uint64_t used;
+  } graphs[CUDA_GRAPHS];
+  uint64_t runs;
+  int64_t* items;  /* this run's work items per launch */
   CUevent* events; /* TGC_PROFILE: one before each launch and one after the last */
   double* profile_ms;
   int64_t profile_runs;
@@ -56,8 +68,10 @@ static void cuda_free(tgc_cuda* c) {
   if (c->ctx) {
     a->cuCtxSetCurrent(c->ctx);
     if (c->stream) a->cuStreamSynchronize(c->stream);
-    if (c->exec) a->cuGraphExecDestroy(c->exec);
-    if (c->graph) a->cuGraphDestroy(c->graph);
+    for (int i = 0; i < CUDA_GRAPHS; ++i) {
+      if (c->graphs[i].exec) a->cuGraphExecDestroy(c->graphs[i].exec);
+      if (c->graphs[i].graph) a->cuGraphDestroy(c->graphs[i].graph);
+    }
     if (c->events)
       for (int32_t l = 0; l <= d->num_launches; ++l)
         if (c->events[l]) a->cuEventDestroy(c->events[l]);
@@ -87,6 +101,8 @@ static void cuda_free(tgc_cuda* c) {
   free(c->functions);
   free(c->params);
   free(c->param_ptrs);
+  free(c->items);
+  for (int i = 0; i < CUDA_GRAPHS; ++i) free(c->graphs[i].items);
   free(c->events);
   free(c->profile_ms);
   free(c);
@@ -248,7 +264,8 @@ static void* cuda_create(tgc_model* m, int num_threads) {
   c->modules = calloc(nl, sizeof(CUmodule));
   c->functions = calloc(nl, sizeof(CUfunction));
   c->param_ptrs = calloc(nl, sizeof(void**));
-  if (!c->own || !c->ptr || !c->staging || !c->modules || !c->functions || !c->param_ptrs) {
+  c->items = calloc(nl, sizeof(int64_t));
+  if (!c->own || !c->ptr || !c->staging || !c->modules || !c->functions || !c->param_ptrs || !c->items) {
     tgc_set_error("out of memory");
     goto fail;
   }
@@ -302,28 +319,53 @@ static int cuda_upload(void* be, tgc_model* m, const int32_t* bufs, int32_t n) {
   return 0;
 }
 
-static CUresult launch(tgc_cuda* c, int32_t l) {
+/* Launch l over `items` work items: whole blocks, those past a run-time size return at once. */
+static CUresult launch(tgc_cuda* c, int32_t l, int64_t items) {
   const tgc_launch* L = &c->desc->launches[l];
-  return c->api.cuLaunchKernel(c->functions[l], (unsigned)(L->global_size[0] / L->local_size[0]), 1, 1,
-                               (unsigned)L->local_size[0], 1, 1, 0, c->stream, c->param_ptrs[l], NULL);
+  unsigned blocks = (unsigned)((items + L->local_size[0] - 1) / L->local_size[0]);
+  return c->api.cuLaunchKernel(c->functions[l], blocks, 1, 1, (unsigned)L->local_size[0], 1, 1, 0, c->stream,
+                               c->param_ptrs[l], NULL);
 }
 
-/* The launches captured once into a graph, so a run is one graph launch. */
-static int capture(tgc_cuda* c) {
+/* This run's work items per launch into c->items (0 for a size variant of other sizes). */
+static void count_items(tgc_cuda* c, const tgc_model* m) {
+  for (int32_t l = 0; l < c->desc->num_launches; ++l)
+    c->items[l] = c->desc->launches[l].global_size[0] > 0 ? tgc_launch_items(m, l) : 0;
+}
+
+/* The graph of this run's launches (c->items): a cached one, or the launches captured into a new
+ * one in the least recently used slot. NULL with the error set. */
+static CUgraphExec graph_for_items(tgc_cuda* c) {
   cuda_api* a = &c->api;
   const tgc_model_desc* d = c->desc;
+  size_t bytes = (size_t)d->num_launches * sizeof(int64_t);
+  int slot = 0;
+  for (int i = 0; i < CUDA_GRAPHS; ++i) {
+    if (c->graphs[i].exec && !memcmp(c->graphs[i].items, c->items, bytes)) {
+      c->graphs[i].used = ++c->runs;
+      return c->graphs[i].exec;
+    }
+    if (c->graphs[i].used < c->graphs[slot].used) slot = i;
+  }
+  if (c->graphs[slot].exec) a->cuGraphExecDestroy(c->graphs[slot].exec), c->graphs[slot].exec = NULL;
+  if (c->graphs[slot].graph) a->cuGraphDestroy(c->graphs[slot].graph), c->graphs[slot].graph = NULL;
+  if (!c->graphs[slot].items && !(c->graphs[slot].items = malloc(bytes + 1)))
+    return tgc_set_error("out of memory"), NULL;
   if (failed(c, a->cuStreamBeginCapture(c->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture", NULL))
-    return -1;
+    return NULL;
   CUresult first = 0;
   int32_t bad = -1;
   for (int32_t l = 0; l < d->num_launches && !first; ++l)
-    if (d->launches[l].global_size[0] > 0 && (first = launch(c, l)) != 0) bad = l;
-  CUresult end = a->cuStreamEndCapture(c->stream, &c->graph);
-  if (first) return failed(c, first, "capturing launch", d->launches[bad].name), -1;
-  if (failed(c, end, "cuStreamEndCapture", NULL)) return -1;
-  return failed(c, a->cuGraphInstantiateWithFlags(&c->exec, c->graph, 0), "instantiating the CUDA graph of", d->name)
-             ? -1
-             : 0;
+    if (c->items[l] > 0 && (first = launch(c, l, c->items[l])) != 0) bad = l;
+  CUresult end = a->cuStreamEndCapture(c->stream, &c->graphs[slot].graph);
+  if (first) return failed(c, first, "capturing launch", d->launches[bad].name), NULL;
+  if (failed(c, end, "cuStreamEndCapture", NULL) ||
+      failed(c, a->cuGraphInstantiateWithFlags(&c->graphs[slot].exec, c->graphs[slot].graph, 0),
+             "instantiating the CUDA graph of", d->name))
+    return NULL;
+  memcpy(c->graphs[slot].items, c->items, bytes);
+  c->graphs[slot].used = ++c->runs;
+  return c->graphs[slot].exec;
 }
 
 static int run_profiled(tgc_cuda* c) {
@@ -331,7 +373,7 @@ static int run_profiled(tgc_cuda* c) {
   const tgc_model_desc* d = c->desc;
   for (int32_t l = 0; l < d->num_launches; ++l) {
     if (failed(c, a->cuEventRecord(c->events[l], c->stream), "cuEventRecord", NULL)) return -1;
-    if (d->launches[l].global_size[0] > 0 && failed(c, launch(c, l), "launch", d->launches[l].name)) return -1;
+    if (c->items[l] > 0 && failed(c, launch(c, l, c->items[l]), "launch", d->launches[l].name)) return -1;
   }
   if (failed(c, a->cuEventRecord(c->events[d->num_launches], c->stream), "cuEventRecord", NULL) ||
       failed(c, a->cuStreamSynchronize(c->stream), "running", d->name))
@@ -350,16 +392,18 @@ static int64_t cuda_run(void* be, tgc_model* m, int64_t sample) {
   cuda_api* a = &c->api;
   const tgc_model_desc* d = c->desc;
   if (failed(c, a->cuCtxSetCurrent(c->ctx), "cuCtxSetCurrent", NULL)) return -1;
+  count_items(c, m);
   if (c->events) {
     if (run_profiled(c) != 0) goto fail;
   } else {
-    if (!c->exec && capture(c) != 0) goto fail;
+    CUgraphExec exec = graph_for_items(c);
+    if (!exec) goto fail;
     if (m->time_launches && !c->around[1] &&
         (failed(c, a->cuEventCreate(&c->around[0], CU_EVENT_DEFAULT), "cuEventCreate", NULL) ||
          failed(c, a->cuEventCreate(&c->around[1], CU_EVENT_DEFAULT), "cuEventCreate", NULL)))
       goto fail;
     if (m->time_launches && failed(c, a->cuEventRecord(c->around[0], c->stream), "cuEventRecord", NULL)) goto fail;
-    if (failed(c, a->cuGraphLaunch(c->exec, c->stream), "launching the CUDA graph of", d->name)) goto fail;
+    if (failed(c, a->cuGraphLaunch(exec, c->stream), "launching the CUDA graph of", d->name)) goto fail;
     if (m->time_launches && failed(c, a->cuEventRecord(c->around[1], c->stream), "cuEventRecord", NULL)) goto fail;
   }
   for (int32_t k = 0; k < d->num_outputs; ++k) {

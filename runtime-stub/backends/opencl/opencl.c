@@ -714,7 +714,7 @@ static int64_t cl_run(void* be, tgc_model* m, int64_t sample) {
   if (!cl->built && build_all(cl) != 0) goto fail;
   for (int32_t l = 0; l < d->num_launches; ++l) {
     const tgc_launch* L = &d->launches[l];
-    if (L->global_size[0] <= 0) continue;
+    if (L->global_size[0] <= 0 || tgc_launch_items(m, l) == 0) continue; /* 0: a size variant of other sizes */
     size_t global[3], local[3];
     cl_uint dims = 1;
     for (int k = 0; k < 3; ++k) {

@@ -128,7 +128,8 @@ int tgc_vk_record(tgc_vk* vk, tgc_model* m) {
   int dispatched = 0;
   for (int32_t l = 0; l < d->num_launches; ++l) {
     const tgc_launch* L = &d->launches[l];
-    if (L->global_size[0] > 0) {
+    int64_t items = L->global_size[0] > 0 ? tgc_launch_items(m, l) : 0; /* 0: a size variant of other sizes */
+    if (items > 0) {
       /* Output first, then the inputs; the vars buffer is never read (push constants). */
       span out = span_of(vk, L->buffers[0]);
       int wait = overlaps(out, written, nw) || overlaps(out, read, nr);
@@ -144,7 +145,7 @@ int tgc_vk_record(tgc_vk* vk, tgc_model* m) {
       for (int32_t i = 1; i < L->num_buffers; ++i)
         if (L->buffers[i] != d->vars_buffer) read[nr++] = span_of(vk, L->buffers[i]);
       uint32_t gx, gy;
-      if (dispatch_size(vk, L, tgc_launch_items(m, l), &gx, &gy) != 0) {
+      if (dispatch_size(vk, L, items, &gx, &gy) != 0) {
         vkEndCommandBuffer(cmd);
         free(written), free(read);
         return -1;
