@@ -350,12 +350,15 @@ std::vector<std::set<size_t>> reduce_chains(const Kernel& k, const std::vector<c
   return chains;
 }
 
-// Does a load of the kernel's reduces run contiguously along its innermost output axis?
+// Does a load of the kernel's reduces that varies along its innermost reduce axis run contiguously
+// along its innermost output axis (attention's V rows)?
 bool outputs_contiguous(Graph& g, const Kernel& k) {
-  if (k.global_ranges.empty()) return false;
+  std::vector<const UOp*> axes = kernel_axes(k);
+  if (k.global_ranges.empty() || axes.size() == k.global_ranges.size()) return false;
   std::vector<const UOp*> loads = reduce_loads(k);
-  return std::any_of(loads.begin(), loads.end(),
-                     [&](const UOp* l) { return stride(g, l->src[1], k.global_ranges.back()) == 1; });
+  return std::any_of(loads.begin(), loads.end(), [&](const UOp* l) {
+    return depends_on(l->src[1], axes.back()) && stride(g, l->src[1], k.global_ranges.back()) == 1;
+  });
 }
 
 // Matrix-vector products and attention over a cache at a few tokens (an LLM's decode step: each
@@ -394,9 +397,10 @@ int64_t fill_with_reduce(Graph& g, const Kernel& k, const TargetProfile& t, int6
   return group;
 }
 
-// `few_tokens`: the kernel's run-time axes at a few elements (an LLM's decode step) rather than
-// at about a thousand.
-std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, bool few_tokens = false) {
+// Output axes that end at a run-time size count as about a thousand outputs, those that end at
+// `few` (a token count at a few tokens: an LLM's decode step) as one.
+std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, const UOp* few = nullptr) {
+  bool few_tokens = few != nullptr;
   // A matrix product runs on tensor cores where the target has them for its operands.
   if (has_tensor_cores(t))
     if (std::optional<TensorCorePlan> p = tensor_core_plan(g, k); p && has_tensor_cores(t, p->type))
@@ -413,7 +417,7 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
   const std::vector<const UOp*>& globals = k.global_ranges;
   std::vector<const UOp*> axes = kernel_axes(k);
   int64_t outputs = 1;
-  for (const UOp* r : globals) outputs *= r->src[0]->is_const() ? size_of(r) : few_tokens ? 1 : 1 << 10;
+  for (const UOp* r : globals) outputs *= r->src[0]->is_const() ? size_of(r) : r->src[0] == few ? 1 : 1 << 10;
   // Up to 256 threads per output over the reduce axes, innermost (contiguous) first; an axis
   // without a fitting divisor is padded where that wastes at most an eighth. Two reduces over axes
   // of their own (the real and imaginary sums of an STFT) share the threads, 16 each.
@@ -814,7 +818,7 @@ SizeVariant few_tokens_variant(Graph& g, const Kernel& k, const TargetProfile& t
   auto tokens = std::find_if(k.global_ranges.begin(), k.global_ranges.end(),
                              [](const UOp* r) { return r->src[0]->op == Op::Var; });
   if (!t.gpu || k.num_reduces == 0 || tokens == k.global_ranges.end()) return v;
-  std::vector<Opt> few = gpu_heuristic_opts(g, k, t, /*few_tokens=*/true);
+  std::vector<Opt> few = gpu_heuristic_opts(g, k, t, (*tokens)->src[0]);
   if (few == many) return v;
   try {
     apply_opts(g, k, few, t);
