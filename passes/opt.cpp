@@ -238,7 +238,6 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
       continue;
     }
     if (o.op == OptOp::Swap) {
-      if (t.gpu) fail("SWAP needs a CPU target");
       size_t other = size_t(o.amount);
       if (!global || o.amount < 0 || other >= cur.global_ranges.size() || other == size_t(o.axis))
         fail("SWAP needs two global axes");
@@ -820,6 +819,12 @@ SizeVariant few_tokens_variant(Graph& g, const Kernel& k, const TargetProfile& t
   if (!t.gpu || k.num_reduces == 0 || tokens == k.global_ranges.end()) return v;
   std::vector<Opt> few = gpu_heuristic_opts(g, k, t, (*tokens)->src[0]);
   if (few == many) return v;
+  // The token axis outermost: a launch then runs only its tokens' share of work-groups, not one
+  // per token of the bound (launch_of: outer_var).
+  if (int i = int(tokens - k.global_ranges.begin()); i > 0) {
+    for (Opt& o : few) o.axis = o.axis == 0 ? i : o.axis == i ? 0 : o.axis;
+    few.insert(few.begin(), {OptOp::Swap, 0, i});
+  }
   try {
     apply_opts(g, k, few, t);
   } catch (const Error&) {

@@ -27,8 +27,9 @@ enum class OptOp : uint8_t {
   Padto,     // round an axis up to a multiple of amount; the positions past its end are masked
   Lanes,     // CPU: split a reduce axis; each copy of the inner part keeps its own partial sum over the
              // outer part (vector lanes of the accumulator), combined once after the loop
-  Swap,      // CPU: exchange global axes `axis` and `amount` (the order work items visit them; the
-             // innermost runs as a loop inside each item)
+  Swap,      // exchange global axes `axis` and `amount`: the order work items visit them (CPU: the
+             // innermost runs as a loop inside each item; GPU: a run-time axis outermost launches
+             // only its share of work-groups)
   Tc,        // CUDA: the kernel's matrix product as whole tiles (passes/tensor_cores.h), alone:
              // TC(0,0) on tensor cores (WMMA), TC(0,1) on CUDA cores from shared memory (f32)
 };
