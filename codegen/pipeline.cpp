@@ -209,7 +209,7 @@ void lower_with_variants(Graph& g, const Kernel& kernel, const std::vector<Opt>&
   if (SizeVariant few = gpu_variants ? few_tokens_variant(g, kernel, target.profile, opts) : SizeVariant{};
       !few.opts.empty()) {
     int32_t var = int32_t(g.var_slot(few.var));
-    out.add(lower_kernel(g, kernel, few.opts, target), "_few", base, var, 0, few.until);
+    out.add(lower_kernel(g, few.kernel ? *few.kernel : kernel, few.opts, target), "_few", base, var, 0, few.until);
     out.add(std::move(k), "", base, var, few.until + 1, 0);
     return;
   }

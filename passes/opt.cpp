@@ -812,16 +812,36 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
   return c.opts;
 }
 
-SizeVariant few_tokens_variant(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<Opt>& many) {
+// Two reduces over single axes of one length whose values read neither each other nor the other's
+// axis (a SwiGLU's gate and up projections) as reduces over one axis: split over a work-group,
+// each thread then takes the same elements of both (the activations read once), where two split
+// axes would give each reduce a few threads and every thread the other's work again.
+Kernel share_reduce_axis(Graph& g, const Kernel& k) {
+  std::vector<const UOp*> reduces;
+  for (const UOp* u : toposort({k.ast}))
+    if (u->op == Op::KReduce) reduces.push_back(u);
+  if (reduces.size() != 2 || reduces[0]->src.size() != 2 || reduces[1]->src.size() != 2) return k;
+  const UOp *a = reduces[0], *b = reduces[1], *ra = a->src[1], *rb = b->src[1];
+  if (ra == rb || !ra->src[0]->is_const() || !rb->src[0]->is_const() || size_of(ra) != size_of(rb)) return k;
+  if (depends_on(a->src[0], b) || depends_on(b->src[0], a) || depends_on(a->src[0], rb) || depends_on(b->src[0], ra))
+    return k;
+  Kernel out = k;
+  out.ast = substitute(g, k.ast, {{rb, ra}});
+  return out;
+}
+
+SizeVariant few_tokens_variant(Graph& g, const Kernel& original, const TargetProfile& t, const std::vector<Opt>& many) {
   SizeVariant v;
+  Kernel k = share_reduce_axis(g, original);
   auto tokens = std::find_if(k.global_ranges.begin(), k.global_ranges.end(),
                              [](const UOp* r) { return r->src[0]->op == Op::Var; });
   if (!t.gpu || k.num_reduces == 0 || tokens == k.global_ranges.end()) return v;
   std::vector<Opt> few = gpu_heuristic_opts(g, k, t, (*tokens)->src[0]);
-  if (few == many) return v;
+  int i = int(tokens - k.global_ranges.begin());
+  if (few == many && i == 0 && k.ast == original.ast) return v;
   // The token axis outermost: a launch then runs only its tokens' share of work-groups, not one
   // per token of the bound (launch_of: outer_var).
-  if (int i = int(tokens - k.global_ranges.begin()); i > 0) {
+  if (i > 0) {
     for (Opt& o : few) o.axis = o.axis == 0 ? i : o.axis == i ? 0 : o.axis;
     few.insert(few.begin(), {OptOp::Swap, 0, i});
   }
@@ -831,6 +851,7 @@ SizeVariant few_tokens_variant(Graph& g, const Kernel& k, const TargetProfile& t
     return v;
   }
   v.opts = std::move(few), v.var = (*tokens)->src[0], v.until = kFewTokens;
+  if (k.ast != original.ast) v.kernel = k;
   return v;
 }
 

@@ -9,6 +9,7 @@
 // with the same structure (the tuning cache stores them by kernel hash).
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,9 +83,10 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
 // value at which the size fills a tile. Empty opts: no such variant.
 struct SizeVariant {
   std::vector<Opt> opts;
-  const UOp* var = nullptr;  // the run-time size (a VAR)
-  int64_t from = 0;          // runs for values from `from` ...
-  int64_t until = 0;         // ... to `until` (0: no bound)
+  const UOp* var = nullptr;      // the run-time size (a VAR)
+  int64_t from = 0;              // runs for values from `from` ...
+  int64_t until = 0;             // ... to `until` (0: no bound)
+  std::optional<Kernel> kernel;  // the kernel the opts apply to, where the variant rewrites it
 };
 SizeVariant large_size_variant(Graph& g, const Kernel& k, const TargetProfile& t, const std::vector<Opt>& small);
 
