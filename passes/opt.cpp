@@ -835,8 +835,9 @@ SizeVariant few_tokens_variant(Graph& g, const Kernel& original, const TargetPro
   Kernel k = share_reduce_axis(g, original);
   auto tokens = std::find_if(k.global_ranges.begin(), k.global_ranges.end(),
                              [](const UOp* r) { return r->src[0]->op == Op::Var; });
-  if (!t.gpu || k.num_reduces == 0 || tokens == k.global_ranges.end()) return v;
-  std::vector<Opt> few = gpu_heuristic_opts(g, k, t, (*tokens)->src[0]);
+  if (!t.gpu || tokens == k.global_ranges.end()) return v;
+  // (Kernels without a reduce keep their schedule, and get a variant only for the SWAP below.)
+  std::vector<Opt> few = k.num_reduces ? gpu_heuristic_opts(g, k, t, (*tokens)->src[0]) : many;
   int i = int(tokens - k.global_ranges.begin());
   if (few == many && i == 0 && k.ast == original.ast) return v;
   // The token axis outermost: a launch then runs only its tokens' share of work-groups, not one

@@ -438,7 +438,7 @@ TEST(GpuHeuristic, FewOutputsSplitShortReduces) {
 // An LLM's decode step: a matrix-vector product over a run-time token count gets a variant for a
 // few tokens whose reduce is split across a work-group, enough threads to fill the GPU (a warp at
 // least, 256 at most), consecutive threads on consecutive weights; at about a thousand tokens the
-// heuristic's own schedule stays. Kernels without a reduce get none.
+// heuristic's own schedule stays. Kernels without a reduce whose token axis is outermost get none.
 TEST(GpuHeuristic, FewTokensSplitMatrixVectorReduces) {
   for (auto [rows, group] : {std::pair<int64_t, int64_t>{2048, 256}, {8192, 32}, {32000, 32}}) {
     Graph g;
