@@ -48,7 +48,6 @@ int tgc_cli_main(const tgc_model_desc* desc, int argc, char** argv, const tgc_cl
 
 /* ---- shared by the steps (main.c) ---- */
 int tgc_cli_fail(const char* fmt, ...) TGC_PRINTF(1, 2); /* "PROG: error: ..." on stderr; returns 1 */
-const char* tgc_cli_prog(void);
 void tgc_cli_set_prog(const tgc_model_desc* d, int argc, char** argv);
 /* {"model": ..., "backend": ..., "device": ..., "batch": ..., "threads": N: each --bench JSON line's start */
 void tgc_cli_bench_json_head(const tgc_model* m);

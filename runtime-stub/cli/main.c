@@ -15,8 +15,6 @@
 
 static const char* g_prog = "tgc-model";
 
-const char* tgc_cli_prog(void) { return g_prog; }
-
 void tgc_cli_set_prog(const tgc_model_desc* d, int argc, char** argv) {
   if (argc > 0 && argv[0] && argv[0][0]) {
     const char* slash = strrchr(argv[0], '/');
