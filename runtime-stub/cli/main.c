@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "llm/tokenizer.h" /* tgc_vocab_kind, for --info */
+#include "tgc_timing.h"    /* tgc_device_name */
 
 #define fail tgc_cli_fail
 
@@ -134,8 +135,8 @@ void tgc_cli_bench_json_head(const tgc_model* m) {
   printf("{\"model\": ");
   json_str(stdout, d->name);
   printf(", \"backend\": \"%s\"", d->backend->name);
-  const char* device = m->backend->device_name ? m->backend->device_name(m->be) : NULL;
-  if (device) {
+  const char* device = tgc_device_name(m);
+  if (device[0]) {
     printf(", \"device\": ");
     json_str(stdout, device);
   }
@@ -433,6 +434,12 @@ static void print_checksums(const tgc_model* m, const tgc_npy* rows) {
   }
 }
 
+/* Without the language-model role: the error an option that needs it gets (the model keeps no KV
+ * cache, or this executable was linked without the role). */
+static void no_llm_role(const tgc_model* m, const char* what) {
+  if (tgc_token_input(m, what) >= 0) tgc_set_error("this executable has no language-model runtime");
+}
+
 /* After the options are checked: create, run as asked, write or print what came out. */
 static int run_model(const tgc_cli_args* a, const tgc_cli_llm* llm) {
   const tgc_model_desc* d = a->desc;
@@ -443,7 +450,7 @@ static int run_model(const tgc_cli_args* a, const tgc_cli_llm* llm) {
   int warmups = 0, rc = 1;
   if (a->bench_prompt > 0) {
     if (!llm) {
-      if (tgc_token_input(m, "--bench P,N") >= 0) tgc_set_error("this executable has no language-model runtime");
+      no_llm_role(m, "--bench P,N");
       fail("--bench %lld,%lld: %s", a->bench_prompt, a->bench_gen, tgc_last_error());
       goto done;
     }
@@ -467,7 +474,7 @@ static int run_model(const tgc_cli_args* a, const tgc_cli_llm* llm) {
       goto done;
     }
     if (!llm) {
-      if (tgc_token_input(m, "--decode") >= 0) tgc_set_error("this executable has no language-model runtime");
+      no_llm_role(m, "--decode");
       fail("%s", tgc_last_error());
       goto done;
     }
