@@ -136,7 +136,7 @@ class KernelBuilder {
     double total = (evals_[u] += n);
     if (auto it = others_.find(u); it != others_.end()) total += it->second;
     // Decide as soon as the count crosses the line: inlining further would only multiply work.
-    // An elementwise function of weights alone (a dequantized GGUF block buffer, int8 weights
+    // An elementwise function of weights alone (dequantized GGUF block fields, int8 weights
     // cast to f32) stays inline: realizing it would hold a copy of the weights, usually expanded,
     // in the arena at run time; it is recomputed in each kernel that reads it instead.
     if (u->op != Op::Reduce && weight_only(u)) return;

@@ -1,7 +1,11 @@
-// GGUF tensors as Tensor API values. A quantized weight stays a u8 buffer holding the file's
-// blocks byte for byte; its f32 values are an elementwise expression over that buffer (byte
-// slices through movement ops, shifts, masks, f16 scales from bitcasts), so dequantization
-// happens inside whichever kernel reads the weight and no expanded copy exists in the artifact.
+// GGUF tensors as Tensor API values. A quantized weight is stored split by field: each field of
+// the file's blocks (scales, mins, sub-block scales, values) becomes an array of its own over the
+// row, the values packed in element order (two nibbles to a byte, then the q5 and q6 types' top
+// bits). Its f32 values are an elementwise expression over those arrays (shifts, masks, f16
+// scales), so dequantization happens inside whichever kernel reads the weight, a thread's
+// consecutive elements come from consecutive aligned bytes (vector loads on GPUs), and no
+// expanded copy exists in the artifact; it takes as many bytes as the file's blocks (q4_K and
+// q5_K: their six-bit scales as bytes, 4.6 bits per value instead of 4.5).
 #pragma once
 #include <string>
 
@@ -15,11 +19,7 @@ namespace tgc {
 bool gguf_type_supported(GgmlType t);
 
 // The tensor's values as f32 in row-major order of the reversed ggml dims ([rows..., row
-// length]), built over a weight buffer that holds the file's bytes unchanged.
+// length]).
 Tensor gguf_weight(Graph& g, const GgufFile& f, const GgufTensorInfo& t);
-
-// The dequantization of `blocks` (u8, [rows, bytes per row] in `type`'s block layout) to f32
-// [rows, row length]: the expression gguf_weight puts over its buffer, for tests.
-Tensor dequantize_blocks(const Tensor& blocks, GgmlType type);
 
 }  // namespace tgc

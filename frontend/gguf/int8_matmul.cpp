@@ -2,35 +2,18 @@
 
 #include <cstring>
 
+#include "frontend/gguf/block_values.h"
 #include "ir/error.h"
 
 namespace tgc {
 
 namespace {
-constexpr int64_t kBlock = 32;   // elements of an activation block, and of a block of the int8 form
-constexpr int64_t kSuper = 256;  // elements of a K-quant super-block
 // Row groups stored interleaved in tiles, block by block: the CPU heuristic's register tile of 4
 // groups then reads one stream of consecutive vectors instead of four streams a row group apart.
 // Measured on Zen 4 (AVX-512, 1B-shaped llama, decode tok/s at 1 thread, tiles of 1 / 2 / 4): q4_0
 // 170 / 160 / 193, q4_K_M (q4_K, q6_K) 155 / 131 / 178, but q8_0 120 / 103 / 66.
 int64_t group_tile(GgmlType t) { return t == GgmlType::Q8_0 ? 1 : 4; }
 
-bool k_quant(GgmlType t) { return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K; }
-// A min per block or sub-block besides the scale: value = d * q + m (q4_1, q5_1), d * sc * q -
-// dmin * mn (q4_K, q5_K).
-bool has_min(GgmlType t) {
-  return t == GgmlType::Q4_1 || t == GgmlType::Q5_1 || t == GgmlType::Q4_K || t == GgmlType::Q5_K;
-}
-// Bits of a value above its low nibble: the q5 types 1, q6_K 2.
-int64_t top_bits(GgmlType t) {
-  switch (t) {
-    case GgmlType::Q5_0:
-    case GgmlType::Q5_1:
-    case GgmlType::Q5_K: return 1;
-    case GgmlType::Q6_K: return 2;
-    default: return 0;
-  }
-}
 // Words of the int8 form per block of 32: q8_0 32 bytes; the others 16 bytes of low nibbles, then
 // the top bits (the q5 types one word, q6_K two).
 int64_t quant_words(GgmlType t) { return t == GgmlType::Q8_0 ? 8 : 4 + top_bits(t); }
@@ -46,50 +29,9 @@ int64_t quant_offset(GgmlType t) {
   }
 }
 
-// The 32 unsigned values of a q4_0/q4_1/q5_0/q5_1 block in element order: element e's nibble is
-// in qs (byte e % 16, high half for e >= 16), the q5 types' fifth bit is bit e of the 32-bit qh.
-void legacy_values(GgmlType t, const uint8_t* blk, uint8_t* u) {
-  const bool five = top_bits(t) == 1, min = has_min(t);
-  const uint8_t* qh = blk + (min ? 4 : 2);
-  const uint8_t* qs = qh + (five ? 4 : 0);
-  for (int e = 0; e < kBlock; ++e) {
-    u[e] = uint8_t(qs[e % 16] >> (4 * (e / 16)) & 15);
-    if (five) u[e] |= uint8_t((qh[e / 8] >> (e % 8) & 1) << 4);
-  }
-}
-
 // Index i of x's last axis, kept as an axis of 1.
 Tensor last_slice(const Tensor& x, int64_t i) { return x.slice({i}, {i + 1}, {-1}, {}); }
 
-// The 256 unsigned values of a K-quant super-block, in element order, and its 8 or 16 sub-block
-// scales (q4_K/q5_K: 8 pairs of six-bit scale and min; q6_K: 16 i8 scales, one per 16 elements).
-// q6_K: element e's low nibble is in ql (byte 64*(e/128) + e%32 + 32*(e/32%2), high half for
-// e/64%2), its top two bits in qh (byte 32*(e/128) + e%32, shifted by 2*(e/32%4)).
-// q4_K/q5_K: sub-block s's nibbles are in qs (byte 32*(s/2) + e%32, high half for odd s); q5_K's
-// fifth bit is bit s of qh byte e%32.
-void k_values(GgmlType t, const uint8_t* blk, uint8_t* u, uint8_t* scales) {
-  if (t == GgmlType::Q6_K) {
-    const uint8_t *ql = blk, *qh = blk + 128;
-    for (int e = 0; e < kSuper; ++e) {
-      int half = e / 128, quarter = e % 128 / 32, l = e % 32;
-      uint8_t lo = ql[64 * half + l + 32 * (quarter % 2)] >> (4 * (quarter / 2)) & 15;
-      uint8_t hi = qh[32 * half + l] >> (2 * quarter) & 3;
-      u[e] = uint8_t(lo | hi << 4);
-    }
-    std::memcpy(scales, blk + 192, 16);
-    return;
-  }
-  const uint8_t *sm = blk + 4, *qs = blk + (t == GgmlType::Q5_K ? 48 : 16), *qh = blk + 16;
-  for (int e = 0; e < kSuper; ++e) {
-    int s = e / 32, l = e % 32;
-    u[e] = uint8_t(qs[32 * (s / 2) + l] >> (4 * (s % 2)) & 15);
-    if (t == GgmlType::Q5_K) u[e] |= uint8_t((qh[l] >> s & 1) << 4);
-  }
-  for (int s = 0; s < 8; ++s) {  // llama.cpp's get_scale_min_k4
-    scales[2 * s] = s < 4 ? sm[s] & 63 : uint8_t((sm[s + 4] & 15) | (sm[s - 4] >> 6) << 4);
-    scales[2 * s + 1] = s < 4 ? sm[s + 4] & 63 : uint8_t((sm[s + 4] >> 4) | (sm[s] >> 6) << 4);
-  }
-}
 }  // namespace
 
 Q8Activations quantize_q8(const Tensor& x) {
