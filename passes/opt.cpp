@@ -371,24 +371,73 @@ bool outputs_contiguous(Graph& g, const Kernel& k) {
 // are what lies contiguous in memory (attention's weighted sum of V rows), they keep their LOCAL
 // (`local` threads) and the reduce takes the rest of the work-group. Returns the group's threads
 // (1: not split).
+// How many steps of `r` one element of the load at `idx` spans: 1 where the load moves with r,
+// 8 for a word of eight nibbles (idx = r / 8); 0 when no step up to 64 moves it by a constant.
+int64_t steps_per_element(Graph& g, const UOp* idx, const UOp* r) {
+  Sym s{g};
+  for (int64_t e = 1; e <= 64; e *= 2)
+    if (std::optional<int64_t> d = constant_difference(g, substitute(g, idx, {{r, s.add(r, e)}}), idx); d && *d)
+      return e;
+  return 0;
+}
+
+// Consecutive steps of reduce axis `r` a thread takes so that it reads 16 bytes of the weight
+// that most bytes per step come from (8 steps of f16, 16 of q8_0's bytes, 32 of nibbles packed in
+// words): whole vectors instead of a load per element. 1 without such a weight.
+int64_t vector_steps(Graph& g, const Kernel& k, const UOp* r) {
+  double most = 0;
+  int64_t steps = 1;
+  for (const UOp* l : reduce_loads(k)) {
+    const BufferInfo& b = g.buffer(l->src[0]->ival());
+    if (b.kind != BufferKind::Weight || l->src.size() != 2 || !depends_on(l->src[1], r)) continue;
+    int64_t e = steps_per_element(g, l->src[1], r), size = dtype_size(b.dtype);
+    if (e && double(size) / double(e) > most)
+      most = double(size) / double(e), steps = std::max<int64_t>(1, 16 / size * e);
+  }
+  return steps;
+}
+
+// Outputs of the innermost output axis a thread takes: 4 where a weight moves along it and other
+// data the reduce reads (the activations of a matrix-vector product) does not, so that each
+// activation loaded serves four rows (read in f32 per element, the activations would otherwise
+// pass through the caches at eight times the bytes of q4_0 weights).
+int64_t rows_per_thread(Graph& g, const Kernel& k) {
+  if (k.global_ranges.empty()) return 1;
+  const UOp* out = k.global_ranges.back();
+  if (!out->src[0]->is_const() || size_of(out) % 4 != 0) return 1;
+  bool weight_rows = false, shared = false;
+  for (const UOp* l : reduce_loads(k)) {
+    bool weight = g.buffer(l->src[0]->ival()).kind == BufferKind::Weight, moves = depends_on(l->src[1], out);
+    weight_rows = weight_rows || (weight && moves);
+    shared = shared || (!weight && !moves);
+  }
+  return weight_rows && shared ? 4 : 1;
+}
+
 int64_t fill_with_reduce(Graph& g, const Kernel& k, const TargetProfile& t, int64_t outputs, int64_t local,
                          std::vector<Opt>& opts) {
   std::vector<const UOp*> axes = kernel_axes(k);
   std::vector<std::set<size_t>> chains = reduce_chains(k, axes);
   if (chains.empty() || chains.size() > 2 || outputs >= t.fill_threads) return 1;
+  const int64_t rows = local == 1 ? rows_per_thread(g, k) : 1;
+  outputs /= rows;
   int64_t want = 32;
   while (want < 256 && want < t.max_local && outputs * want < t.fill_threads) want *= 2;
   if (chains.size() == 2) want = 16;
   if (local > 1) want = std::max<int64_t>(1, std::min<int64_t>(256, t.max_local) / local);
-  if (want * int64_t(chains.size()) * 8 * std::max(1, k.num_reduces) > t.local_bytes) return 1;
+  if (want * rows * int64_t(chains.size()) * 8 * std::max(1, k.num_reduces) > t.local_bytes) return 1;
   std::vector<Opt> split;
+  if (rows > 1) split.push_back({OptOp::Upcast, int(k.global_ranges.size()) - 1, rows});
   int64_t group = 1;
   for (const std::set<size_t>& chain : chains) {
     size_t inner = *chain.rbegin();
     int64_t n = size_of(axes[inner]);  // a run-time size's bound
     if (n < 256) return 1;
-    int64_t amount = pick_divisor(n, {256, 128, 64, 32, 16, 8, 4, 2}, want);
+    int64_t steps = axes[inner]->src[0]->is_const() ? vector_steps(g, k, axes[inner]) : 1;
+    while (steps > 1 && (n % steps || n / steps < 32)) steps /= 2;
+    int64_t amount = pick_divisor(n / steps, {256, 128, 64, 32, 16, 8, 4, 2}, want);
     if (!amount || (local == 1 && amount < 16)) return 1;
+    if (steps > 1) split.push_back({OptOp::Unroll, int(inner), steps});
     split.push_back({OptOp::Group, int(inner), amount});
     group *= amount;
   }
@@ -428,7 +477,10 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
   // block's channel means and FC layers, a classifier head; BEAM on an H200 split cls's 200-channel
   // mean over 192 values, 21.9 -> 2.9 us, and its FC layers, 4.5-7.7 -> 2.7-3.1 us).
   bool long_reduce = reduce_total >= 256 || (outputs < 256 && reduce_total >= 16);
-  if (outputs < kFewOutputs && long_reduce && want * 8 * std::max(1, k.num_reduces) <= t.local_bytes) {
+  // At a few tokens, matrix-vector products take fill_with_reduce's schedule whatever their size.
+  bool contiguous = few_tokens && outputs_contiguous(g, k);
+  if (few_tokens && !contiguous) group = fill_with_reduce(g, k, t, outputs, 1, opts);
+  if (group == 1 && outputs < kFewOutputs && long_reduce && want * 8 * std::max(1, k.num_reduces) <= t.local_bytes) {
     std::vector<std::set<size_t>> chains = reduce_chains(k, axes);
     // Two chains split the threads evenly; with more, each chain's split would be a few threads
     // and every thread would repeat the others' partial sums (silero's LSTM cells, six reduces:
@@ -455,8 +507,6 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
       }
     }
   }
-  bool contiguous = few_tokens && outputs_contiguous(g, k);
-  if (few_tokens && group == 1 && !contiguous) group = fill_with_reduce(g, k, t, outputs, 1, opts);
   // Elementwise kernels: four neighbouring elements per thread (128-bit loads and stores) and
   // 256 threads per group; on an H200 a 16M-element add went from 0.166 ms (64 threads, one
   // element each) to 0.054 ms (3.75 TB/s, 90% of a device copy).

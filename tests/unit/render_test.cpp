@@ -437,10 +437,11 @@ TEST(GpuHeuristic, FewOutputsSplitShortReduces) {
 
 // An LLM's decode step: a matrix-vector product over a run-time token count gets a variant for a
 // few tokens whose reduce is split across a work-group, enough threads to fill the GPU (a warp at
-// least, 256 at most), consecutive threads on consecutive weights; at about a thousand tokens the
+// least, 256 at most), consecutive threads on consecutive 16 bytes of weights (4 f32), each
+// thread on 4 rows (the activations it loads serve all four); at about a thousand tokens the
 // heuristic's own schedule stays. Kernels without a reduce whose token axis is outermost get none.
 TEST(GpuHeuristic, FewTokensSplitMatrixVectorReduces) {
-  for (auto [rows, group] : {std::pair<int64_t, int64_t>{2048, 256}, {8192, 32}, {32000, 32}}) {
+  for (auto [rows, group] : {std::pair<int64_t, int64_t>{2048, 256}, {8192, 128}, {32000, 64}}) {
     Graph g;
     const UOp* n = g.declare_var("n_tokens", 1, 512);
     Tensor x = Tensor::input(g, "x", DType::F32, {512, 2048});
@@ -455,7 +456,8 @@ TEST(GpuHeuristic, FewTokensSplitMatrixVectorReduces) {
     ASSERT_FALSE(few.opts.empty()) << rows;
     EXPECT_EQ(few.var, n);
     EXPECT_EQ(few.until, kFewTokens);
-    EXPECT_EQ(opts_str(few.opts), opts_str({{OptOp::Group, 2, group}})) << rows;
+    EXPECT_EQ(opts_str(few.opts), opts_str({{OptOp::Upcast, 1, 4}, {OptOp::Unroll, 2, 4}, {OptOp::Group, 2, group}}))
+        << rows;
     Tensor e = Tensor::input(g, "e", DType::F32, {512, 64}).relu();
     g.set_var_axis(e.uop(), 0, n);
     Kernel elementwise = only_kernel(g, e);
