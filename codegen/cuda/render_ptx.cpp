@@ -179,16 +179,28 @@ class PtxRenderer : LlvmExprHooks {
     }
   }
 
-  // Partials meet in shared memory between two barriers (the second lets the memory be reused);
-  // every thread folds the slots of its own GROUP siblings, so all of them end with the total.
-  void group_reduce(const UOp* u) {
-    GroupReduceSlots slots = group_reduce_slots(k_, u);
-    llvm::Type* t = llvm_type(c_, u->dtype, false);
-    auto* arr = llvm::ArrayType::get(t, uint64_t(slots.count));
+  llvm::GlobalVariable* shared_array(llvm::Type* t, int64_t n) {
+    auto* arr = llvm::ArrayType::get(t, uint64_t(n));
     auto* sm = new llvm::GlobalVariable(m_, arr, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(arr),
                                         "sm_" + std::to_string(shared_++), nullptr, llvm::GlobalValue::NotThreadLocal,
                                         kShared);
     sm->setAlignment(llvm::Align(16));
+    return sm;
+  }
+
+  // Partials meet in shared memory between two barriers (the second lets the memory be reused);
+  // every thread folds the slots of its own GROUP siblings, so all of them end with the total.
+  // Where the siblings are runs of whole warps (consecutive thread ids), each warp first sums
+  // with shuffles, and shared memory only meets the warps' sums: a fold over 256 slots per
+  // thread cost more than the matrix-vector product it ended.
+  void group_reduce(const UOp* u) {
+    GroupReduceSlots slots = group_reduce_slots(k_, u);
+    llvm::Type* t = llvm_type(c_, u->dtype, false);
+    if (int64_t run = subgroup_run(slots); run >= 32 && run % 32 == 0 && shuffles(u->dtype)) {
+      warp_reduce(u, run, t);
+      return;
+    }
+    llvm::GlobalVariable* sm = shared_array(t, slots.count);
     Value* mine = b_.getInt64(0);
     for (const SlotTerm& term : slots.terms)
       mine = b_.CreateAdd(mine, b_.CreateMul(value(term.range), b_.getInt64(uint64_t(term.stride))));
@@ -197,6 +209,41 @@ class PtxRenderer : LlvmExprHooks {
     barrier();
     b_.CreateStore(e_.identity(u->reduce().op, u->dtype), a);
     fold(u, slots, 0, b_.getInt64(0), sm, t);
+    barrier();
+  }
+
+  static bool shuffles(DType t) { return t == DType::F32 || t == DType::I32 || t == DType::U32; }
+
+  // A butterfly over the warp's 32 lanes leaves each with the warp's total; runs of more warps
+  // meet in shared memory, a slot per warp.
+  void warp_reduce(const UOp* u, int64_t run, llvm::Type* t) {
+    llvm::AllocaInst* a = acc_.at(u);
+    auto id =
+        u->dtype == DType::F32 ? llvm::Intrinsic::nvvm_shfl_sync_bfly_f32 : llvm::Intrinsic::nvvm_shfl_sync_bfly_i32;
+    Value* v = b_.CreateLoad(t, a);
+    for (int lanes = 16; lanes >= 1; lanes /= 2) {
+      Value* other =
+          b_.CreateIntrinsic(id, {}, {b_.getInt32(0xffffffffu), v, b_.getInt32(uint32_t(lanes)), b_.getInt32(31)});
+      v = e_.binary(u->reduce().op, u->dtype, v, other);
+    }
+    b_.CreateStore(v, a);
+    if (run == 32) return;
+    llvm::GlobalVariable* sm = shared_array(t, ptx_block_size(p_) / 32);
+    Value* tid = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), b_.getInt64Ty());
+    Value* warp = b_.CreateUDiv(tid, b_.getInt64(32));
+    auto *lead = llvm::BasicBlock::Create(c_, "lane0", fn_), *joined = llvm::BasicBlock::Create(c_, "lanes", fn_);
+    b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateURem(tid, b_.getInt64(32)), b_.getInt64(0)), lead, joined);
+    b_.SetInsertPoint(lead);
+    b_.CreateStore(v, b_.CreateGEP(t, sm, warp));
+    b_.CreateBr(joined);
+    b_.SetInsertPoint(joined);
+    barrier();
+    b_.CreateStore(e_.identity(u->reduce().op, u->dtype), a);
+    Value* first = b_.CreateMul(b_.CreateUDiv(tid, b_.getInt64(uint64_t(run))), b_.getInt64(uint64_t(run / 32)));
+    loop(b_.getInt64(uint64_t(run / 32)), [&](Value* j) {
+      Value* w = b_.CreateLoad(t, b_.CreateGEP(t, sm, b_.CreateAdd(first, j)));
+      b_.CreateStore(e_.binary(u->reduce().op, u->dtype, b_.CreateLoad(t, a), w), a);
+    });
     barrier();
   }
 

@@ -325,21 +325,6 @@ class CRenderer {
        << fold;
   }
 
-  // The threads whose partials one thread folds, when they are consecutive local ids: the
-  // reduce's GROUP ranges are the innermost local ranges (slot = local id). 0 otherwise.
-  static int64_t subgroup_run(const GroupReduceSlots& slots) {
-    int64_t run = 1;
-    bool outside = false;
-    for (const SlotTerm& t : slots.terms) {
-      if (t.folded && outside) return 0;
-      if (t.folded)
-        run *= t.extent;
-      else
-        outside = true;
-    }
-    return run;
-  }
-
   // A gated store (a PADTO axis) skips the padding; with GROUP ranges only the first thread stores.
   void store(const UOp* st, const std::string& pad) {
     if (vector_store_skip_.count(st)) {

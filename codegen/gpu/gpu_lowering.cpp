@@ -72,4 +72,19 @@ GroupReduceSlots group_reduce_slots(const GpuProgram& k, const UOp* reduce) {
   return s;
 }
 
+// The threads whose partials one thread folds, when they are consecutive local ids: the
+// reduce's GROUP ranges are the innermost local ranges (slot = local id). 0 otherwise.
+int64_t subgroup_run(const GroupReduceSlots& slots) {
+  int64_t run = 1;
+  bool outside = false;
+  for (const SlotTerm& t : slots.terms) {
+    if (t.folded && outside) return 0;
+    if (t.folded)
+      run *= t.extent;
+    else
+      outside = true;
+  }
+  return run;
+}
+
 }  // namespace tgc

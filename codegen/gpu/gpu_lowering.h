@@ -69,5 +69,9 @@ GpuProgram lower_gpu(const Graph& g, const LoopProgram& p, const GpuOptions& o =
 
 // `reduce`: the KREDUCE of a GroupReduce statement of the program.
 GroupReduceSlots group_reduce_slots(const GpuProgram& k, const UOp* reduce);
+// The threads whose partials one thread folds when they are consecutive local ids (the reduce's
+// GROUP ranges are the innermost local ranges, so slot = local id): where subgroups can reduce
+// first. 0 otherwise.
+int64_t subgroup_run(const GroupReduceSlots& slots);
 
 }  // namespace tgc
