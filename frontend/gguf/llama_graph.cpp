@@ -111,37 +111,37 @@ struct Builder {
   }
 
   // cos and sin of position * theta_i as llama.cpp's rope cache computes them (f32 steps), for
-  // `positions` positions: [positions, n_rot / 2] each.
+  // `positions` positions, laid out as the rotated elements pair up ([positions, n_rot] each):
+  // pair i's two elements both read cos_i, and -sin_i and sin_i.
   std::pair<Tensor, Tensor> rope_tables(int64_t positions) const {
     int64_t half = p.n_rot / 2;
-    HostTensor c(DType::F32, {positions, half}), s(DType::F32, {positions, half});
+    HostTensor c(DType::F32, {positions, p.n_rot}), s(DType::F32, {positions, p.n_rot});
     const float theta_scale = std::pow(float(p.rope_base), -2.0f / float(p.n_rot));
     for (int64_t pos = 0; pos < positions; ++pos) {
       float theta = float(pos);
       for (int64_t i = 0; i < half; ++i) {
         float ff = p.rope_freq_factors.empty() ? 1.0f : p.rope_freq_factors[size_t(i)];
         float t = float(p.rope_freq_scale) * (theta / ff);
-        c.set(pos * half + i, std::cos(t));
-        s.set(pos * half + i, std::sin(t));
+        for (int64_t k = 0; k < 2; ++k) {  // NeoX pairs element i with i + half, llama 2i with 2i+1
+          int64_t at = pos * p.n_rot + (p.rope_neox ? i + k * half : 2 * i + k);
+          c.set(at, std::cos(t));
+          s.set(at, k ? std::sin(t) : -std::sin(t));
+        }
         theta *= theta_scale;
       }
     }
     return {Tensor::weight(g, "rope_cos", std::move(c)), Tensor::weight(g, "rope_sin", std::move(s))};
   }
 
-  // x [n, heads, head_dim] rotated pairwise by the tables cut to n rows.
+  // x [n, heads, head_dim] rotated pairwise by the tables cut to n rows: x * cos + x' * sin, x'
+  // each element's partner (x0 * c - x1 * s and x1 * c + x0 * s, bit for bit). Elementwise over
+  // movement ops, so it fuses into the kernel that reads it (a K/V cache write).
   Tensor rope(const Tensor& x, const Tensor& cos, const Tensor& sin) const {
     int64_t n = x.dim(0), h = x.dim(1), hd = p.head_dim, half = p.n_rot / 2;
     Tensor rot = x.shrink({{0, n}, {0, h}, {0, p.n_rot}});
-    // NeoX pairs element i with i + half (axis 2 of [n, h, 2, half]); llama pairs 2i with 2i+1
-    // (axis 3 of [n, h, half, 2]).
-    int64_t pair_axis = p.rope_neox ? 2 : 3;
-    Tensor r = p.rope_neox ? rot.reshape({n, h, 2, half}) : rot.reshape({n, h, half, 2});
-    auto part = [&](int64_t k) { return r.slice({k}, {k + 1}, {pair_axis}, {}); };
-    Shape ts = p.rope_neox ? Shape{n, 1, 1, half} : Shape{n, 1, half, 1};
-    Tensor c = cos.shrink({{0, n}, {0, half}}).reshape(ts), s = sin.shrink({{0, n}, {0, half}}).reshape(ts);
-    Tensor x0 = part(0), x1 = part(1);
-    Tensor out = Tensor::cat({x0 * c - x1 * s, x0 * s + x1 * c}, pair_axis).reshape({n, h, p.n_rot});
+    Tensor partner = p.rope_neox ? rot.reshape({n, h, 2, half}).flip({2}) : rot.reshape({n, h, half, 2}).flip({3});
+    auto table = [&](const Tensor& t) { return t.shrink({{0, n}, {0, p.n_rot}}).reshape({n, 1, p.n_rot}); };
+    Tensor out = rot * table(cos) + partner.reshape({n, h, p.n_rot}) * table(sin);
     if (p.n_rot == hd) return out;
     return Tensor::cat({out, x.shrink({{0, n}, {0, h}, {p.n_rot, hd}})}, 2);
   }
