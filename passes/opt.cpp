@@ -424,7 +424,9 @@ int64_t fill_with_reduce(Graph& g, const Kernel& k, const TargetProfile& t, int6
   int64_t want = 32;
   while (want < 256 && want < t.max_local && outputs * want < t.fill_threads) want *= 2;
   if (chains.size() == 2) want = 16;
-  if (local > 1) want = std::max<int64_t>(1, std::min<int64_t>(256, t.max_local) / local);
+  // Outputs side by side (attention's weighted sum of V rows, a work-group per head at one
+  // token) take the largest group there is: their few groups leave most of the GPU idle.
+  if (local > 1) want = std::max<int64_t>(1, t.max_local / local);
   if (want * rows * int64_t(chains.size()) * 8 * std::max(1, k.num_reduces) > t.local_bytes) return 1;
   std::vector<Opt> split;
   if (rows > 1) split.push_back({OptOp::Upcast, int(k.global_ranges.size()) - 1, rows});
