@@ -142,6 +142,7 @@ void tgc_cli_bench_json_head(const tgc_model* m) {
   }
   if (d->batch_dim) printf(", \"batch\": %lld", (long long)m->batch);
   printf(", \"threads\": %d, \"peak_rss_mb\": %.1f", m->num_threads, peak_rss_mb());
+  if (m->backend->device_bytes) printf(", \"device_mb\": %.1f", (double)m->backend->device_bytes(m->be) / 1e6);
 }
 
 /* Before tgc_create has validated it: a description of another ABI has no backend pointer there. */

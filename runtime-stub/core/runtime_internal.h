@@ -73,6 +73,9 @@ struct tgc_backend {
    * candidates so, without the inputs' and outputs' copies); -1 when not measured. NULL where the
    * backend cannot measure it (CPU). */
   double (*launch_ms)(const void* be);
+  /* Bytes of device memory the model holds (arena, weights, state, inputs and outputs), for the
+   * --bench JSON; NULL where kernels use host memory (CPU). */
+  int64_t (*device_bytes)(const void* be);
 };
 
 /* ---- the model (runtime.c) ---- */

@@ -22,6 +22,7 @@ typedef struct {
   CUdevice device;
   CUcontext ctx;
   char device_name[256];
+  int64_t device_bytes; /* what make_buffers allocated */
   CUstream stream;
   CUdeviceptr arena, weights;
   CUdeviceptr* own;      /* per desc buffer: its own allocation (inputs, outputs, STATE), else 0 */
@@ -51,6 +52,7 @@ typedef struct {
 } tgc_cuda;
 
 static const char* cuda_device_name(const void* be) { return be ? ((const tgc_cuda*)be)->device_name : ""; }
+static int64_t cuda_device_bytes(const void* be) { return be ? ((const tgc_cuda*)be)->device_bytes : 0; }
 static double cuda_launch_ms(const void* be) { return ((const tgc_cuda*)be)->launch_ms; }
 
 /* Sets the error for a failed call and returns 1 when r is not CUDA_SUCCESS. */
@@ -150,6 +152,18 @@ static int make_buffers(tgc_cuda* c, tgc_model* m) {
   for (int32_t i = 0; i < d->num_buffers; ++i)
     if (d->buffers[i].storage == TGC_STORAGE_WEIGHT && d->buffers[i].offset + d->buffers[i].nbytes > weight_bytes)
       weight_bytes = d->buffers[i].offset + d->buffers[i].nbytes;
+  /* All of it or nothing, in one line: a model larger than the device's free memory. */
+  int64_t need = d->arena_size + weight_bytes;
+  for (int32_t i = 0; i < d->num_buffers; ++i)
+    if (d->buffers[i].storage != TGC_STORAGE_ARENA && d->buffers[i].storage != TGC_STORAGE_WEIGHT)
+      need += d->buffers[i].nbytes;
+  size_t free_bytes = 0, total_bytes = 0;
+  if (a->cuMemGetInfo(&free_bytes, &total_bytes) == 0 && (uint64_t)need > (uint64_t)free_bytes) {
+    tgc_set_error("CUDA backend: the model needs %lld bytes of device memory; '%s' has %llu free of %llu",
+                  (long long)need, c->device_name, (unsigned long long)free_bytes, (unsigned long long)total_bytes);
+    return -1;
+  }
+  c->device_bytes = need;
   if (d->arena_size > 0 && alloc_device(c, &c->arena, d->arena_size, "the arena") != 0) return -1;
   if (weight_bytes > 0 && alloc_device(c, &c->weights, weight_bytes, "the weights") != 0) return -1;
   for (int32_t i = 0; i < d->num_buffers; ++i) {
@@ -435,5 +449,6 @@ const struct tgc_backend tgc_backend_cuda = {
     .run = cuda_run,
     .destroy = cuda_destroy,
     .device_name = cuda_device_name,
+    .device_bytes = cuda_device_bytes,
     .launch_ms = cuda_launch_ms,
 };

@@ -42,6 +42,7 @@ enum {
   X(cuCtxSetCurrent, cuCtxSetCurrent, (CUcontext))                                                                \
   X(cuMemAlloc, cuMemAlloc_v2, (CUdeviceptr*, size_t))                                                            \
   X(cuMemFree, cuMemFree_v2, (CUdeviceptr))                                                                       \
+  X(cuMemGetInfo, cuMemGetInfo_v2, (size_t*, size_t*))                                                            \
   X(cuMemAllocHost, cuMemAllocHost_v2, (void**, size_t))                                                          \
   X(cuMemFreeHost, cuMemFreeHost, (void*))                                                                        \
   X(cuMemcpyHtoD, cuMemcpyHtoD_v2, (CUdeviceptr, const void*, size_t))                                            \

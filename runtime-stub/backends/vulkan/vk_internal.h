@@ -28,6 +28,7 @@ typedef struct {
    * `staging`, copied by the command buffer itself. */
   int direct;
   VkDeviceMemory memory;
+  int64_t device_bytes; /* its size */
   unsigned char* mapped;
   VkBuffer arena;
   VkBuffer* own;        /* per desc buffer: its own VkBuffer, or VK_NULL_HANDLE for arena ranges */

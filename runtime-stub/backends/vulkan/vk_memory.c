@@ -243,6 +243,17 @@ static int host_cached(tgc_vk* vk, int type) {
   return (mp.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0;
 }
 
+/* A model larger than the memory heap it would live in fails in one line, before allocating. */
+static int fits_heap(tgc_vk* vk, VkDeviceSize total, int type) {
+  VkPhysicalDeviceMemoryProperties mp;
+  vkGetPhysicalDeviceMemoryProperties(vk->phys, &mp);
+  VkDeviceSize heap = mp.memoryHeaps[mp.memoryTypes[type].heapIndex].size;
+  if (total <= heap) return 0;
+  tgc_set_error("Vulkan backend: the model needs %llu bytes of device memory; '%s' has a heap of %llu",
+                (unsigned long long)total, vk->props.deviceName, (unsigned long long)heap);
+  return -1;
+}
+
 int tgc_vk_make_memory(tgc_vk* vk, tgc_model* model) {
   const tgc_model_desc* d = vk->desc;
   int32_t n = d->num_buffers;
@@ -263,8 +274,10 @@ int tgc_vk_make_memory(tgc_vk* vk, tgc_model* model) {
     bits &= req.memoryTypeBits;
   }
   int type = choose_memory(vk, bits);
-  if (type < 0 || allocate(vk, total, type, &vk->memory, "device memory for the model's buffers") != 0)
+  if (type < 0 || fits_heap(vk, total, type) != 0 ||
+      allocate(vk, total, type, &vk->memory, "device memory for the model's buffers") != 0)
     return free(at), -1;
+  vk->device_bytes = (int64_t)total;
   VkResult r = VK_SUCCESS;
   if (vk->direct) r = vkMapMemory(vk->device, vk->memory, 0, VK_WHOLE_SIZE, 0, (void**)&vk->mapped);
   for (int32_t i = -1; i < n && r == VK_SUCCESS; ++i) {

@@ -11,6 +11,7 @@
 
 static const char* vk_device_name(const void* be) { return be ? ((const tgc_vk*)be)->props.deviceName : ""; }
 static double vk_launch_ms(const void* be) { return ((const tgc_vk*)be)->launch_ms; }
+static int64_t vk_device_bytes(const void* be) { return be ? ((const tgc_vk*)be)->device_bytes : 0; }
 
 const char* tgc_vk_err(VkResult r) {
   switch (r) {
@@ -408,4 +409,5 @@ const struct tgc_backend tgc_backend_vulkan = {
     .destroy = vk_destroy,
     .device_name = vk_device_name,
     .launch_ms = vk_launch_ms,
+    .device_bytes = vk_device_bytes,
 };

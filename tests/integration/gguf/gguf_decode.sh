@@ -132,6 +132,16 @@ for target in vulkan qcom; do
     TGC_VK_VALIDATION=1 "$work/$name.$target" -i tokens="$work/$name.prompt.npy" --decode "$work/$name.steps.npy" -o "$work/$name.$target.out" >/dev/null 2>"$work/err"; then
     echo -n "$name --target=$target prefill + decode steps vs llama.cpp: "
     $py "$root/tests/integration/gguf/gguf_compare.py" "$work/$name.$target.out/logits.npy" "$work/$name.ref.npy" exact || fail=1
+    # --bench names the device memory the model holds (vulkan, cuda): at least its weights' bytes.
+    [ $target = vulkan ] || continue
+    "$work/$name.$target" --bench 4,2,1 >"$work/bench.json" 2>"$work/err" || { echo "FAIL $target --bench: $(cat "$work/err")"; fail=1; }
+    $py - "$work/bench.json" "$work/$name.gguf" "$target" <<'PY' || fail=1
+import json, os, sys
+b = json.loads(open(sys.argv[1]).read())
+ok = b.get('device_mb', 0) * 1e6 >= 0.9 * os.path.getsize(sys.argv[2])
+print(f'{"ok  " if ok else "FAIL"} --target={sys.argv[3]} --bench device_mb {b.get("device_mb")} (file {os.path.getsize(sys.argv[2]) / 1e6:.1f} MB)')
+sys.exit(0 if ok else 1)
+PY
   else
     echo "FAIL $name --target=$target: $(cat "$work/err")"; fail=1
   fi
