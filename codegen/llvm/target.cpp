@@ -144,9 +144,15 @@ void check_cpu_name(const std::string& triple, const std::string& cpu) {
 // The features of tgc_cpu_features.h that a target machine enables: what its code may need.
 std::vector<std::string> required_features(const std::string& triple, llvm::TargetMachine* tm) {
   std::vector<std::string> names;
+  const llvm::MCSubtargetInfo* sti = tm->getMCSubtargetInfo();
   auto add = [&](const char* name) {
-    if (tm->getMCSubtargetInfo()->checkFeatures(std::string("+") + name) &&
-        std::find(names.begin(), names.end(), name) == names.end())
+    // (checkFeatures takes a name it does not know for an enabled feature)
+    auto known = sti->getAllProcessorFeatures();
+    if (std::none_of(known.begin(), known.end(),
+                     [&](const llvm::SubtargetFeatureKV& kv) { return kv.Key == std::string_view(name); }))
+      throw Error(std::string("internal error: tgc_cpu_features.h names the CPU feature '") + name +
+                  "', which LLVM does not know");
+    if (sti->checkFeatures(std::string("+") + name) && std::find(names.begin(), names.end(), name) == names.end())
       names.push_back(name);
   };
   if (arch_of(triple) == "x86_64") {
