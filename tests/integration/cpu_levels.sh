@@ -95,6 +95,8 @@ if [ "$host_arch" = x86_64 ] && command -v qemu-x86_64 >/dev/null; then
   for level in x86-64-v3 x86-64-v4; do
     "$tgc" compile "$model" --shared --cpu=$level -o "$work/$level.so/libcpumodel.so" 2>/dev/null || fail=1
   done
+  grep -q "^/\* The kernels were built for --cpu=x86-64-v4 and use .*avx512f.*: on a CPU without one of them, cpumodel_create fails" \
+    "$work/x86-64-v4.so/cpumodel.h" || { echo "FAIL cpumodel.h does not say which CPU features the kernels use"; fail=1; }
   cc -O2 -I"$work/x86-64-v3.so" -I"$root/tests/integration/c_api" "$root/tests/integration/c_api/cpu_check.c" \
     -L"$work/x86-64-v3.so" -lcpumodel -lm -o "$work/cpu_check" || fail=1
   args=("$samples/image_0.npy" "$samples/expected_probs_0.npy")
