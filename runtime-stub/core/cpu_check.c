@@ -85,10 +85,11 @@ int tgc_check_cpu(const tgc_model_desc* d) {
   for (const char* p = list; *p;) {
     size_t n = strcspn(p, ",");
     char name[64];
-    if (n > 0 && n < sizeof name) {
-      memcpy(name, p, n);
-      name[n] = '\0';
-      int has = cpu_has(name);
+    if (n > 0) {
+      size_t k = n < sizeof name ? n : sizeof name - 1; /* a longer name is no feature of the table */
+      memcpy(name, p, k);
+      name[k] = '\0';
+      int has = k == n ? cpu_has(name) : -1;
       if (has == 0 && nl + n + 3 < sizeof lacks)
         nl += (size_t)snprintf(lacks + nl, sizeof lacks - nl, "%s%s", nl ? ", " : "", name);
       else if (has < 0 && !unknown[0])
