@@ -199,7 +199,7 @@ std::string tokenizer_api(const std::string& n, const Model& m) {
 
 }  // namespace
 
-std::string header_text(const std::string& name, const Model& m) {
+std::string header_text(const std::string& name, const Model& m, const std::string& cpu_note) {
   std::string n = name, guard = name;
   for (char& ch : guard) ch = char(std::toupper(static_cast<unsigned char>(ch)));
   std::string h =
@@ -207,6 +207,7 @@ std::string header_text(const std::string& name, const Model& m) {
   h += "#ifndef " + guard + "_H\n#define " + guard +
        "_H\n#include <stddef.h>\n#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   h += "typedef struct " + n + "_model " + n + "_model;\n\n";
+  if (!cpu_note.empty()) h += "/* " + cpu_note + ": on a CPU without one of them, " + n + "_create fails. */\n";
   h += io_comment(n, m) + model_api(n, m) + kv_api(n, m) + llm_api(n, m) + tokenizer_api(n, m);
   h += "\n#ifdef __cplusplus\n}\n#endif\n#endif\n";
   return h;

@@ -21,6 +21,7 @@ T at_or(const std::vector<T>& v, size_t i, T fallback) {
 bool has_llm_api(const Model& m);
 
 // NAME.h for the model `m` compiled as libNAME.so.
-std::string header_text(const std::string& name, const Model& m);
+// cpu_note: empty, or a sentence on the CPU features the kernels need (a comment before the API).
+std::string header_text(const std::string& name, const Model& m, const std::string& cpu_note = "");
 
 }  // namespace tgc

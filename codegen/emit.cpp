@@ -85,7 +85,9 @@ class ObjectEmitter {
         weights_(weights),
         weights_symbol_(weights_symbol),
         mod_(std::make_unique<llvm::Module>("tgc_model", ctx_)),
-        tm_(make_target_machine(mo.target.triple, mo.target.cpu)),
+        // main() and the library's entry points run before the runtime has checked the CPU's
+        // features (tgc_create): they are built for the baseline, the kernels for --cpu.
+        tm_(make_target_machine(mo.target.triple, baseline_cpu(mo.target.triple))),
         d_(*mod_),
         b_(ctx_) {
     mod_->setTargetTriple(mo.target.triple);
@@ -102,6 +104,10 @@ class ObjectEmitter {
     llvm::Constant* vocab = vocab_entry();
     llvm::Constant* weights = weights_reference();
     const VarTables& v = vars_;
+    // The CPU features the kernels may use, which the runtime checks (GPU targets run no CPU kernels).
+    const bool cpu = mo_.target.desc->dialect == Dialect::LlvmCpu;
+    std::string features;
+    for (const std::string& f : mo_.target.cpu_features) features += (features.empty() ? "" : ",") + f;
     auto* init = llvm::ConstantStruct::get(
         d_.desc_t(),
         {d_.I32(TGC_ABI_VERSION),
@@ -130,7 +136,9 @@ class ObjectEmitter {
          vocab,
          v.source.empty() ? d_.null() : d_.i32s(v.source, "var_source"),
          v.step.empty() ? d_.null() : d_.i64s(v.step, "var_step"),
-         v.min.empty() ? d_.null() : d_.i64s(v.min, "var_min")});
+         v.min.empty() ? d_.null() : d_.i64s(v.min, "var_min"),
+         cpu ? d_.str(mo_.target.cpu) : d_.null(),
+         cpu && !features.empty() ? d_.str(features) : d_.null()});
     return d_.global(init, "desc");
   }
 

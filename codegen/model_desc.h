@@ -59,8 +59,8 @@ static_assert(
                  offsetof(tgc_launch, fallback_blob_size)},
                 sizeof(tgc_launch)),
     "codegen/model_desc.h: tgc_launch mirror out of step with tgc_model.h");
-constexpr std::array kDesc{I32, Ptr, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr,
-                           I64, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr, Ptr, Ptr};
+constexpr std::array kDesc{I32, Ptr, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I32, Ptr, I64, Ptr, I64,
+                           Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr};
 static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version),  offsetof(tgc_model_desc, name),
                                   offsetof(tgc_model_desc, backend),      offsetof(tgc_model_desc, num_buffers),
                                   offsetof(tgc_model_desc, buffers),      offsetof(tgc_model_desc, num_launches),
@@ -73,7 +73,8 @@ static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version),  offset
                                   offsetof(tgc_model_desc, var_max),      offsetof(tgc_model_desc, vars_buffer),
                                   offsetof(tgc_model_desc, kv_position),  offsetof(tgc_model_desc, vocab),
                                   offsetof(tgc_model_desc, var_source),   offsetof(tgc_model_desc, var_step),
-                                  offsetof(tgc_model_desc, var_min)},
+                                  offsetof(tgc_model_desc, var_min),      offsetof(tgc_model_desc, cpu_name),
+                                  offsetof(tgc_model_desc, cpu_features)},
                           sizeof(tgc_model_desc)),
               "codegen/model_desc.h: tgc_model_desc mirror out of step with tgc_model.h");
 constexpr std::array kVocab{I32, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, I32, I32, Ptr};

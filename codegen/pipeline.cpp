@@ -318,11 +318,17 @@ void rename_into_place(const std::string& from, const fs::path& to) {
 }
 
 // A shared library's C header, which too goes through a partial file.
-void write_header(const std::string& name, const Model& m, const fs::path& header, Partials& partials) {
+void write_header(const std::string& name, const Model& m, const ResolvedTarget& target, const fs::path& header,
+                  Partials& partials) {
+  std::string cpu_note;
+  if (target.desc->dialect == Dialect::LlvmCpu && !target.cpu_features.empty()) {
+    cpu_note = "The kernels were built for --cpu=" + target.cpu + " and use ";
+    for (size_t i = 0; i < target.cpu_features.size(); ++i) cpu_note += (i ? ", " : "") + target.cpu_features[i];
+  }
   partials.paths.push_back(header.string() + ".partial");
   {
     std::ofstream h(partials.paths.back());
-    h << header_text(name, m);
+    h << header_text(name, m, cpu_note);
     if (!h.flush()) throw Error(header.string() + ": write failed");
   }
   rename_into_place(partials.paths.back(), header);
@@ -397,7 +403,7 @@ CompileReport compile_model(Model& m, const CompileOptions& opt) {
   auto t3 = Clock::now();
   link_with_runtime(objects, rep.triple, opt.runtime_dir, opt.shared, tmp_out);
   // Only now touch the real output paths, so a failure never leaves half an artifact.
-  if (opt.shared) write_header(mo.name, m, out.parent_path() / (mo.name + ".h"), partials);
+  if (opt.shared) write_header(mo.name, m, mo.target, out.parent_path() / (mo.name + ".h"), partials);
   if (opt.external_weights) rename_into_place(weights_path, out.string() + ".weights");
   rename_into_place(tmp_out, out);
   rep.link_s = since(t3);

@@ -46,6 +46,7 @@ inline std::string arch_of(const std::string& triple) { return triple.substr(0, 
 struct ResolvedTarget {
   const TargetDesc* desc;
   std::string triple, cpu;
+  std::vector<std::string> cpu_features;  // LLVM features of `cpu` past the baseline that code may use
   TargetProfile profile;
 };
 

@@ -12,11 +12,13 @@
 #include <llvm/TargetParser/Host.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 
 #include "ir/error.h"
+#include "runtime-stub/include/tgc_cpu_features.h"
 
 namespace tgc {
 
@@ -122,6 +124,50 @@ std::string assembly_text(llvm::Module& m, llvm::TargetMachine* tm) {
   return std::string(text.str());
 }
 
+std::string baseline_cpu(const std::string& triple) { return arch_of(triple) == "x86_64" ? "x86-64" : "generic"; }
+
+namespace {
+// --cpu=NAME names a CPU LLVM knows for the triple's architecture (LLVM itself only warns, then
+// builds for a CPU with no features: an x86-64 one without 64-bit mode aborts).
+void check_cpu_name(const std::string& triple, const std::string& cpu) {
+  std::string err;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(t ? t->createMCSubtargetInfo(triple, "", "") : nullptr);
+  if (!sti || sti->isCPUStringValid(cpu)) return;
+  std::string arch = arch_of(triple);
+  throw Error("--cpu=" + cpu + ": not a CPU LLVM knows for " + arch +
+              (arch == "x86_64" ? " (e.g. x86-64-v2, x86-64-v3, x86-64-v4, haswell, skylake-avx512, znver4"
+                                : " (e.g. generic, cortex-a76, neoverse-n1, neoverse-v1, apple-m1") +
+              "; llc-19 -mtriple=" + arch + " -mcpu=help lists them)");
+}
+
+// The features of tgc_cpu_features.h that a target machine enables: what its code may need.
+std::vector<std::string> required_features(const std::string& triple, llvm::TargetMachine* tm) {
+  std::vector<std::string> names;
+  const llvm::MCSubtargetInfo* sti = tm->getMCSubtargetInfo();
+  auto add = [&](const char* name) {
+    // (checkFeatures takes a name it does not know for an enabled feature)
+    auto known = sti->getAllProcessorFeatures();
+    if (std::none_of(known.begin(), known.end(),
+                     [&](const llvm::SubtargetFeatureKV& kv) { return kv.Key == std::string_view(name); }))
+      throw Error(std::string("internal error: tgc_cpu_features.h names the CPU feature '") + name +
+                  "', which LLVM does not know");
+    if (sti->checkFeatures(std::string("+") + name) && std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(name);
+  };
+  if (arch_of(triple) == "x86_64") {
+#define TGC_X(name, leaf, sub, reg, bit, state) add(name);
+    TGC_X86_CPU_FEATURES(TGC_X)
+#undef TGC_X
+  } else if (arch_of(triple) == "aarch64") {
+#define TGC_X(name, word, bit) add(name);
+    TGC_AARCH64_CPU_FEATURES(TGC_X)
+#undef TGC_X
+  }
+  return names;
+}
+}  // namespace
+
 ResolvedTarget resolve_target(const std::string& target, const std::string& triple, const std::string& cpu) {
   init_llvm();
   ResolvedTarget r;
@@ -130,7 +176,9 @@ ResolvedTarget resolve_target(const std::string& target, const std::string& trip
   std::string default_triple = r.desc->default_arch.empty() ? host : r.desc->default_arch + "-unknown-linux-gnu";
   r.triple = triple.empty() ? default_triple : llvm::Triple::normalize(triple);
   r.cpu = !cpu.empty() ? cpu : (arch_of(r.triple) == arch_of(host) ? llvm::sys::getHostCPUName().str() : "generic");
+  if (!cpu.empty()) check_cpu_name(r.triple, cpu);
   std::unique_ptr<llvm::TargetMachine> tm(make_target_machine(r.triple, r.cpu));
+  r.cpu_features = required_features(r.triple, tm.get());
   r.profile = r.desc->profile([&](const std::string& f) { return tm->getMCSubtargetInfo()->checkFeatures("+" + f); },
                               arch_of(r.triple) == "aarch64");
   if (!r.desc->default_variant.empty()) r.profile.gpu_arch = checked_gpu_arch(*r.desc, target);

@@ -15,6 +15,10 @@ namespace tgc {
 // default) and the profile the CPU's features give.
 ResolvedTarget resolve_target(const std::string& target, const std::string& triple, const std::string& cpu);
 
+// The CPU every machine of the triple's architecture runs (x86-64, generic): code that must run
+// before the CPU has been checked (an artifact's main) is compiled for it.
+std::string baseline_cpu(const std::string& triple);
+
 llvm::TargetMachine* make_target_machine(const std::string& triple, const std::string& cpu);
 void optimize(llvm::Module& m, llvm::TargetMachine* tm);  // O3 with loop and SLP vectorizers
 void write_object(llvm::Module& m, llvm::TargetMachine* tm, const std::string& path);

@@ -200,6 +200,9 @@ static void print_info(const tgc_model_desc* d) {
   char t[512];
   const char* names[16];
   printf("model: %s\nbackend: %s\n", d->name ? d->name : "?", backend_name(d));
+  if (d->abi_version == TGC_ABI_VERSION && d->cpu_name)
+    printf("cpu: %s (features past the baseline: %s)\n", d->cpu_name,
+           d->cpu_features && d->cpu_features[0] ? d->cpu_features : "none");
   for (int io = 0; io < 2; ++io) {
     int32_t n = io ? d->num_outputs : d->num_inputs;
     const int32_t* idx = io ? d->outputs : d->inputs;

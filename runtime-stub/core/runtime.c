@@ -369,7 +369,7 @@ static int validate(const tgc_model_desc* d) {
   if (validate_vars(d) != 0 || validate_io(d) != 0) return -1;
   for (int32_t l = 0; l < d->num_launches; ++l)
     if (validate_launch(d, l) != 0) return -1;
-  return 0;
+  return tgc_check_cpu(d); /* before any of its kernels runs */
 }
 
 /* ---------------------------------------------------------------- external weights */

@@ -32,6 +32,9 @@ uint16_t tgc_float_to_half(float f);
 /* GPU backends: does arena buffer i share any byte with another arena buffer (runtime.c)? */
 int tgc_arena_overlaps(const tgc_model_desc* d, int32_t i);
 int tgc_physical_cores(void);
+/* 0 when this CPU has every feature in d->cpu_features; else -1 with the error set, naming those
+ * it lacks (core/cpu_check.c). */
+int tgc_check_cpu(const tgc_model_desc* d);
 int64_t tgc_now_ns(void); /* CLOCK_MONOTONIC */
 
 /* ---- backends (cpu.c, opencl.c, vulkan.c, cuda.c; one file each) ---- */

@@ -5,7 +5,7 @@
 #define TGC_MODEL_H
 #include <stdint.h>
 
-#define TGC_ABI_VERSION 12
+#define TGC_ABI_VERSION 13
 
 /* Same order as tgc::DType in the compiler. */
 enum tgc_dtype {
@@ -143,6 +143,10 @@ typedef struct {
   const int64_t* var_min;        /* NULL, or per VAR bound from the inputs: its least value (in steps),
                                   * where the model's structure holds (a conv's window fits the data);
                                   * the runtime refuses smaller sizes. NULL: 1 (0 for computed VARs) */
+  const char* cpu_name;          /* NULL, or the --cpu the kernels were compiled for (e.g. "x86-64-v3") */
+  const char* cpu_features;      /* NULL, or the CPU features past the baseline they may use, comma-
+                                  * separated LLVM names from tgc_cpu_features.h: tgc_create fails on a
+                                  * CPU without one of them, before any kernel runs (ABI 13) */
 } tgc_model_desc;
 
 #endif

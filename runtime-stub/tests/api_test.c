@@ -115,6 +115,25 @@ static void test_create_destroy(void) {
   tgc_destroy(NULL);
 }
 
+/* The CPU check (core/cpu_check.c): a feature the runtime cannot check fails create in one line,
+ * naming it; no list, or an empty one, checks nothing. (tests/integration/cpu_levels.sh runs
+ * artifacts on emulated CPUs that lack what they were compiled for.) */
+static void test_cpu_check(void) {
+  tgc_model_desc d = tgc_test_model_cpu;
+  d.cpu_name = "future-cpu";
+  d.cpu_features = "no-such-feature";
+  CHECK(!tgc_create(&d, 1) && strstr(tgc_last_error(),
+                                     "--cpu=future-cpu, which needs the CPU feature "
+                                     "'no-such-feature': this runtime cannot check it"),
+        "%s", tgc_last_error());
+  d.cpu_features = "a-feature-name-longer-than-any-in-the-table-of-features-the-runtime-checks";
+  CHECK(!tgc_create(&d, 1) && strstr(tgc_last_error(), "this runtime cannot check it"), "%s", tgc_last_error());
+  d.cpu_features = "";
+  tgc_model* m = tgc_create(&d, 1);
+  CHECK(m && run_and_check(m, 1) == 0, "empty feature list: %s", tgc_last_error());
+  tgc_destroy(m);
+}
+
 static void test_errors(void) {
   tgc_model_desc d = tgc_test_model_cpu;
   d.abi_version = 99;
@@ -674,6 +693,7 @@ int main(int argc, char** argv) {
     test_cover();
     test_create_destroy();
     test_errors();
+    test_cpu_check();
     test_thread_local_error();
     test_external_weights();
     test_npy_roundtrip();

@@ -48,7 +48,11 @@ usage:
               [--precision=fp32|fp16|bf16|tf32] [--no-opt] [--jobs=N]
       Compile to a standalone executable (default) or, with --shared, PATH=libNAME.so plus
       NAME.h beside it. --triple: x86_64-linux-gnu or aarch64-linux-gnu (default: host).
-      --cpu: LLVM CPU name (default: the host CPU for host triples, generic otherwise).
+      --cpu: the CPU the kernels are built for (default: this machine's for its own architecture,
+      generic for another): an x86-64 level, x86-64-v2 (SSE4.2), x86-64-v3 (AVX2: Haswell, Zen
+      and later; for binaries to ship) or x86-64-v4 (AVX-512), or an LLVM CPU name (haswell,
+      znver4, neoverse-v1, ...; llc-19 -mtriple=x86_64 -mcpu=help). On a CPU without a feature
+      they need, the artifact stops before running them and says what is missing.
       --weights: inside the artifact, or in PATH.weights beside it (mapped at run time); auto
       (default) embeds up to 1 GiB.
       --input-value fixes an input at compile time (e.g. a sample rate that selects an If
