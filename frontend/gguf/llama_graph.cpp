@@ -14,8 +14,9 @@ namespace tgc {
 LlamaParams llama_params(const GgufFile& f) {
   LlamaParams p;
   p.arch = f.get_string("general.architecture");
-  if (p.arch != "llama" && p.arch != "qwen2")
-    throw Error(f.path() + ": architecture '" + p.arch + "' is not supported (tgc builds llama and qwen2)");
+  if (p.arch != "llama" && p.arch != "qwen2" && p.arch != "qwen3" && p.arch != "phi3")
+    throw Error(f.path() + ": architecture '" + p.arch +
+                "' is not supported (tgc builds llama, qwen2, qwen3 and phi3)");
   const std::string a = p.arch + ".";
   auto positive = [&](const std::string& key, int64_t v) {
     if (v <= 0 || v > (int64_t(1) << 32))
@@ -39,7 +40,9 @@ LlamaParams llama_params(const GgufFile& f) {
   if (p.n_rot > p.head_dim || p.n_rot % 2)
     throw Error(f.path() + ": rope.dimension_count " + std::to_string(p.n_rot) + " does not fit the head size");
   p.rope_base = f.get_float(a + "rope.freq_base", 10000.0);
-  p.rope_neox = p.arch == "qwen2";
+  p.rope_neox = p.arch != "llama";
+  if (f.find_tensor("blk.0.rope_factors_long.weight") || f.find_tensor("blk.0.rope_factors_short.weight"))
+    throw Error(f.path() + ": rope scaling 'longrope' (rope_factors_long/short tensors) is not supported");
   if (const GgufValue* st = f.find(a + "rope.scaling.type")) {
     std::string type = st->type == GgufValueType::String ? st->s : "?";
     if (type == "linear")
@@ -110,6 +113,12 @@ struct Builder {
     return x * (ms + p.rms_eps).rsqrt() * weight(name, {p.n_embd});
   }
 
+  // x [n, heads, head_dim] with RMSNorm over each head's values.
+  Tensor head_norm(const Tensor& x, const std::string& name) const {
+    Tensor ms = (x * x).mean({-1}, true);
+    return x * (ms + p.rms_eps).rsqrt() * weight(name, {p.head_dim});
+  }
+
   // cos and sin of position * theta_i as llama.cpp's rope cache computes them (f32 steps), for
   // `positions` positions, laid out as the rotated elements pair up ([positions, n_rot] each):
   // pair i's two elements both read cos_i, and -sin_i and sin_i.
@@ -152,9 +161,23 @@ struct Builder {
                    const KvCache* cache) const {
     const std::string b = "blk." + std::to_string(layer) + ".";
     int64_t n = x.dim(0), hd = p.head_dim, H = p.n_head, KV = p.n_head_kv, group = H / KV;
-    Tensor q = rope(linear(x, b + "attn_q", H * hd, p.n_embd).reshape({n, H, hd}), cos, sin).permute({1, 0, 2});
-    Tensor k = rope(linear(x, b + "attn_k", KV * hd, p.n_embd).reshape({n, KV, hd}), cos, sin).permute({1, 0, 2});
-    Tensor v = linear(x, b + "attn_v", KV * hd, p.n_embd).reshape({n, KV, hd}).permute({1, 0, 2});
+    Tensor q, k, v;
+    if (find(b + "attn_qkv.weight")) {  // phi3: q, k and v rows in one tensor
+      Tensor qkv = linear(x, b + "attn_qkv", (H + 2 * KV) * hd, p.n_embd);
+      auto rows = [&](int64_t from, int64_t count) { return qkv.shrink({{0, n}, {from * hd, (from + count) * hd}}); };
+      q = rows(0, H), k = rows(H, KV), v = rows(H + KV, KV);
+    } else {
+      q = linear(x, b + "attn_q", H * hd, p.n_embd), k = linear(x, b + "attn_k", KV * hd, p.n_embd);
+      v = linear(x, b + "attn_v", KV * hd, p.n_embd);
+    }
+    q = q.reshape({n, H, hd}), k = k.reshape({n, KV, hd});
+    if (find(b + "attn_q_norm.weight")) {  // qwen3: each head's q and k RMS-normalized before RoPE
+      q = head_norm(q, b + "attn_q_norm.weight");
+      k = head_norm(k, b + "attn_k_norm.weight");
+    }
+    q = rope(q, cos, sin).permute({1, 0, 2});
+    k = rope(k, cos, sin).permute({1, 0, 2});
+    v = v.reshape({n, KV, hd}).permute({1, 0, 2});
     if (cache) {  // [KV, rows, hd]: each head's rows contiguous, so a run's write is one run per head
       Shape rows{KV, cache->kv_len, hd};
       auto keep = [&](const char* name, const Tensor& t) {
@@ -177,7 +200,14 @@ struct Builder {
 
   Tensor ffn(const Tensor& x, int64_t layer) const {
     const std::string b = "blk." + std::to_string(layer) + ".";
-    Tensor gate = linear(x, b + "ffn_gate", p.n_ff, p.n_embd), up = linear(x, b + "ffn_up", p.n_ff, p.n_embd);
+    Tensor gate, up;
+    if (find(b + "ffn_gate.weight")) {
+      gate = linear(x, b + "ffn_gate", p.n_ff, p.n_embd), up = linear(x, b + "ffn_up", p.n_ff, p.n_embd);
+    } else {  // phi3: gate rows then up rows in ffn_up
+      Tensor both = linear(x, b + "ffn_up", 2 * p.n_ff, p.n_embd);
+      int64_t n = x.dim(0);
+      gate = both.shrink({{0, n}, {0, p.n_ff}}), up = both.shrink({{0, n}, {p.n_ff, 2 * p.n_ff}});
+    }
     return linear(gate * gate.sigmoid() * up, b + "ffn_down", p.n_embd, p.n_ff);
   }
 };

@@ -1,6 +1,8 @@
-// The decoder of the llama family (llama, Mistral-style llama files, qwen2) built from a GGUF
-// file with the Tensor API: token embedding, RMSNorm, RoPE, grouped-query attention with a
-// causal mask, SwiGLU, output norm and projection. No attention or matmul primitive: matmuls
+// The decoder of the llama family (llama, Mistral-style llama files, qwen2, qwen3, phi3) built
+// from a GGUF file with the Tensor API: token embedding, RMSNorm, RoPE, grouped-query attention
+// with a causal mask, SwiGLU, output norm and projection. The architectures differ as data: the
+// tensors a file has (biases; qwen3's per-head q/k norms; phi3's fused attn_qkv and gate/up in
+// ffn_up) and the pairing RoPE rotates (NeoX for all but llama). No attention or matmul primitive: matmuls
 // are broadcast multiplies with a sum, softmax a composition, as for every ONNX model.
 #pragma once
 #include <string>
@@ -12,7 +14,7 @@ namespace tgc {
 
 // Hyperparameters from the `{arch}.*` metadata.
 struct LlamaParams {
-  std::string arch;  // "llama" or "qwen2"
+  std::string arch;  // "llama", "qwen2", "qwen3" or "phi3"
   int64_t n_vocab = 0, n_embd = 0, n_ff = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
   int64_t n_ctx_train = 0;
   double rms_eps = 1e-5;

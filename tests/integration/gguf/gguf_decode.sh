@@ -2,7 +2,7 @@
 # GGUF artifacts keep their K/V caches between runs (issue 17, "state across calls"): a prefill of
 # a prompt, then single-token decode steps, must give the logits of one longer prefill and
 # llama.cpp's (llama_logits --f32-kv over the whole text), within 1e-4 of max|logit|.
-# - llama and qwen2, f32 and f16 weights (f16: exact against llama.cpp on the file's f32
+# - llama, qwen2, qwen3 and phi3, f32 and f16 weights (f16: exact against llama.cpp on the file's f32
 #   dequantized copy, llama.cpp's own f16 path reported ok/WARN as in gguf_vs_llamacpp.sh)
 # - the executable's --decode and the C API of a --shared build (tests/integration/c_api/llm_steps.c:
 #   decode steps, set_kv_length, reset); the vulkan and qcom targets where a device exists
@@ -54,15 +54,15 @@ check() {
   fi
 }
 
-make_model llama llama-spm "$work/llama-f32.gguf" f32
-make_model qwen2 qwen2 "$work/qwen2-f32.gguf" f32
-make_model llama llama-spm "$work/llama-f16.gguf" f16
-make_model qwen2 qwen2 "$work/qwen2-f16.gguf" f16
-for m in llama-f32 qwen2-f32; do
+declare -A vocab_of=([llama]=llama-spm [qwen2]=qwen2 [qwen3]=qwen2 [phi3]=phi-3)
+for arch in llama qwen2 qwen3 phi3; do
+  for ft in f32 f16; do make_model $arch ${vocab_of[$arch]} "$work/$arch-$ft.gguf" $ft; done
+done
+for m in llama-f32 qwen2-f32 qwen3-f32 phi3-f32; do
   reference "$work/$m.gguf" "$work/$m.ref.npy" || { echo "FAIL $m: llama_logits failed"; fail=1; continue; }
   check $m "$work/$m.gguf" "$work/$m.ref.npy"
 done
-for m in llama-f16 qwen2-f16; do
+for m in llama-f16 qwen2-f16 qwen3-f16 phi3-f16; do
   reference "$work/$m.gguf" "$work/$m.own.npy" && $py "$root/tests/integration/gguf/gguf_dequantize_file.py" "$work/$m.gguf" "$work/$m.deq.gguf" &&
     "$ref/llama_logits" "$work/$m.deq.gguf" "$ref/bins" "$work/$m.ref.npy" --text "$text" --f32-kv --iters 1 >/dev/null 2>&1 ||
     { echo "FAIL $m: references failed"; fail=1; continue; }
@@ -90,7 +90,7 @@ fi
 
 # Greedy generation (-n) on the f16 models: the same 32 tokens as llama.cpp's greedy decode
 # (llama_bench, its default f16 cache) after its synthetic 16-token prompt.
-for m in llama-f16 qwen2-f16; do
+for m in llama-f16 qwen2-f16 qwen3-f16 phi3-f16; do
   "$ref/llama_bench" "$work/$m.gguf" "$ref/bins" --prompt-tokens 16 --gen 32 --threads 2 --reps 1 >"$work/$m.bench.json" 2>/dev/null ||
     { echo "FAIL $m: llama_bench failed"; fail=1; continue; }
   # llama_bench's prompt: token i is 1 + (i * 7919) % (n_vocab - 1)
@@ -127,24 +127,26 @@ for target in vulkan qcom; do
   if [ $target = qcom ] && [ "$(clinfo -l 2>/dev/null | grep -c Device)" = 0 ]; then
     echo "SKIP qcom: no OpenCL device"; continue
   fi
-  name=llama-f32; triple=""; [ $target = qcom ] && triple=--triple=x86_64-linux-gnu
-  if "$tgc" compile "$work/$name.gguf" --dynamic n_tokens=64 --ctx 96 --target=$target $triple -o "$work/$name.$target" >/dev/null 2>"$work/err" &&
-    TGC_VK_VALIDATION=1 "$work/$name.$target" -i tokens="$work/$name.prompt.npy" --decode "$work/$name.steps.npy" -o "$work/$name.$target.out" >/dev/null 2>"$work/err"; then
-    echo -n "$name --target=$target prefill + decode steps vs llama.cpp: "
-    $py "$root/tests/integration/gguf/gguf_compare.py" "$work/$name.$target.out/logits.npy" "$work/$name.ref.npy" exact || fail=1
-    # --bench names the device memory the model holds (vulkan, cuda): at least its weights' bytes.
-    [ $target = vulkan ] || continue
-    "$work/$name.$target" --bench 4,2,1 >"$work/bench.json" 2>"$work/err" || { echo "FAIL $target --bench: $(cat "$work/err")"; fail=1; }
-    $py - "$work/bench.json" "$work/$name.gguf" "$target" <<'PY' || fail=1
+  names="llama-f32 qwen3-f32 phi3-f32"; triple=""; [ $target = qcom ] && names=llama-f32 triple=--triple=x86_64-linux-gnu
+  for name in $names; do
+    if "$tgc" compile "$work/$name.gguf" --dynamic n_tokens=64 --ctx 96 --target=$target $triple -o "$work/$name.$target" >/dev/null 2>"$work/err" &&
+      TGC_VK_VALIDATION=1 "$work/$name.$target" -i tokens="$work/$name.prompt.npy" --decode "$work/$name.steps.npy" -o "$work/$name.$target.out" >/dev/null 2>"$work/err"; then
+      echo -n "$name --target=$target prefill + decode steps vs llama.cpp: "
+      $py "$root/tests/integration/gguf/gguf_compare.py" "$work/$name.$target.out/logits.npy" "$work/$name.ref.npy" exact || fail=1
+      # --bench names the device memory the model holds (vulkan, cuda): at least its weights' bytes.
+      [ $target = vulkan ] || continue
+      "$work/$name.$target" --bench 4,2,1 >"$work/bench.json" 2>"$work/err" || { echo "FAIL $target --bench: $(cat "$work/err")"; fail=1; }
+      $py - "$work/bench.json" "$work/$name.gguf" "$target" <<'PY' || fail=1
 import json, os, sys
 b = json.loads(open(sys.argv[1]).read())
 ok = b.get('device_mb', 0) * 1e6 >= 0.9 * os.path.getsize(sys.argv[2])
 print(f'{"ok  " if ok else "FAIL"} --target={sys.argv[3]} --bench device_mb {b.get("device_mb")} (file {os.path.getsize(sys.argv[2]) / 1e6:.1f} MB)')
 sys.exit(0 if ok else 1)
 PY
-  else
-    echo "FAIL $name --target=$target: $(cat "$work/err")"; fail=1
-  fi
+    else
+      echo "FAIL $name --target=$target: $(cat "$work/err")"; fail=1
+    fi
+  done
 done
 
 # Past the cache's rows: one line naming the cache, exit 1, no output written.

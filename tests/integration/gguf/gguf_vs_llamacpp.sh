@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GGUF models compiled by tgc against llama.cpp on the same file (../shared/gguf/README.md):
-# random-weight llama and qwen2 models with real tokenizers (tools/gguf-ref/make_llama_gguf.py),
+# random-weight llama, qwen2, qwen3 and phi3 models with real tokenizers (tools/gguf-ref/make_llama_gguf.py),
 # quantized by llama.cpp's own quantizer, logits of every prompt position compared with
 # llama_logits (f32 K/V cache, no flash attention: llama.cpp's f32 attention).
 # - f32 weights: max|diff| <= 1e-4 * max|logit|.
@@ -67,9 +67,11 @@ exact_vs_dequantized() {
 # Unquantized: the default toy shape (E=64), llama and qwen2; f16 and bf16 from llama.cpp's quantizer.
 make_model llama llama-spm "$work/llama-f32.gguf" f32
 make_model qwen2 qwen2 "$work/qwen2-f32.gguf" f32
+make_model qwen3 qwen2 "$work/qwen3-f32.gguf" f32
+make_model phi3 phi-3 "$work/phi3-f32.gguf" f32
 make_model llama llama-spm "$work/llama-f16.gguf" f16
 "$ref/llama_quantize" "$work/llama-f32.gguf" "$work/llama-bf16.gguf" 32 >/dev/null 2>&1 || { echo "FAIL llama_quantize bf16"; fail=1; }
-for m in llama-f32 qwen2-f32; do compare "$work/$m.gguf" exact; done
+for m in llama-f32 qwen2-f32 qwen3-f32 phi3-f32; do compare "$work/$m.gguf" exact; done
 for m in llama-f16 llama-bf16; do compare "$work/$m.gguf" exact soft; exact_vs_dequantized "$work/$m.gguf"; done
 
 # The artifact's weights hold each GGUF tensor's bytes unchanged, and little else.
@@ -99,9 +101,11 @@ n=$($py -c "import numpy as np; print(len(np.load('$work/llama-f32.tokens.npy'))
 # architecture takes half of the file types (the test's run time; every block type is still read,
 # in one architecture or the other, as the check below the loop makes sure): llama q8_0, q4_0,
 # q5_0, q4_K_M (q4_K + q6_K); qwen2 q4_1, q5_1, q5_K_M (q5_K + q6_K), q6_K.
-declare -A qtypes=([llama]="7:q8_0 2:q4_0 8:q5_0 15:q4_K_M" [qwen2]="3:q4_1 9:q5_1 17:q5_K_M 18:q6_K")
-for arch in llama qwen2; do
-  voc=llama-spm; [ $arch = qwen2 ] && voc=qwen2
+declare -A qtypes=([llama]="7:q8_0 2:q4_0 8:q5_0 15:q4_K_M" [qwen2]="3:q4_1 9:q5_1 17:q5_K_M 18:q6_K"
+  [qwen3]="2:q4_0" [phi3]="15:q4_K_M")
+declare -A vocab_of=([llama]=llama-spm [qwen2]=qwen2 [qwen3]=qwen2 [phi3]=phi-3)
+for arch in llama qwen2 qwen3 phi3; do
+  voc=${vocab_of[$arch]}
   make_model $arch $voc "$work/$arch-base.gguf" f32 E=256 F=512 H=4 HKV=2
   for q in ${qtypes[$arch]}; do
     out="$work/$arch-${q#*:}.gguf"
