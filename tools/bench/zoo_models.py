@@ -696,7 +696,7 @@ MODELS = {
     "vit_b16": (vit_b16, 224, 64),
     "bert_base": (bert_base, 128, 16),
     "whisper_base_encoder": (whisper_base_encoder, 3000, 64),
-    "lstm_speech": (lstm_speech, 200, 16),
+    "lstm_speech": (lstm_speech, 100, 16),
     "gru_speech": (gru_speech, 100, 16),
 }
 
