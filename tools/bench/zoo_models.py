@@ -697,7 +697,7 @@ MODELS = {
     "bert_base": (bert_base, 128, 16),
     "whisper_base_encoder": (whisper_base_encoder, 3000, 64),
     "lstm_speech": (lstm_speech, 100, 16),
-    "gru_speech": (gru_speech, 100, 16),
+    "gru_speech": (gru_speech, 100, 8),
 }
 
 # Twins (fp16_models.py, int8_models.py: the conversions converters and quantize_dynamic do).
