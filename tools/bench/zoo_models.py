@@ -702,7 +702,7 @@ MODELS = {
 
 # Twins (fp16_models.py, int8_models.py: the conversions converters and quantize_dynamic do).
 FP16_TWINS = ["resnet50", "mobilenet_v2", "yolov8n", "vit_b16"]
-INT8_TWINS = ["resnet18", "mobilenet_v2", "efficientnet_b0"]
+INT8_TWINS = ["resnet18", "mobilenet_v2", "efficientnet_b0", "bert_base"]
 
 
 def main():
@@ -737,7 +737,7 @@ def main():
         if a.no_twins or only is not None:
             continue
         for twins, suffix, convert in [(FP16_TWINS, "fp16", fp16_models.convert),
-                                       (INT8_TWINS, "int8", int8_models.convert)]:
+                                       (INT8_TWINS, "int8", lambda m: int8_models.convert(m, matmul=True))]:
             if name in twins:
                 copy = onnx.ModelProto()
                 copy.CopyFrom(m)  # the conversions change the model they are given
