@@ -7,7 +7,9 @@ Every Conv with a constant weight becomes DynamicQuantizeLinear on its input (ui
 scale and zero point computed per run), ConvInteger against the weight quantized once to uint8
 (per tensor, asymmetric), a Cast of the int32 sum to float, a Mul by the two scales and the Add
 of the bias: the graph onnxruntime.quantization.quantize_dynamic writes for Conv. Each twin is
-OUT_DIR/<name>_int8.onnx and is checked with onnx.checker.
+OUT_DIR/<name>_int8.onnx and is checked with onnx.checker. convert(model, matmul=True) (the zoo's
+transformer twins) also turns each MatMul by a constant 2-D weight into DynamicQuantizeLinear,
+MatMulInteger, Cast and a Mul by the scales, as quantize_dynamic does for MatMul.
 """
 import sys
 
@@ -26,7 +28,7 @@ def quantize_weight(w):
     return q, np.float32(scale), np.uint8(zero)
 
 
-def convert(model):
+def convert(model, matmul=False):
     opset = max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
     if opset < 11:
         sys.exit(f"int8_models.py: opset {opset}; DynamicQuantizeLinear needs 11 (converting the rest is not done here)")
@@ -36,6 +38,18 @@ def convert(model):
                    if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value"})
     nodes = []
     for n in g.node:
+        if matmul and n.op_type == "MatMul" and n.input[1] in consts and consts[n.input[1]].ndim == 2:
+            p = n.name or n.output[0]
+            q, ws, wz = quantize_weight(consts[n.input[1]])
+            g.initializer.extend([numpy_helper.from_array(q, p + "_wq"),
+                                  numpy_helper.from_array(np.array(ws), p + "_ws"),
+                                  numpy_helper.from_array(np.array(wz), p + "_wz")])
+            nodes.append(helper.make_node("DynamicQuantizeLinear", [n.input[0]], [p + "_xq", p + "_xs", p + "_xz"]))
+            nodes.append(helper.make_node("MatMulInteger", [p + "_xq", p + "_wq", p + "_xz", p + "_wz"], [p + "_acc"]))
+            nodes.append(helper.make_node("Cast", [p + "_acc"], [p + "_accf"], to=TensorProto.FLOAT))
+            nodes.append(helper.make_node("Mul", [p + "_xs", p + "_ws"], [p + "_s"]))
+            nodes.append(helper.make_node("Mul", [p + "_accf", p + "_s"], [n.output[0]]))
+            continue
         if n.op_type != "Conv" or n.input[1] not in consts:
             nodes.append(n)
             continue

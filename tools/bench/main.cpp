@@ -6,6 +6,7 @@
 // Usage: tgc-bench --help. tools/scripts/bench.sh builds what it needs and runs it.
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -41,6 +42,7 @@ struct Options {
   int batch = 0;      // models at this batch size, their batch dim left dynamic in tgc
   bool fp16 = false;  // also the fp16 twins of kTwins[0]
   bool int8 = false;  // also the dynamically quantized twins of kTwins[1]
+  bool zoo = false;   // the model zoo (zoo_models.py) instead of the model directories and micro_models.py
 };
 
 const char* kUsage =
@@ -59,6 +61,9 @@ const char* kUsage =
     "                     in f16, written by tools/bench/fp16_models.py), checked to 1e-2 x max|ort|\n"
     "  --int8             also the dynamically quantized twin of embedding_model (DynamicQuantizeLinear\n"
     "                     + ConvInteger, written by tools/bench/int8_models.py)\n"
+    "  --zoo              the model zoo instead: 20 architectures at their real sizes with random weights,\n"
+    "                     fp16 and int8 twins of some, and conv microbenchmarks (tools/bench/zoo_models.py);\n"
+    "                     --markdown writes its own section (\"zoo\"), no ceilings are measured\n"
     "  --models-only      only the models; --micro-only: only the microbenchmarks\n"
     "  --models-dir DIR   a model directory (repeatable; default: models/ and ../shared/models/real/)\n"
     "  --markdown FILE    write the results section of FILE (docs/performance.md) with the command line\n"
@@ -128,6 +133,8 @@ Options parse(int argc, char** argv) {
       o.fp16 = true;
     } else if (a == "--int8") {
       o.int8 = true;
+    } else if (a == "--zoo") {
+      o.zoo = true;
     } else if (a == "--models-only") {
       o.micro = false;
     } else if (a == "--micro-only") {
@@ -153,6 +160,8 @@ Options parse(int argc, char** argv) {
     }
   }
   if (!o.models && !o.micro) die("--models-only and --micro-only exclude each other");
+  if (o.zoo && (o.batch || o.fp16 || o.int8 || !o.model_dirs.empty()))
+    die("--zoo runs the zoo alone (its twins included): no --batch, --fp16, --int8 or --models-dir");
   return o;
 }
 
@@ -376,11 +385,34 @@ const Twins kTwins[] = {
     {&Options::int8, "int8", "int8_models.py", {"embedding_model"}, 1e-3},
 };
 
+// tools/bench/zoo_models.py's models, twins and conv microbenchmarks, in the order of its index
+// ("FILE KIND" lines; KIND: model, fp16, int8 or micro). Every input shape is fixed.
+std::vector<Case> zoo_cases(const Options& o, const std::string& root,
+                            const std::function<bool(const std::string&)>& wanted) {
+  std::string dir = o.work + "/zoo";
+  progress("zoo_models.py " + dir + " ...\n");
+  ProcessResult r = run_process({"/usr/bin/python3", root + "/tools/bench/zoo_models.py", dir}, o.work, o.timeout_s);
+  if (r.exit_code != 0) die("zoo_models.py failed: " + r.first_error_line());
+  std::vector<Case> cases;
+  std::ifstream index(dir + "/index.txt");
+  for (std::string line; std::getline(index, line);) {
+    std::istringstream in(line);
+    std::string file, kind;
+    if (!(in >> file >> kind) || !wanted(fs::path(file).stem().string())) continue;
+    if ((kind == "micro" && !o.micro) || (kind != "micro" && !o.models)) continue;
+    cases.push_back(load_case(dir + "/" + file, {}, kind == "micro"));
+    for (const Twins& t : kTwins)
+      if (kind == t.suffix) cases.back().tol = t.tol;
+  }
+  return cases;
+}
+
 std::vector<Case> collect_cases(const Options& o, const std::string& root) {
   std::vector<Case> cases;
   InputTable table = read_input_table(root + "/tools/bench/inputs.txt");
   std::regex filter(o.filter.empty() ? "." : o.filter, std::regex::ECMAScript);
   auto wanted = [&](const std::string& name) { return std::regex_search(name, filter); };
+  if (o.zoo) return zoo_cases(o, root, wanted);
   if (o.models) {
     std::vector<std::string> dirs = o.model_dirs;
     if (dirs.empty()) dirs = {root + "/models", root + "/../shared/models/real"};
@@ -548,7 +580,7 @@ int main(int argc, char** argv) {
   }
 
   std::vector<Ceiling> ceilings;
-  for (int t : o.threads) {
+  for (int t : o.zoo ? std::vector<int>{} : o.threads) {
     auto c = measure_ceilings(cases, t, o, info.openblas);
     ceilings.insert(ceilings.end(), c.begin(), c.end());
   }
@@ -585,7 +617,10 @@ int main(int argc, char** argv) {
                "FLOP-bound cases (against sgemm), GB/s of inputs+outputs for bandwidth-bound ones (against memcpy).\n";
   if (!o.markdown.empty()) {
     try {
-      write_markdown(o.markdown, markdown(info, ceilings, rows));
+      if (o.zoo)
+        write_markdown(o.markdown, zoo_markdown(info, rows), "zoo");
+      else
+        write_markdown(o.markdown, markdown(info, ceilings, rows), "results");
     } catch (const Error& e) {
       die(e.what());
     }

@@ -57,7 +57,10 @@ struct RunInfo {
 std::string text_table(const std::vector<Row>& rows);
 // The generated markdown: run facts, ceilings and one table per thread count.
 std::string markdown(const RunInfo& info, const std::vector<Ceiling>& ceilings, const std::vector<Row>& rows);
-// Replaces the generated section of `path` (between its markers), or creates the file.
-void write_markdown(const std::string& path, const std::string& section);
+// tgc-bench --zoo: one row per case, tgc ms, ort ms and their ratio at each thread count.
+std::string zoo_markdown(const RunInfo& info, const std::vector<Row>& rows);
+// Replaces the generated section `name` ("results" or "zoo") of `path` (between its markers), or
+// appends it, or creates the file.
+void write_markdown(const std::string& path, const std::string& section, const std::string& name);
 
 }  // namespace tgc::bench
