@@ -68,6 +68,8 @@ int64_t vector_width(int64_t n, const TargetProfile& t);
 // 16 lanes, stay: channel vectors with the few positions left for tiles ran det's 384-channel
 // 1x1 convs on 10x10 3x slower.)
 bool narrow_rows(int64_t n, const TargetProfile& t);
+// The loads inside a kernel's reduces.
+std::vector<const UOp*> reduce_loads(const Kernel& k);
 
 // The hand-coded default for a target, without search: register tiles along axes where a load
 // is reused (stride 0) and vector lanes along the contiguous output axis on CPUs.
