@@ -187,7 +187,7 @@ struct Importer {
         outs = impl->second(ctx);
       } catch (const Error& e) {
         std::string msg = e.what();
-        if (msg.rfind(path, 0) == 0) throw;  // already names the node
+        if (msg.rfind(printable(path), 0) == 0) throw;  // already names the node
         throw Error(where + ": " + msg);
       }
       for (int i = 0; i < node.output_size() && i < int(outs.size()); ++i) {
