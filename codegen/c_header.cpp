@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "codegen/vocab_view.h"
+#include "ir/error.h"
 
 namespace tgc {
 namespace {
@@ -45,13 +46,21 @@ bool has_llm_api(const Model& m) {
 
 namespace {
 
+// A name from the model file inside the header's block comment: one line of text (printable), and
+// a "*/" in it does not end the comment.
+std::string in_comment(const std::string& name) {
+  std::string s = printable(name);
+  for (size_t at = s.find("*/"); at != std::string::npos; at = s.find("*/", at)) s.replace(at, 2, "*\\/");
+  return s;
+}
+
 // The inputs and outputs, and what each -1 in their shapes stands for.
 std::string io_comment(const std::string& n, const Model& m) {
   std::string h;
   auto listing = [&](const std::vector<NamedTensor>& v, const std::vector<bool>& batched,
                      const std::vector<std::vector<int32_t>>& dim_vars) {
     for (size_t i = 0; i < v.size(); ++i)
-      h += " *   " + std::to_string(i) + ": '" + v[i].name + "' " + c_type(v[i].tensor.dtype()) +
+      h += " *   " + std::to_string(i) + ": '" + in_comment(v[i].name) + "' " + c_type(v[i].tensor.dtype()) +
            shape_str(declared_shape(v[i], at_or(batched, i, false), at_or(dim_vars, i, {}))) + "\n";
   };
   h += "/* Inputs, in order:\n";
@@ -59,7 +68,8 @@ std::string io_comment(const std::string& n, const Model& m) {
   h += " * Outputs, in order:\n";
   listing(m.outputs, m.batched_outputs, m.output_dim_vars);
   if (!m.batch_dim.empty())
-    h += " * -1 is the batch size '" + m.batch_dim + "', bound at run time by " + n + "_set_input_shape (default 1).\n";
+    h += " * -1 is the batch size '" + in_comment(m.batch_dim) + "', bound at run time by " + n +
+         "_set_input_shape (default 1).\n";
   auto shapes_use = [&](const UOp* v) {
     int32_t slot = int32_t(m.graph->var_slot(v));
     for (const auto* dims : {&m.input_dim_vars, &m.output_dim_vars})
@@ -69,19 +79,20 @@ std::string io_comment(const std::string& n, const Model& m) {
   };
   for (const UOp* v : m.graph->vars())
     if (v->var().name == m.logit_rows_var)
-      h += " * -1 of '" + m.outputs[0].name + "' is its row count: the token count of the last eval, or 1 (" + n +
-           "_all_logits).\n";
+      h += " * -1 of '" + in_comment(m.outputs[0].name) +
+           "' is its row count: the token count of the last eval, or 1 (" + n + "_all_logits).\n";
     else if (m.graph->var_value(v) && !shapes_use(v))  // no -1 is it (an If's condition)
       continue;
     else if (m.graph->var_value(v))
-      h += " * -1 is a size the model computes from its inputs' values: '" + v->var().name + "' (0 to " +
+      h += " * -1 is a size the model computes from its inputs' values: '" + in_comment(v->var().name) + "' (0 to " +
            std::to_string(v->var().max) + "); after each run " + n + "_output_shape gives it, and " + n +
            "_output_data the storage of that size (take the pointer again after every run).\n";
     else if (v->var().name != m.kv_length_var) {
       int64_t step = m.graph->var_step(v), max = v->var().max * step;
-      h += " * -1 is a run-time dim: '" + v->var().name + "' (" + std::to_string(m.graph->var_min(v) * step) + " to " +
-           std::to_string(max) + (step > 1 ? " in multiples of " + std::to_string(step) : "") + ", default " +
-           std::to_string(max) + "), bound by " + n + "_set_input_shape.\n";
+      h += " * -1 is a run-time dim: '" + in_comment(v->var().name) + "' (" +
+           std::to_string(m.graph->var_min(v) * step) + " to " + std::to_string(max) +
+           (step > 1 ? " in multiples of " + std::to_string(step) : "") + ", default " + std::to_string(max) +
+           "), bound by " + n + "_set_input_shape.\n";
     }
   return h;
 }
@@ -202,8 +213,8 @@ std::string tokenizer_api(const std::string& n, const Model& m) {
 std::string header_text(const std::string& name, const Model& m, const std::string& cpu_note) {
   std::string n = name, guard = name;
   for (char& ch : guard) ch = char(std::toupper(static_cast<unsigned char>(ch)));
-  std::string h =
-      "/* " + n + ".h: C API of the model compiled by tgc from " + fs::path(m.path).filename().string() + ". */\n";
+  std::string h = "/* " + n + ".h: C API of the model compiled by tgc from " +
+                  in_comment(fs::path(m.path).filename().string()) + ". */\n";
   h += "#ifndef " + guard + "_H\n#define " + guard +
        "_H\n#include <stddef.h>\n#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   h += "typedef struct " + n + "_model " + n + "_model;\n\n";

@@ -412,6 +412,32 @@ struct VarRules {
     return in;
   }
 
+  // Whether run-time sizes x and y (index expressions over the VAR, or markers) are equal at every
+  // size of the dim that is a multiple of `every` (a multiple of the step), up to the bound: what
+  // the simplifier cannot show for sizes rounded apart (ceil(W / 16) and 2 * ceil(W / 32)) is
+  // counted out, the VAR having a value of at most its bound.
+  bool same_values(const UOp* x, const UOp* y, int64_t every) const {
+    if (!dyn(x) || !dyn(y)) return false;
+    for (int64_t size = every; size <= t.size_a; size += every)
+      if (eval_index(x, {{var, value(size)}}) != eval_index(y, {{var, value(size)}})) return false;
+    return true;
+  }
+
+  // Where two run-time sizes differ only at some sizes of the dim: the least step, a multiple of
+  // the one given, at whose every multiple up to the bound they are equal (two strided paths
+  // that meet again after an upsampling: a detector's sizes at multiples of 32), as the flag that
+  // asks for it. Empty when there is none with room for two steps under the bound.
+  std::string step_hint(const UOp* x, const UOp* y) const {
+    if (!dyn(x) || !dyn(y)) return "";
+    for (int64_t s = 2 * step; s <= t.size_a / 2 && s <= 4096; s += step)
+      if (same_values(x, y, s)) {
+        const std::string& name = var->var().name;
+        return "; they agree when '" + name + "' is a multiple of " + std::to_string(s) + ": --dynamic " + name + "=" +
+               std::to_string(t.size_a / s * s) + "/" + std::to_string(s);
+      }
+    return "";
+  }
+
   // Operands agree on every axis (a broadcast agrees with anything).
   std::vector<const UOp*> elementwise_rule(const UOp* a) {
     std::vector<const UOp*> out(a->shape.size(), nullptr);
@@ -423,9 +449,9 @@ struct VarRules {
           if (first) out[i] = e;
           continue;
         }
-        if (!(first || out[i] == broadcast || out[i] == e))
+        if (!(first || out[i] == broadcast || out[i] == e || same_values(out[i], e, step)))
           t.fail(a, "combines tensors whose run-time sizes differ along axis " + std::to_string(i) + " (" +
-                        extent_str(out[i]) + " and " + extent_str(e) + ")");
+                        extent_str(out[i]) + " and " + extent_str(e) + ")" + step_hint(out[i], e));
         out[i] = e, first = false;
       }
     }

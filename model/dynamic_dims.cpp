@@ -70,10 +70,39 @@ Model import_with_vars(const ModelSource& src) {
       // A size computed from data is laid out two past its largest value n (onnx_ops_data.cpp):
       // at n + 1 no axis of its consumers has the size of the one it was taken from.
       if (data) other = max - 1;
-      Model b = traced(src, at_max, name, other);
+      Model b;
+      try {
+        b = traced(src, at_max, name, other);
+      } catch (const Error& e) {
+        // The model does not build at that size (an Add of a branch upsampled from a strided one
+        // to the full-size one: sizes that agree at multiples of 4 only, 17 being none). Traced
+        // at a size that is a multiple of a power of two dividing the bound instead, the rules
+        // may name the step that makes the sizes agree (dim_axes.cpp); the model's own error
+        // stays first in the message.
+        int64_t q = std::min<int64_t>(p, 64);
+        while (q > 1 && max / 2 / q < 1) q /= 2;
+        int64_t again = (max / 2) / q * q;
+        std::string why = e.what();
+        if (why.rfind(printable(path) + ": ", 0) == 0) why = why.substr(printable(path).size() + 2);
+        if (data || q < 2 || again % step != 0 || again == other) throw;
+        try {
+          Model b2 = traced(src, at_max, name, again);
+          var_extents(g, roots_m, var, *b2.graph, roots(b2.outputs), again);
+        } catch (const Error& e2) {
+          std::string hint = e2.what();
+          if (hint.find(": --dynamic " + printable(name) + "=") != std::string::npos)
+            throw Error("the model does not build at " + name + "=" + std::to_string(other) + " (" + why + "); " +
+                        hint);
+        }
+        throw;
+      }
       ext = var_extents(g, roots_m, var, *b.graph, roots(b.outputs), other);
     } catch (const Error& e) {
-      throw Error(path + ": " + what + " cannot be bound at run time: " + e.what() + fix);
+      // The rules may name the step at which the dim can be bound (dim_axes.cpp, step_hint).
+      std::string msg = e.what();
+      bool step_hint = msg.find(": --dynamic " + printable(name) + "=") != std::string::npos;
+      throw Error(path + ": " + what + " cannot be bound at run time: " + msg +
+                  (step_hint && !data ? "; or give it a size with --input-shape" : fix));
     }
     // Loops over the dim's axes (kernel outputs, reduces) stop at their run-time size, and pads
     // over them mask with it.

@@ -144,6 +144,18 @@ const Tensor& OpContext::in(size_t i) const {
   return *inputs_[i];
 }
 
+void OpContext::not_a_tensor(size_t i) const {
+  fail("input " + std::to_string(i) + " ('" + node.input(int(i)) + "') is a sequence, but " + node.op_type() +
+       " takes a tensor there");
+}
+
+const OpContext::Sequence& OpContext::seq_in(size_t i) const {
+  if (!is_sequence(i))
+    fail("input " + std::to_string(i) + (i < size_t(node.input_size()) ? " ('" + node.input(int(i)) + "')" : "") +
+         (has(i) ? " is a tensor, but " + node.op_type() + " takes a sequence there" : " is missing"));
+  return *seq_inputs_[i];
+}
+
 std::vector<Tensor> OpContext::all_inputs() const {
   std::vector<Tensor> r;
   for (size_t i = 0; i < inputs_.size(); ++i) r.push_back(in(i));

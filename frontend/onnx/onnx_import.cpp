@@ -119,12 +119,24 @@ Tensor fixed_input(Graph& g, const std::string& name, DType t, const Shape& shap
 
 // Values visible to a graph's nodes: its own, then those of the enclosing graphs (ONNX subgraphs
 // such as If branches read outer values by name).
+// Sequence values (lists of tensors known at compile time, onnx_ops_sequence.cpp) live beside
+// the tensors.
 struct Scope {
   std::unordered_map<std::string, Tensor> values;
   const Scope* parent = nullptr;
+  std::unordered_map<std::string, OpContext::Sequence> sequences{};
   const Tensor* find(const std::string& name) const {
-    for (const Scope* s = this; s; s = s->parent)
+    for (const Scope* s = this; s; s = s->parent) {
       if (auto it = s->values.find(name); it != s->values.end()) return &it->second;
+      if (s->sequences.count(name)) return nullptr;  // an inner sequence hides an outer tensor
+    }
+    return nullptr;
+  }
+  const OpContext::Sequence* find_sequence(const std::string& name) const {
+    for (const Scope* s = this; s; s = s->parent) {
+      if (auto it = s->sequences.find(name); it != s->sequences.end()) return &it->second;
+      if (s->values.count(name)) return nullptr;
+    }
     return nullptr;
   }
 };
@@ -158,16 +170,20 @@ struct Importer {
       // Every ONNX op has at least one output (the op implementations name their values by it).
       if (node.output_size() == 0) throw Error(where + ": the node has no outputs");
       std::vector<std::optional<Tensor>> inputs;
+      std::vector<std::optional<OpContext::Sequence>> sequences;
       for (const std::string& name : node.input()) {
-        if (name.empty()) {
-          inputs.push_back(std::nullopt);
-          continue;
-        }
-        const Tensor* t = scope.find(name);
-        if (!t) throw Error(where + ": " + missing_input_reason(gp, n, name));
-        inputs.push_back(*t);
+        inputs.push_back(std::nullopt);
+        sequences.push_back(std::nullopt);
+        if (name.empty()) continue;
+        if (const OpContext::Sequence* s = scope.find_sequence(name))
+          sequences.back() = *s;
+        else if (const Tensor* t = scope.find(name))
+          inputs.back() = *t;
+        else
+          throw Error(where + ": " + missing_input_reason(gp, n, name));
       }
       OpContext ctx(g, node, opset, where, std::move(inputs));
+      ctx.set_sequence_inputs(std::move(sequences));
       ctx.options = &options;
       ctx.runtime_inputs = &runtime_inputs;
       ctx.run_subgraph = [&, label](const onnx::GraphProto& sub, const std::string& attr,
@@ -187,7 +203,7 @@ struct Importer {
         outs = impl->second(ctx);
       } catch (const Error& e) {
         std::string msg = e.what();
-        if (msg.rfind(path, 0) == 0) throw;  // already names the node
+        if (msg.rfind(printable(path), 0) == 0) throw;  // already names the node
         throw Error(where + ": " + msg);
       }
       for (int i = 0; i < node.output_size() && i < int(outs.size()); ++i) {
@@ -195,12 +211,18 @@ struct Importer {
         g.set_origin(outs[size_t(i)].uop(), node.op_type() + " " + label);
         scope.values[node.output(i)] = outs[size_t(i)];
       }
+      for (auto& [i, seq] : ctx.sequence_outputs)
+        if (int(i) < node.output_size() && !node.output(int(i)).empty())
+          scope.values.erase(node.output(int(i))), scope.sequences[node.output(int(i))] = std::move(seq);
       for (int i = int(outs.size()); i < node.output_size(); ++i)
-        if (!node.output(i).empty())
+        if (!node.output(i).empty() && !ctx.sequence_outputs.count(size_t(i)))
           throw Error(where + ": output " + std::to_string(i) + " ('" + node.output(i) + "') is not supported");
     }
     std::vector<Tensor> outs;
     for (const auto& out : gp.output()) {
+      if (scope.find_sequence(out.name()))
+        throw Error(path + ": graph output '" + prefix + out.name() +
+                    "' is a sequence (tgc's model and subgraph outputs are tensors)");
       const Tensor* t = scope.find(out.name());
       if (!t) throw Error(path + ": graph output '" + prefix + out.name() + "' is never produced");
       outs.push_back(*t);

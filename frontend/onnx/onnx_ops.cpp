@@ -455,6 +455,7 @@ const OpTable& onnx_ops() {
     add_control_ops(table);
     add_rnn_ops(table);
     add_text_ops(table);
+    add_sequence_ops(table);
     return table;
   }();
   return table;

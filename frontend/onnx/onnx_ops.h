@@ -30,7 +30,11 @@ class OpContext {
   const int64_t opset;
 
   size_t num_inputs() const { return inputs_.size(); }
-  bool has(size_t i) const { return i < inputs_.size() && inputs_[i].has_value(); }
+  // Whether input i is given (a tensor; a sequence there fails, see seq_in).
+  bool has(size_t i) const {
+    if (is_sequence(i)) not_a_tensor(i);
+    return i < inputs_.size() && inputs_[i].has_value();
+  }
   const Tensor& in(size_t i) const;
   std::vector<Tensor> all_inputs() const;
   // Whether input i is known at compile time (no model input feeds it).
@@ -72,13 +76,24 @@ class OpContext {
   // those of sizes the model computes from data (data_axis below).
   const ImportOptions* options = nullptr;
 
+  // Sequence values (onnx_ops_sequence.cpp): a list of tensors whose length is known at compile
+  // time. Input i as a sequence (the node fails where it is a tensor), and the node's output i
+  // set to a sequence (the op returns the node's tensor outputs before it, if any).
+  using Sequence = std::vector<Tensor>;
+  bool is_sequence(size_t i) const { return i < seq_inputs_.size() && seq_inputs_[i].has_value(); }
+  const Sequence& seq_in(size_t i) const;
+  void set_sequence_inputs(std::vector<std::optional<Sequence>> s) { seq_inputs_ = std::move(s); }
+  std::map<size_t, Sequence> sequence_outputs;
+
   [[noreturn]] void fail(const std::string& msg) const { throw Error(where_ + ": " + msg); }
   const std::string& where() const { return where_; }
 
  private:
   const onnx::AttributeProto* find(const std::string& name) const;
+  [[noreturn]] void not_a_tensor(size_t i) const;
   std::string where_;
   std::vector<std::optional<Tensor>> inputs_;
+  std::vector<std::optional<Sequence>> seq_inputs_;
 };
 
 // ---- helpers shared by the op files ---------------------------------------------------------
@@ -123,16 +138,17 @@ using OpTable = std::map<std::string, OpImpl>;
 const OpTable& onnx_ops();
 
 // The op table is assembled from one part per concern (each in its own onnx_ops_*.cpp).
-void add_nn_ops(OpTable& t);       // normalizations, activations, ConvTranspose, reductions, ...
-void add_resize_ops(OpTable& t);   // Resize, Upsample
-void add_signal_ops(OpTable& t);   // DFT, STFT, window functions
-void add_sample_ops(OpTable& t);   // GridSample, RoiAlign
-void add_math_ops(OpTable& t);     // inverse trig/hyperbolic, IsNaN/IsInf, BitShift, loss functions
-void add_index_ops(OpTable& t);    // gather/scatter, CumSum, OneHot, Trilu, Einsum, Pad modes
-void add_data_ops(OpTable& t);     // NonZero, Compress, Unique, TopK with a run-time k: sizes from data
-void add_quant_ops(OpTable& t);    // QuantizeLinear, DequantizeLinear, integer matmul/conv
-void add_control_ops(OpTable& t);  // If, Loop, Scan
-void add_rnn_ops(OpTable& t);      // LSTM, GRU, RNN (unrolled over the static sequence)
-void add_text_ops(OpTable& t);     // TfIdfVectorizer
+void add_nn_ops(OpTable& t);        // normalizations, activations, ConvTranspose, reductions, ...
+void add_resize_ops(OpTable& t);    // Resize, Upsample
+void add_signal_ops(OpTable& t);    // DFT, STFT, window functions
+void add_sample_ops(OpTable& t);    // GridSample, RoiAlign
+void add_math_ops(OpTable& t);      // inverse trig/hyperbolic, IsNaN/IsInf, BitShift, loss functions
+void add_index_ops(OpTable& t);     // gather/scatter, CumSum, OneHot, Trilu, Einsum, Pad modes
+void add_data_ops(OpTable& t);      // NonZero, Compress, Unique, TopK with a run-time k: sizes from data
+void add_quant_ops(OpTable& t);     // QuantizeLinear, DequantizeLinear, integer matmul/conv
+void add_control_ops(OpTable& t);   // If, Loop, Scan
+void add_rnn_ops(OpTable& t);       // LSTM, GRU, RNN (unrolled over the static sequence)
+void add_text_ops(OpTable& t);      // TfIdfVectorizer
+void add_sequence_ops(OpTable& t);  // SequenceConstruct, SplitToSequence, ConcatFromSequence, ...
 
 }  // namespace tgc

@@ -1,7 +1,9 @@
 // Resize and Upsample. Resampling is separable: each resized axis is a gather with compile-time
 // indices (Tensor::take, movement ops for the regular patterns of nearest and linear
 // resampling) weighted by compile-time coefficients (linear: 2 taps, cubic: 4).
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "frontend/onnx/onnx_ops.h"
 
@@ -133,6 +135,72 @@ Tensor resize_axis(Ctx& c, const ResizeAttrs& a, const Tensor& x, int64_t axis, 
 
 bool has_data(Ctx& c, size_t i) { return c.has(i) && c.in(i).numel() > 0; }
 
+// onnxruntime's CPU kernel for a linear resize of a 2-D tensor, or of a 4-D one along its last
+// two axes (NCHW), in its own arithmetic: the source coordinate and the distances to the two taps
+// in f32 per axis (dy1 = |y - y1|, dy2 = |y - y2|; 0.5 each where the taps coincide at the edge),
+// then Y = dx2 * dy2 * X11 + dx1 * dy2 * X21 + dx2 * dy1 * X12 + dx1 * dy1 * X22, each weight a
+// product of two f32 distances and the sum left to right. The separable form (an axis at a time)
+// rounds differently, in the last bit of about one value in ten, and a DynamicQuantizeLinear
+// after the resize then picks a different scale. Returns nothing where the kernel would not be
+// that one, or where its coordinates are not the ONNX reference's (align_corners at a fractional
+// resized length).
+std::optional<Tensor> ort_bilinear(Ctx& c, const ResizeAttrs& a, const Tensor& x, const std::vector<int64_t>& axes,
+                                   const std::vector<int64_t>& out, const std::vector<double>& scales,
+                                   bool sizes_given) {
+  int rank = x.ndim();
+  if (a.mode != "linear" || x.dtype() != DType::F32 || (rank != 2 && rank != 4)) return std::nullopt;
+  if (a.coord != "half_pixel" && a.coord != "asymmetric" && a.coord != "pytorch_half_pixel" &&
+      a.coord != "align_corners")
+    return std::nullopt;
+  std::vector<int64_t> size(x.shape().begin(), x.shape().end());
+  std::vector<float> scale(size_t(rank), 1.0f);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t in = x.dim(axes[i]);
+    size[size_t(axes[i])] = out[i];
+    // With sizes, onnxruntime's scale is out / in in f32.
+    scale[size_t(axes[i])] = sizes_given ? float(out[i]) / float(in) : float(scales[i]);
+    if (a.coord == "align_corners" && double(in) * scales[i] != double(out[i])) return std::nullopt;
+  }
+  for (int d = 0; d < rank - 2; ++d)
+    if (size[size_t(d)] != x.dim(d) || scale[size_t(d)] != 1.0f) return std::nullopt;
+  // Per axis: the taps' indices and distances, as onnxruntime's SetupUpsampleBilinear has them.
+  struct Taps {
+    std::vector<int64_t> i1, i2;
+    std::vector<double> d1, d2;
+  };
+  auto taps = [&](int64_t axis) {
+    int64_t in = x.dim(axis), n = size[size_t(axis)];
+    float s = scale[size_t(axis)];
+    Taps t;
+    for (int64_t o = 0; o < n; ++o) {
+      float p = float(o);
+      if (s != 1.0f) {
+        if (a.coord == "half_pixel")
+          p = (p + 0.5f) / s - 0.5f;
+        else if (a.coord == "asymmetric")
+          p = p / s;
+        else if (a.coord == "pytorch_half_pixel")
+          p = n > 1 ? (p + 0.5f) / s - 0.5f : 0.0f;
+        else
+          p = n == 1 ? 0.0f : p * float(in - 1) / float(n - 1);
+      }
+      p = std::max(0.0f, std::min(p, float(in - 1)));
+      int64_t i1 = std::min(int64_t(p), in - 1), i2 = std::min(i1 + 1, in - 1);
+      float d1 = std::fabs(p - float(i1)), d2 = std::fabs(p - float(i2));
+      if (i1 == i2) d1 = d2 = 0.5f;
+      t.i1.push_back(i1), t.i2.push_back(i2), t.d1.push_back(d1), t.d2.push_back(d2);
+    }
+    return t;
+  };
+  int64_t ay = rank - 2, ax = rank - 1;
+  Taps ty = taps(ay), tx = taps(ax);
+  auto w = [&](const std::vector<double>& v, int64_t axis) { return coeff_tensor(c.g, v, axis, rank, DType::F32); };
+  Tensor r1 = x.take(ay, ty.i1), r2 = x.take(ay, ty.i2);
+  Tensor x11 = r1.take(ax, tx.i1), x21 = r1.take(ax, tx.i2), x12 = r2.take(ax, tx.i1), x22 = r2.take(ax, tx.i2);
+  Tensor dx1 = w(tx.d1, ax), dx2 = w(tx.d2, ax), dy1 = w(ty.d1, ay), dy2 = w(ty.d2, ay);
+  return dx2 * dy2 * x11 + dx1 * dy2 * x21 + dx2 * dy1 * x12 + dx1 * dy1 * x22;
+}
+
 Tensor resize(Ctx& c) {
   const Tensor& x = c.in(0);
   int rank = x.ndim();
@@ -188,6 +256,8 @@ Tensor resize(Ctx& c) {
       out[i] = int64_t(std::floor(double(x.dim(axes[i])) * span * scales[i]));
     }
   }
+  if (roi.empty())
+    if (std::optional<Tensor> r = ort_bilinear(c, a, x, axes, out, scales, !sizes.empty())) return *r;
   Tensor r = x;
   for (size_t i = 0; i < n; ++i) {
     double rs = roi.empty() ? 0 : roi[i], re = roi.empty() ? 1 : roi[i + n];

@@ -72,6 +72,12 @@ bad initializer_huge "initializer 'w': dims [2147483648,2147483648] hold more th
 bad initializer_negative "initializer 'w': dims [-3] contain a negative size"
 bad string_input "input 'x': unsupported ONNX element type STRING (8)"
 bad sequence_input "input 'x' is not a tensor"
+bad sequence_runtime_split "node 'split_by_input' (SplitToSequence, opset 13): input 1 ('sizes') must be a compile-time constant, but depends on a model input"
+bad sequence_runtime_position "node 'at_pos' (SequenceAt, opset 13): input 1 ('pos') must be a compile-time constant, but depends on a model input"
+bad sequence_position_range "node 'at_5' (SequenceAt, opset 13): position 5 is out of range for a sequence of 2 tensors"
+bad sequence_output "graph output 'y' is a sequence (tgc's model and subgraph outputs are tensors)"
+bad sequence_to_tensor_op "node 'relu_seq' (Relu, opset 13): input 0 ('s') is a sequence, but Relu takes a tensor there"
+bad tensor_to_sequence_op "node 'len_of_tensor' (SequenceLength, opset 13): input 0 ('x') is a tensor, but SequenceLength takes a sequence there"
 # Dynamic dims: every one is listed with the --input-shape flag that fixes it, except a leading
 # batch dim that can stay dynamic (tests/integration/dynamic_dims.sh); --input-shape x=? keeps it so.
 expect_ok "a leading batch dim stays dynamic" "$tgc" inspect "$work/dynamic.onnx"

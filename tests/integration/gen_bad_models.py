@@ -76,6 +76,22 @@ sx = helper.make_tensor_value_info("x", T.STRING, [2, 3])
 save("string_input", [relu("r")], inputs=(sx,))
 seq = helper.make_tensor_sequence_value_info("x", T.FLOAT, [2, 3])
 save("sequence_input", [relu("r")], inputs=(seq,))
+# Sequence values are lists of tensors known at compile time: a length or position that depends
+# on a model input, a sequence as a graph output or where an op takes a tensor.
+n = helper.make_node
+pos = helper.make_tensor_value_info("pos", T.INT64, [])
+sizes = helper.make_tensor_value_info("sizes", T.INT64, [2])
+save("sequence_runtime_split", [n("SplitToSequence", ["x", "sizes"], ["s"], name="split_by_input"),
+                                n("ConcatFromSequence", ["s"], ["y"], name="concat", axis=0)], inputs=(x, sizes))
+save("sequence_runtime_position", [n("SplitToSequence", ["x"], ["s"], name="split_rows", keepdims=1),
+                                   n("SequenceAt", ["s", "pos"], ["y"], name="at_pos")], inputs=(x, pos))
+save("sequence_position_range", [n("SplitToSequence", ["x"], ["s"], name="split_rows"),
+                                 n("SequenceAt", ["s", "p5"], ["y"], name="at_5")],
+     inits=[helper.make_tensor("p5", T.INT64, [], [5])])
+save("sequence_output", [n("SequenceConstruct", ["x", "x"], ["y"], name="pair")],
+     outputs=(helper.make_tensor_sequence_value_info("y", T.FLOAT, [2, 3]),))
+save("sequence_to_tensor_op", [n("SequenceConstruct", ["x"], ["s"], name="one"), n("Relu", ["s"], ["y"], name="relu_seq")])
+save("tensor_to_sequence_op", [n("SequenceLength", ["x"], ["y"], name="len_of_tensor")])
 
 # Dynamic dims: every one must be listed, with the flag that fixes it.
 dx = helper.make_tensor_value_info("x", T.FLOAT, ["batch", 3])

@@ -4,7 +4,8 @@ node tests in Debian's onnx 1.12 do not cover: newer opsets (GroupNormalization,
 wrap, scatter max/min, Resize axes/keep_aspect_ratio_policy/half_pixel_symmetric), bidirectional
 and length-masked recurrences, If on a run-time condition, unrolled Loop, per-channel QLinearConv,
 TfIdfVectorizer IDF/TFIDF weights, CumSum on a run-time axis, BatchNormalization training mode,
-one tensor as two model outputs.
+one tensor as two model outputs, linear Resize before DynamicQuantizeLinear (bit for bit) and a
+dynamically quantized Conv/Resize/ConvInteger chain.
 tests/integration/ops_vs_ort.sh compiles each with tgc and compares with onnxruntime.
 
 usage: make_op_models.py OUT_DIR   (writes OUT_DIR/<name>.onnx, OUT_DIR/<name>.<input>.npy and
@@ -189,9 +190,56 @@ save("conv_integer_dot4", [h.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["
 save("conv_integer_dot4_1d", [h.make_node("ConvInteger", ["x", "w"], ["y"], dilations=[2])],
      {"x": u8(1, 12, 30)}, [("y", T.INT32)], 10, [("w", u8(5, 12, 3))])
 
+# Linear Resize of 4-D and 2-D tensors, each followed by a DynamicQuantizeLinear: onnxruntime's
+# bilinear kernel sums four weighted taps in f32 (not an axis at a time), and the quantizer's
+# scale shows a last-bit difference in any value. Bit for bit.
+rz = lambda i, o, **kw: h.make_node("Resize", [i, "", *(["s" + o] if "sz" not in kw else ["", "sz" + o])], [o],
+                                    mode="linear", **{k: v for k, v in kw.items() if k != "sz"})
+save("resize_linear_dq", [rz("x", "a"), rz("x", "b", coordinate_transformation_mode="asymmetric"),
+                          rz("x", "c", coordinate_transformation_mode="pytorch_half_pixel", sz=1),
+                          rz("x", "d", coordinate_transformation_mode="align_corners", sz=1),
+                          rz("m", "e", coordinate_transformation_mode="half_pixel"),
+                          *[dq(v) for v in "abcde"]],
+     {"x": f32(1, 8, 40, 52, scale=3), "m": f32(30, 17)},
+     [(p + v, t) for v in "abcde" for p, t in (("", F), ("y_", T.UINT8), ("s_", F), ("z_", T.UINT8))], 13,
+     [("sa", np.array([1, 1, 2, 2], np.float32)), ("sb", np.array([1, 1, 0.5, 1.5], np.float32)),
+      ("szc", np.array([1, 8, 97, 31], np.int64)), ("szd", np.array([1, 8, 79, 103], np.int64)),
+      ("se", np.array([2.5, 3], np.float32))])
+
+# A dynamically quantized chain, three times: Conv -> Resize (linear, x2) -> DynamicQuantizeLinear
+# -> ConvInteger -> Cast + Mul by x_scale * w_scale (what onnxruntime's dynamic quantization
+# writes). Each DynamicQuantizeLinear rounds the resized values to uint8, and its scale follows
+# the largest and smallest value to the last bit. The Resizes and quantizers compute what
+# onnxruntime's do, but the float Convs sum their 27 or 72 products in another order than MLAS's
+# GEMM (measured: Conv outputs within 3e-7 relative, the last quantizer's scale one ulp apart),
+# so a value near a rounding boundary can land one quantization step apart: the quantized
+# outputs are held to one step (tolerances.txt), the dequantized ones to what that step moves.
+chain, chain_inits, t, cin = [], [], "x", 3
+for i in range(3):
+    n = lambda op, ins, outs, **kw: chain.append(h.make_node(op, ins, outs, **kw))
+    n("Conv", [t, f"cw{i}", f"cb{i}"], [f"c{i}"], pads=[1, 1, 1, 1])
+    n("Resize", [f"c{i}", "", "up"], [f"r{i}"], mode="linear")
+    n("DynamicQuantizeLinear", [f"r{i}"], [f"q{i}", f"s{i}", f"z{i}"])
+    n("ConvInteger", [f"q{i}", f"qw{i}", f"z{i}", f"qz{i}"], [f"ci{i}"], pads=[1, 1, 1, 1])
+    n("Cast", [f"ci{i}"], [f"cf{i}"], to=F)
+    n("Mul", [f"s{i}", f"qs{i}"], [f"sc{i}"])
+    n("Mul", [f"cf{i}", f"sc{i}"], [f"d{i}"])
+    chain_inits += [(f"cw{i}", f32(8, cin, 3, 3, scale=0.3)), (f"cb{i}", f32(8, scale=0.1)),
+                    (f"qw{i}", rng.integers(0, 256, (8, 8, 3, 3)).astype(np.uint8)),
+                    (f"qz{i}", np.array(rng.integers(100, 156), np.uint8)),
+                    (f"qs{i}", np.array(rng.uniform(1e-3, 4e-3), np.float32))]
+    t, cin = f"d{i}", 8
+chain_inits.append(("up", np.array([1, 1, 2, 2], np.float32)))
+save("dynamic_quant_chain", chain, {"x": f32(1, 3, 16, 16)}, [("d2", F), ("q2", T.UINT8), ("s2", F), ("z2", T.UINT8)],
+     13, chain_inits)
+
 # Compared with --max-rel 0: every output bit for bit (float scales included).
 with open(os.path.join(out_dir, "exact.txt"), "w") as f:
-    f.write("quantize_linear_ties\ndynamic_quantize_linear\nqlinearconv_per_channel\n")
+    f.write("quantize_linear_ties\ndynamic_quantize_linear\nqlinearconv_per_channel\nresize_linear_dq\n")
+
+# Models compared with their own tolerance (compare_npy.py options), not 1e-4.
+with open(os.path.join(out_dir, "tolerances.txt"), "w") as f:
+    f.write("dynamic_quant_chain --max-rel 5e-3 --mean-rel 1e-5\n")  # one uint8 step is 1/255 of max|ref|
 
 with open(os.path.join(out_dir, "manifest.txt"), "w") as f:
     f.write("\n".join(manifest) + "\n")

@@ -2,7 +2,7 @@
 # Ops and op variants that ONNX's node tests (Debian's onnx 1.12) leave out, as small models
 # written by tests/integration/make_op_models.py: each compiled for cpu with tgc, run, and compared with
 # onnxruntime-node on the same inputs (max|tgc - ort| <= 1e-4 * max|ort|; integer outputs exact;
-# the models in exact.txt, quantizers, bit for bit).
+# the models in exact.txt, quantizers, bit for bit; those in tolerances.txt with their own).
 # usage: ops_vs_ort.sh TGC_BINARY REPO_ROOT
 set -euo pipefail
 tgc="$1"; root="$2"
@@ -18,7 +18,8 @@ while read -r name inputs; do
   if ! "$tgc" compile "$work/$name.onnx" -o "$work/$name" 2>"$work/log"; then cat "$work/log"; fail=1; continue; fi
   "$work/$name" "${args[@]}" -o "$work/$name.tgc" || { echo "FAIL $name: artifact failed"; fail=1; continue; }
   node "$ort" "$work/$name.onnx" "${args[@]}" -o "$work/$name.ort"
-  tol=1e-4; grep -qx "$name" "$work/exact.txt" && tol=0
-  /usr/bin/python3 "$root/tests/integration/compare_npy.py" "$work/$name.tgc" "$work/$name.ort" --max-rel $tol || fail=1
+  tol=(--max-rel 1e-4); grep -qx "$name" "$work/exact.txt" && tol=(--max-rel 0)
+  own=$(sed -n "s/^$name //p" "$work/tolerances.txt"); [ -n "$own" ] && read -ra tol <<<"$own"
+  /usr/bin/python3 "$root/tests/integration/compare_npy.py" "$work/$name.tgc" "$work/$name.ort" "${tol[@]}" || fail=1
 done <"$work/manifest.txt"
 exit $fail
