@@ -104,6 +104,8 @@ usage:
       kernel's launch blob as the artifact carries it (DIR/k12.bin: OpenCL C, SPIR-V, PTX), or
       each CPU kernel's LLVM IR as rendered (before O3) or assembly (after O3). --kernel: only that
       kernel (k12); --opts: its actions instead of the heuristic's, e.g. 'UPCAST(1,8) UNROLL(2,4)'.
+      --stage=loops also shows a kernel's second schedule for some sizes of a run-time dim (GPUs:
+      up to 8 tokens, an LLM's decode step; CPUs: large sizes, a prefill's token tiles).
       A dynamic batch dim is shown at batch 1 (the program the artifact runs per sample).
       --stage=meta (GGUF files): the metadata (long arrays abbreviated) and the tensor table.
   tgc eval MODEL.onnx -i NAME=FILE.npy ... [-o DIR] [--input-shape NAME=d0,...]
@@ -389,6 +391,23 @@ void show_cpu_kernel(const Graph& g, const ResolvedTarget& target, const std::st
   std::cout << assembly_text(mod, tm.get());
 }
 
+// The heuristic's second schedule of kernel i for some sizes of a run-time dim, as the compile
+// picks it (codegen/pipeline.cpp, lower_with_variants): GPUs' few-tokens variant (an LLM's decode
+// step), CPUs' schedule for large sizes (a prefill's token tiles).
+void show_size_variant(const InspectLowering& lw, size_t i) {
+  const Args& a = lw.a;
+  const TargetProfile& t = lw.target.profile;
+  const Kernel& plain = lw.s.kernels[i];
+  if (!a.opts.empty() || !a.optimize || lw.serial_of[i] || t.serial_group) return;
+  SizeVariant v =
+      t.gpu ? few_tokens_variant(lw.g, plain, t, lw.chosen[i]) : large_size_variant(lw.g, plain, t, lw.chosen[i]);
+  if (v.opts.empty()) return;
+  std::cout << "# variant " << plain.name << (t.gpu ? "_few" : "_from" + std::to_string(v.from)) << " ("
+            << v.var->var().name << (t.gpu ? " <= " + std::to_string(v.until) : " >= " + std::to_string(v.from))
+            << "), opts: " << opts_str(v.opts) << "\n";
+  std::cout << print_program(lw.g, lower_kernel(lw.g, v.kernel ? *v.kernel : plain, v.opts, lw.target).program);
+}
+
 // Kernel i, lowered, at the stage --stage names.
 void show_kernel(const InspectLowering& lw, size_t i) {
   const Args& a = lw.a;
@@ -409,6 +428,7 @@ void show_kernel(const InspectLowering& lw, size_t i) {
   std::cout << "\n";
   if (a.stage == "loops") {
     std::cout << print_program(lw.g, p);
+    show_size_variant(lw, i);
   } else if (a.stage == "blob") {  // the bytes the artifact carries (SPIR-V for vulkan: spirv-val them)
     std::string path = (std::filesystem::path(a.out_dir) / (plain.name + ".bin")).string();
     std::ofstream out(path, std::ios::binary);

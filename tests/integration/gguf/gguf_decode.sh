@@ -119,6 +119,14 @@ else
   echo "FAIL C API build: $(cat "$work/err")"; fail=1
 fi
 
+# `tgc inspect --stage=loops` shows the decode step's schedules (GPU targets: a variant up to 8 tokens).
+if "$tgc" inspect "$work/llama-f32.gguf" --target=vulkan --dynamic n_tokens=64 --ctx 96 --stage=loops 2>&1 |
+  grep -q "^# variant k[0-9]*_few (n_tokens <= 8), opts: .*GROUP"; then
+  echo "ok   inspect shows the few-tokens variants"
+else
+  echo "FAIL inspect --stage=loops shows no few-tokens variant"; fail=1
+fi
+
 # The GPU backends keep the caches on the device: vulkan (lavapipe here, validation layer on) and
 # qcom (OpenCL: pocl here), where a device exists.
 export POCL_KERNEL_CACHE=0 POCL_CACHE_DIR="$work/pocl" MESA_SHADER_CACHE_DIR="$work/mesa" TGC_VK_CACHE="$work/vkcache"
