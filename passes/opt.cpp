@@ -360,19 +360,8 @@ bool outputs_contiguous(Graph& g, const Kernel& k) {
   });
 }
 
-// Matrix-vector products and attention over a cache at a few tokens (an LLM's decode step: each
-// weight read once, a few thousand outputs or tens of thousands) leave most of a GPU idle with a
-// thread per output, and read rows far apart in each warp. Each reduce's innermost axis is split
-// over the threads of a work-group, as many as fill the GPU (t.fill_threads in flight), a warp at
-// least and 256 at most; consecutive threads take consecutive elements (GROUP, not GROUPTOP), so
-// a warp reads a row's bytes side by side. An axis that ends at a run-time size (the cache's
-// length) is split at its bound, the positions past its end masked. Two reduces over axes of
-// their own (a SwiGLU's gate and up) take 16 threads each, a thread per pair. Where the outputs
-// are what lies contiguous in memory (attention's weighted sum of V rows), they keep their LOCAL
-// (`local` threads) and the reduce takes the rest of the work-group. Returns the group's threads
-// (1: not split).
 // How many steps of `r` one element of the load at `idx` spans: 1 where the load moves with r,
-// 8 for a word of eight nibbles (idx = r / 8); 0 when no step up to 64 moves it by a constant.
+// 2 for a byte of two nibbles (idx = r / 2); 0 when no step up to 64 moves it by a constant.
 int64_t steps_per_element(Graph& g, const UOp* idx, const UOp* r) {
   Sym s{g};
   for (int64_t e = 1; e <= 64; e *= 2)
@@ -382,8 +371,8 @@ int64_t steps_per_element(Graph& g, const UOp* idx, const UOp* r) {
 }
 
 // Consecutive steps of reduce axis `r` a thread takes so that it reads 16 bytes of the weight
-// that most bytes per step come from (8 steps of f16, 16 of q8_0's bytes, 32 of nibbles packed in
-// words): whole vectors instead of a load per element. 1 without such a weight.
+// that most bytes per step come from (8 steps of f16, 16 of q8_0's bytes, 32 of nibbles two to a
+// byte): whole vectors instead of a load per element. 1 without such a weight.
 int64_t vector_steps(Graph& g, const Kernel& k, const UOp* r) {
   double most = 0;
   int64_t steps = 1;
@@ -414,6 +403,18 @@ int64_t rows_per_thread(Graph& g, const Kernel& k) {
   return weight_rows && shared ? 4 : 1;
 }
 
+// Matrix-vector products and attention over a cache at a few tokens (an LLM's decode step: each
+// weight read once, a few thousand outputs or tens of thousands) leave most of a GPU idle with a
+// thread per output, and read rows far apart in each warp. Each reduce's innermost axis is split
+// over the threads of a work-group, as many as fill the GPU (t.fill_threads in flight), a warp at
+// least and 256 at most; consecutive threads take consecutive 16-byte vectors of the weight
+// (UNROLL then GROUP, not GROUPTOP: `vector_steps`), so a warp reads a row's bytes side by side,
+// and four rows each (`rows_per_thread`). An axis that ends at a run-time size (the cache's
+// length) is split at its bound, the positions past its end masked. Two reduces over axes of
+// their own (a SwiGLU's gate and up) take 16 threads each, a thread per pair. Where the outputs
+// are what lies contiguous in memory (attention's weighted sum of V rows), they keep their LOCAL
+// (`local` threads) and the reduce takes the rest of the work-group. Returns the group's threads
+// (1: not split).
 int64_t fill_with_reduce(Graph& g, const Kernel& k, const TargetProfile& t, int64_t outputs, int64_t local,
                          std::vector<Opt>& opts) {
   std::vector<const UOp*> axes = kernel_axes(k);
@@ -707,10 +708,10 @@ static void lanes_along_outputs(Graph& g, const Kernel& k, const TargetProfile& 
   }
 }
 
-// Output rows of a quarter vector or less (96 channels of 12 x 4 positions), or rows no load reads
-// contiguously: the lanes run along an output axis that some load reads contiguously instead (the channels of a weight
-// that passes/channel_vectors transposed), one vector wide; the positions become register
-// tiles (an audio embedding's 12x4 convolution: 0.158 -> 0.047 ms).
+// Output rows of a quarter vector or less (96 channels of 12 x 4 positions), or rows no load
+// reads contiguously: the lanes run along an output axis that some load reads contiguously
+// instead (the channels of a weight that passes/channel_vectors transposed), one vector wide; the
+// positions become register tiles (an audio embedding's 12x4 convolution: 0.158 -> 0.047 ms).
 static void lanes_across_narrow_rows(Graph& g, const Kernel& k, const TargetProfile& t,
                                      const std::vector<const UOp*>& loads, CpuChoice& c) {
   const std::vector<const UOp*>& globals = k.global_ranges;

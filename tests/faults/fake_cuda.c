@@ -7,6 +7,7 @@
  *   lost     the device is lost after create: every call of a run answers CUDA_ERROR_ILLEGAL_ADDRESS
  *            (a sticky error, as after an Xid: the context is unusable)
  *   nodevice cuDeviceGetCount finds none
+ *   small    cuMemGetInfo reports 1 KiB free (a model larger than the device's memory)
  * Unset: every call succeeds. */
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,12 @@ CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t n) {
   return OK;
 }
 CUresult cuMemFree_v2(CUdeviceptr p) { return free((void*)(unsigned long)p), OK; }
+/* 1 GiB free of 2, or (small) 1 KiB free: less than any model needs. */
+CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total) {
+  *total = (size_t)2 << 30;
+  *free_bytes = fault("small") ? 1024 : (size_t)1 << 30;
+  return OK;
+}
 CUresult cuMemAllocHost_v2(void** p, size_t n) { return (*p = calloc(1, n)) ? OK : OUT_OF_MEMORY; }
 CUresult cuMemFreeHost(void* p) { return free(p), OK; }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void* s, size_t n) { return memcpy((void*)(unsigned long)d, s, n), OK; }

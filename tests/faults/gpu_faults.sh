@@ -53,6 +53,7 @@ expect cuda jit 1 "JIT log: ptxas fatal"
 expect cuda launch 1 "CUDA_ERROR_LAUNCH_FAILED"
 expect cuda lost 1 "CUDA_ERROR_ILLEGAL_ADDRESS"
 expect cuda nodevice 1 "no CUDA device found"
+expect cuda small 1 "bytes of device memory; 'Fake CUDA device' has 1024 free of 2147483648"
 
 expect qcom "" 0 ""
 # Every clCreateBuffer of a create in turn, until the create makes no more: the model's buffers

@@ -120,8 +120,8 @@ else
 fi
 
 # `tgc inspect --stage=loops` shows the decode step's schedules (GPU targets: a variant up to 8 tokens).
-if "$tgc" inspect "$work/llama-f32.gguf" --target=vulkan --dynamic n_tokens=64 --ctx 96 --stage=loops 2>&1 |
-  grep -q "^# variant k[0-9]*_few (n_tokens <= 8), opts: .*GROUP"; then
+"$tgc" inspect "$work/llama-f32.gguf" --target=vulkan --dynamic n_tokens=64 --ctx 96 --stage=loops >"$work/loops" 2>&1
+if grep -q "^# variant k[0-9]*_few (n_tokens <= 8), opts: .*GROUP" "$work/loops"; then
   echo "ok   inspect shows the few-tokens variants"
 else
   echo "FAIL inspect --stage=loops shows no few-tokens variant"; fail=1
