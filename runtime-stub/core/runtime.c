@@ -22,11 +22,45 @@
 
 static _Thread_local char g_error[1024];
 
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0: a stray continuation byte, a
+ * truncated sequence, an overlong form, a surrogate, a code point past U+10FFFF. */
+static int utf8_length(const unsigned char* s) {
+  unsigned char b = s[0], b1 = s[1];
+  int n = b < 0x80 ? 1 : b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+  if ((b == 0xE0 && b1 < 0xA0) || (b == 0xED && b1 >= 0xA0) || (b == 0xF0 && b1 < 0x90) || (b == 0xF4 && b1 >= 0x90))
+    return 0;
+  for (int k = 1; k < n; ++k)
+    if ((s[k] & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+/* Names in messages come from model files: control bytes and bytes that are not UTF-8 are
+ * written as \n, \r, \t or \xNN (as the compiler's printable() does), so every error stays one
+ * line. */
+static void escape_into(char* out, size_t cap, const char* in) {
+  static const char hex[] = "0123456789abcdef";
+  size_t o = 0;
+  for (const unsigned char* s = (const unsigned char*)in; *s && o + 5 < cap;) {
+    int n = utf8_length(s);
+    if (*s == '\n' || *s == '\r' || *s == '\t') {
+      out[o++] = '\\', out[o++] = *s == '\n' ? 'n' : *s == '\r' ? 'r' : 't', ++s;
+    } else if (n == 0 || *s < 0x20 || *s == 0x7F || (*s == 0xC2 && s[1] < 0xA0)) {
+      for (int k = 0; k < (n ? n : 1) && o + 5 < cap; ++k, ++s)
+        out[o++] = '\\', out[o++] = 'x', out[o++] = hex[*s >> 4], out[o++] = hex[*s & 15];
+    } else {
+      for (int k = 0; k < n && o + 1 < cap; ++k) out[o++] = (char)*s++;
+    }
+  }
+  out[o] = '\0';
+}
+
 void tgc_set_error(const char* fmt, ...) {
+  char raw[sizeof g_error];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(g_error, sizeof g_error, fmt, ap);
+  vsnprintf(raw, sizeof raw, fmt, ap);
   va_end(ap);
+  escape_into(g_error, sizeof g_error, raw);
 }
 
 void tgc_clear_error(void) { g_error[0] = '\0'; }

@@ -152,6 +152,9 @@ static void test_errors(void) {
   bufs[0] = tgc_test_buffers[0];
   bufs[3].offset = 4004; /* bias2 past the weights */
   CHECK(!tgc_create(&d, 1) && strstr(tgc_last_error(), "bias2"), "%s", tgc_last_error());
+  bufs[3].name = "bias\n2\xff\xc3\xa9"; /* a name with a newline, a byte that is not UTF-8, then an e-acute */
+  CHECK(!tgc_create(&d, 1) && strstr(tgc_last_error(), "bias\\n2\\xff\xc3\xa9") && !strchr(tgc_last_error(), '\n'),
+        "%s", tgc_last_error());
   bufs[3] = tgc_test_buffers[3];
   d.weights = NULL;
   CHECK(!tgc_create(&d, 1) && strstr(tgc_last_error(), "weight"), "%s", tgc_last_error());
