@@ -108,15 +108,10 @@ struct Builder {
     return y;
   }
 
+  // RMSNorm over x's last axis (the embedding; qwen3's q and k: each head's values).
   Tensor rms_norm(const Tensor& x, const std::string& name) const {
     Tensor ms = (x * x).mean({-1}, true);
-    return x * (ms + p.rms_eps).rsqrt() * weight(name, {p.n_embd});
-  }
-
-  // x [n, heads, head_dim] with RMSNorm over each head's values.
-  Tensor head_norm(const Tensor& x, const std::string& name) const {
-    Tensor ms = (x * x).mean({-1}, true);
-    return x * (ms + p.rms_eps).rsqrt() * weight(name, {p.head_dim});
+    return x * (ms + p.rms_eps).rsqrt() * weight(name, {x.dim(-1)});
   }
 
   // cos and sin of position * theta_i as llama.cpp's rope cache computes them (f32 steps), for
@@ -172,8 +167,8 @@ struct Builder {
     }
     q = q.reshape({n, H, hd}), k = k.reshape({n, KV, hd});
     if (find(b + "attn_q_norm.weight")) {  // qwen3: each head's q and k RMS-normalized before RoPE
-      q = head_norm(q, b + "attn_q_norm.weight");
-      k = head_norm(k, b + "attn_k_norm.weight");
+      q = rms_norm(q, b + "attn_q_norm.weight");
+      k = rms_norm(k, b + "attn_k_norm.weight");
     }
     q = rope(q, cos, sin).permute({1, 0, 2});
     k = rope(k, cos, sin).permute({1, 0, 2});
