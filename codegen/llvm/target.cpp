@@ -145,9 +145,9 @@ void check_cpu_name(const std::string& triple, const std::string& cpu) {
 std::vector<std::string> required_features(const std::string& triple, llvm::TargetMachine* tm) {
   std::vector<std::string> names;
   const llvm::MCSubtargetInfo* sti = tm->getMCSubtargetInfo();
+  auto known = sti->getAllProcessorFeatures();
   auto add = [&](const char* name) {
     // (checkFeatures takes a name it does not know for an enabled feature)
-    auto known = sti->getAllProcessorFeatures();
     if (std::none_of(known.begin(), known.end(),
                      [&](const llvm::SubtargetFeatureKV& kv) { return kv.Key == std::string_view(name); }))
       throw Error(std::string("internal error: tgc_cpu_features.h names the CPU feature '") + name +
