@@ -436,7 +436,6 @@ const OpTable& onnx_ops() {
       {"Size", [](Ctx& c) -> Outs { return {Tensor::full(c.g, {}, double(c.in(0).numel()), DType::I64)}; }},
       {"Constant", [](Ctx& c) -> Outs { return {constant(c)}; }},
       {"ConstantOfShape", [](Ctx& c) -> Outs { return {constant_of_shape(c)}; }},
-      {"Identity", map1([](const Tensor& x) { return x; })},
       {"Dropout", [](Ctx& c) -> Outs {
          // Inference: the identity with an all-true mask. Training mode drops at random, which
          // only a zero ratio makes deterministic.

@@ -57,18 +57,10 @@ Outs split_to_sequence(Ctx& c) {
   } else {
     sizes.assign(size_t(len), 1);
   }
-  Ctx::Sequence s;
-  int64_t at = 0;
-  for (int64_t n : sizes) {
-    std::vector<std::pair<int64_t, int64_t>> bounds;
-    for (int64_t d = 0; d < x.ndim(); ++d) bounds.push_back({0, x.shape()[size_t(d)]});
-    bounds[size_t(axis)] = {at, at + n};
-    Tensor piece = x.shrink(bounds);
-    // Without split, keepdims=0 drops the axis (each piece has size 1 there).
-    if (!c.has(1) && c.attr_int("keepdims", 1) == 0) piece = piece.squeeze({axis});
-    s.push_back(piece);
-    at += n;
-  }
+  Ctx::Sequence s = x.split(sizes, axis);
+  // Without split, keepdims=0 drops the axis (each piece has size 1 there).
+  if (!c.has(1) && c.attr_int("keepdims", 1) == 0)
+    for (Tensor& piece : s) piece = piece.squeeze({axis});
   return sequence(c, std::move(s));
 }
 
@@ -126,7 +118,7 @@ void add_sequence_ops(OpTable& t) {
   t["SequenceLength"] = [](Ctx& c) -> Outs { return {Tensor::full(c.g, {}, double(c.seq_in(0).size()), DType::I64)}; };
   t["SplitToSequence"] = split_to_sequence;
   t["ConcatFromSequence"] = concat_from_sequence;
-  // Identity passes a sequence through as well as a tensor (opset 14 and later).
+  // Identity (here, as it passes a sequence through as well as a tensor: opset 14 and later).
   t["Identity"] = [](Ctx& c) -> Outs {
     if (c.is_sequence(0)) return sequence(c, c.seq_in(0));
     return {c.in(0)};
