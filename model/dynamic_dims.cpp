@@ -26,6 +26,38 @@ Model traced(const ModelSource& src, std::map<std::string, int64_t> sizes, const
 }
 
 // --dynamic: the dims named become VARs, the graph is traced at their maxima (see the header).
+// Whether an error of the dim rules names the step at which dim `name` can be bound
+// (dim_axes.cpp, step_hint: "...: --dynamic NAME=MAX/STEP").
+bool names_step(const std::string& msg, const std::string& name) {
+  return msg.find(": --dynamic " + printable(name) + "=") != std::string::npos;
+}
+
+// The model does not build with VAR's dim at `other` (an Add of a branch upsampled from a strided
+// one to the full-size one: sizes that agree at multiples of 4 only, 17 being none). Traced at a
+// size that is a multiple of a power of two dividing the bound instead, the rules may name the
+// step that makes the sizes agree (dim_axes.cpp); the model's own error stays first in the
+// message. Rethrows `e` where there is no such step.
+[[noreturn]] void fail_with_step_hint(const Error& e, const ModelSource& src,
+                                      const std::map<std::string, int64_t>& at_max, Graph& g,
+                                      const std::vector<const UOp*>& roots_m, const UOp* var, int64_t other) {
+  const std::string& name = var->var().name;
+  const int64_t step = g.var_step(var), max = var->var().max * step;
+  int64_t q = std::min<int64_t>(max & -max, 64);
+  while (q > 1 && max / 2 / q < 1) q /= 2;
+  int64_t again = (max / 2) / q * q;
+  std::string why = e.what(), path = printable(src.path);
+  if (why.rfind(path + ": ", 0) == 0) why = why.substr(path.size() + 2);
+  if (g.var_value(var) || q < 2 || again % step != 0 || again == other) throw e;
+  try {
+    Model b2 = traced(src, at_max, name, again);
+    var_extents(g, roots_m, var, *b2.graph, roots(b2.outputs), again);
+  } catch (const Error& e2) {
+    if (names_step(e2.what(), name))
+      throw Error("the model does not build at " + name + "=" + std::to_string(other) + " (" + why + "); " + e2.what());
+  }
+  throw e;
+}
+
 Model import_with_vars(const ModelSource& src) {
   const std::string& path = src.path;
   const std::vector<UnknownDim>& unknown = src.unknown;
@@ -74,35 +106,14 @@ Model import_with_vars(const ModelSource& src) {
       try {
         b = traced(src, at_max, name, other);
       } catch (const Error& e) {
-        // The model does not build at that size (an Add of a branch upsampled from a strided one
-        // to the full-size one: sizes that agree at multiples of 4 only, 17 being none). Traced
-        // at a size that is a multiple of a power of two dividing the bound instead, the rules
-        // may name the step that makes the sizes agree (dim_axes.cpp); the model's own error
-        // stays first in the message.
-        int64_t q = std::min<int64_t>(p, 64);
-        while (q > 1 && max / 2 / q < 1) q /= 2;
-        int64_t again = (max / 2) / q * q;
-        std::string why = e.what();
-        if (why.rfind(printable(path) + ": ", 0) == 0) why = why.substr(printable(path).size() + 2);
-        if (data || q < 2 || again % step != 0 || again == other) throw;
-        try {
-          Model b2 = traced(src, at_max, name, again);
-          var_extents(g, roots_m, var, *b2.graph, roots(b2.outputs), again);
-        } catch (const Error& e2) {
-          std::string hint = e2.what();
-          if (hint.find(": --dynamic " + printable(name) + "=") != std::string::npos)
-            throw Error("the model does not build at " + name + "=" + std::to_string(other) + " (" + why + "); " +
-                        hint);
-        }
-        throw;
+        fail_with_step_hint(e, src, at_max, g, roots_m, var, other);
       }
       ext = var_extents(g, roots_m, var, *b.graph, roots(b.outputs), other);
     } catch (const Error& e) {
       // The rules may name the step at which the dim can be bound (dim_axes.cpp, step_hint).
       std::string msg = e.what();
-      bool step_hint = msg.find(": --dynamic " + printable(name) + "=") != std::string::npos;
       throw Error(path + ": " + what + " cannot be bound at run time: " + msg +
-                  (step_hint && !data ? "; or give it a size with --input-shape" : fix));
+                  (names_step(msg, name) && !data ? "; or give it a size with --input-shape" : fix));
     }
     // Loops over the dim's axes (kernel outputs, reduces) stop at their run-time size, and pads
     // over them mask with it.
