@@ -76,12 +76,13 @@ std::vector<std::vector<Opt>> choose_opts(Graph& g, const Schedule& s, const std
 
 // The launch of a lowered kernel: the work items of CPU kernels decode the outermost global range
 // first, so over a run-time dim (or that dim tiled by f: a range to ceil(VAR / f)) only its value's
-// share of them runs.
+// share of them runs. Tensor-core tiles order their blocks otherwise (columns innermost), and
+// those past a run-time size leave by themselves: all of them are launched.
 KernelLaunch launch_of(const Graph& g, const LoopProgram& p) {
   KernelLaunch l;
   l.name = p.name;
   l.args = p.args;
-  const UOp* outer = p.globals.empty() || p.globals[0] == p.inner ? nullptr : p.globals[0];
+  const UOp* outer = p.globals.empty() || p.globals[0] == p.inner || p.tensor_cores ? nullptr : p.globals[0];
   const UOp* end = outer ? outer->src[0] : nullptr;
   if (end && end->op == Op::IDiv && end->src[1]->is_const() && end->src[0]->op == Op::Add &&
       end->src[0]->src[0]->op == Op::Var && end->src[0]->src[1]->is_const(end->src[1]->ival() - 1)) {

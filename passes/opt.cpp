@@ -452,8 +452,9 @@ int64_t fill_with_reduce(Graph& g, const Kernel& k, const TargetProfile& t, int6
 // `few` (a token count at a few tokens: an LLM's decode step) as one.
 std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, const UOp* few = nullptr) {
   bool few_tokens = few != nullptr;
-  // A matrix product runs on tensor cores where the target has them for its operands.
-  if (has_tensor_cores(t))
+  // A matrix product runs on tensor cores where the target has them for its operands (not at a
+  // few tokens: a block's 32 or more rows would be mostly padding).
+  if (has_tensor_cores(t) && !few_tokens)
     if (std::optional<TensorCorePlan> p = tensor_core_plan(g, k); p && has_tensor_cores(t, p->type))
       return {{OptOp::Tc, 0, 0}};
   // A large one of f32 on the CUDA cores, from shared memory (smaller ones fill too few blocks).

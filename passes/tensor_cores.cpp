@@ -41,6 +41,31 @@ Walk walk(Graph& g, const UOp* load, const UOp* row, const UOp* col, const std::
   return {true, *sc == 1, ld};
 }
 
+// Whether `u` is computed from 16-bit or integer values only (no f32 load): a weight stored in f16
+// or quantized, which rounding to f16 changes little or not at all.
+bool from_narrow_values(const UOp* u) {
+  bool loads = false;
+  for (const UOp* x : toposort({u}))
+    if (x->op == Op::Load && x->src[0]->op == Op::Buffer) {
+      if (x->dtype == DType::F32 || x->dtype == DType::F64) return false;
+      loads = true;
+    } else if (x->op == Op::KReduce) {
+      return false;
+    }
+  return loads;
+}
+
+// Converted operands (see the header): an f32 factor from narrow values times another f32 factor
+// without a reduce inside.
+bool convertible(const UOp* x, const UOp* y) {
+  auto plain = [](const UOp* u) {
+    for (const UOp* v : toposort({u}))
+      if (v->op == Op::KReduce) return false;
+    return u->dtype == DType::F32;
+  };
+  return plain(x) && plain(y) && (from_narrow_values(x) != from_narrow_values(y));
+}
+
 }  // namespace
 
 bool has_tensor_cores(const TargetProfile& t, DType type) {
@@ -69,11 +94,19 @@ std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::s
   const UOp* mul = reduce->src[0];
   if (mul->op != Op::Mul) return no("the sum is not of products");
   const UOp *x = operand_load(mul->src[0]), *y = operand_load(mul->src[1]);
-  if (!x || !y || x->dtype != y->dtype) return no("the products are not of two loads of one type (f16, bf16 or f32)");
+  const bool convert = (!x || !y || x->dtype != y->dtype) && !k.cuda_cores && convertible(mul->src[0], mul->src[1]);
+  if (convert)
+    x = mul->src[0], y = mul->src[1];
+  else if (!x || !y || x->dtype != y->dtype)
+    return no("the products are not of two loads of one type (f16, bf16 or f32)");
   std::vector<const UOp*> ranges = k.global_ranges;
   ranges.push_back(kr);
+  const UOp* late = nullptr;  // the one output range that may end at a run-time size: the rows
   for (const UOp* r : ranges)
-    if (!r->src[0]->is_const()) return no("a range ends at a run-time size");
+    if (!r->src[0]->is_const()) {
+      if (late || r == kr) return no("a range ends at a run-time size");
+      late = r;
+    }
   if (range_extent(kr) % kTensorCoreTile != 0) return no("the reduce is not a multiple of 16 long");
   // Rows: an output range that A follows and B does not; columns the other way round.
   for (int swap = 0; swap < 2; ++swap) {
@@ -82,10 +115,13 @@ std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::s
     for (const UOp* m : k.global_ranges)
       for (const UOp* n : k.global_ranges) {
         if (m == n || range_extent(m) % kTensorCoreTile || range_extent(n) % kTensorCoreTile) continue;
-        if (!depends_on(a->src[1], m) || depends_on(a->src[1], n) || !depends_on(b->src[1], n) ||
-            depends_on(b->src[1], m))
-          continue;
-        Walk wa = walk(g, a, m, kr, ranges), wb = walk(g, b, kr, n, ranges);
+        const UOp *ai = convert ? a : a->src[1], *bi = convert ? b : b->src[1];
+        if (!depends_on(ai, m) || depends_on(ai, n) || !depends_on(bi, n) || depends_on(bi, m)) continue;
+        // Only the rows may end at a run-time size (their bound's blocks leave past it).
+        if (late && (late != m || k.cuda_cores)) continue;
+        // Converted factors are computed, not loaded: any walk will do.
+        Walk wa = convert ? Walk{true, true, 0} : walk(g, a, m, kr, ranges);
+        Walk wb = convert ? Walk{true, true, 0} : walk(g, b, kr, n, ranges);
         if (!wa.ok || !wb.ok) continue;
         int64_t others = 1;
         for (const UOp* r : k.global_ranges)
@@ -124,10 +160,14 @@ std::optional<TensorCorePlan> tensor_core_plan(Graph& g, const Kernel& k, std::s
         // f32 operands (tf32) take twice the shared memory: 32 along the reduce always (35 KB at
         // most, of the 48 KB a block may have without opting in to more).
         int64_t k16 = range_extent(kr) / kTensorCoreTile;
-        bool wide = a->dtype == DType::F32;
+        bool wide = !convert && a->dtype == DType::F32;
         int64_t steps = !wide && t.wm * t.wn <= 8 && k16 % 4 == 0 ? 4 : k16 % 2 == 0 ? 2 : 0;
         if (wa.contiguous_cols && wb.contiguous_cols && fm % (2 * t.wm) == 0 && fn % (2 * t.wn) == 0 && steps)
           t.staged = steps * kTensorCoreTile, t.warps = 4;
+        // Converted factors go through shared memory, B column by column (its reduce contiguous,
+        // as a weight's rows are); rows that end at a run-time size need the staged blocks' exits.
+        if ((convert || late) && !t.staged) continue;
+        if (convert) return TensorCorePlan{reduce, m, n, kr, a, b, DType::F16, true, false, 0, 0, t, true};
         return TensorCorePlan{reduce, m,     n, kr, a, b, a->dtype, wa.contiguous_cols, wb.contiguous_cols,
                               wa.ld,  wb.ld, t};
       }

@@ -7,6 +7,14 @@
 // tensor cores read 10 of the mantissa's 23 bits, truncating). Whatever the kernel does with the sum
 // (bias, activation, a cast) runs per element after it. The TC action (passes/opt.h) selects it;
 // codegen/cuda/render_ptx.cpp renders it.
+//
+// Converted operands: where one factor is computed from 16-bit or integer values only (a GGUF
+// weight dequantized in the kernel: scales times nibbles) and the other is any f32 expression (the
+// activations), a block computes its tiles of both factors element by element, rounds them to f16
+// into shared memory, and multiplies those (f16 keeps the activations to 11 bits, finer than the
+// 8-bit blocks llama.cpp quantizes them to; values beyond f16's 65504 would not survive). The row
+// range may end at a run-time size (an LLM's token count): the grid covers its bound, blocks past
+// the size leave, rows past it are not stored.
 #pragma once
 #include <optional>
 
@@ -35,12 +43,15 @@ struct TensorCorePlan {
   const UOp* m;       // the output ranges along the tile's rows and columns, and the reduce range
   const UOp* n;
   const UOp* k;
-  const UOp* a;  // LOAD of A (m x k) and of B (k x n), both of `type`
+  const UOp* a;  // LOAD of A (m x k) and of B (k x n), both of `type` (convert: f32 expressions)
   const UOp* b;
   DType type;         // F16, BF16, or F32 (tf32)
   bool a_row, b_row;  // A row-major (k contiguous) or column-major; B row-major (n contiguous) or not
   int64_t lda, ldb;   // elements between rows (row-major) or columns
   TensorCoreTiles tiles;
+  // a and b are the factors' f32 expressions, computed per element and rounded to f16 (staged:
+  // A's rows and B's columns along the reduce in shared memory; lda and ldb unused).
+  bool convert = false;
 };
 
 constexpr int64_t kTensorCoreTile = 16;

@@ -347,8 +347,29 @@ class PtxRenderer : LlvmExprHooks {
     return v;
   }
 
-  // The kernel's store of one output element whose matrix-product sum is `sum`.
+  // Where the matrix product's rows end: their range's bound, or its run-time size.
+  Value* rows_end(const Ranges& values) {
+    const UOp* end = p_.tensor_cores->m->src[0];
+    return end->is_const() ? c64(end->ival()) : eval_at(end, values);
+  }
+
+  // The kernel's store of one output element whose matrix-product sum is `sum` (none for rows
+  // past a run-time size).
   void store_output(Value* sum, const Ranges& values) {
+    const UOp* m = p_.tensor_cores->m;
+    if (!m->src[0]->is_const()) {
+      auto* then = llvm::BasicBlock::Create(c_, "row", fn_);
+      auto* done = llvm::BasicBlock::Create(c_, "rowdone", fn_);
+      b_.CreateCondBr(b_.CreateICmpULT(values.at(m), rows_end(values)), then, done);
+      b_.SetInsertPoint(then);
+      store_element(sum, values);
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+      return;
+    }
+    store_element(sum, values);
+  }
+  void store_element(Value* sum, const Ranges& values) {
     const UOp* store = p_.body.back().u;
     tc_sum_ = sum;
     Value* v = eval_at(store->src[2], values);
@@ -514,8 +535,8 @@ class PtxRenderer : LlvmExprHooks {
     const TensorCoreTiles& w = tc.tiles;
     const int64_t bm = 32 * w.wm, bn = 32 * w.wn;
     return arch_ == "sm_90a" && w.staged && w.warps == 4 && tc.type != DType::F32 && tc.a_row && tc.b_row &&
-           bm % 64 == 0 && bn % 64 == 0 && bn <= 256 && kWarpgroupStages * (bm + bn) * kWarpgroupK * 2 <= 48 * 1024 &&
-           range_extent(tc.k) % kWarpgroupK == 0;
+           !tc.convert && tc.m->src[0]->is_const() && bm % 64 == 0 && bn % 64 == 0 && bn <= 256 &&
+           kWarpgroupStages * (bm + bn) * kWarpgroupK * 2 <= 48 * 1024 && range_extent(tc.k) % kWarpgroupK == 0;
   }
 
   void asm_call(const std::string& text) {
@@ -739,6 +760,8 @@ class PtxRenderer : LlvmExprHooks {
     Value* tile = w.staged ? block : b_.CreateAdd(b_.CreateMul(block, c64(w.warps)), warp);
     t.at = tile_origin(tile, t.brows, t.bcols);
     t.block_at = t.at;
+    // Rows that end at a run-time size: blocks past it leave together (before any barrier).
+    if (!tc.m->src[0]->is_const()) leave_if(b_.CreateICmpUGE(t.at.at(tc.m), rows_end(t.at)));
     if (w.staged) {
       t.at[tc.n] = b_.CreateAdd(t.at[tc.n], b_.CreateMul(b_.CreateURem(warp, c64(2)), c64(t.cols)));
       t.at[tc.m] = b_.CreateAdd(t.at[tc.m], b_.CreateMul(b_.CreateUDiv(warp, c64(2)), c64(t.rows)));
@@ -834,7 +857,9 @@ class PtxRenderer : LlvmExprHooks {
   // row is padded by 16 bytes, which keeps WMMA's rows off one bank. Chunks of 16 bytes move as
   // 4 x i32, whatever the elements: loaded from global memory into registers, later stored to
   // shared memory. The next step's chunks are loaded while this step multiplies, so the loads'
-  // latency hides behind the tensor cores' work.
+  // latency hides behind the tensor cores' work. Converted factors (TensorCorePlan::convert) are
+  // computed instead, 8 consecutive elements along the reduce per chunk, and rounded to f16; B
+  // then lies in shared memory column by column (bcols rows of BK).
   struct WmmaStaging {
     int64_t bk, chunk, threads, chunks_a;  // chunk: elements per 16 bytes
     int64_t lda_s, ldb_s;
@@ -845,12 +870,15 @@ class PtxRenderer : LlvmExprHooks {
     Value* tid;
   };
   // An operand's rows x (row_chunks * chunk) block of a step: ld apart in global memory from
-  // `from`, ld_s apart in shared memory `to`.
+  // `from`, ld_s apart in shared memory `to`. Converted: `expr` at the ranges `at` of the step's
+  // corner, its rows along `rows` (m or n), `from` unused.
   struct StagedPart {
     Value* from;
     int64_t ld;
     llvm::GlobalVariable* to;
     int64_t ld_s, rows_n, row_chunks;
+    const UOp *expr = nullptr, *rows = nullptr;
+    Ranges at;
   };
 
   // Returns A's shared memory, which the epilogue reuses.
@@ -860,10 +888,11 @@ class PtxRenderer : LlvmExprHooks {
     const int64_t esize = tc.type == DType::F32 ? 4 : 2;
     WmmaStaging st;
     st.bk = w.staged, st.chunk = 16 / esize, st.threads = 32 * w.warps, st.tid = tid;
-    st.lda_s = st.bk + 16 / esize, st.ldb_s = t.bcols + 16 / esize;
+    st.lda_s = st.bk + 16 / esize, st.ldb_s = (tc.b_row ? t.bcols : st.bk) + 16 / esize;
     st.sa = shared_buffer(t.et, std::max(t.brows * st.lda_s, w.warps * kTensorCoreTile * t.cols * 4 / esize), "tc_a");
-    st.sb = shared_buffer(t.et, st.bk * st.ldb_s, "tc_b");
-    st.chunk_ty = llvm::FixedVectorType::get(b_.getInt32Ty(), 4);
+    st.sb = shared_buffer(t.et, (tc.b_row ? st.bk : t.bcols) * st.ldb_s, "tc_b");
+    st.chunk_ty =
+        tc.convert ? llvm::FixedVectorType::get(b_.getHalfTy(), 8) : llvm::FixedVectorType::get(b_.getInt32Ty(), 4);
     st.chunks_a = t.brows * st.bk / st.chunk / st.threads;
     const int64_t chunks_b = st.bk * t.bcols / st.chunk / st.threads;
     st.regs_ty = llvm::ArrayType::get(st.chunk_ty, uint64_t(st.chunks_a + chunks_b));
@@ -888,8 +917,9 @@ class PtxRenderer : LlvmExprHooks {
         }
         for (int64_t j = 0; j < w.wn; ++j) {
           Value* col = b_.CreateAdd(warp_col, c64(j * kTensorCoreTile));
-          b.push_back(wmma_fragment(t.load_b, b_.CreateGEP(t.et, st.sb, b_.CreateAdd(c64(kk * st.ldb_s), col)), kShared,
-                                    st.ldb_s));
+          Value* at = tc.b_row ? b_.CreateAdd(c64(kk * st.ldb_s), col)
+                               : b_.CreateAdd(b_.CreateMul(col, c64(st.ldb_s)), c64(kk));
+          b.push_back(wmma_fragment(t.load_b, b_.CreateGEP(t.et, st.sb, at), kShared, st.ldb_s));
         }
         wmma_multiply(t, a, b);
       }
@@ -901,18 +931,20 @@ class PtxRenderer : LlvmExprHooks {
   std::array<StagedPart, 2> staged_parts(const WmmaTile& t, const WmmaStaging& st, Value* kt) {
     const TensorCorePlan& tc = *p_.tensor_cores;
     Ranges values = at_step(t.block_at, kt, st.bk);
+    if (tc.convert)
+      return std::array<StagedPart, 2>{
+          StagedPart{nullptr, 0, st.sa, st.lda_s, t.brows, st.bk / st.chunk, tc.a, tc.m, values},
+          StagedPart{nullptr, 0, st.sb, st.ldb_s, t.bcols, st.bk / st.chunk, tc.b, tc.n, values}};
     return std::array<StagedPart, 2>{
         StagedPart{operand_at(tc.a, t.et, values), tc.lda, st.sa, st.lda_s, t.brows, st.bk / st.chunk},
         StagedPart{operand_at(tc.b, t.et, values), tc.ldb, st.sb, st.ldb_s, st.bk, t.bcols / st.chunk}};
   }
 
-  // Calls f(n, offset in global memory, offset in shared memory) for this thread's chunks of `p`.
+  // Calls f(n, row, column) for this thread's chunks of `p` (the column in elements).
   void each_chunk(const WmmaStaging& st, const StagedPart& p, const std::function<void(int64_t, Value*, Value*)>& f) {
     for (int64_t c0 = 0, n = 0; c0 < p.rows_n * p.row_chunks; c0 += st.threads, ++n) {
       Value* c = b_.CreateAdd(st.tid, c64(c0));
-      Value *r = b_.CreateUDiv(c, c64(p.row_chunks)),
-            *q = b_.CreateMul(b_.CreateURem(c, c64(p.row_chunks)), c64(st.chunk));
-      f(n, b_.CreateAdd(b_.CreateMul(r, c64(p.ld)), q), b_.CreateAdd(b_.CreateMul(r, c64(p.ld_s)), q));
+      f(n, b_.CreateUDiv(c, c64(p.row_chunks)), b_.CreateMul(b_.CreateURem(c, c64(p.row_chunks)), c64(st.chunk)));
     }
   }
 
@@ -920,22 +952,43 @@ class PtxRenderer : LlvmExprHooks {
     return b_.CreateConstGEP2_32(st.regs_ty, st.regs, 0, unsigned(x ? st.chunks_a + n : n));
   }
 
+  // A converted factor's 8 elements from (r, q) past the step's corner, rounded to f16.
+  Value* computed_chunk(const WmmaStaging& st, const StagedPart& p, Value* r, Value* q) {
+    const UOp* k = p_.tensor_cores->k;
+    Ranges values = p.at;
+    values[p.rows] = b_.CreateAdd(values.at(p.rows), r);
+    Value* v = llvm::UndefValue::get(st.chunk_ty);
+    for (int64_t i = 0; i < st.chunk; ++i) {
+      values[k] = b_.CreateAdd(p.at.at(k), b_.CreateAdd(q, c64(i)));
+      v = b_.CreateInsertElement(v, b_.CreateFPTrunc(eval_at(p.expr, values), b_.getHalfTy()), uint64_t(i));
+    }
+    return v;
+  }
+
   void fetch_chunks(const WmmaTile& t, const WmmaStaging& st, Value* kt) {
     std::array<StagedPart, 2> ps = staged_parts(t, st, kt);
-    for (int x = 0; x < 2; ++x)
-      each_chunk(st, ps[size_t(x)], [&](int64_t n, Value* src, Value*) {
-        Value* v = b_.CreateAlignedLoad(st.chunk_ty, b_.CreateGEP(t.et, ps[size_t(x)].from, src), llvm::Align(16));
+    for (int x = 0; x < 2; ++x) {
+      const StagedPart& p = ps[size_t(x)];
+      each_chunk(st, p, [&](int64_t n, Value* r, Value* q) {
+        Value* v = p.expr ? computed_chunk(st, p, r, q)
+                          : b_.CreateAlignedLoad(
+                                st.chunk_ty, b_.CreateGEP(t.et, p.from, b_.CreateAdd(b_.CreateMul(r, c64(p.ld)), q)),
+                                llvm::Align(16));
         b_.CreateStore(v, chunk_register(st, x, n));
       });
+    }
   }
 
   void put_chunks(const WmmaTile& t, const WmmaStaging& st, Value* kt) {
     std::array<StagedPart, 2> ps = staged_parts(t, st, kt);
-    for (int x = 0; x < 2; ++x)
-      each_chunk(st, ps[size_t(x)], [&](int64_t n, Value*, Value* dst) {
+    for (int x = 0; x < 2; ++x) {
+      const StagedPart& p = ps[size_t(x)];
+      each_chunk(st, p, [&](int64_t n, Value* r, Value* q) {
         Value* v = b_.CreateLoad(st.chunk_ty, chunk_register(st, x, n));
-        b_.CreateAlignedStore(v, b_.CreateGEP(t.et, ps[size_t(x)].to, dst), llvm::Align(16));
+        b_.CreateAlignedStore(v, b_.CreateGEP(t.et, p.to, b_.CreateAdd(b_.CreateMul(r, c64(p.ld_s)), q)),
+                              llvm::Align(16));
       });
+    }
   }
 
   // A row of the warp's fragments at a time to its part of shared memory (T x cols floats),

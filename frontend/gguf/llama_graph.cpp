@@ -198,6 +198,10 @@ struct Builder {
     Tensor gate, up;
     if (find(b + "ffn_gate.weight")) {
       gate = linear(x, b + "ffn_gate", p.n_ff, p.n_embd), up = linear(x, b + "ffn_up", p.n_ff, p.n_embd);
+      // GPU targets (no int8 path): the gate product a kernel of its own, so that each kernel
+      // has one sum per output, which the tensor-core tiles take whole (the up product's kernel
+      // then reads the gate); fused, they were one kernel with two sums.
+      if (int8_rows <= 0) gate = gate.contiguous();
     } else {  // phi3: gate rows then up rows in ffn_up
       Tensor both = linear(x, b + "ffn_up", 2 * p.n_ff, p.n_embd);
       int64_t n = x.dim(0);

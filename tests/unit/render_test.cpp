@@ -906,6 +906,34 @@ TEST(TensorCores, HalfMatmulRunsAsWmmaTiles) {
   EXPECT_GT(count(sptx, "bar.sync"), 0u);
 }
 
+// f32 activations times a weight of narrower values (f16 here, a GGUF's dequantized blocks in an
+// LLM): both factors are computed per element, rounded to f16 in shared memory (B column by column,
+// its reduce contiguous) and multiplied on tensor cores; f32 times f32 stays off them.
+TEST(TensorCores, ConvertedFactorsOfF32TimesNarrowWeights) {
+  Graph g;
+  Tensor x = Tensor::input(g, "x", DType::F32, {256, 128});
+  std::shared_ptr<const Bytes> bytes = Bytes::own(std::vector<uint8_t>(256 * 128 * 2));
+  Tensor w = Tensor::weight(g, "w", DType::F16, {256, 128}, bytes).cast(DType::F32);
+  Kernel k = only_kernel(g, x.matmul(w.transpose()));
+  std::optional<TensorCorePlan> plan = tensor_core_plan(g, k);
+  ASSERT_TRUE(plan);
+  EXPECT_TRUE(plan->convert);
+  EXPECT_EQ(plan->type, DType::F16);
+  EXPECT_TRUE(plan->a_row);
+  EXPECT_FALSE(plan->b_row);
+  EXPECT_GT(plan->tiles.staged, 0);
+  ASSERT_EQ(heuristic_opts(g, k, sm90()), (std::vector<Opt>{{OptOp::Tc, 0, 0}}));
+  LoopProgram p = lower(g, apply_opts(g, k, {{OptOp::Tc, 0, 0}}, sm90()), {.inner_loop = false});
+  std::string ptx = render_ptx(g, p, {.sm = "sm_90"});
+  EXPECT_GT(count(ptx, "cvt.rn.f16.f32"), 0u) << ptx;
+  EXPECT_GT(count(ptx, "wmma.load.b.sync.aligned.col.m16n16k16.shared.f16"), 0u);
+  EXPECT_GT(count(ptx, "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32"), 0u);
+  Tensor f32 = Tensor::input(g, "y", DType::F32, {256, 128});
+  std::optional<TensorCorePlan> plain = tensor_core_plan(g, only_kernel(g, x.matmul(f32.transpose())));
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->convert) << "f32 operands are tf32's, with --precision=tf32 only";
+}
+
 TEST(TensorCores, OnlyTilesOfHalfMatricesOnTargetsWithTensorCores) {
   Graph g;
   std::string why;
