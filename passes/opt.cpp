@@ -450,7 +450,10 @@ int64_t fill_with_reduce(Graph& g, const Kernel& k, const TargetProfile& t, int6
 
 // Output axes that end at a run-time size count as about a thousand outputs, those that end at
 // `few` (a token count at a few tokens: an LLM's decode step) as one.
-std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, const UOp* few = nullptr) {
+// `tile_runtime`: register tiles along output axes that end at a run-time size too (a prefill's
+// tokens, where a few-token variant takes the small sizes).
+std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, const UOp* few = nullptr,
+                                    bool tile_runtime = false) {
   bool few_tokens = few != nullptr;
   // A matrix product runs on tensor cores where the target has them for its operands (not at a
   // few tokens: a block's 32 or more rows would be mostly padding).
@@ -541,7 +544,7 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
   // no longer read neighbouring data.
   for (int a = int(globals.size()) - 2; a >= 0; --a) {
     const UOp* r = globals[size_t(a)];
-    if (a == local_axis || !r->src[0]->is_const()) continue;
+    if (a == local_axis || (!r->src[0]->is_const() && !tile_runtime)) continue;
     bool reused = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return !depends_on(l->src[1], r); });
     bool varies = std::any_of(loads.begin(), loads.end(), [&](const UOp* l) { return depends_on(l->src[1], r); });
     if (!reused || !varies) continue;
@@ -850,7 +853,18 @@ static void register_tiles(const Kernel& k, const std::vector<const UOp*>& loads
 
 std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, bool tile_runtime_axes) {
   if (t.gpu) {
-    std::vector<Opt> opts = gpu_heuristic_opts(g, k, t);
+    std::vector<Opt> opts = gpu_heuristic_opts(g, k, t, nullptr, tile_runtime_axes);
+    // Where a few-tokens variant takes the small token counts, this schedule runs for the large
+    // ones (a prefill): register tiles along the tokens too, so each weight load serves several.
+    // (Not with serial launches: they run no variants.)
+    if (!tile_runtime_axes && !t.serial_group && !few_tokens_variant(g, k, t, opts).opts.empty()) {
+      std::vector<Opt> tiled = gpu_heuristic_opts(g, k, t, nullptr, true);
+      try {
+        apply_opts(g, k, tiled, t);  // (not along a run-time dim of a buffer the kernel updates)
+        opts = std::move(tiled);
+      } catch (const Error&) {
+      }
+    }
     if (t.image_weights) unroll_along_weights(g, k, t, opts);
     split_mid_reduce(g, k, t, opts);
     return opts;
