@@ -210,10 +210,11 @@ save("resize_linear_dq", [rz("x", "a"), rz("x", "b", coordinate_transformation_m
 # -> ConvInteger -> Cast + Mul by x_scale * w_scale (what onnxruntime's dynamic quantization
 # writes). Each DynamicQuantizeLinear rounds the resized values to uint8, and its scale follows
 # the largest and smallest value to the last bit. The Resizes and quantizers compute what
-# onnxruntime's do, but the float Convs sum their 27 or 72 products in another order than MLAS's
-# GEMM (measured: Conv outputs within 3e-7 relative, the last quantizer's scale one ulp apart),
-# so a value near a rounding boundary can land one quantization step apart: the quantized
-# outputs are held to one step (tolerances.txt), the dequantized ones to what that step moves.
+# onnxruntime's do, but the float Convs sum their 27 or 72 products in another order than MLAS
+# (which sums each input channel's 9 products from zero, then adds the channels' sums: Conv
+# outputs within 3e-7 relative, the last quantizer's scale one ulp apart), so a value near a
+# rounding boundary can land one quantization step apart: the quantized outputs are held to one
+# step (tolerances.txt), the dequantized ones to what that step moves.
 chain, chain_inits, t, cin = [], [], "x", 3
 for i in range(3):
     n = lambda op, ins, outs, **kw: chain.append(h.make_node(op, ins, outs, **kw))
@@ -233,9 +234,32 @@ chain_inits.append(("up", np.array([1, 1, 2, 2], np.float32)))
 save("dynamic_quant_chain", chain, {"x": f32(1, 3, 16, 16)}, [("d2", F), ("q2", T.UINT8), ("s2", F), ("z2", T.UINT8)],
      13, chain_inits)
 
+# The chain as onnxruntime's quantize_dynamic writes a network whose every Conv is quantized: no
+# float Conv, each layer DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul by x_scale * w_scale
+# -> Add of the bias, then Resize (linear, x2). Every float operation is elementwise or the
+# Resize, whose order tgc keeps as onnxruntime's: bit for bit (exact.txt) through three layers.
+qchain, qinits, t = [], [], "x"
+for i in range(3):
+    n = lambda op, ins, outs, **kw: qchain.append(h.make_node(op, ins, outs, **kw))
+    n("DynamicQuantizeLinear", [t], [f"q{i}", f"s{i}", f"z{i}"])
+    n("ConvInteger", [f"q{i}", f"qw{i}", f"z{i}", f"qz{i}"], [f"ci{i}"], pads=[1, 1, 1, 1])
+    n("Cast", [f"ci{i}"], [f"cf{i}"], to=F)
+    n("Mul", [f"s{i}", f"qs{i}"], [f"sc{i}"])
+    n("Mul", [f"cf{i}", f"sc{i}"], [f"m{i}"])
+    n("Add", [f"m{i}", f"b{i}"], [f"a{i}"])
+    n("Resize", [f"a{i}", "", "up"], [f"r{i}"], mode="linear")
+    qinits += [(f"qw{i}", rng.integers(0, 256, (8, 3 if i == 0 else 8, 3, 3)).astype(np.uint8)),
+               (f"qz{i}", np.array(rng.integers(100, 156), np.uint8)),
+               (f"qs{i}", np.array(rng.uniform(1e-3, 4e-3), np.float32)), (f"b{i}", f32(8, 1, 1, scale=0.1))]
+    t = f"r{i}"
+qinits.append(("up", np.array([1, 1, 2, 2], np.float32)))
+save("dynamic_quant_chain_int", qchain, {"x": f32(1, 3, 16, 16)},
+     [("r2", F), ("q2", T.UINT8), ("s2", F), ("z2", T.UINT8)], 13, qinits)
+
 # Compared with --max-rel 0: every output bit for bit (float scales included).
 with open(os.path.join(out_dir, "exact.txt"), "w") as f:
-    f.write("quantize_linear_ties\ndynamic_quantize_linear\nqlinearconv_per_channel\nresize_linear_dq\n")
+    f.write("quantize_linear_ties\ndynamic_quantize_linear\nqlinearconv_per_channel\nresize_linear_dq\n"
+            "dynamic_quant_chain_int\n")
 
 # Models compared with their own tolerance (compare_npy.py options), not 1e-4.
 with open(os.path.join(out_dir, "tolerances.txt"), "w") as f:
