@@ -41,6 +41,7 @@ const std::vector<Case>& cases() {
   static const std::vector<Case> c = {
       {"matmul_primes", [](test::Env& e) { return e.input({13, 29}).matmul(e.weight({29, 17})); }},
       {"matmul_64", [](test::Env& e) { return e.input({16, 64}).matmul(e.weight({64, 48})); }},
+      {"matmul_197_rows", [](test::Env& e) { return e.input({197, 32}).matmul(e.weight({32, 64})); }},
       {"gemv_transposed", [](test::Env& e) { return e.input({1, 96}).matmul(e.weight({40, 96}).permute({1, 0})); }},
       {"batched_matmul", [](test::Env& e) { return e.input({3, 8, 12}).matmul(e.weight({3, 12, 32})); }},
       {"conv3x3_bias_relu",
@@ -182,6 +183,23 @@ TEST_P(OptTest, IllegalActionsAreRejectedWithTheirName) {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, OptTest, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// ViT's 197 tokens: no tile of 2, 3, 4, 5 or 7 divides them, so the CPU heuristic pads them to
+// 200 for a register tile of 4 rows; 49 positions (7 divides them) are not padded.
+TEST(OptHeuristic, PadsAxesNoSmallTileDivides) {
+  auto first_opts = [](int64_t rows) {
+    test::Env e;
+    Tensor out = e.input({rows, 256}).matmul(e.weight({256, 128}));
+    Schedule s = schedule(e.g, {out.uop()});
+    return heuristic_opts(e.g, s.kernels.back(), avx512());
+  };
+  auto has = [](const std::vector<Opt>& opts, Opt o) { return std::count(opts.begin(), opts.end(), o) > 0; };
+  std::vector<Opt> tokens = first_opts(197);
+  EXPECT_TRUE(has(tokens, {OptOp::Padto, 0, 4}) && has(tokens, {OptOp::Upcast, 0, 4})) << opts_str(tokens);
+  std::vector<Opt> positions = first_opts(49);
+  EXPECT_FALSE(std::any_of(positions.begin(), positions.end(), [](const Opt& o) { return o.op == OptOp::Padto; }))
+      << opts_str(positions);
+}
 
 TEST(OptText, RoundTrips) {
   std::vector<Opt> opts = {{OptOp::Padto, 1, 16}, {OptOp::Upcast, 1, 16},  {OptOp::Unroll, 2, 4},
