@@ -192,9 +192,19 @@ int tgc_chat(tgc_model* m, const tgc_chat_options* o, FILE* in) {
   const char* other = NULL;
   if (!source)
     return tgc_set_error("--chat: the model file has no tokenizer.chat_template (give --chat-template NAME)"), -1;
-  if ((c.tmpl = tgc_chat_detect(source, &other)) < 0) {
-    if (other) return tgc_set_error("--chat: chat template '%s' (as llama.cpp names it) is not supported", other), -1;
-    return tgc_set_error("--chat: the chat template is not one tgc recognises (%.40s...)", source), -1;
+  if ((c.tmpl = tgc_chat_detect(source, &other)) < 0 && o->template_name)
+    return tgc_set_error(
+               "--chat-template %s: not a template tgc renders (chatml, llama2, llama2-sys, llama2-sys-bos, "
+               "llama2-sys-strip, mistral-v1, mistral-v3, mistral-v3-tekken, mistral-v7, mistral-v7-tekken, "
+               "phi3, phi4, gemma, llama3)",
+               o->template_name),
+           -1;
+  if (c.tmpl < 0) {
+    if (other)
+      return tgc_set_error("--chat: chat template '%s' (as llama.cpp names it) is not one tgc renders", other), -1;
+    return tgc_set_error("--chat: the chat template is not one tgc recognises (%.40s%s)", source,
+                         strlen(source) > 40 ? "..." : ""),
+           -1;
   }
   if (!(c.tok = tgc_tokenizer_create(d->vocab))) return tgc_set_error("out of memory for the tokenizer"), -1;
   const char* eot = tgc_chat_end_of_turn(c.tmpl);

@@ -3,6 +3,7 @@
  * prompt. The C API of a --shared GGUF build forwards to these (NAME_eval, NAME_logits,
  * NAME_sample, NAME_detokenize, NAME_chat_apply_template); -n and --bench P,N run on them too. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "llm/chat_template.h"
 #include "llm/llm_internal.h"
@@ -87,8 +88,11 @@ int64_t tgc_chat_apply_template(const tgc_model* m, const char* tmpl, const tgc_
     return tgc_set_error("tgc_chat_apply_template: the model file has no tokenizer.chat_template (pass a name)"), -1;
   const char* other = NULL;
   int t = tgc_chat_detect(tmpl, &other);
-  if (t < 0 && other) return tgc_set_error("chat template '%s' (as llama.cpp names it) is not supported", other), -1;
-  if (t < 0) return tgc_set_error("the chat template is not one tgc recognises (%.40s...)", tmpl), -1;
+  if (t < 0 && other)
+    return tgc_set_error("chat template '%s' (as llama.cpp names it) is not one tgc renders", other), -1;
+  if (t < 0)
+    return tgc_set_error("the chat template is not one tgc recognises (%.40s%s)", tmpl, strlen(tmpl) > 40 ? "..." : ""),
+           -1;
   for (size_t i = 0; i < n; ++i)
     if (!msgs[i].role || !msgs[i].content)
       return tgc_set_error("tgc_chat_apply_template: message %zu has no role or content", i), -1;

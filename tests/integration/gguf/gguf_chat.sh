@@ -8,6 +8,8 @@
 #   answered, and the cache after it again what a re-prefill gives
 # - errors in one line: --system without --chat, a file without a chat template, a template tgc
 #   does not render; --chat-template NAME for a file without one; -n past the cache without --chat
+# - the C API (tests/integration/c_api/llm_chat.c): llm_chat_apply_template, then llm_tokenize, gives
+#   the tokens --chat runs
 # usage: gguf_chat.sh TGC_BINARY REPO_ROOT
 set -uo pipefail
 tgc="$1"; root="$2"
@@ -20,7 +22,7 @@ tmpl="$root/tools/gguf-ref/chat-templates"
 model() {  # NAME CTX [env...]: a model with Llama 3.1's template unless env says otherwise
   local name="$1" ctx="$2"; shift 2
   env CHAT_TEMPLATE="$tmpl/llama-3.1.jinja" "$@" $py "$root/tools/gguf-ref/make_llama_gguf.py" "$vocab" "$work/$name.gguf" f32 >/dev/null &&
-    "$tgc" compile "$work/$name.gguf" --dynamic n_tokens=32 --ctx "$ctx" -o "$work/$name" >/dev/null 2>"$work/err" ||
+    "$tgc" compile "$work/$name.gguf" --dynamic n_tokens="$ctx" --ctx "$ctx" -o "$work/$name" >/dev/null 2>"$work/err" ||
     { echo "FAIL $name: model or compile: $(cat "$work/err")"; exit 1; }
 }
 model chat 128
@@ -95,14 +97,26 @@ expect_error() {  # WHAT PATTERN CMD...
   else echo "FAIL $what: $(cat "$work/err")"; fail=1; fi
 }
 model plain 64 CHAT_TEMPLATE=
-printf '%s' "{% for message in messages %}{{ '<|' + message['role'] + '|>\n' + message['content'] + '<|endoftext|>\n' }}{% endfor %}" >"$work/zephyr.jinja"
-model zephyr 64 CHAT_TEMPLATE="$work/zephyr.jinja"
+printf '%s' "{% for m in messages %}{% if m['role'] == 'user' %}USER: {{ m['content'] }}
+{% else %}ASSISTANT: {{ m['content'] }}</s>
+{% endif %}{% endfor %}ASSISTANT:" >"$work/vicuna.jinja"
+model vicuna 64 CHAT_TEMPLATE="$work/vicuna.jinja"
 expect_error "--system without --chat" "goes with --chat" "$work/chat" --system hi -n 4
 expect_error "--chat on a file without a template" "no tokenizer.chat_template" "$work/plain" --chat
-expect_error "--chat on a template tgc does not render" "'zephyr'" "$work/zephyr" --chat
+expect_error "--chat on a template tgc does not render" "'vicuna'" "$work/vicuna" --chat
 expect_error "-n past the cache without --chat" "larger --ctx" "$work/small" -p "Hello" -n 100
 chat "$work/plain" "$work/named" $'Hello\n' --chat-template llama3 --system "You are terse." -n 8
 chat "$work/chat" "$work/file" $'Hello\n' --system "You are terse." -n 8
 cmp -s "$work/named.npy" "$work/file.npy" && echo "ok   --chat-template llama3 on a file without one: the tokens of the file's template" ||
   { echo "FAIL --chat-template llama3"; fail=1; }
+
+# The C API: llm_chat_apply_template and llm_tokenize give --chat's prompt tokens.
+r=$(grep -o 'reply [0-9]* tokens' "$work/file.err" | grep -o '[0-9]*')
+if "$tgc" compile "$work/chat.gguf" --dynamic n_tokens=128 --ctx 128 --shared -o "$work/libllm.so" >/dev/null 2>"$work/err" &&
+  cc -O1 -I"$work" -I"$root/tests/integration/c_api" "$root/tests/integration/c_api/llm_chat.c" -L"$work" -lllm -Wl,-rpath,"$work" \
+    -o "$work/llm_chat" 2>>"$work/err"; then
+  "$work/llm_chat" "You are terse." "Hello" "$work/file.npy" "$r" || fail=1
+else
+  echo "FAIL C API build: $(cat "$work/err")"; fail=1
+fi
 exit $fail
