@@ -219,7 +219,10 @@ int tgc_chat(tgc_model* m, const tgc_chat_options* o, FILE* in) {
   for (;;) {
     if (tty) fputs("> ", stdout), fflush(stdout);
     ssize_t n = getline(&line, &line_cap, in);
-    if (n < 0) break;
+    if (n < 0) {
+      if (tty) fputc('\n', stdout); /* the shell's prompt on a line of its own */
+      break;
+    }
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
     if (strcmp(line, "/reset") == 0) {
       forget_turns(&c, c.n_turns);
