@@ -150,35 +150,40 @@ static int prefill(chat* c, const char* user, int64_t room, int64_t* n_run) {
 static int reply(chat* c, uint64_t* rng, int64_t* n_out) {
   const tgc_vocab* v = tgc_desc(c->m)->vocab;
   tgc_text_stream out = {stdout, c->o->stops, c->o->n_stops, NULL, 0, 0};
-  char* text = NULL; /* the reply's text, for a later context shift */
-  size_t len = 0, cap = 0;
-  int rc = 0;
-  for (*n_out = 0; c->o->n_max < 0 || *n_out < c->o->n_max; ++*n_out) {
+  char* text = calloc(1, 1); /* the reply's text, for a later context shift */
+  size_t len = 0, cap = 1;
+  int failed = !text, stop = 0;
+  for (*n_out = 0; !failed && !stop && (c->o->n_max < 0 || *n_out < c->o->n_max); ++*n_out) {
     int32_t id = tgc_llm_sample(c->m, &c->o->sampling, rng);
-    if (id < 0) return free(text), -1;
-    if (id == v->eos || id == c->eot) break;
+    if (id < 0 || id == v->eos || id == c->eot) {
+      failed = id < 0;
+      break;
+    }
     if (tgc_kv_length(c->m) >= c->ctx) {
       fprintf(stderr, "\n[the context is full: the reply ends here]");
       break;
     }
-    char piece[256];
-    int64_t n = id < v->n_tokens ? tgc_token_piece(v, id, piece, sizeof piece) : 0;
-    if (n > (int64_t)sizeof piece) n = 0; /* no token's text is that long in the vocabularies tgc reads */
-    if (grow((void**)&text, &cap, len + (size_t)n + 1, 1) != 0) return free(text), -1;
-    memcpy(text + len, piece, (size_t)n), len += (size_t)n, text[len] = 0;
-    int stop = tgc_stream_push(&out, piece, (size_t)n);
-    if (stop < 0 || run(c, &id, 1) != 0) return free(text), -1;
-    if (stop) {
-      ++*n_out;
+    int64_t n = id < v->n_tokens ? tgc_token_piece(v, id, NULL, 0) : 0; /* its length */
+    if (grow((void**)&text, &cap, len + (size_t)n + 1, 1) != 0) {
+      failed = 1;
       break;
     }
+    tgc_token_piece(v, id, text + len, n);
+    stop = tgc_stream_push(&out, text + len, (size_t)n);
+    len += (size_t)n, text[len] = 0;
+    failed = stop < 0 || run(c, &id, 1) != 0;
+  }
+  if (failed) {
+    if (!text) tgc_set_error("out of memory");
+    free(out.held);
+    free(text);
+    return -1;
   }
   tgc_stream_end(&out);
   fputc('\n', stdout);
   fflush(stdout);
-  if (!text && !(text = calloc(1, 1))) rc = (tgc_set_error("out of memory"), -1);
   c->turns[c->n_turns++] = text;
-  return rc;
+  return 0;
 }
 
 int tgc_chat(tgc_model* m, const tgc_chat_options* o, FILE* in) {
