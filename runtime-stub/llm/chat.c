@@ -3,7 +3,7 @@
  * The reply streams to stdout until the template's end-of-turn token or EOS. When the cache cannot
  * hold the next turn and its reply, the oldest turns are dropped: the system message and the most
  * recent turns that fit are rendered again and run from an empty cache (their replies as text). */
-#define _GNU_SOURCE /* getline, memmem */
+#define _GNU_SOURCE /* getline, strdup */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,11 +84,12 @@ static char* next_prompt(const chat* c, const char* user) {
   char *before = render(c, msgs, 2, 0), *after = before ? render(c, msgs, 3, 1) : NULL;
   char* mark = before ? strstr(before, REPLY_MARK) : NULL;
   size_t at = mark ? (size_t)(mark - before) + strlen(REPLY_MARK) : 0;
-  char* s = NULL;
-  if (after && mark && strncmp(before, after, at) == 0 && (s = strdup(after + at)) == NULL)
-    tgc_set_error("out of memory");
-  if (after && !(mark && strncmp(before, after, at) == 0))
+  int extends = after && mark && strncmp(before, after, at) == 0;
+  char* s = extends ? strdup(after + at) : NULL;
+  if (after && !extends)
     tgc_set_error("chat template '%s': a turn does not extend the conversation before it", tgc_chat_name(c->tmpl));
+  else if (extends && !s)
+    tgc_set_error("out of memory");
   free(before);
   free(after);
   return s;
@@ -213,7 +214,7 @@ int tgc_chat(tgc_model* m, const tgc_chat_options* o, FILE* in) {
   }
   if (!(c.tok = tgc_tokenizer_create(d->vocab))) return tgc_set_error("out of memory for the tokenizer"), -1;
   const char* eot = tgc_chat_end_of_turn(c.tmpl);
-  if (tokens(&c, eot, 0) == 1) c.eot = c.ids[0];
+  if (tokens(&c, eot, 0) == 1 && d->vocab->types[c.ids[0]] != TGC_TOKEN_NORMAL) c.eot = c.ids[0]; /* a special token */
   uint64_t rng = o->seed;
   int64_t room = o->n_max >= 0 ? o->n_max : c.ctx / 4; /* kept free for each reply */
   int tty = isatty(fileno(in)), rc = 0;
@@ -240,7 +241,10 @@ int tgc_chat(tgc_model* m, const tgc_chat_options* o, FILE* in) {
     }
     if (n == 0) continue;
     size_t cap = c.cap_turns;
-    if (grow((void**)&c.turns, &cap, c.n_turns + 2, sizeof *c.turns) != 0) break;
+    if (grow((void**)&c.turns, &cap, c.n_turns + 2, sizeof *c.turns) != 0) {
+      rc = -1;
+      break;
+    }
     c.cap_turns = cap;
     double t0 = tgc_now_ms();
     int64_t n_prompt = 0, n_reply = 0;
