@@ -2,7 +2,8 @@
 # --chat on a GGUF artifact (issue 41), stdin piped, greedy, on a tiny random-weight llama with
 # Llama 3.1's chat template:
 # - history in the cache == re-prefill: the tokens the cache holds after several turns
-#   (--tokens-out), run in one go with -n R, give the last reply's R tokens again
+#   (--tokens-out), run in one go with -n R, give the last reply's R tokens again; also with
+#   Qwen 2.5's (qwen2), Phi-3.5's (phi3), Mistral 7B v0.2's and Gemma 2's templates
 # - /reset: the conversation after it holds what the same turns hold from a fresh start
 # - context shift on a small --ctx: the oldest turns dropped, the system message kept, every turn
 #   answered, and the cache after it again what a re-prefill gives
@@ -17,11 +18,12 @@ source "$root/tests/integration/gguf/gguf_ref.sh"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 py=/usr/bin/python3
-vocab="$ref/llama.cpp/models/ggml-vocab-llama-bpe.gguf"
 tmpl="$root/tools/gguf-ref/chat-templates"
-model() {  # NAME CTX [env...]: a model with Llama 3.1's template unless env says otherwise
-  local name="$1" ctx="$2"; shift 2
-  env CHAT_TEMPLATE="$tmpl/llama-3.1.jinja" "$@" $py "$root/tools/gguf-ref/make_llama_gguf.py" "$vocab" "$work/$name.gguf" f32 >/dev/null &&
+model() {  # NAME CTX [VOCAB=name] [env...]: a model with Llama 3.1's template and vocabulary unless said otherwise
+  local name="$1" ctx="$2" vocab=llama-bpe; shift 2
+  case "${1:-}" in VOCAB=*) vocab="${1#VOCAB=}"; shift;; esac
+  env CHAT_TEMPLATE="$tmpl/llama-3.1.jinja" "$@" $py "$root/tools/gguf-ref/make_llama_gguf.py" \
+    "$ref/llama.cpp/models/ggml-vocab-$vocab.gguf" "$work/$name.gguf" f32 >/dev/null &&
     "$tgc" compile "$work/$name.gguf" --dynamic n_tokens="$ctx" --ctx "$ctx" -o "$work/$name" >/dev/null 2>"$work/err" ||
     { echo "FAIL $name: model or compile: $(cat "$work/err")"; exit 1; }
 }
@@ -51,8 +53,16 @@ chat() {  # MODEL OUT INPUT ARGS...: stdout to OUT.txt, stderr to OUT.err, the c
 }
 
 # Several turns, then the same after a /reset.
-chat "$work/chat" "$work/a" $'Hello there\nHow are you today?\nTell me a story about a fox.\n' --system "You are terse." -n 10
-one_go "$work/chat" "$work/a.npy" "$work/a.err" "--chat, 3 turns"
+turns=$'Hello there\nHow are you today?\nTell me a story about a fox.\n'
+chat "$work/chat" "$work/a" "$turns" --system "You are terse." -n 10
+one_go "$work/chat" "$work/a.npy" "$work/a.err" "--chat, 3 turns, llama3"
+# The same on other families' templates (architecture, vocabulary, template; Phi-3's name rule)
+for c in qwen2:qwen2:qwen-2.5:x phi3:phi-3:phi-3.5:Phi3 llama:llama-spm:mistral-v1:x llama:llama-spm:gemma-2:x; do
+  IFS=: read -r arch vocab t gname <<<"$c"
+  model "$t" 128 VOCAB="$vocab" ARCH="$arch" CHAT_TEMPLATE="$tmpl/$t.jinja" NAME="$gname"
+  chat "$work/$t" "$work/$t" "$turns" --system "You are terse." -n 10
+  one_go "$work/$t" "$work/$t.npy" "$work/$t.err" "--chat, 3 turns, $t ($arch)"
+done
 chat "$work/chat" "$work/b" $'Something else first\n/reset\nHello there\nHow are you today?\nTell me a story about a fox.\n' --system "You are terse." -n 10
 $py - "$work/a.npy" "$work/b.npy" "$work/a.txt" "$work/b.txt" <<'PY' || fail=1
 import sys, numpy as np
