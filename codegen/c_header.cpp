@@ -193,9 +193,10 @@ std::string tokenizer_api(const std::string& n, const Model& m) {
     tgc_vocab view = vocab_view(*m.vocab);
     h += "\n/* The model's tokenizer (" + std::to_string(m.vocab->n_tokens()) + " tokens, " + tgc_vocab_kind(&view) +
          ", as llama.cpp tokenizes): the ids of\n"
-         " * text[0, len), BOS first when add_bos (the model's default: " +
+         " * text[0, len), BOS first when add_bos & 1 (the model's default: " +
          std::string(m.vocab->add_bos ? "1" : "0") +
-         "); up to cap written to out.\n"
+         "), special tokens' texts as those\n"
+         " * tokens when add_bos & 2 (chat prompts); up to cap written to out.\n"
          " * Returns how many the text has (more than cap: call again with more room), -1 on failure. */\n";
     h += "int64_t " + n + "_tokenize(" + n +
          "_model* m, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap);\n";
@@ -204,6 +205,20 @@ std::string tokenizer_api(const std::string& n, const Model& m) {
     h += "int64_t " + n + "_detokenize(const " + n + "_model* m, int32_t token, char* out, int64_t cap);\n";
     h += "enum { " + n + "_TOKEN_BOS = " + std::to_string(m.vocab->bos) + ", " + n +
          "_TOKEN_EOS = " + std::to_string(m.vocab->eos) + " }; /* -1: none */\n";
+    h += "/* A chat message (laid out as llama.cpp's llama_chat_message): role \"system\", \"user\" or \"assistant\". "
+         "*/\n";
+    h += "typedef struct " + n + "_chat_message {\n  const char* role;\n  const char* content;\n} " + n +
+         "_chat_message;\n";
+    h += "/* The prompt text of msgs[0, n) in chat template tmpl (NULL: the file's tokenizer.chat_template; or\n"
+         " * llama.cpp's name of one: chatml, llama2, llama2-sys, llama2-sys-bos, llama2-sys-strip, mistral-v1,\n"
+         " * mistral-v3, mistral-v3-tekken, mistral-v7, mistral-v7-tekken, phi3, phi4, gemma, llama3), as\n"
+         " * llama.cpp's llama_chat_apply_template renders it; add_assistant: the assistant's header last. Up\n"
+         " * to cap bytes to out (NUL-terminated when there is room); returns the text's length (cap or more:\n"
+         " * call again with more room), -1 for no template or one tgc does not render. Tokenize a\n"
+         " * conversation's text with add_bos = 2 | the model's default (2: special tokens' texts are those\n"
+         " * tokens), a later turn's alone with add_bos = 2. */\n";
+    h += "int64_t " + n + "_chat_apply_template(const " + n + "_model* m, const char* tmpl, const " + n +
+         "_chat_message* msgs, size_t n, int add_assistant, char* out, int64_t cap);\n";
   }
   return h;
 }

@@ -179,6 +179,7 @@ class ObjectEmitter {
     if (m_.vocab) {
       forward("_tokenize", "tgc_tokenize_text", i64, {ptr, ptr, i64, i32, ptr, i64});
       forward("_detokenize", "tgc_detokenize", i64, {ptr, i32, ptr, i64});
+      forward("_chat_apply_template", "tgc_chat_apply_template", i64, {ptr, ptr, ptr, i64, i32, ptr, i64});
     }
     forward("_set_input_shape", "tgc_set_input_shape", i32, {ptr, i32, i32, ptr});
     io_accessors(m_.inputs, m_.batched_inputs, m_.input_dim_vars, "input");
@@ -277,7 +278,8 @@ class ObjectEmitter {
             {d_.I32(v.n_tokens()), d_.bytes(v.text, "vocab.text"), d_.i64s(v.offsets, "vocab.offsets"),
              d_.f32s(v.scores, "vocab.scores"), d_.i32s(v.types, "vocab.types"), d_.I32(v.bos), d_.I32(v.eos),
              d_.I32(v.unk), d_.I32(v.add_bos), d_.I32(v.add_space_prefix), d_.I32(v.model), d_.I32(v.pre),
-             d_.I32(v.ignore_merges), d_.I32(v.n_merges()), d_.i32s(v.merges, "vocab.merges")}),
+             d_.I32(v.ignore_merges), d_.I32(v.n_merges()), d_.i32s(v.merges, "vocab.merges"),
+             d_.I32(v.rstrip_specials), v.chat_template.empty() ? d_.null() : d_.str(v.chat_template)}),
         "vocab");
   }
 

@@ -77,14 +77,15 @@ static_assert(same_layout(kDesc, {offsetof(tgc_model_desc, abi_version),  offset
                                   offsetof(tgc_model_desc, cpu_features)},
                           sizeof(tgc_model_desc)),
               "codegen/model_desc.h: tgc_model_desc mirror out of step with tgc_model.h");
-constexpr std::array kVocab{I32, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, I32, I32, Ptr};
+constexpr std::array kVocab{I32, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, I32, I32, Ptr, I32, Ptr};
 static_assert(same_layout(kVocab,
                           {offsetof(tgc_vocab, n_tokens), offsetof(tgc_vocab, text), offsetof(tgc_vocab, offsets),
                            offsetof(tgc_vocab, scores), offsetof(tgc_vocab, types), offsetof(tgc_vocab, bos),
                            offsetof(tgc_vocab, eos), offsetof(tgc_vocab, unk), offsetof(tgc_vocab, add_bos),
                            offsetof(tgc_vocab, add_space_prefix), offsetof(tgc_vocab, model), offsetof(tgc_vocab, pre),
                            offsetof(tgc_vocab, ignore_merges), offsetof(tgc_vocab, n_merges),
-                           offsetof(tgc_vocab, merges)},
+                           offsetof(tgc_vocab, merges), offsetof(tgc_vocab, rstrip_specials),
+                           offsetof(tgc_vocab, chat_template)},
                           sizeof(tgc_vocab)),
               "codegen/model_desc.h: tgc_vocab mirror out of step with tokenizer.h");
 static_assert(int(DType::Bool) == TGC_BOOL && int(DType::I8) == TGC_I8 && int(DType::I16) == TGC_I16 &&

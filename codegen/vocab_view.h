@@ -20,9 +20,23 @@ static_assert(kPreDefault == TGC_PRE_DEFAULT && kPreGpt2 == TGC_PRE_GPT2 && kPre
               "model/vocab.h: BpePre out of step with tokenizer.h");
 
 inline tgc_vocab vocab_view(const Vocab& v) {  // points into v
-  return {v.n_tokens(),    v.text.data(), v.offsets.data(), v.scores.data(),    v.types.data(), v.bos,
-          v.eos,           v.unk,         v.add_bos,        v.add_space_prefix, v.model,        v.pre,
-          v.ignore_merges, v.n_merges(),  v.merges.data()};
+  return {v.n_tokens(),
+          v.text.data(),
+          v.offsets.data(),
+          v.scores.data(),
+          v.types.data(),
+          v.bos,
+          v.eos,
+          v.unk,
+          v.add_bos,
+          v.add_space_prefix,
+          v.model,
+          v.pre,
+          v.ignore_merges,
+          v.n_merges(),
+          v.merges.data(),
+          v.rstrip_specials,
+          v.chat_template.empty() ? nullptr : v.chat_template.c_str()};
 }
 
 }  // namespace tgc

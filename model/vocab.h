@@ -39,10 +39,12 @@ struct Vocab {
   std::vector<int32_t> types;  // TokenType
   int32_t bos = -1, eos = -1, unk = -1;
   bool add_bos = false, add_space_prefix = true;
-  int32_t model = kVocabSpm;    // VocabModel
-  int32_t pre = kPreDefault;    // BPE: BpePre
-  bool ignore_merges = false;   // BPE: a word that is a token is that token
-  std::vector<int32_t> merges;  // BPE: 2 token ids per merge, lowest rank first
+  int32_t model = kVocabSpm;     // VocabModel
+  int32_t pre = kPreDefault;     // BPE: BpePre
+  bool ignore_merges = false;    // BPE: a word that is a token is that token
+  std::vector<int32_t> merges;   // BPE: 2 token ids per merge, lowest rank first
+  bool rstrip_specials = false;  // special tokens eat the white space after them (llama.cpp, Phi-3 files)
+  std::string chat_template;     // tokenizer.chat_template; empty where the file has none
 
   int32_t n_tokens() const { return int32_t(scores.size()); }
   int32_t n_merges() const { return int32_t(merges.size() / 2); }

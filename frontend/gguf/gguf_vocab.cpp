@@ -1,5 +1,7 @@
 #include "frontend/gguf/gguf_vocab.h"
 
+#include <algorithm>
+#include <cctype>
 #include <unordered_map>
 
 #include "ir/error.h"
@@ -63,7 +65,8 @@ const PreTokenizer kPreTokenizers[] = {
 };
 
 // Texts llama.cpp takes for end-of-generation tokens and makes control tokens, whatever the file
-// says: a user-defined one then no longer splits a prompt (special tokens are not parsed there).
+// says: a user-defined one then no longer splits a prompt (special tokens are not parsed there), a
+// normal one splits a chat prompt and has no text when generated.
 const char* const kEndOfGenerationTexts[] = {
     "<|eot_id|>",
     "<|im_end|>",
@@ -172,7 +175,7 @@ Vocab gguf_vocab(const GgufFile& f) {
   for (double s : table("tokenizer.ggml.scores", 0)) v.scores.push_back(float(s));
   for (double t : table("tokenizer.ggml.token_type", kTokenNormal)) v.types.push_back(int32_t(t));
   for (int64_t id = 0; id < n; ++id)
-    if (v.types[size_t(id)] == kTokenUserDefined)
+    if (v.types[size_t(id)] == kTokenUserDefined || v.types[size_t(id)] == kTokenNormal)
       for (const char* eog : kEndOfGenerationTexts)
         if (token(v, id) == eog) v.types[size_t(id)] = kTokenControl;
   auto id = [&](const std::string& key) -> int32_t {
@@ -183,6 +186,13 @@ Vocab gguf_vocab(const GgufFile& f) {
   v.bos = id("tokenizer.ggml.bos_token_id");
   v.eos = id("tokenizer.ggml.eos_token_id");
   v.unk = id("tokenizer.ggml.unknown_token_id");
+  // llama.cpp gives Phi-3's special tokens RSTRIP by the model's name (src/llama-vocab.cpp)
+  const GgufValue* general_name = f.find("general.name");
+  std::string name = general_name && general_name->type == GgufValueType::String ? general_name->s : "";
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  v.rstrip_specials = name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos;
+  if (const GgufValue* t = f.find("tokenizer.chat_template"); t && t->type == GgufValueType::String)
+    v.chat_template = t->s;
   if (model == "gpt2") {
     read_bpe(f, v);
   } else {

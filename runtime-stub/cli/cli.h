@@ -15,6 +15,8 @@
 typedef struct {
   const tgc_model_desc* desc;
   int info, help;
+  int chat;                                      /* --chat */
+  const char *system, *chat_template;            /* --system, --chat-template */
   long long bench, threads, batch;               /* --bench N, --threads, --batch */
   long long bench_prompt, bench_gen, bench_reps; /* --bench P,N[,R] */
   const char *out_dir, *decode_path, *prompt, *tokens_out, *logits_out;
@@ -41,6 +43,8 @@ typedef struct {
   int (*generate)(tgc_model* m, const tgc_cli_args* a, double t0, double prefill_ms);
   /* --decode: one run per token of a.decode_path; rows[k] gathers output k's rows */
   int (*decode)(tgc_model* m, const tgc_cli_args* a, tgc_npy* rows);
+  /* --chat: the conversation on stdin */
+  int (*chat)(tgc_model* m, const tgc_cli_args* a);
 } tgc_cli_llm;
 
 /* tgc_main with the language-model role (NULL: without it). */

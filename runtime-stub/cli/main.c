@@ -188,6 +188,17 @@ static void usage(const tgc_model_desc* d) {
       "                             then each new token's: the last one is run too, for its row)\n"
       "  --decode FILE.npy          models with a KV cache: after the run, one run per token of FILE (i32[n]),\n"
       "                             each after the previous; outputs hold the run's rows then one per step\n"
+      "  --chat                     models with a tokenizer: a conversation, one user turn per line of stdin,\n"
+      "                             rendered by the model's chat template; each reply streams to stdout until\n"
+      "                             the template's end-of-turn token or EOS (-n N: at most N tokens; sampling\n"
+      "                             options and --stop apply). The history stays in the KV cache: only each\n"
+      "                             turn's new tokens run. A full cache drops the oldest turns and runs the\n"
+      "                             system message and the recent turns again. '/reset' clears the conversation,\n"
+      "                             end of input ends it; --tokens-out FILE.npy: the tokens the cache holds then\n"
+      "  --system TEXT              with --chat: the system message\n"
+      "  --chat-template NAME       with --chat: a template by llama.cpp's name instead of the file's (chatml,\n"
+      "                             llama2, llama2-sys, mistral-v1, mistral-v3, mistral-v7, phi3, phi4, gemma, "
+      "llama3)\n"
       "  --info                     print the model's inputs, outputs and memory sizes\n"
       "  -h, --help                 this text\n\n"
       "Without -o, prints each output's name, dtype, shape and checksum (sum of its elements).\n"
@@ -285,6 +296,15 @@ static int bind_vars(tgc_model* m, const tgc_npy* feeds, const int64_t* dim_valu
 static int check_options(tgc_cli_args* a, const tgc_cli_llm* llm) {
   const tgc_model_desc* d = a->desc;
   const char* name = d->name ? d->name : "?";
+  if ((a->system || a->chat_template) && !a->chat)
+    return fail("%s goes with --chat", a->system ? "--system" : "--chat-template");
+  if (a->chat) {
+    if (!d->vocab || !d->kv_position || !llm) return fail("--chat: model '%s' carries no tokenizer", name);
+    if (a->n_given || a->prompt || a->bench || a->bench_prompt || a->decode_path || a->out_dir || a->logits_out)
+      return fail(
+          "--chat reads the conversation from stdin: it goes without -i, -p, -o, --bench, --decode and --logits-out");
+    return 0;
+  }
   if (a->sampling_flag && a->gen_n < 1) return fail("%s acts on new tokens: give -n N too", a->sampling_flag);
   if (a->n_stops && !d->vocab) return fail("--stop: model '%s' carries no tokenizer, so its tokens have no text", name);
   if (a->bench_prompt &&
@@ -333,7 +353,7 @@ static tgc_model* create_model(const tgc_cli_args* a, const tgc_cli_llm* llm) {
   if (!m) return fail("%s", tgc_last_error()), NULL;
   int failed = a->batch > 0 && tgc_bind_batch(m, a->batch) != 0 ? fail("%s", tgc_last_error()) : 0;
   /* generation reads the last row of each eval's logits, unless all of them are asked for */
-  if (!failed && d->kv_position && llm && (a->gen_n >= 0 || a->tokens_out) && !a->logits_out)
+  if (!failed && d->kv_position && llm && (a->gen_n >= 0 || a->tokens_out || a->chat) && !a->logits_out)
     failed = llm->last_logits_only(m);
   if (!failed && d->num_vars > 0) failed = bind_vars(m, a->feeds, a->dim_value);
   for (int32_t k = 0; k < d->num_inputs && !failed; ++k) {
@@ -452,6 +472,10 @@ static int run_model(const tgc_cli_args* a, const tgc_cli_llm* llm) {
   double* times = NULL;
   tgc_npy* rows = NULL; /* --decode: each output's rows over the run and the steps */
   int warmups = 0, rc = 1;
+  if (a->chat) {
+    rc = llm->chat(m, a);
+    goto done;
+  }
   if (a->bench_prompt > 0) {
     if (!llm) {
       no_llm_role(m, "--bench P,N");

@@ -219,6 +219,14 @@ static int set_threads(tgc_cli_args* a, const char* flag, const char* val) {
 }
 
 static int set_info(tgc_cli_args* a, const char* flag, const char* val) { return a->info = 1, 0; }
+static int set_chat(tgc_cli_args* a, const char* flag, const char* val) { return a->chat = 1, 0; }
+static int set_chat_text(tgc_cli_args* a, const char* flag, const char* val) {
+  int system = strcmp(flag, "--system") == 0;
+  if (!val || (!system && !val[0]))
+    return fail("%s needs %s", flag, system ? "the system message" : "a template's name");
+  *(system ? &a->system : &a->chat_template) = val;
+  return 0;
+}
 static int set_help(tgc_cli_args* a, const char* flag, const char* val) { return a->help = 1, 0; }
 
 typedef struct {
@@ -238,7 +246,8 @@ static const cli_option options[] = {
     {NULL, "--logits-out", 1, set_file},   {NULL, "--tokens-out", 1, set_file},
     {NULL, "--decode", 1, set_file},       {NULL, "--bench", 1, set_bench},
     {NULL, "--batch", 1, set_batch},       {NULL, "--dim", 1, set_dim},
-    {NULL, "--threads", 1, set_threads},
+    {NULL, "--threads", 1, set_threads},   {NULL, "--chat", 0, set_chat},
+    {NULL, "--system", 1, set_chat_text},  {NULL, "--chat-template", 1, set_chat_text},
 };
 
 /* Does argv[*i] name option o (short form, long form, or --long=VALUE)? Sets *flag and *val

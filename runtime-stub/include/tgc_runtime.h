@@ -40,10 +40,19 @@ int64_t tgc_kv_length(const tgc_model* m);
 /* Forgets the positions from n on (0 <= n <= tgc_kv_length): the next run's tokens go at n.
  * Returns 0, or -1 with tgc_last_error set. */
 int tgc_set_kv_length(tgc_model* m, int64_t n);
-/* Models with a tokenizer (desc->vocab): the token ids of text[0, len), BOS first when add_bos;
- * up to cap written to out. Returns how many the text has (call again with more room when that
- * is more than cap), or -1 with tgc_last_error set. */
+/* Models with a tokenizer (desc->vocab): the token ids of text[0, len), BOS first when add_bos
+ * & 1, special tokens' texts as those tokens when add_bos & 2 (chat prompts); up to cap written to
+ * out. Returns how many the text has (call again with more room when that is more than cap), or
+ * -1 with tgc_last_error set. */
 int64_t tgc_tokenize_text(tgc_model* m, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap);
+/* Models with a tokenizer: the prompt text of msgs[0, n) in chat template tmpl (NULL: the model's
+ * tokenizer.chat_template; or a name such as "chatml", "llama3"), as llama.cpp's
+ * llama_chat_apply_template renders it, the assistant's header last when add_assistant. Writes up to
+ * cap bytes to out (NUL-terminated when there is room) and returns the text's length (cap or more:
+ * call again with more room), or -1 with tgc_last_error set (no template, or one tgc does not know). */
+struct tgc_chat_message; /* chat_template.h: {role, content} */
+int64_t tgc_chat_apply_template(const tgc_model* m, const char* tmpl, const struct tgc_chat_message* msgs, size_t n,
+                                int add_assistant, char* out, int64_t cap);
 /* Models with a tokenizer: the text of one token (up to cap bytes to out). Returns its byte
  * count (more than cap: call again with more room), or -1 with tgc_last_error set. */
 int64_t tgc_detokenize(const tgc_model* m, int32_t token, char* out, int64_t cap);

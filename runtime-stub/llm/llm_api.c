@@ -1,9 +1,11 @@
 /* Language-model calls over a model with a KV cache (desc->kv_position): feed tokens at the
- * cache's position, read the logits of what was fed, draw the next token, a token's text. The
- * C API of a --shared GGUF build forwards to these (NAME_eval, NAME_logits, NAME_sample,
- * NAME_detokenize); -n and --bench P,N run on them too. */
+ * cache's position, read the logits of what was fed, draw the next token, a token's text, a chat
+ * prompt. The C API of a --shared GGUF build forwards to these (NAME_eval, NAME_logits,
+ * NAME_sample, NAME_detokenize, NAME_chat_apply_template); -n and --bench P,N run on them too. */
 #include <stdlib.h>
+#include <string.h>
 
+#include "llm/chat_template.h"
 #include "llm/llm_internal.h"
 
 int tgc_llm_eval(tgc_model* m, const int32_t* tokens, int64_t n) {
@@ -76,4 +78,23 @@ int64_t tgc_tokenize_text(tgc_model* m, const char* text, size_t len, int add_bo
   int64_t n = tgc_tokenize(m->tokenizer, text, len, add_bos, out, cap);
   if (n < 0) tgc_set_error("tgc_tokenize_text: the text has a byte the vocabulary cannot spell, or out of memory");
   return n;
+}
+
+int64_t tgc_chat_apply_template(const tgc_model* m, const char* tmpl, const tgc_chat_message* msgs, size_t n,
+                                int add_assistant, char* out, int64_t cap) {
+  const struct tgc_vocab* v = m ? tgc_desc(m)->vocab : NULL;
+  if (!v) return tgc_set_error("tgc_chat_apply_template: the model carries no tokenizer"), -1;
+  if (!tmpl && !(tmpl = v->chat_template))
+    return tgc_set_error("tgc_chat_apply_template: the model file has no tokenizer.chat_template (pass a name)"), -1;
+  const char* other = NULL;
+  int t = tgc_chat_detect(tmpl, &other);
+  if (t < 0 && other)
+    return tgc_set_error("chat template '%s' (as llama.cpp names it) is not one tgc renders", other), -1;
+  if (t < 0)
+    return tgc_set_error("the chat template is not one tgc recognises (%.40s%s)", tmpl, strlen(tmpl) > 40 ? "..." : ""),
+           -1;
+  for (size_t i = 0; i < n; ++i)
+    if (!msgs[i].role || !msgs[i].content)
+      return tgc_set_error("tgc_chat_apply_template: message %zu has no role or content", i), -1;
+  return tgc_chat_render(t, msgs, n, add_assistant, out, cap < 0 ? 0 : cap);
 }

@@ -1,5 +1,5 @@
 /* The language-model role of the artifact's command line: -p, -n and sampling, --tokens-out,
- * --logits-out, --decode, --bench P,N. tgc_llm_main is the main() tgc emits for a model with a
+ * --logits-out, --decode, --bench P,N, --chat. tgc_llm_main is the main() tgc emits for a model with a
  * KV cache; other models call tgc_main, and their artifacts carry none of this. */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -22,9 +22,10 @@ static int prompt_tokens(const tgc_model_desc* d, const char* text, tgc_npy* fee
   size_t len = strlen(text);
   int64_t cap = (int64_t)(2 * len + 8), n = -1;
   int32_t* ids = malloc((size_t)cap * sizeof *ids);
-  if (t && ids && (n = tgc_tokenize(t, text, len, d->vocab->add_bos, ids, cap)) > cap) { /* more than room: again */
+  int flags = d->vocab->add_bos ? TGC_TOKENIZE_BOS : 0;
+  if (t && ids && (n = tgc_tokenize(t, text, len, flags, ids, cap)) > cap) { /* more than room: again */
     int32_t* more = realloc(ids, (size_t)n * sizeof *ids);
-    n = more ? tgc_tokenize(t, text, len, d->vocab->add_bos, ids = more, n) : -1;
+    n = more ? tgc_tokenize(t, text, len, flags, ids = more, n) : -1;
   }
   tgc_tokenizer_destroy(t);
   if (n < 0) {
@@ -107,7 +108,19 @@ static int decode(tgc_model* m, const tgc_cli_args* a, tgc_npy* rows) {
   return rc;
 }
 
-static const tgc_cli_llm llm_role = {prompt_tokens, last_logits_only, bench, generate, decode};
+static int chat(tgc_model* m, const tgc_cli_args* a) {
+  tgc_chat_options o = {a->system,
+                        a->chat_template,
+                        a->gen_n,
+                        a->sampling,
+                        a->seed >= 0 ? (uint64_t)a->seed : (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32,
+                        a->stops,
+                        a->n_stops,
+                        a->tokens_out};
+  return tgc_chat(m, &o, stdin) != 0 ? fail("%s", tgc_last_error()) : 0;
+}
+
+static const tgc_cli_llm llm_role = {prompt_tokens, last_logits_only, bench, generate, decode, chat};
 
 int tgc_llm_main(const tgc_model_desc* desc, int argc, char** argv) {
   return tgc_cli_main(desc, argc, argv, &llm_role);

@@ -61,4 +61,19 @@ typedef struct {
  * steps run, or -1 with the error set. */
 int64_t tgc_generate(tgc_model* m, const tgc_generation* g, tgc_npy* tokens, tgc_generation_stats* stats);
 
+/* ---- chat (chat.c) ---- */
+typedef struct {
+  const char* system;        /* --system TEXT, or NULL */
+  const char* template_name; /* --chat-template NAME (chat_template.h), or NULL: the model's */
+  int64_t n_max;             /* -n: tokens per reply (-1: until the end of the turn or a full cache) */
+  tgc_sampling sampling;
+  uint64_t seed;
+  const char* const* stops; /* --stop strings, n_stops of them */
+  int32_t n_stops;
+  const char* tokens_out; /* NULL, or where the tokens the cache holds at the end go (i32[n]) */
+} tgc_chat_options;
+/* Reads user turns from `in` (a line each; "/reset" clears the conversation) until its end, each
+ * reply streamed to stdout; a line per turn on stderr. 0, or -1 with the error set. */
+int tgc_chat(tgc_model* m, const tgc_chat_options* o, FILE* in);
+
 #endif

@@ -20,7 +20,7 @@ int32_t tgc_token_lookup(const tgc_tokenizer* t, const char* s, size_t n) {
   }
 }
 
-/* The user-defined tokens, longest text first (ties by id), into t->specials. qsort has no
+/* The special tokens, longest text first (ties by id), into t->specials. qsort has no
  * context argument, so it sorts (length, id) pairs: no global, tokenizers are made concurrently. */
 typedef struct {
   size_t len;
@@ -64,7 +64,9 @@ tgc_tokenizer* tgc_tokenizer_create(const tgc_vocab* v) {
            !(tgc_token_len(v, t->slots[i]) == n && memcmp(tgc_token_text(v, t->slots[i]), s, n) == 0))
       i = (i + 1) & t->mask;
     t->slots[i] = id;
-    if (v->types[id] == TGC_TOKEN_USER_DEFINED && n > 0) t->specials[t->n_specials++] = id;
+    int32_t type = v->types[id];
+    if ((type == TGC_TOKEN_USER_DEFINED || type == TGC_TOKEN_CONTROL || type == TGC_TOKEN_UNKNOWN) && n > 0)
+      t->specials[t->n_specials++] = id;
   }
   if (sort_specials(t) != 0) {
     tgc_tokenizer_destroy(t);
@@ -183,7 +185,7 @@ static int spm_piece(const tgc_tokenizer* t, const char* s, size_t len, int32_t*
   return rc;
 }
 
-/* ---- the text: split at user-defined tokens, each raw piece tokenized ---- */
+/* ---- the text: split at special tokens, each raw piece tokenized ---- */
 typedef struct {
   int32_t token; /* -1: raw text */
   size_t off, len;
@@ -195,9 +197,22 @@ static const char* find(const char* hay, size_t hn, const char* needle, size_t n
   return NULL;
 }
 
-/* The text as raw fragments and user-defined tokens (longest token first, as llama.cpp splits).
- * Returns the fragments (*nf of them; NULL when out of memory). */
-static fragment* split_at_specials(const tgc_tokenizer* t, const char* text, size_t len, int64_t* nf_out) {
+/* Whether special token id eats the white space after it (llama.cpp's RSTRIP attribute). */
+static int rstrips(const tgc_vocab* v, int32_t id) {
+  static const char* const kept[] = {"<unk>", "<s>", "<|endoftext|>"};
+  if (!v->rstrip_specials) return 0;
+  for (size_t k = 0; k < sizeof kept / sizeof kept[0]; ++k)
+    if (tgc_token_len(v, id) == strlen(kept[k]) && memcmp(tgc_token_text(v, id), kept[k], strlen(kept[k])) == 0)
+      return 0;
+  return 1;
+}
+
+static int is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+/* The text as raw fragments and special tokens (longest token first, as llama.cpp splits): the
+ * user-defined ones, and with `special` the control and unknown ones too. Returns the fragments
+ * (*nf of them; NULL when out of memory). */
+static fragment* split_at_specials(const tgc_tokenizer* t, const char* text, size_t len, int special, int64_t* nf_out) {
   const tgc_vocab* v = t->v;
   /* Each special split adds at most two fragments per occurrence; grow as needed. */
   int64_t nf = len ? 1 : 0, fcap = 16;
@@ -206,8 +221,10 @@ static fragment* split_at_specials(const tgc_tokenizer* t, const char* text, siz
   if (nf) f[0] = (fragment){-1, 0, len};
   for (int32_t k = 0; k < t->n_specials; ++k) {
     int32_t id = t->specials[k];
+    if (!special && v->types[id] != TGC_TOKEN_USER_DEFINED) continue;
     const char* st = tgc_token_text(v, id);
     size_t sl = tgc_token_len(v, id);
+    int strip = rstrips(v, id);
     for (int64_t i = 0; i < nf; ++i) {
       if (f[i].token >= 0) continue;
       const char* at = find(text + f[i].off, f[i].len, st, sl);
@@ -218,6 +235,7 @@ static fragment* split_at_specials(const tgc_tokenizer* t, const char* text, siz
         f = g;
       }
       size_t left = (size_t)(at - (text + f[i].off)), end = f[i].off + f[i].len, right_off = f[i].off + left + sl;
+      while (strip && right_off < end && is_space(text[right_off])) ++right_off;
       fragment pieces[3];
       int np = 0;
       if (left > 0) pieces[np++] = (fragment){-1, f[i].off, left};
@@ -251,11 +269,11 @@ static int spm_fragment(const tgc_tokenizer* t, const char* text, size_t len, in
   return rc;
 }
 
-int64_t tgc_tokenize(const tgc_tokenizer* t, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap) {
+int64_t tgc_tokenize(const tgc_tokenizer* t, const char* text, size_t len, int flags, int32_t* out, int64_t cap) {
   int64_t nf = 0, n = 0;
-  fragment* f = split_at_specials(t, text, len, &nf);
+  fragment* f = split_at_specials(t, text, len, (flags & TGC_TOKENIZE_SPECIAL) != 0, &nf);
   if (!f) return -1;
-  if (add_bos && t->v->bos >= 0) tgc_emit(t->v->bos, out, cap, &n);
+  if ((flags & TGC_TOKENIZE_BOS) && t->v->bos >= 0) tgc_emit(t->v->bos, out, cap, &n);
   int rc = 0, prev_special = 1;
   for (int64_t i = 0; rc == 0 && i < nf; ++i) {
     if (f[i].token >= 0) {

@@ -1,5 +1,6 @@
-/* The tokenizers of GGUF vocabularies, as llama.cpp tokenizes. User-defined tokens split the text
- * first (longest first); then each piece is tokenized by the vocabulary's model:
+/* The tokenizers of GGUF vocabularies, as llama.cpp tokenizes. User-defined tokens (and, for chat
+ * prompts, control tokens) split the text first (longest first); then each piece is tokenized by the vocabulary's
+ * model:
  * - SentencePiece-style (tokenizer.ggml.model "llama"): a space in front of the first piece and of
  *   every piece after a special token, spaces as U+2581, the piece's UTF-8 characters merged
  *   pairwise, highest score first, while the merge is a token; a character that is no token
@@ -47,18 +48,21 @@ enum tgc_bpe_pre {
 /* A vocabulary as the GGUF file holds it (tables owned by the caller, e.g. constants in an artifact). */
 typedef struct tgc_vocab {
   int32_t n_tokens;
-  const char* text;         /* every token's text, concatenated */
-  const int64_t* offsets;   /* n_tokens + 1: token i is text[offsets[i], offsets[i + 1]) */
-  const float* scores;      /* n_tokens */
-  const int32_t* types;     /* n_tokens, enum tgc_token_type */
-  int32_t bos, eos, unk;    /* token ids, -1 where the file names none */
-  int32_t add_bos;          /* tokenizer.ggml.add_bos_token */
-  int32_t add_space_prefix; /* tokenizer.ggml.add_space_prefix (SPM; default true) */
-  int32_t model;            /* enum tgc_vocab_model */
-  int32_t pre;              /* BPE: enum tgc_bpe_pre */
-  int32_t ignore_merges;    /* BPE: a word that is a token is that token (llama3) */
-  int32_t n_merges;         /* BPE: merges[2 * r], merges[2 * r + 1]: the token ids merge r joins */
-  const int32_t* merges;    /*      (rank r: lower merges first) */
+  const char* text;          /* every token's text, concatenated */
+  const int64_t* offsets;    /* n_tokens + 1: token i is text[offsets[i], offsets[i + 1]) */
+  const float* scores;       /* n_tokens */
+  const int32_t* types;      /* n_tokens, enum tgc_token_type */
+  int32_t bos, eos, unk;     /* token ids, -1 where the file names none */
+  int32_t add_bos;           /* tokenizer.ggml.add_bos_token */
+  int32_t add_space_prefix;  /* tokenizer.ggml.add_space_prefix (SPM; default true) */
+  int32_t model;             /* enum tgc_vocab_model */
+  int32_t pre;               /* BPE: enum tgc_bpe_pre */
+  int32_t ignore_merges;     /* BPE: a word that is a token is that token (llama3) */
+  int32_t n_merges;          /* BPE: merges[2 * r], merges[2 * r + 1]: the token ids merge r joins */
+  const int32_t* merges;     /*      (rank r: lower merges first) */
+  int32_t rstrip_specials;   /* special tokens eat the white space after them (llama.cpp's rule for
+                              * Phi-3 files: all but <unk>, <s> and <|endoftext|>) */
+  const char* chat_template; /* tokenizer.chat_template (chat_template.h), NULL where the file has none */
 } tgc_vocab;
 
 /* What the tokenizer is, for --info and the .so header: "SentencePiece-style", "byte-level BPE,
@@ -80,10 +84,14 @@ typedef struct tgc_tokenizer tgc_tokenizer;
 tgc_tokenizer* tgc_tokenizer_create(const tgc_vocab* v);
 void tgc_tokenizer_destroy(tgc_tokenizer* t);
 
-/* The tokens of text[0, len), BOS first when add_bos (and the vocabulary has one). Writes up to
- * cap ids to out and returns how many the text has (more than cap: call again with more room),
- * or -1 when out of memory or (SPM) a byte has no <0xXX> token. */
-int64_t tgc_tokenize(const tgc_tokenizer* t, const char* text, size_t len, int add_bos, int32_t* out, int64_t cap);
+/* tgc_tokenize's flags: BOS first (when the vocabulary has one); the texts of control and unknown
+ * tokens in the text are those tokens (llama.cpp's parse_special: chat prompts), not plain text. */
+enum { TGC_TOKENIZE_BOS = 1, TGC_TOKENIZE_SPECIAL = 2 };
+
+/* The tokens of text[0, len) (flags: TGC_TOKENIZE_*). Writes up to cap ids to out and returns how
+ * many the text has (more than cap: call again with more room), or -1 when out of memory or (SPM)
+ * a byte has no <0xXX> token. */
+int64_t tgc_tokenize(const tgc_tokenizer* t, const char* text, size_t len, int flags, int32_t* out, int64_t cap);
 
 /* The text of token id as generated text shows it (llama.cpp's token_to_piece without special
  * tokens): SPM U+2581 as a space and <0xXX> as its byte, BPE byte-level characters as their bytes,

@@ -11,7 +11,8 @@ struct tgc_tokenizer {
   int32_t* slots; /* open addressing over token texts: token id or -1 */
   uint64_t mask;
   int32_t byte_token[256]; /* SPM: <0xXX> tokens, -1 where missing */
-  int32_t* specials;       /* user-defined tokens, longest text first: they split the text */
+  int32_t* specials;       /* user-defined, control and unknown tokens, longest text first: they
+                            * split the text (the latter two only with TGC_TOKENIZE_SPECIAL) */
   int32_t n_specials;
   struct tgc_bpe* bpe; /* BPE: the merge table and byte-level characters; NULL for SPM */
 };
