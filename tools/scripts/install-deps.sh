@@ -14,6 +14,8 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
   libsqlite3-dev libopenblas-dev
+  # the terminal test of the LLM artifact's --chat (gguf_chat_tty)
+  tmux
   # the vulkan/adreno targets: shaderc in the compiler (glslang's CMake config names its tools),
   # volk in the runtime, lavapipe + the validation layer for the tests, spirv-val
   libshaderc-dev glslang-dev glslang-tools glslc spirv-tools
