@@ -159,14 +159,19 @@ std::optional<Tensor> conv_integer_dot4(Ctx& c) {
   Tensor dots = words.conv(pack_channel_bytes(shifted), std::nullopt, win.strides, none, win.dilations, 1, Op::Dot4);
   Shape ones_shape = w.shape();
   ones_shape[0] = 1;
-  Tensor sum_x = words.conv(pack_channel_bytes(Tensor::full(x.graph(), ones_shape, 1, DType::I32)), std::nullopt,
-                            win.strides, none, win.dilations, 1, Op::Dot4);  // [N, 1, *out]
+  // Realized once per position: inlined, each output channel would sum its window again.
+  Tensor sum_x = words
+                     .conv(pack_channel_bytes(Tensor::full(x.graph(), ones_shape, 1, DType::I32)), std::nullopt,
+                           win.strides, none, win.dilations, 1, Op::Dot4)
+                     .contiguous();  // [N, 1, *out]
   // Per output channel: the zero point and the sum of the centered filter.
   Shape per_channel(size_t(x.ndim()), 1), filter_shape(size_t(w.ndim()), 1);
   per_channel[1] = filter_shape[0] = cout;
   std::vector<int64_t> filter;
   for (int64_t i = 1; i < w.ndim(); ++i) filter.push_back(i);
-  Tensor sum_w = (w.cast(DType::I32) - (wz.ndim() ? wz.reshape(filter_shape) : wz)).sum(filter).reshape(per_channel);
+  // A kernel of its own, which depends on weights only and is folded at compile time.
+  Tensor sum_w =
+      (w.cast(DType::I32) - (wz.ndim() ? wz.reshape(filter_shape) : wz)).sum(filter).contiguous().reshape(per_channel);
   Tensor wz_c = wz.ndim() ? wz.reshape(per_channel) : wz;
   return dots + sum_x * (wz_c.scalar(o) - wz_c) - sum_w * xz;
 }
