@@ -59,7 +59,7 @@ void channel_vectors(Graph& g, Schedule& s, const TargetProfile& t) {
     if (!j->src[0]->is_const() || !narrow_rows(range_extent(j), t)) continue;
     for (const UOp* c : k.global_ranges)
       if (c != j && c->src[0]->is_const() && vector_width(range_extent(c), t) >= t.vector_lanes &&
-          transpose_weights(g, k, c, j))
+          lanes_along_channels(k, c, t) && transpose_weights(g, k, c, j))
         break;
   }
 }

@@ -12,6 +12,7 @@
 #include "ir/error.h"
 #include "ir/rewrite.h"
 #include "ir/symbolic.h"
+#include "passes/channel_tile.h"
 #include "passes/channel_vectors.h"
 #include "passes/deinterleave.h"
 #include "passes/fold_weights.h"
@@ -627,7 +628,17 @@ void rewrite_kernels(Graph& g, Schedule& s, const TargetProfile& t) {
   pack_panels(g, s, t);
 }
 
-bool narrow_rows(int64_t n, const TargetProfile& t) { return vector_width(n, t) * 4 <= t.vector_lanes; }
+bool narrow_rows(int64_t n, const TargetProfile& t) {
+  int64_t v = vector_width(n, t);
+  return v == 0 || v % t.vector_lanes != 0;
+}
+
+bool quarter_rows(int64_t n, const TargetProfile& t) { return vector_width(n, t) * 4 <= t.vector_lanes; }
+
+bool lanes_along_channels(const Kernel& k, const UOp* c, const TargetProfile& t) {
+  int64_t n = range_extent(k.global_ranges.back());
+  return narrow_rows(n, t) && (quarter_rows(n, t) || channel_tile(k, c, t));
+}
 
 int64_t vector_width(int64_t n, const TargetProfile& t) {
   int64_t lanes = t.vector_lanes;
@@ -690,6 +701,7 @@ struct CpuChoice {
   std::vector<Opt> opts;
   int64_t expand = 1;
   int vec_axis = -1;
+  bool tiled = false;  // the register tile chosen with the lanes (passes/channel_tile.h)
 };
 }  // namespace
 
@@ -708,10 +720,15 @@ static void lanes_along_outputs(Graph& g, const Kernel& k, const TargetProfile& 
   }
 }
 
-// Output rows of a quarter vector or less (96 channels of 12 x 4 positions), or rows no load
-// reads contiguously: the lanes run along an output axis that some load reads contiguously
-// instead (the channels of a weight that passes/channel_vectors transposed), one vector wide; the
-// positions become register tiles (an audio embedding's 12x4 convolution: 0.158 -> 0.047 ms).
+// Output rows that vectors along them would not fill (56 columns: half vectors on AVX-512; 14,
+// 7: one partial vector), or rows no load reads contiguously: the lanes run along an output axis
+// that some load reads contiguously instead (the channels of a weight that passes/channel_vectors
+// transposed), with the positions as register tiles (passes/channel_tile.h: resnet18's 3x3 convs
+// at 7x7 to 56x56, 60-150 -> 140-250 GFLOP/s on Zen 5). Where no such tile has enough
+// accumulators (13 columns and rows: primes), rows of more than a quarter vector keep their
+// partial vectors; narrower ones take one vector of channels and register_tiles' tile (an audio
+// embedding's 12x4 convolution: 0.158 -> 0.047 ms). Not where a load of the reduce moves along
+// the channels but not contiguously (a depthwise conv's input: the lanes would gather it).
 static void lanes_across_narrow_rows(Graph& g, const Kernel& k, const TargetProfile& t,
                                      const std::vector<const UOp*>& loads, CpuChoice& c) {
   const std::vector<const UOp*>& globals = k.global_ranges;
@@ -724,8 +741,22 @@ static void lanes_across_narrow_rows(Graph& g, const Kernel& k, const TargetProf
     int64_t n = size_of(r), v = n % t.vector_lanes == 0 ? t.vector_lanes : vector_width(n, t);
     if (a == c.vec_axis || !r->src[0]->is_const() || v < t.vector_lanes) continue;
     if (std::none_of(loads.begin(), loads.end(), [&](const UOp* l) { return stride(g, l->src[1], r) == 1; })) continue;
+    if (std::any_of(loads.begin(), loads.end(), [&](const UOp* l) {
+          std::optional<int64_t> s = stride(g, l->src[1], r);
+          return !s || (*s != 0 && *s != 1);
+        }))
+      continue;
+    std::optional<ChannelTile> tile = channel_tile(k, r, t);
+    if (!tile && c.vec_axis >= 0 && !quarter_rows(size_of(globals.back()), t)) continue;
     c.opts.clear();
-    c.opts.push_back({OptOp::Upcast, a, v}), c.expand = v, c.vec_axis = a;
+    c.opts.push_back({OptOp::Upcast, a, tile ? tile->lanes : v}), c.expand = tile ? tile->lanes : v, c.vec_axis = a;
+    if (tile) {
+      for (auto [axis, copies] : tile->positions) {
+        int i = int(std::find(globals.begin(), globals.end(), axis) - globals.begin());
+        c.opts.push_back({OptOp::Upcast, i, copies}), c.expand *= copies;
+      }
+      c.tiled = true;
+    }
     break;
   }
 }
@@ -870,7 +901,7 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
     lanes_along_reduces(g, k, t, c.opts);
     return c.opts;
   }
-  register_tiles(k, loads, budget, tile_runtime_axes, c);
+  if (!c.tiled) register_tiles(k, loads, budget, tile_runtime_axes, c);
   return c.opts;
 }
 

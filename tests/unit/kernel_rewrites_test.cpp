@@ -106,7 +106,7 @@ TEST_F(KernelRewrites, PaddedConvKeepsItsAxes) {
 }
 
 // Rows of 2 columns (a quarter of AVX2's 8 lanes): the weight is transposed at compile time so
-// the 16 output channels are contiguous, and the heuristic's lanes run along them.
+// the 16 output channels are contiguous, and the heuristic's lanes run along them, two vectors.
 TEST_F(KernelRewrites, NarrowRowsGetChannelVectors) {
   TargetProfile t = tiny_l2();
   t.l2_bytes = 1 << 20;
@@ -118,7 +118,7 @@ TEST_F(KernelRewrites, NarrowRowsGetChannelVectors) {
                           [&](int64_t b) { return g.buffer(b).name.ends_with("_by_channel"); }));
   std::vector<Opt> opts = heuristic_opts(g, k, t);
   ASSERT_FALSE(opts.empty());
-  EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 8})) << opts_str(opts);
+  EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 16})) << opts_str(opts);
 }
 
 // A 1x1 conv tiles its output channels alone: on AVX-512 (32 registers) a tile of 4 channels x 2
