@@ -28,13 +28,14 @@ class CpuRenderer : LlvmExprHooks {
         g_(g),
         p_(p),
         l2_bytes_(t.l2_bytes),
+        min_group_(size_t(std::max(4, t.vector_lanes))),
         c_(m.getContext()),
         b_(c_),
         e_(b_, *this, p.name),
         widen_exactly_(!p.lanes_expanded && !has_sum(p.body)),
         lanes_(b_, e_, [this](const UOp* u, llvm::Type* t, Value* idx) { return load_at(u, t, idx); }) {
     e_.set_int8_dot(t.int8_dot);
-    if (p.lanes_expanded || has_dot4(p.body)) plan_lane_groups(p.body);
+    plan_lane_groups(p.body);
   }
 
   llvm::Function* run(const CpuWorkSplit& split) {
@@ -177,7 +178,7 @@ class CpuRenderer : LlvmExprHooks {
     body(i);
     b_.CreateStore(b_.CreateAdd(i, b_.getInt64(1), "", true, true), slot);
     llvm::BranchInst* latch = b_.CreateBr(head);
-    if (p_.lanes_expanded && copies) {
+    if ((p_.lanes_expanded || !groups_.empty()) && copies) {
       llvm::Metadata* off[] = {llvm::MDString::get(c_, "llvm.loop.vectorize.enable"),
                                llvm::ConstantAsMetadata::get(b_.getFalse())};
       llvm::MDNode* self = llvm::MDNode::getDistinct(c_, {nullptr, llvm::MDNode::get(c_, off)});
@@ -404,17 +405,6 @@ class CpuRenderer : LlvmExprHooks {
     return out;
   }
 
-  // Accumulator updates through DOT4 (an int8 matmul's tile of rows): SLP does not turn the
-  // scalar byte arithmetic into dot-product instructions, so these are vectorized here too.
-  static bool has_dot4(const std::vector<LStmt>& body) {
-    bool dot = false;
-    each_stmt(body, [&](const LStmt& s) {
-      if (s.kind == LStmt::AccUpdate && !dot)
-        for (const UOp* u : toposort({s.value})) dot = dot || u->op == Op::Dot4;
-    });
-    return dot;
-  }
-
   static bool has_sum(const std::vector<LStmt>& body) {
     bool sum = false;
     each_stmt(body, [&](const LStmt& s) { sum = sum || (s.kind == LStmt::AccInit && s.u->reduce().op == Op::Add); });
@@ -584,6 +574,9 @@ class CpuRenderer : LlvmExprHooks {
   // Widest first, not nearest first: a conv's tile of 16 channels (a weight vector) x 4 columns
   // (4 neighbouring inputs) left to SLP, or grouped nearest first, became 64 accumulators of 4
   // columns each, spilled (resnet18's 3x3 convs at 28x28: 26 GFLOP/s; 16 zmm of channels: 180).
+  // No group narrower than a vector register: a tile of 14 columns x 2 rows of a 1x1 conv, 28
+  // neighbours, would split into groups of 4 (shufflenet's 1x1 convs at 14x14 3x slower than
+  // SLP's vectors of 16, 8 and 4).
   void plan_lane_groups(const std::vector<LStmt>& body) {
     for (size_t i = 0; i < body.size();) {
       if (body[i].kind == LStmt::Loop) plan_lane_groups(body[i].body);
@@ -598,7 +591,7 @@ class CpuRenderer : LlvmExprHooks {
       // vector axis is not its innermost (an int8 conv's DOT4 lanes along output channels,
       // outside a spatial tile).
       bool grouped = false;
-      for (size_t w = 64; w >= 4 && !grouped; w /= 2)
+      for (size_t w = 64; w >= min_group_ && !grouped; w /= 2)
         for (size_t stride = 1; stride <= n / w && !grouped; ++stride)
           if (n % (w * stride) == 0 && lane_groups_fit(&body[i], n, w, stride)) {
             for (size_t block = 0; block < n; block += w * stride)
@@ -724,6 +717,7 @@ class CpuRenderer : LlvmExprHooks {
   const Graph& g_;
   const LoopProgram& p_;
   int64_t l2_bytes_;  // buffers larger than L2 stream from memory
+  size_t min_group_;  // the narrowest lane group: a vector register's lanes
   llvm::LLVMContext& c_;
   IRBuilder<> b_;
   LlvmExprEmitter e_;
