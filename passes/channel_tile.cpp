@@ -22,7 +22,7 @@ int64_t reduce_size(const Kernel& k) {
 }
 }  // namespace
 
-std::optional<ChannelTile> channel_tile(const Kernel& k, const UOp* c, const TargetProfile& t) {
+std::optional<ChannelTile> channel_tile(const Kernel& k, const UOp* c, const TargetProfile& t, int64_t most_lanes) {
   const int64_t lanes = t.vector_lanes, accumulators = std::max(2, t.vector_registers / 2);
   if (!k.num_reduces || !c->src[0]->is_const() || range_extent(c) % lanes || lanes < 4) return std::nullopt;
   // Each accumulator's lanes are stored one element at a time: a reduce of a few steps per
@@ -39,7 +39,7 @@ std::optional<ChannelTile> channel_tile(const Kernel& k, const UOp* c, const Tar
   double best_score = 0;
   int64_t best_acc = 0;
   for (int64_t m : {1, 2, 4}) {
-    if (range_extent(c) % (m * lanes)) continue;
+    if (range_extent(c) % (m * lanes) || m * lanes > most_lanes) continue;
     for (int64_t w : divisors(range_extent(axes[0]), accumulators / m))
       for (int64_t h :
            axes.size() > 1 ? divisors(range_extent(axes[1]), accumulators / (m * w)) : std::vector<int64_t>{1}) {

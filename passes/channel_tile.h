@@ -21,10 +21,11 @@ struct ChannelTile {
   std::vector<std::pair<const UOp*, int64_t>> positions;  // copies along each position axis
 };
 
-// The tile for lanes along output axis `c` of `k`, with the positions along its innermost output
-// axes (the columns, then the rows where they are not `c`); none where no tile has enough
+// The tile for lanes along output axis `c` of `k`, at most `most_lanes` of them, with the
+// positions along its innermost output axes (the columns, then the rows where they are not `c`);
+// none where no tile has enough
 // accumulators, or where the reduce is too short for its scattered stores to pay (a squeeze
 // layer's 16 input channels).
-std::optional<ChannelTile> channel_tile(const Kernel& k, const UOp* c, const TargetProfile& t);
+std::optional<ChannelTile> channel_tile(const Kernel& k, const UOp* c, const TargetProfile& t, int64_t most_lanes);
 
 }  // namespace tgc

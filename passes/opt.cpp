@@ -637,7 +637,7 @@ bool quarter_rows(int64_t n, const TargetProfile& t) { return vector_width(n, t)
 
 bool lanes_along_channels(const Kernel& k, const UOp* c, const TargetProfile& t) {
   int64_t n = range_extent(k.global_ranges.back());
-  return narrow_rows(n, t) && (quarter_rows(n, t) || channel_tile(k, c, t));
+  return narrow_rows(n, t) && (quarter_rows(n, t) || channel_tile(k, c, t, 4 * t.vector_lanes));
 }
 
 int64_t vector_width(int64_t n, const TargetProfile& t) {
@@ -720,6 +720,23 @@ static void lanes_along_outputs(Graph& g, const Kernel& k, const TargetProfile& 
   }
 }
 
+// Whether every load of the reduce reads `lanes` neighbours along output axis r (split so) as
+// one vector or as one value for all: no gathers. A grouped conv's input moves with the
+// channels' group (c / 64), the same for lanes inside one group; a depthwise conv's moves with
+// every channel.
+static bool lanes_read_whole(Graph& g, const Kernel& k, const std::vector<const UOp*>& loads, const UOp* r,
+                             int64_t lanes) {
+  int64_t id = next_range_id(k);
+  const UOp* outer = g.range(size_of(r) / lanes, id, RangeKind::Global);
+  const UOp* inner = g.range(lanes, id + 1, RangeKind::Upcast);
+  Sym sym{g};
+  std::unordered_map<const UOp*, const UOp*> split{{r, sym.add(sym.mul(outer, lanes), inner)}};
+  return std::all_of(loads.begin(), loads.end(), [&](const UOp* l) {
+    std::optional<int64_t> s = stride(g, simplify(g, substitute(g, l->src[1], split)), inner);
+    return s && (*s == 0 || *s == 1);
+  });
+}
+
 // Output rows that vectors along them would not fill (56 columns: half vectors on AVX-512; 14,
 // 7: one partial vector), or rows no load reads contiguously: the lanes run along an output axis
 // that some load reads contiguously instead (the channels of a weight that passes/channel_vectors
@@ -741,12 +758,10 @@ static void lanes_across_narrow_rows(Graph& g, const Kernel& k, const TargetProf
     int64_t n = size_of(r), v = n % t.vector_lanes == 0 ? t.vector_lanes : vector_width(n, t);
     if (a == c.vec_axis || !r->src[0]->is_const() || v < t.vector_lanes) continue;
     if (std::none_of(loads.begin(), loads.end(), [&](const UOp* l) { return stride(g, l->src[1], r) == 1; })) continue;
-    if (std::any_of(loads.begin(), loads.end(), [&](const UOp* l) {
-          std::optional<int64_t> s = stride(g, l->src[1], r);
-          return !s || (*s != 0 && *s != 1);
-        }))
-      continue;
-    std::optional<ChannelTile> tile = channel_tile(k, r, t);
+    if (!lanes_read_whole(g, k, loads, r, v)) continue;
+    int64_t most = 4 * t.vector_lanes;
+    while (most > v && (n % most || !lanes_read_whole(g, k, loads, r, most))) most /= 2;
+    std::optional<ChannelTile> tile = channel_tile(k, r, t, most);
     if (!tile && c.vec_axis >= 0 && !quarter_rows(size_of(globals.back()), t)) continue;
     c.opts.clear();
     c.opts.push_back({OptOp::Upcast, a, tile ? tile->lanes : v}), c.expand = tile ? tile->lanes : v, c.vec_axis = a;

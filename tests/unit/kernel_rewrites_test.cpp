@@ -121,6 +121,39 @@ TEST_F(KernelRewrites, NarrowRowsGetChannelVectors) {
   EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 16})) << opts_str(opts);
 }
 
+// Rows of 56 columns fill AVX-512's vectors of 16 only in part (two of 8): a dense 3x3 conv's
+// lanes run along its 64 output channels instead, a tile of channel vectors x columns that fills
+// half the vector registers with accumulators (passes/channel_tile.h), and the results match.
+// A depthwise conv reads its input along the channels too: its lanes stay on the rows. So do
+// rows of 17 (a prime) of 3 rows, where no tile of channels and positions has enough
+// accumulators.
+TEST_F(KernelRewrites, PartialRowVectorsGiveDenseConvsChannelTiles) {
+  TargetProfile t = cpu_profile([](const std::string& f) { return f == "avx2" || f == "avx512f"; }, false);
+  {
+    Schedule s =
+        check(input({1, 8, 4, 56}).conv(weight({64, 8, 3, 3}), weight({64}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1), true, t);
+    const Kernel& k = s.kernels.back();
+    std::vector<Opt> opts = heuristic_opts(g, k, t);
+    ASSERT_EQ(opts.size(), 2u) << opts_str(opts);
+    EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 64})) << opts_str(opts);  // 4 vectors of channels
+    EXPECT_EQ(opts[1], (Opt{OptOp::Upcast, 2, 4})) << opts_str(opts);   // x 4 columns: 16 zmm
+  }
+  {
+    Schedule s = check(
+        input({1, 32, 6, 56}).conv(weight({32, 1, 3, 3}), std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 32), true, t);
+    std::vector<Opt> opts = heuristic_opts(g, s.kernels.back(), t);
+    ASSERT_FALSE(opts.empty());
+    EXPECT_EQ(opts[0].axis, 2) << opts_str(opts);
+  }
+  {
+    Schedule s =
+        check(input({1, 8, 3, 17}).conv(weight({32, 8, 3, 3}), std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1), true, t);
+    std::vector<Opt> opts = heuristic_opts(g, s.kernels.back(), t);
+    ASSERT_FALSE(opts.empty());
+    EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 2, 17})) << opts_str(opts);
+  }
+}
+
 // A 1x1 conv tiles its output channels alone: on AVX-512 (32 registers) a tile of 4 channels x 2
 // vectors fills half the accumulator budget, so it grows to 8 channels; AVX2's 16 registers are
 // full at 4.
