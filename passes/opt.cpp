@@ -721,9 +721,10 @@ static void lanes_along_outputs(Graph& g, const Kernel& k, const TargetProfile& 
 }
 
 // Whether every load of the reduce reads `lanes` neighbours along output axis r (split so) as
-// one vector or as one value for all: no gathers. A grouped conv's input moves with the
-// channels' group (c / 64), the same for lanes inside one group; a depthwise conv's moves with
-// every channel.
+// one vector or as one value for all (no gathers), and some load as a vector. A grouped conv's
+// input moves with the channels' group (c / 64), the same for lanes inside one group; a
+// depthwise conv's moves with every channel. Weights in blocks of channels
+// (passes/channel_vectors) are contiguous within a block.
 static bool lanes_read_whole(Graph& g, const Kernel& k, const std::vector<const UOp*>& loads, const UOp* r,
                              int64_t lanes) {
   int64_t id = next_range_id(k);
@@ -731,10 +732,13 @@ static bool lanes_read_whole(Graph& g, const Kernel& k, const std::vector<const 
   const UOp* inner = g.range(lanes, id + 1, RangeKind::Upcast);
   Sym sym{g};
   std::unordered_map<const UOp*, const UOp*> split{{r, sym.add(sym.mul(outer, lanes), inner)}};
-  return std::all_of(loads.begin(), loads.end(), [&](const UOp* l) {
+  bool vector = false;
+  for (const UOp* l : loads) {
     std::optional<int64_t> s = stride(g, simplify(g, substitute(g, l->src[1], split)), inner);
-    return s && (*s == 0 || *s == 1);
-  });
+    if (!s || (*s != 0 && *s != 1)) return false;
+    vector = vector || *s == 1;
+  }
+  return vector;
 }
 
 // Output rows that vectors along them would not fill (56 columns: half vectors on AVX-512; 14,
@@ -757,7 +761,6 @@ static void lanes_across_narrow_rows(Graph& g, const Kernel& k, const TargetProf
     const UOp* r = globals[size_t(a)];
     int64_t n = size_of(r), v = n % t.vector_lanes == 0 ? t.vector_lanes : vector_width(n, t);
     if (a == c.vec_axis || !r->src[0]->is_const() || v < t.vector_lanes) continue;
-    if (std::none_of(loads.begin(), loads.end(), [&](const UOp* l) { return stride(g, l->src[1], r) == 1; })) continue;
     if (!lanes_read_whole(g, k, loads, r, v)) continue;
     int64_t most = 4 * t.vector_lanes;
     while (most > v && (n % most || !lanes_read_whole(g, k, loads, r, most))) most /= 2;
