@@ -17,6 +17,7 @@
 #include "passes/deinterleave.h"
 #include "passes/fold_weights.h"
 #include "passes/merge_axes.h"
+#include "passes/output_phases.h"
 #include "passes/pack.h"
 #include "passes/tensor_cores.h"
 
@@ -896,6 +897,24 @@ static void register_tiles(const Kernel& k, const std::vector<const UOp*>& loads
   }
 }
 
+// Inputs that a conv reads again for every block of its output channels (axis 0, outermost)
+// and that do not fit in L2, while its weights do (a 3x3 conv over 64 channels at 224x224: 13 MB
+// a pass, 32 passes from memory): the channel blocks move innermost, the loop inside each work
+// item, so that an item's input rows stay in cache while every channel block passes over them.
+static void weights_inside(Graph& g, const Kernel& k, const TargetProfile& t, std::vector<Opt>& opts) {
+  const std::vector<const UOp*>& globals = k.global_ranges;
+  if (globals.size() < 3 || !globals[0]->src[0]->is_const()) return;
+  int64_t reread = 0, kept = 0;
+  std::set<int64_t> seen;
+  for (const UOp* l : reduce_loads(k)) {
+    const BufferInfo& b = g.buffer(l->src[0]->ival());
+    if (!seen.insert(l->src[0]->ival()).second) continue;
+    (depends_on(l->src[1], globals[0]) ? kept : reread) += numel(b.shape) * dtype_size(b.dtype);
+  }
+  if (reread <= t.l2_bytes || kept * 2 > t.l2_bytes) return;
+  for (int a = 0; a + 1 < int(globals.size()); ++a) opts.push_back({OptOp::Swap, a, a + 1});
+}
+
 std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, bool tile_runtime_axes) {
   if (t.gpu) {
     std::vector<Opt> opts = gpu_heuristic_opts(g, k, t);
@@ -909,6 +928,18 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
   }
   std::vector<const UOp*> loads = reduce_loads(k);
   if (k.global_ranges.empty() || loads.empty()) return {};
+  // Axes read as x / s and x % s: split by phase first (passes/output_phases.h); the phases'
+  // copies take their share of the registers and of the body's expansion.
+  if (std::vector<Opt> phases = output_phases(g, k, t); !phases.empty()) {
+    int64_t copies = 1;
+    for (const Opt& o : phases) copies *= o.amount;
+    TargetProfile share = t;
+    share.vector_registers = std::max<int>(2, int(t.vector_registers / copies));
+    share.max_expand = std::max<int>(1, int(t.max_expand / copies));
+    std::vector<Opt> rest = heuristic_opts(g, apply_opts(g, k, phases, t), share, tile_runtime_axes);
+    phases.insert(phases.end(), rest.begin(), rest.end());
+    return phases;
+  }
   // Accumulators in half the vector registers, leaving the rest for loads and broadcasts (BEAM's
   // choices on the real models settle there: 16 of AVX-512's 32 registers).
   int64_t budget = int64_t(t.vector_lanes) * std::max(1, t.vector_registers / 2);
@@ -920,6 +951,7 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
     return c.opts;
   }
   if (!c.tiled) register_tiles(k, loads, budget, tile_runtime_axes, c);
+  weights_inside(g, k, t, c.opts);
   return c.opts;
 }
 

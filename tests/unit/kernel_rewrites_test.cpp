@@ -154,6 +154,20 @@ TEST_F(KernelRewrites, PartialRowVectorsGiveDenseConvsChannelTiles) {
   }
 }
 
+// A conv with a DepthToSpace fused after it reads its input at column x / 3 and its weights at
+// channel x % 3 of the output column x: its output axes are split by 3 first (passes/output_phases.h),
+// and the split kernel gets vector lanes; the results match.
+TEST_F(KernelRewrites, PixelShuffleAfterAConvIsSplitByPhase) {
+  TargetProfile t = cpu_profile([](const std::string& f) { return f == "avx2" || f == "avx512f"; }, false);
+  Tensor conv = input({1, 8, 6, 32}).conv(weight({9, 8, 3, 3}), weight({9}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1);
+  Tensor out = conv.reshape({1, 1, 3, 3, 6, 32}).permute({0, 1, 4, 2, 5, 3}).reshape({1, 1, 18, 96});
+  Schedule s = check(out, true, t);
+  std::vector<Opt> opts = heuristic_opts(g, s.kernels.back(), t);
+  ASSERT_GE(opts.size(), 3u) << opts_str(opts);
+  EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 3})) << opts_str(opts);
+  EXPECT_EQ(opts[1], (Opt{OptOp::Upcast, 1, 3})) << opts_str(opts);
+}
+
 // A 1x1 conv tiles its output channels alone: on AVX-512 (32 registers) a tile of 4 channels x 2
 // vectors fills half the accumulator budget, so it grows to 8 channels; AVX2's 16 registers are
 // full at 4.
