@@ -745,9 +745,9 @@ static bool lanes_read_whole(Graph& g, const Kernel& k, const std::vector<const 
 // Output rows that vectors along them would not fill (56 columns: half vectors on AVX-512; 14,
 // 7: one partial vector), or rows no load reads contiguously: the lanes run along an output axis
 // that some load reads contiguously instead (the channels of a weight that passes/channel_vectors
-// transposed), with the positions as register tiles (passes/channel_tile.h: resnet18's 3x3 convs
-// at 7x7 to 56x56, 60-150 -> 140-250 GFLOP/s on Zen 5). Where no such tile has enough
-// accumulators (13 columns and rows: primes), rows of more than a quarter vector keep their
+// transposed), with the positions as register tiles (passes/channel_tile.h: resnet18 at 1 thread
+// on Zen 5, 58 -> 20.7 ms). Where no such tile has enough accumulators (17 columns of 3 rows:
+// primes), rows of more than a quarter vector keep their
 // partial vectors; narrower ones take one vector of channels and register_tiles' tile (an audio
 // embedding's 12x4 convolution: 0.158 -> 0.047 ms). Not where a load of the reduce moves along
 // the channels but not contiguously (a depthwise conv's input: the lanes would gather it).
