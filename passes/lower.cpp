@@ -301,7 +301,7 @@ LoopProgram lower(Graph& g, const Kernel& k, const LowerOptions& opt) {
   for (const UOp* u : toposort({k.ast}))
     if (u->op == Op::KReduce && std::all_of(u->src.begin() + 1, u->src.end(),
                                             [](const UOp* r) { return r->range().kind == RangeKind::Upcast; }))
-      p.lanes_expanded = true;
+      p.lanes_expanded = p.lane_sums = true;
   p.body = Lowerer().run(stores, p.inner);
   if (opt.streams) mark_streams(g, p.body);
   return p;

@@ -44,6 +44,8 @@ struct LoopProgram {
   // accumulator updates as vectors, codegen/llvm/lane_vectors.h; SLP the rest), so the loops
   // must not be vectorized as well.
   bool lanes_expanded = false;
+  // LANES: runs of accumulator updates of consecutive lanes (partial sums of a reduce).
+  bool lane_sums = false;
   // The TC action: the program is the kernel's plain one (its STORE the last statement), which
   // the CUDA renderer replaces by WMMA tiles as this plan says (passes/tensor_cores.h).
   std::optional<TensorCorePlan> tensor_cores;

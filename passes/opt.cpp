@@ -928,18 +928,6 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
   }
   std::vector<const UOp*> loads = reduce_loads(k);
   if (k.global_ranges.empty() || loads.empty()) return {};
-  // Axes read as x / s and x % s: split by phase first (passes/output_phases.h); the phases'
-  // copies take their share of the registers and of the body's expansion.
-  if (std::vector<Opt> phases = output_phases(g, k, t); !phases.empty()) {
-    int64_t copies = 1;
-    for (const Opt& o : phases) copies *= o.amount;
-    TargetProfile share = t;
-    share.vector_registers = std::max<int>(2, int(t.vector_registers / copies));
-    share.max_expand = std::max<int>(1, int(t.max_expand / copies));
-    std::vector<Opt> rest = heuristic_opts(g, apply_opts(g, k, phases, t), share, tile_runtime_axes);
-    phases.insert(phases.end(), rest.begin(), rest.end());
-    return phases;
-  }
   // Accumulators in half the vector registers, leaving the rest for loads and broadcasts (BEAM's
   // choices on the real models settle there: 16 of AVX-512's 32 registers).
   int64_t budget = int64_t(t.vector_lanes) * std::max(1, t.vector_registers / 2);
@@ -948,7 +936,20 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
   lanes_across_narrow_rows(g, k, t, loads, c);
   if (c.vec_axis < 0) {
     lanes_along_reduces(g, k, t, c.opts);
-    return c.opts;
+    // Nothing fits: axes read as x / s and x % s, split by phase first (passes/output_phases.h),
+    // may; the phases' copies take their share of the registers and of the body's expansion.
+    // (Only then: an int8 matmul's packed words and attention's heads per KV head read so too,
+    // and took their lanes and tiles without: split first, LLM decode ran 40% slower.)
+    std::vector<Opt> phases = c.opts.empty() ? output_phases(g, k, t) : std::vector<Opt>{};
+    if (phases.empty()) return c.opts;
+    int64_t copies = 1;
+    for (const Opt& o : phases) copies *= o.amount;
+    TargetProfile share = t;
+    share.vector_registers = std::max<int>(2, int(t.vector_registers / copies));
+    share.max_expand = std::max<int>(1, int(t.max_expand / copies));
+    std::vector<Opt> rest = heuristic_opts(g, apply_opts(g, k, phases, t), share, tile_runtime_axes);
+    phases.insert(phases.end(), rest.begin(), rest.end());
+    return phases;
   }
   if (!c.tiled) register_tiles(k, loads, budget, tile_runtime_axes, c);
   weights_inside(g, k, t, c.opts);

@@ -28,7 +28,8 @@ class CpuRenderer : LlvmExprHooks {
         g_(g),
         p_(p),
         l2_bytes_(t.l2_bytes),
-        min_group_(size_t(std::max(4, t.vector_lanes))),
+        tile_groups_(!p.lane_sums && !has_dot4(p.body)),
+        min_group_(tile_groups_ ? size_t(std::max(4, t.vector_lanes)) : 4),
         c_(m.getContext()),
         b_(c_),
         e_(b_, *this, p.name),
@@ -405,6 +406,17 @@ class CpuRenderer : LlvmExprHooks {
     return out;
   }
 
+  // Accumulator updates through DOT4 (an int8 matmul's tile of rows): SLP does not turn the
+  // scalar byte arithmetic into dot-product instructions, so these are vectorized here too.
+  static bool has_dot4(const std::vector<LStmt>& body) {
+    bool dot = false;
+    each_stmt(body, [&](const LStmt& s) {
+      if (s.kind == LStmt::AccUpdate && !dot)
+        for (const UOp* u : toposort({s.value})) dot = dot || u->op == Op::Dot4;
+    });
+    return dot;
+  }
+
   static bool has_sum(const std::vector<LStmt>& body) {
     bool sum = false;
     each_stmt(body, [&](const LStmt& s) { sum = sum || (s.kind == LStmt::AccInit && s.u->reduce().op == Op::Add); });
@@ -591,13 +603,18 @@ class CpuRenderer : LlvmExprHooks {
       // vector axis is not its innermost (an int8 conv's DOT4 lanes along output channels,
       // outside a spatial tile).
       bool grouped = false;
-      for (size_t w = 64; w >= min_group_ && !grouped; w /= 2)
-        for (size_t stride = 1; stride <= n / w && !grouped; ++stride)
-          if (n % (w * stride) == 0 && lane_groups_fit(&body[i], n, w, stride)) {
-            for (size_t block = 0; block < n; block += w * stride)
-              for (size_t first = 0; first < stride; ++first) add_lane_group(&body[i + block + first], w, stride);
-            grouped = true;
-          }
+      auto group = [&](size_t w, size_t stride) {
+        if (n % (w * stride) || !lane_groups_fit(&body[i], n, w, stride)) return false;
+        for (size_t block = 0; block < n; block += w * stride)
+          for (size_t first = 0; first < stride; ++first) add_lane_group(&body[i + block + first], w, stride);
+        return true;
+      };
+      if (tile_groups_)
+        for (size_t w = 64; w >= min_group_ && !grouped; w /= 2)
+          for (size_t stride = 1; stride <= n / w && !grouped; ++stride) grouped = group(w, stride);
+      else
+        for (size_t stride = 1; stride <= n / 4 && !grouped; ++stride)
+          for (size_t w = 64; w >= 4 && !grouped; w /= 2) grouped = group(w, stride);
       i = end;
     }
   }
@@ -717,7 +734,10 @@ class CpuRenderer : LlvmExprHooks {
   const Graph& g_;
   const LoopProgram& p_;
   int64_t l2_bytes_;  // buffers larger than L2 stream from memory
-  size_t min_group_;  // the narrowest lane group: a vector register's lanes
+  // Lane groups of a register tile (not LANES' partial sums, nor DOT4s): widest first, none
+  // narrower than a vector register (plan_lane_groups).
+  bool tile_groups_;
+  size_t min_group_;
   llvm::LLVMContext& c_;
   IRBuilder<> b_;
   LlvmExprEmitter e_;

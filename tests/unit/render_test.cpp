@@ -668,7 +668,7 @@ TEST(CpuKernel, LaneSumsAreVectors) {
     if (tokens > 1) opts.push_back({OptOp::Upcast, 0, 4});
     LoopProgram p = lower(g, apply_opts(g, k, opts, cpu_profile([](const std::string&) { return true; }, false)),
                           {.inner_loop = true});
-    ASSERT_TRUE(p.lanes_expanded);
+    ASSERT_TRUE(p.lane_sums);
     std::string ir = cpu_ir(g, p, cpu_profile([](const std::string&) { return true; }, false));
     SCOPED_TRACE("tokens=" + std::to_string(tokens));
     EXPECT_EQ(count(ir, "call reassoc contract <64 x float> @llvm.fmuladd.v64f32"), size_t(tokens)) << ir;
