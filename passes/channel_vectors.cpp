@@ -1,53 +1,75 @@
 #include "passes/channel_vectors.h"
 
 #include <cstring>
+#include <unordered_map>
 
 #include "ir/rewrite.h"
 #include "ir/symbolic.h"
+#include "passes/channel_tile.h"
 #include "passes/opt.h"
 
 namespace tgc {
 
 namespace {
 
-// [channels, rest] -> [rest, channels].
-std::shared_ptr<const Bytes> transpose_bytes(const BufferInfo& b, int64_t channels, int64_t rest) {
+// [channels, rest] -> [channels / block, rest, block].
+std::shared_ptr<const Bytes> transpose_bytes(const BufferInfo& b, int64_t channels, int64_t rest, int64_t block) {
   size_t esize = size_t(dtype_size(b.dtype));
   std::vector<uint8_t> out(b.data->size());
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t r = 0; r < rest; ++r)
-      std::memcpy(out.data() + size_t(r * channels + c) * esize, b.data->data() + size_t(c * rest + r) * esize, esize);
+      std::memcpy(out.data() + size_t((c / block * rest + r) * block + c % block) * esize,
+                  b.data->data() + size_t(c * rest + r) * esize, esize);
   return Bytes::own(std::move(out));
 }
 // Gives k copies, transposed at compile time, of the weights it reads along output channel axis
-// c one filter at a time (not along the rows' axis j): the channels become their contiguous axis.
+// c one filter at a time (not along the rows' axis j): the channels become their contiguous axis,
+// in blocks of `block` channels (the heuristic's lanes, passes/channel_tile.h), each block's
+// filters one after another: the weights a work item reads are one contiguous stream.
 // Every such weight: an int8 conv reads its packed words and its filter sums so.
-bool transpose_weights(Graph& g, Kernel& k, const UOp* c, const UOp* j) {
+bool transpose_weights(Graph& g, Kernel& k, const UOp* c, const UOp* j, int64_t block) {
   int64_t channels = range_extent(c);
   bool any = false;
   std::vector<const UOp*> loads;
   for (const UOp* l : toposort({k.ast}))
     if (l->op == Op::Load) loads.push_back(l);
+  // The index as c splits into blocks: c = outer * block + inner.
+  int64_t id = next_range_id(k);
+  const UOp *outer = g.range(channels / block, id, RangeKind::Global),
+            *inner = g.range(block, id + 1, RangeKind::Global);
+  Sym sym{g};
+  std::unordered_map<const UOp*, const UOp*> split{{c, sym.add(sym.mul(outer, block), inner)}};
   for (const UOp* l : loads) {
     if (l->src.size() != 2 || depends_on(l->src[1], j)) continue;
     int64_t from = l->src[0]->ival();
     const BufferInfo b = g.buffer(from);  // (a copy: add_buffer below may move the table)
     std::optional<int64_t> stride = stride_along(g, l->src[1], c);
     if (!b.data || !stride || *stride <= 1 || numel(b.shape) != channels * *stride) continue;
-    Sym sym{g};
-    const UOp* idx = simplify(g, sym.add(sym.mul(sym.mod(l->src[1], *stride), channels), sym.idiv(l->src[1], *stride)));
-    if (stride_along(g, idx, c) != 1) continue;
+    const UOp *x = l->src[1], *ch = sym.idiv(x, *stride);
+    const UOp* idx =
+        simplify(g, sym.add(sym.add(sym.mul(sym.idiv(ch, block), *stride * block), sym.mul(sym.mod(x, *stride), block)),
+                            sym.mod(ch, block)));
+    const UOp* by_block = simplify(g, substitute(g, idx, split));
+    if (stride_along(g, by_block, inner) != 1 ||
+        (channels > block && stride_along(g, by_block, outer) != *stride * block))
+      continue;
     int64_t to = g.add_buffer({b.name + "_by_channel",
                                b.dtype,
-                               {*stride, channels},
+                               {channels / block, *stride, block},
                                BufferKind::Weight,
-                               transpose_bytes(b, channels, *stride)});
+                               transpose_bytes(b, channels, *stride, block)});
     const UOp* load = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), idx});
     k.ast = simplify(g, substitute(g, k.ast, {{l, load}}));
     replace_input(k, from, to);
     any = true;
   }
   return any;
+}
+
+// The heuristic's lanes along c where it tiles channels (passes/channel_tile.h), else all of them.
+int64_t channel_block(const Kernel& k, const UOp* c, const TargetProfile& t) {
+  std::optional<ChannelTile> tile = channel_tile(k, c, t, 4 * t.vector_lanes);
+  return tile ? tile->lanes : range_extent(c);
 }
 }  // namespace
 
@@ -59,7 +81,7 @@ void channel_vectors(Graph& g, Schedule& s, const TargetProfile& t) {
     if (!j->src[0]->is_const() || !narrow_rows(range_extent(j), t)) continue;
     for (const UOp* c : k.global_ranges)
       if (c != j && c->src[0]->is_const() && vector_width(range_extent(c), t) >= t.vector_lanes &&
-          transpose_weights(g, k, c, j))
+          lanes_along_channels(k, c, t) && transpose_weights(g, k, c, j, channel_block(k, c, t)))
         break;
   }
 }

@@ -40,11 +40,11 @@ struct LoopProgram {
   const UOp* inner = nullptr;       // CPU: the innermost global dim, run as a loop in `body`
   std::vector<int64_t> args;        // buffer ids in kernel-argument order: output first
   // UPCAST copies store to consecutive addresses, or LANES copies keep partial sums of
-  // consecutive elements: they are the vector lanes (SLP), so the loops must not be vectorized
-  // as well.
+  // consecutive elements: they are the vector lanes (the CPU codegen emits runs of their
+  // accumulator updates as vectors, codegen/llvm/lane_vectors.h; SLP the rest), so the loops
+  // must not be vectorized as well.
   bool lanes_expanded = false;
-  // LANES: runs of accumulator updates of consecutive lanes, which the CPU codegen emits as
-  // vectors (codegen/llvm/lane_vectors.h).
+  // LANES: runs of accumulator updates of consecutive lanes (partial sums of a reduce).
   bool lane_sums = false;
   // The TC action: the program is the kernel's plain one (its STORE the last statement), which
   // the CUDA renderer replaces by WMMA tiles as this plan says (passes/tensor_cores.h).

@@ -12,10 +12,12 @@
 #include "ir/error.h"
 #include "ir/rewrite.h"
 #include "ir/symbolic.h"
+#include "passes/channel_tile.h"
 #include "passes/channel_vectors.h"
 #include "passes/deinterleave.h"
 #include "passes/fold_weights.h"
 #include "passes/merge_axes.h"
+#include "passes/output_phases.h"
 #include "passes/pack.h"
 #include "passes/tensor_cores.h"
 
@@ -631,7 +633,17 @@ void rewrite_kernels(Graph& g, Schedule& s, const TargetProfile& t) {
   pack_panels(g, s, t);
 }
 
-bool narrow_rows(int64_t n, const TargetProfile& t) { return vector_width(n, t) * 4 <= t.vector_lanes; }
+bool narrow_rows(int64_t n, const TargetProfile& t) {
+  int64_t v = vector_width(n, t);
+  return v == 0 || v % t.vector_lanes != 0;
+}
+
+bool quarter_rows(int64_t n, const TargetProfile& t) { return vector_width(n, t) * 4 <= t.vector_lanes; }
+
+bool lanes_along_channels(const Kernel& k, const UOp* c, const TargetProfile& t) {
+  int64_t n = range_extent(k.global_ranges.back());
+  return narrow_rows(n, t) && (quarter_rows(n, t) || channel_tile(k, c, t, 4 * t.vector_lanes));
+}
 
 int64_t vector_width(int64_t n, const TargetProfile& t) {
   int64_t lanes = t.vector_lanes;
@@ -694,6 +706,7 @@ struct CpuChoice {
   std::vector<Opt> opts;
   int64_t expand = 1;
   int vec_axis = -1;
+  bool tiled = false;  // the register tile chosen with the lanes (passes/channel_tile.h)
 };
 }  // namespace
 
@@ -712,10 +725,36 @@ static void lanes_along_outputs(Graph& g, const Kernel& k, const TargetProfile& 
   }
 }
 
-// Output rows of a quarter vector or less (96 channels of 12 x 4 positions), or rows no load
-// reads contiguously: the lanes run along an output axis that some load reads contiguously
-// instead (the channels of a weight that passes/channel_vectors transposed), one vector wide; the
-// positions become register tiles (an audio embedding's 12x4 convolution: 0.158 -> 0.047 ms).
+// Whether every load of the reduce reads `lanes` neighbours along output axis r (split so) as
+// one vector or as one value for all (no gathers), and some load as a vector. A grouped conv's
+// input moves with the channels' group (c / 64), the same for lanes inside one group; a
+// depthwise conv's moves with every channel. Weights in blocks of channels
+// (passes/channel_vectors) are contiguous within a block.
+static bool lanes_read_whole(Graph& g, const Kernel& k, const std::vector<const UOp*>& loads, const UOp* r,
+                             int64_t lanes) {
+  int64_t id = next_range_id(k);
+  const UOp* outer = g.range(size_of(r) / lanes, id, RangeKind::Global);
+  const UOp* inner = g.range(lanes, id + 1, RangeKind::Upcast);
+  Sym sym{g};
+  std::unordered_map<const UOp*, const UOp*> split{{r, sym.add(sym.mul(outer, lanes), inner)}};
+  bool vector = false;
+  for (const UOp* l : loads) {
+    std::optional<int64_t> s = stride(g, simplify(g, substitute(g, l->src[1], split)), inner);
+    if (!s || (*s != 0 && *s != 1)) return false;
+    vector = vector || *s == 1;
+  }
+  return vector;
+}
+
+// Output rows that vectors along them would not fill (56 columns: half vectors on AVX-512; 14,
+// 7: one partial vector), or rows no load reads contiguously: the lanes run along an output axis
+// that some load reads contiguously instead (the channels of a weight that passes/channel_vectors
+// transposed), with the positions as register tiles (passes/channel_tile.h: resnet18 at 1 thread
+// on Zen 5, 58 -> 20.7 ms). Where no such tile has enough accumulators (17 columns of 3 rows:
+// primes), rows of more than a quarter vector keep their
+// partial vectors; narrower ones take one vector of channels and register_tiles' tile (an audio
+// embedding's 12x4 convolution: 0.158 -> 0.047 ms). Not where a load of the reduce moves along
+// the channels but not contiguously (a depthwise conv's input: the lanes would gather it).
 static void lanes_across_narrow_rows(Graph& g, const Kernel& k, const TargetProfile& t,
                                      const std::vector<const UOp*>& loads, CpuChoice& c) {
   const std::vector<const UOp*>& globals = k.global_ranges;
@@ -727,9 +766,20 @@ static void lanes_across_narrow_rows(Graph& g, const Kernel& k, const TargetProf
     const UOp* r = globals[size_t(a)];
     int64_t n = size_of(r), v = n % t.vector_lanes == 0 ? t.vector_lanes : vector_width(n, t);
     if (a == c.vec_axis || !r->src[0]->is_const() || v < t.vector_lanes) continue;
-    if (std::none_of(loads.begin(), loads.end(), [&](const UOp* l) { return stride(g, l->src[1], r) == 1; })) continue;
+    if (!lanes_read_whole(g, k, loads, r, v)) continue;
+    int64_t most = 4 * t.vector_lanes;
+    while (most > v && (n % most || !lanes_read_whole(g, k, loads, r, most))) most /= 2;
+    std::optional<ChannelTile> tile = channel_tile(k, r, t, most);
+    if (!tile && c.vec_axis >= 0 && !quarter_rows(size_of(globals.back()), t)) continue;
     c.opts.clear();
-    c.opts.push_back({OptOp::Upcast, a, v}), c.expand = v, c.vec_axis = a;
+    c.opts.push_back({OptOp::Upcast, a, tile ? tile->lanes : v}), c.expand = tile ? tile->lanes : v, c.vec_axis = a;
+    if (tile) {
+      for (auto [axis, copies] : tile->positions) {
+        int i = int(std::find(globals.begin(), globals.end(), axis) - globals.begin());
+        c.opts.push_back({OptOp::Upcast, i, copies}), c.expand *= copies;
+      }
+      c.tiled = true;
+    }
     break;
   }
 }
@@ -860,6 +910,24 @@ static void register_tiles(const Kernel& k, const std::vector<const UOp*>& loads
   }
 }
 
+// Inputs that a conv reads again for every block of its output channels (axis 0, outermost)
+// and that do not fit in L2, while its weights do (a 3x3 conv over 64 channels at 224x224: 13 MB
+// a pass, 32 passes from memory): the channel blocks move innermost, the loop inside each work
+// item, so that an item's input rows stay in cache while every channel block passes over them.
+static void weights_inside(Graph& g, const Kernel& k, const TargetProfile& t, std::vector<Opt>& opts) {
+  const std::vector<const UOp*>& globals = k.global_ranges;
+  if (globals.size() < 3 || !globals[0]->src[0]->is_const()) return;
+  int64_t reread = 0, kept = 0;
+  std::set<int64_t> seen;
+  for (const UOp* l : reduce_loads(k)) {
+    const BufferInfo& b = g.buffer(l->src[0]->ival());
+    if (!seen.insert(l->src[0]->ival()).second) continue;
+    (depends_on(l->src[1], globals[0]) ? kept : reread) += numel(b.shape) * dtype_size(b.dtype);
+  }
+  if (reread <= t.l2_bytes || kept * 2 > t.l2_bytes) return;
+  for (int a = 0; a + 1 < int(globals.size()); ++a) opts.push_back({OptOp::Swap, a, a + 1});
+}
+
 std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& t, bool tile_runtime_axes) {
   if (t.gpu) {
     std::vector<Opt> opts = gpu_heuristic_opts(g, k, t, nullptr, tile_runtime_axes);
@@ -892,9 +960,23 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
   lanes_across_narrow_rows(g, k, t, loads, c);
   if (c.vec_axis < 0) {
     lanes_along_reduces(g, k, t, c.opts);
-    return c.opts;
+    // Nothing fits: axes read as x / s and x % s, split by phase first (passes/output_phases.h),
+    // may; the phases' copies take their share of the registers and of the body's expansion.
+    // (Only then: an int8 matmul's packed words and attention's heads per KV head read so too,
+    // and took their lanes and tiles without: split first, LLM decode ran 40% slower.)
+    std::vector<Opt> phases = c.opts.empty() ? output_phases(g, k, t) : std::vector<Opt>{};
+    if (phases.empty()) return c.opts;
+    int64_t copies = 1;
+    for (const Opt& o : phases) copies *= o.amount;
+    TargetProfile share = t;
+    share.vector_registers = std::max<int>(2, int(t.vector_registers / copies));
+    share.max_expand = std::max<int>(1, int(t.max_expand / copies));
+    std::vector<Opt> rest = heuristic_opts(g, apply_opts(g, k, phases, t), share, tile_runtime_axes);
+    phases.insert(phases.end(), rest.begin(), rest.end());
+    return phases;
   }
-  register_tiles(k, loads, budget, tile_runtime_axes, c);
+  if (!c.tiled) register_tiles(k, loads, budget, tile_runtime_axes, c);
+  weights_inside(g, k, t, c.opts);
   return c.opts;
 }
 

@@ -63,11 +63,15 @@ void rewrite_kernels(Graph& g, Schedule& s, const TargetProfile& t);
 // The CPU heuristic's vector tile along a contiguous output axis of size n: two vectors where
 // they divide it, else the divisor nearest that width; 0 where none suits.
 int64_t vector_width(int64_t n, const TargetProfile& t);
-// Rows of n positions that fill a quarter vector or less (4 columns on AVX-512): the heuristic's
-// lanes then run along output channels (passes/channel_vectors.h). (Rows of 10 columns, 10 of
-// 16 lanes, stay: channel vectors with the few positions left for tiles ran det's 384-channel
-// 1x1 convs on 10x10 3x slower.)
+// Rows of n positions that the heuristic's vector tile along them would not fill with whole
+// vectors (56 columns on AVX-512: 8 lanes of 16; 14; 7), and of those, rows of a quarter vector
+// or less (4 columns on AVX-512).
 bool narrow_rows(int64_t n, const TargetProfile& t);
+bool quarter_rows(int64_t n, const TargetProfile& t);
+// Whether the heuristic's lanes run along output axis c of k (its rows narrow, and a register
+// tile of channel vectors and positions that pays, passes/channel_tile.h; or rows of a quarter
+// vector): passes/channel_vectors then makes the weights contiguous along c.
+bool lanes_along_channels(const Kernel& k, const UOp* c, const TargetProfile& t);
 // The loads inside a kernel's reduces.
 std::vector<const UOp*> reduce_loads(const Kernel& k);
 

@@ -28,13 +28,15 @@ class CpuRenderer : LlvmExprHooks {
         g_(g),
         p_(p),
         l2_bytes_(t.l2_bytes),
+        tile_groups_(!p.lane_sums && !has_dot4(p.body)),
+        min_group_(tile_groups_ ? size_t(std::max(4, t.vector_lanes)) : 4),
         c_(m.getContext()),
         b_(c_),
         e_(b_, *this, p.name),
         widen_exactly_(!p.lanes_expanded && !has_sum(p.body)),
         lanes_(b_, e_, [this](const UOp* u, llvm::Type* t, Value* idx) { return load_at(u, t, idx); }) {
     e_.set_int8_dot(t.int8_dot);
-    if (p.lane_sums || has_dot4(p.body)) plan_lane_groups(p.body);
+    plan_lane_groups(p.body);
   }
 
   llvm::Function* run(const CpuWorkSplit& split) {
@@ -177,7 +179,7 @@ class CpuRenderer : LlvmExprHooks {
     body(i);
     b_.CreateStore(b_.CreateAdd(i, b_.getInt64(1), "", true, true), slot);
     llvm::BranchInst* latch = b_.CreateBr(head);
-    if (p_.lanes_expanded && copies) {
+    if ((p_.lanes_expanded || !groups_.empty()) && copies) {
       llvm::Metadata* off[] = {llvm::MDString::get(c_, "llvm.loop.vectorize.enable"),
                                llvm::ConstantAsMetadata::get(b_.getFalse())};
       llvm::MDNode* self = llvm::MDNode::getDistinct(c_, {nullptr, llvm::MDNode::get(c_, off)});
@@ -578,9 +580,15 @@ class CpuRenderer : LlvmExprHooks {
     return b_.CreateBitCast(b_.CreateOr(bits, sign), b_.getFloatTy());
   }
 
-  // Runs of LANES updates that are vectors lane by lane (isomorphic_lanes): the widest
-  // power-of-two width up to 64 that splits the run into such groups. A reduce keeps one lane in
-  // one group wherever it is updated.
+  // Runs of accumulator updates (LANES, or a register tile's copies) that are vectors lane by
+  // lane (isomorphic_lanes): the widest power-of-two width up to 64 that splits the run into such
+  // groups, at the smallest stride. A reduce keeps one lane in one group wherever it is updated.
+  // Widest first, not nearest first: a conv's tile of 16 channels (a weight vector) x 4 columns
+  // (4 neighbouring inputs) left to SLP, or grouped nearest first, became 64 accumulators of 4
+  // columns each, spilled (resnet18's 3x3 convs at 28x28: 26 GFLOP/s; 16 zmm of channels: 180).
+  // No group narrower than a vector register: a tile of 14 columns x 2 rows of a 1x1 conv, 28
+  // neighbours, would split into groups of 4 (shufflenet's 1x1 convs at 14x14 3x slower than
+  // SLP's vectors of 16, 8 and 4).
   void plan_lane_groups(const std::vector<LStmt>& body) {
     for (size_t i = 0; i < body.size();) {
       if (body[i].kind == LStmt::Loop) plan_lane_groups(body[i].body);
@@ -595,13 +603,18 @@ class CpuRenderer : LlvmExprHooks {
       // vector axis is not its innermost (an int8 conv's DOT4 lanes along output channels,
       // outside a spatial tile).
       bool grouped = false;
-      for (size_t stride = 1; stride <= n / 4 && !grouped; ++stride)
-        for (size_t w = 64; w >= 4 && !grouped; w /= 2)
-          if (n % (w * stride) == 0 && lane_groups_fit(&body[i], n, w, stride)) {
-            for (size_t block = 0; block < n; block += w * stride)
-              for (size_t first = 0; first < stride; ++first) add_lane_group(&body[i + block + first], w, stride);
-            grouped = true;
-          }
+      auto group = [&](size_t w, size_t stride) {
+        if (n % (w * stride) || !lane_groups_fit(&body[i], n, w, stride)) return false;
+        for (size_t block = 0; block < n; block += w * stride)
+          for (size_t first = 0; first < stride; ++first) add_lane_group(&body[i + block + first], w, stride);
+        return true;
+      };
+      if (tile_groups_)
+        for (size_t w = 64; w >= min_group_ && !grouped; w /= 2)
+          for (size_t stride = 1; stride <= n / w && !grouped; ++stride) grouped = group(w, stride);
+      else
+        for (size_t stride = 1; stride <= n / 4 && !grouped; ++stride)
+          for (size_t w = 64; w >= 4 && !grouped; w /= 2) grouped = group(w, stride);
       i = end;
     }
   }
@@ -721,6 +734,10 @@ class CpuRenderer : LlvmExprHooks {
   const Graph& g_;
   const LoopProgram& p_;
   int64_t l2_bytes_;  // buffers larger than L2 stream from memory
+  // Lane groups of a register tile (not LANES' partial sums, nor DOT4s): widest first, none
+  // narrower than a vector register (plan_lane_groups).
+  bool tile_groups_;
+  size_t min_group_;
   llvm::LLVMContext& c_;
   IRBuilder<> b_;
   LlvmExprEmitter e_;

@@ -1,7 +1,10 @@
-// LANES copies of a reduce's update as vector code. The lowering expands LANES into one
-// accumulator per lane, whose updates differ only in the consecutive elements they read; left
-// to LLVM's SLP vectorizer, whether they become vectors depends on its cost model, which gives up
-// on some (f16 weights at AVX-512 widths, several accumulator chains, tiles of several tokens).
+// LANES copies of a reduce's update, and a register tile's copies, as vector code. The lowering
+// expands LANES into one accumulator per lane, whose updates differ only in the consecutive
+// elements they read (a tile's copies along its vector axis alike); left to LLVM's SLP
+// vectorizer, whether they become vectors, and along which axis of a tile, depends on its cost
+// model, which gives up on some (f16 weights at AVX-512 widths, several accumulator chains, tiles
+// of several tokens) and bundles others along the wrong axis (a conv tile's 4 columns instead of
+// its 16 channels).
 // Here the updates are checked lane by lane for one tree over shared values, constants and loads
 // of consecutive elements, and such lanes are emitted as vectors directly; type legalization
 // then splits a wide vector into the target's registers (independent multiply-add chains).

@@ -189,6 +189,30 @@ std::vector<OpCase> nn_cases() {
        [](Builder& b) {
          return b.input({2, 4, 9, 7}).conv(b.weight({6, 2, 3, 3}), std::nullopt, {2, 1}, {1, 0, 0, 2}, {1, 2}, 2);
        }},
+      // Dense convs whose rows vectors would fill only in part: on CPUs, lanes along output
+      // channels, a tile of channel vectors x positions (passes/channel_tile.h). Columns of 14,
+      // strides, dilation, groups, odd windows and pads.
+      {"conv_channel_tile",
+       [](Builder& b) {
+         return b.input({1, 8, 6, 14}).conv(b.weight({64, 8, 3, 3}), b.weight({64}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1);
+       }},
+      {"conv_channel_tile_strided",
+       [](Builder& b) {
+         return b.input({1, 8, 9, 15}).conv(b.weight({32, 8, 3, 3}), std::nullopt, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1);
+       }},
+      {"conv_channel_tile_dilated",
+       [](Builder& b) {
+         return b.input({1, 8, 11, 11}).conv(b.weight({32, 8, 3, 3}), std::nullopt, {1, 1}, {2, 2, 2, 2}, {2, 2}, 1);
+       }},
+      {"conv_channel_tile_grouped",
+       [](Builder& b) {
+         return b.input({1, 16, 7, 7}).conv(b.weight({64, 8, 3, 3}), std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2);
+       }},
+      {"conv_channel_tile_odd_window",
+       [](Builder& b) {
+         return b.input({1, 12, 13, 10})
+             .conv(b.weight({48, 12, 5, 3}), b.weight({48}), {1, 1}, {2, 1, 2, 1}, {1, 1}, 1);
+       }},
       {"depthwise",
        [](Builder& b) {
          return b.input({1, 6, 7, 48}).conv(b.weight({6, 1, 5, 5}), std::nullopt, {1, 1}, {2, 2, 2, 2}, {1, 1}, 6);

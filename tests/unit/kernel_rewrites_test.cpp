@@ -106,7 +106,7 @@ TEST_F(KernelRewrites, PaddedConvKeepsItsAxes) {
 }
 
 // Rows of 2 columns (a quarter of AVX2's 8 lanes): the weight is transposed at compile time so
-// the 16 output channels are contiguous, and the heuristic's lanes run along them.
+// the 16 output channels are contiguous, and the heuristic's lanes run along them, two vectors.
 TEST_F(KernelRewrites, NarrowRowsGetChannelVectors) {
   TargetProfile t = tiny_l2();
   t.l2_bytes = 1 << 20;
@@ -118,7 +118,54 @@ TEST_F(KernelRewrites, NarrowRowsGetChannelVectors) {
                           [&](int64_t b) { return g.buffer(b).name.ends_with("_by_channel"); }));
   std::vector<Opt> opts = heuristic_opts(g, k, t);
   ASSERT_FALSE(opts.empty());
-  EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 8})) << opts_str(opts);
+  EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 16})) << opts_str(opts);
+}
+
+// Rows of 56 columns fill AVX-512's vectors of 16 only in part (two of 8): a dense 3x3 conv's
+// lanes run along its 64 output channels instead, a tile of channel vectors x columns that fills
+// half the vector registers with accumulators (passes/channel_tile.h), and the results match.
+// A depthwise conv reads its input along the channels too: its lanes stay on the rows. So do
+// rows of 17 (a prime) of 3 rows, where no tile of channels and positions has enough
+// accumulators.
+TEST_F(KernelRewrites, PartialRowVectorsGiveDenseConvsChannelTiles) {
+  TargetProfile t = cpu_profile([](const std::string& f) { return f == "avx2" || f == "avx512f"; }, false);
+  {
+    Schedule s =
+        check(input({1, 8, 4, 56}).conv(weight({64, 8, 3, 3}), weight({64}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1), true, t);
+    const Kernel& k = s.kernels.back();
+    std::vector<Opt> opts = heuristic_opts(g, k, t);
+    ASSERT_EQ(opts.size(), 2u) << opts_str(opts);
+    EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 64})) << opts_str(opts);  // 4 vectors of channels
+    EXPECT_EQ(opts[1], (Opt{OptOp::Upcast, 2, 4})) << opts_str(opts);   // x 4 columns: 16 zmm
+  }
+  {
+    Schedule s = check(
+        input({1, 32, 6, 56}).conv(weight({32, 1, 3, 3}), std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 32), true, t);
+    std::vector<Opt> opts = heuristic_opts(g, s.kernels.back(), t);
+    ASSERT_FALSE(opts.empty());
+    EXPECT_EQ(opts[0].axis, 2) << opts_str(opts);
+  }
+  {
+    Schedule s =
+        check(input({1, 8, 3, 17}).conv(weight({32, 8, 3, 3}), std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1), true, t);
+    std::vector<Opt> opts = heuristic_opts(g, s.kernels.back(), t);
+    ASSERT_FALSE(opts.empty());
+    EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 2, 17})) << opts_str(opts);
+  }
+}
+
+// A conv with a DepthToSpace fused after it reads its input at column x / 3 and its weights at
+// channel x % 3 of the output column x: its output axes are split by 3 first (passes/output_phases.h),
+// and the split kernel gets vector lanes; the results match.
+TEST_F(KernelRewrites, PixelShuffleAfterAConvIsSplitByPhase) {
+  TargetProfile t = cpu_profile([](const std::string& f) { return f == "avx2" || f == "avx512f"; }, false);
+  Tensor conv = input({1, 8, 6, 32}).conv(weight({9, 8, 3, 3}), weight({9}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 1);
+  Tensor out = conv.reshape({1, 1, 3, 3, 6, 32}).permute({0, 1, 4, 2, 5, 3}).reshape({1, 1, 18, 96});
+  Schedule s = check(out, true, t);
+  std::vector<Opt> opts = heuristic_opts(g, s.kernels.back(), t);
+  ASSERT_GE(opts.size(), 3u) << opts_str(opts);
+  EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 3})) << opts_str(opts);
+  EXPECT_EQ(opts[1], (Opt{OptOp::Upcast, 1, 3})) << opts_str(opts);
 }
 
 // A 1x1 conv tiles its output channels alone: on AVX-512 (32 registers) a tile of 4 channels x 2
