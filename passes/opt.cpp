@@ -887,7 +887,7 @@ static void register_tiles(const Kernel& k, const std::vector<const UOp*>& loads
       int64_t n = size_of(r), v = pick_divisor(n, sizes, budget / c.expand);
       // An axis that no small tile divides (ViT's 197 tokens) is padded to a multiple of 4 where
       // that wastes at most an eighth: without a tile along it, each weight load serves one row
-      // (ViT-B/16 at 1 thread 960 -> 270 ms). Not where 5 or 7 divides it: a 7x7 map's tile of 7
+      // (ViT-B/16 at 1 thread 620 -> 190 ms). Not where 5 or 7 divides it: a 7x7 map's tile of 7
       // or 8 channels beats a padded one of 4 x 4 (ResNet-50 8% slower, DenseNet-121 20%).
       auto untileable = [](int64_t m) { return m % 2 && m % 3 && m % 5 && m % 7; };
       if (!v && pad && r->src[0]->is_const() && untileable(n) && 4 - n % 4 <= n / 8 && 4 <= budget / c.expand)
