@@ -22,6 +22,7 @@ REPLACE = {
     'imXage': b'im\nage',        # a newline in an input name
     'nodeBBB1': b'node\xff\xfe\x1b1',  # not UTF-8, and an escape character, in a node name
     'wCCC': b'w\r\t\x7f',         # a carriage return, a tab and DEL in an initializer's name
+    'nXdim': b'n\ndim',           # a newline in a dim's name (a note names it, not an error)
 }
 
 # An input name with a newline and a dim without a size: the "dynamic input dims need sizes" error.
@@ -32,6 +33,10 @@ model('input_newline.onnx', [helper.make_node('Relu', ['imXage'], ['y'])],
 model('input_newline_string.onnx', [helper.make_node('Identity', ['imXage'], ['y'])],
       [helper.make_tensor_value_info('imXage', TensorProto.STRING, [4])],
       [helper.make_tensor_value_info('y', TensorProto.STRING, [4])])
+# A dim named with a newline, bound at run time (--dynamic $'n\ndim=8'): the compile's note names it.
+model('dim_newline.onnx', [helper.make_node('Relu', ['x'], ['y'])],
+      [helper.make_tensor_value_info('x', TensorProto.FLOAT, [4, 'nXdim'])],
+      [helper.make_tensor_value_info('y', TensorProto.FLOAT, [4, 'nXdim'])])
 # A node of an unknown op type whose name is not UTF-8.
 model('node_bytes.onnx', [helper.make_node('NoSuchOp', ['x'], ['y'], name='nodeBBB1')],
       [helper.make_tensor_value_info('x', TensorProto.FLOAT, [4])],

@@ -29,6 +29,14 @@ expect_error "node name not UTF-8, unknown op" "node 'node\\xff\\xfe\\x1b1' (NoS
   "$tgc" compile "$m/node_bytes.onnx" -o "$work/a"
 expect_error "missing input named with CR, tab, DEL" "node 'node\\xff\\xfe\\x1b1' (Add, opset 13): input 'w\\r\\t\\x7f' is not produced" \
   "$tgc" compile "$m/missing_input.onnx" -o "$work/a"
+# Notes name dims from the file escaped too: each stays one line.
+if "$tgc" compile "$m/dim_newline.onnx" --dynamic $'n\ndim=8' -o "$work/d" 2>"$work/err" &&
+   grep -qF "tgc: dim 'n\\ndim' is bound at run time (1 to 8)" "$work/err" &&
+   ! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f\x80-\xff]' "$work/err"; then
+  echo "ok   a dim's name in the compile's note: $(grep -F "n\\ndim" "$work/err")"
+else
+  echo "FAIL a dim's name in the compile's note:"; cat -A "$work/err"; fail=1
+fi
 # The file-safe spelling of the name still reaches the input, and the model compiles and runs.
 if "$tgc" compile "$m/input_newline.onnx" --input-shape im_age=4,3 -o "$work/ok" 2>"$work/err" && "$work/ok" --info >/dev/null; then
   echo "ok   --input-shape im_age=4,3 compiles and runs"

@@ -554,21 +554,23 @@ int cmd_compile(const Args& a) {
     };
   }
   CompileReport r = compile_model(m, opt);
+  // (Names from the model file, escaped as in errors: every note stays one line.)
   if (!m.batch_dim.empty())
-    std::cerr << "tgc: dim '" << m.batch_dim
+    std::cerr << "tgc: dim '" << printable(m.batch_dim)
               << "' is the batch size, bound at run time: the artifact runs one sample's program per sample\n";
   for (const UOp* v : m.graph->vars())
     if (std::find(r.branch_vars.begin(), r.branch_vars.end(), v) != r.branch_vars.end())
-      std::cerr << "tgc: " << v->var().name << ": a condition known at run time, which runs only the branch it takes\n";
+      std::cerr << "tgc: " << printable(v->var().name)
+                << ": a condition known at run time, which runs only the branch it takes\n";
     else if (m.graph->var_value(v))
-      std::cerr << "tgc: size '" << v->var().name
+      std::cerr << "tgc: size '" << printable(v->var().name)
                 << "' is computed by the model from its inputs' values at run time (0 to " << v->var().max << ")\n";
     else if (int64_t step = m.graph->var_step(v); step > 1)
-      std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (" << m.graph->var_min(v) * step << " to "
-                << v->var().max * step << " in multiples of " << step << ")\n";
+      std::cerr << "tgc: dim '" << printable(v->var().name) << "' is bound at run time (" << m.graph->var_min(v) * step
+                << " to " << v->var().max * step << " in multiples of " << step << ")\n";
     else
-      std::cerr << "tgc: dim '" << v->var().name << "' is bound at run time (" << m.graph->var_min(v) << " to "
-                << v->var().max << ")\n";
+      std::cerr << "tgc: dim '" << printable(v->var().name) << "' is bound at run time (" << m.graph->var_min(v)
+                << " to " << v->var().max << ")\n";
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::string serial =
       r.launches != r.kernels ? " in " + std::to_string(r.launches) + (r.launches == 1 ? " launch" : " launches") : "";
