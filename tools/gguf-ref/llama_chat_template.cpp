@@ -3,8 +3,7 @@
 // substrings), as token ids (BOS where the model adds one, special tokens parsed, as its chat
 // tools tokenize a prompt): one line of ids on stdout. Exit 3 when llama.cpp does not recognise the template.
 // usage: llama_chat_template MODEL.gguf BACKEND_DIR ADD_ASSISTANT(0|1) ROLE CONTENT [ROLE CONTENT ...]
-#include "llama.h"
-#include "ggml-backend.h"
+#include "vocab_only.h"
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -15,15 +14,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s MODEL.gguf BACKEND_DIR ADD_ASSISTANT ROLE CONTENT [ROLE CONTENT ...]\n", argv[0]);
     return 2;
   }
-  ggml_backend_load_all_from_path(argv[2]);
-  llama_log_set([](enum ggml_log_level, const char*, void*) {}, nullptr);
-  llama_model_params mp = llama_model_default_params();
-  mp.vocab_only = true;
-  llama_model* model = llama_model_load_from_file(argv[1], mp);
-  if (!model) {
-    fprintf(stderr, "%s: load failed\n", argv[1]);
-    return 1;
-  }
+  llama_model* model = load_vocab_only(argv[1], argv[2]);
+  if (!model) return 1;
   std::vector<llama_chat_message> msgs;
   for (int i = 4; i + 1 < argc; i += 2) msgs.push_back({argv[i], argv[i + 1]});
   const char* tmpl = llama_model_chat_template(model, nullptr);

@@ -2,8 +2,7 @@
 // .inp/.out format (texts separated by "\n__ggml_vocab_test__\n"; one line of ids per text; no BOS,
 // special tokens not parsed), so that tgc's tokenizer can be compared on any text.
 // usage: llama_tokenize VOCAB.gguf BACKEND_DIR TEXTS.inp IDS.out
-#include "llama.h"
-#include "ggml-backend.h"
+#include "vocab_only.h"
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -15,15 +14,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s VOCAB.gguf BACKEND_DIR TEXTS.inp IDS.out\n", argv[0]);
     return 2;
   }
-  ggml_backend_load_all_from_path(argv[2]);
-  llama_log_set([](enum ggml_log_level, const char*, void*) {}, nullptr);
-  llama_model_params mp = llama_model_default_params();
-  mp.vocab_only = true;
-  llama_model* model = llama_model_load_from_file(argv[1], mp);
-  if (!model) {
-    fprintf(stderr, "%s: load failed\n", argv[1]);
-    return 1;
-  }
+  llama_model* model = load_vocab_only(argv[1], argv[2]);
+  if (!model) return 1;
   const llama_vocab* vocab = llama_model_get_vocab(model);
   std::ifstream in(argv[3], std::ios::binary);
   std::stringstream ss;

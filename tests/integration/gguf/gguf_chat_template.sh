@@ -9,9 +9,7 @@ set -uo pipefail
 bin="$1"; root="$2"
 source "$root/tests/integration/gguf/gguf_ref.sh"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-g++ -O1 -std=c++17 "$root/tools/gguf-ref/llama_chat_template.cpp" -I"$ref/llama.cpp/include" -I"$ref/llama.cpp/ggml/include" -L"$ref/bins" \
-  -l:libllama.v0.5.0.so -l:libggml.v0.5.0.so -l:libggml-base.so -Wl,-rpath,"$ref/bins" -o "$work/llama_chat_template" 2>"$work/err" ||
-  { echo "FAIL building llama_chat_template: $(cat "$work/err")"; exit 1; }
+build_ref_tool llama_chat_template "$work/llama_chat_template"
 fail=0
 # template file, vocabulary, the name tgc gives the template, general.name
 cases="llama-3.1:llama-bpe:llama3:x qwen-2.5:qwen2:chatml:x qwen-3:qwen2:chatml:x phi-3.5:phi-3:phi3:Phi3

@@ -8,3 +8,10 @@ fi
 export PYTHONPATH="$ref/llama.cpp/gguf-py${PYTHONPATH:+:$PYTHONPATH}"
 # The vocabularies in the reference tree with test vectors (.inp/.out) whose tokenizer tgc implements.
 tokenized_vocabs="llama-spm phi-3 gpt-2 llama-bpe qwen2 qwen35 starcoder refact command-r mpt falcon deepseek-llm deepseek-coder"
+# build_ref_tool NAME OUT: builds tools/gguf-ref/NAME.cpp against llama.cpp's headers and the
+# reference's prebuilt libraries into OUT; on failure says so and exits 1.
+build_ref_tool() {
+  g++ -O1 -std=c++17 "$root/tools/gguf-ref/$1.cpp" -I"$ref/llama.cpp/include" -I"$ref/llama.cpp/ggml/include" \
+    -L"$ref/bins" -l:libllama.v0.5.0.so -l:libggml.v0.5.0.so -l:libggml-base.so -Wl,-rpath,"$ref/bins" -o "$2" \
+    2>"$2.err" || { echo "FAIL building $1: $(cat "$2.err")"; exit 1; }
+}

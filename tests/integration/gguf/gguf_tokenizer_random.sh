@@ -10,9 +10,7 @@ set -uo pipefail
 bin="$1"; root="$2"
 source "$root/tests/integration/gguf/gguf_ref.sh"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-g++ -O1 -std=c++17 "$root/tools/gguf-ref/llama_tokenize.cpp" -I"$ref/llama.cpp/include" -I"$ref/llama.cpp/ggml/include" -L"$ref/bins" \
-  -l:libllama.v0.5.0.so -l:libggml.v0.5.0.so -l:libggml-base.so -Wl,-rpath,"$ref/bins" -o "$work/llama_tokenize" 2>"$work/err" ||
-  { echo "FAIL building llama_tokenize: $(cat "$work/err")"; exit 1; }
+build_ref_tool llama_tokenize "$work/llama_tokenize"
 /usr/bin/python3 - "$work/random.inp" <<'PY'
 import random, sys
 rng = random.Random(18)
