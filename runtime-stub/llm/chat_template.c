@@ -184,14 +184,35 @@ static void gemma(text* t, const tgc_chat_message* m, size_t n, int add_assistan
   if (add_assistant) put(t, "<start_of_turn>model\n");
 }
 
+/* Templates whose turns are all alike: before the role, after it, the content (trimmed or not),
+ * after the content; then the assistant's header. */
+typedef struct {
+  const char *before, *after_role, *after_content, *assistant;
+  int trimmed;
+} turn_format;
+
+static void turns(text* t, const turn_format* f, const tgc_chat_message* m, size_t n, int add_assistant) {
+  for (size_t i = 0; i < n; ++i) {
+    put(t, f->before), put(t, m[i].role), put(t, f->after_role);
+    if (f->trimmed)
+      put_trimmed(t, m[i].content);
+    else
+      put(t, m[i].content);
+    put(t, f->after_content);
+  }
+  if (add_assistant) put(t, f->assistant);
+}
+
+static const turn_format chatml = {"<|im_start|>", "\n", "<|im_end|>\n", "<|im_start|>assistant\n", 0};
+static const turn_format phi3 = {"<|", "|>\n", "<|end|>\n", "<|assistant|>\n", 0};
+static const turn_format phi4 = {"<|im_start|>", "<|im_sep|>", "<|im_end|>", "<|im_start|>assistant<|im_sep|>", 0};
+static const turn_format llama3 = {"<|start_header_id|>", "<|end_header_id|>\n\n", "<|eot_id|>",
+                                   "<|start_header_id|>assistant<|end_header_id|>\n\n", 1};
+
 int64_t tgc_chat_render(int tmpl, const tgc_chat_message* m, size_t n, int add_assistant, char* out, int64_t cap) {
   text t = {out, cap, 0};
   switch (tmpl) {
-    case TGC_CHAT_CHATML:
-      for (size_t i = 0; i < n; ++i)
-        put(&t, "<|im_start|>"), put(&t, m[i].role), put(&t, "\n"), put(&t, m[i].content), put(&t, "<|im_end|>\n");
-      if (add_assistant) put(&t, "<|im_start|>assistant\n");
-      break;
+    case TGC_CHAT_CHATML: turns(&t, &chatml, m, n, add_assistant); break;
     case TGC_CHAT_MISTRAL_V1:
     case TGC_CHAT_MISTRAL_V3:
     case TGC_CHAT_MISTRAL_V3_TEKKEN:
@@ -201,24 +222,10 @@ int64_t tgc_chat_render(int tmpl, const tgc_chat_message* m, size_t n, int add_a
     case TGC_CHAT_LLAMA2_SYS:
     case TGC_CHAT_LLAMA2_SYS_BOS:
     case TGC_CHAT_LLAMA2_SYS_STRIP: llama2(&t, tmpl, m, n); break;
-    case TGC_CHAT_PHI3:
-      for (size_t i = 0; i < n; ++i)
-        put(&t, "<|"), put(&t, m[i].role), put(&t, "|>\n"), put(&t, m[i].content), put(&t, "<|end|>\n");
-      if (add_assistant) put(&t, "<|assistant|>\n");
-      break;
-    case TGC_CHAT_PHI4:
-      for (size_t i = 0; i < n; ++i)
-        put(&t, "<|im_start|>"), put(&t, m[i].role), put(&t, "<|im_sep|>"), put(&t, m[i].content),
-            put(&t, "<|im_end|>");
-      if (add_assistant) put(&t, "<|im_start|>assistant<|im_sep|>");
-      break;
+    case TGC_CHAT_PHI3: turns(&t, &phi3, m, n, add_assistant); break;
+    case TGC_CHAT_PHI4: turns(&t, &phi4, m, n, add_assistant); break;
     case TGC_CHAT_GEMMA: gemma(&t, m, n, add_assistant); break;
-    case TGC_CHAT_LLAMA3:
-      for (size_t i = 0; i < n; ++i)
-        put(&t, "<|start_header_id|>"), put(&t, m[i].role), put(&t, "<|end_header_id|>\n\n"),
-            put_trimmed(&t, m[i].content), put(&t, "<|eot_id|>");
-      if (add_assistant) put(&t, "<|start_header_id|>assistant<|end_header_id|>\n\n");
-      break;
+    case TGC_CHAT_LLAMA3: turns(&t, &llama3, m, n, add_assistant); break;
     default: return -1;
   }
   if (t.n < cap) out[t.n] = 0;
