@@ -402,10 +402,13 @@ void show_size_variant(const InspectLowering& lw, size_t i) {
   SizeVariant v =
       t.gpu ? few_tokens_variant(lw.g, plain, t, lw.chosen[i]) : large_size_variant(lw.g, plain, t, lw.chosen[i]);
   if (v.opts.empty()) return;
-  std::cout << "# variant " << plain.name << (t.gpu ? "_few" : "_from" + std::to_string(v.from)) << " ("
-            << v.var->var().name << (t.gpu ? " <= " + std::to_string(v.until) : " >= " + std::to_string(v.from))
+  bool source = a.stage == "source";  // a GPU kernel's source; loops otherwise
+  std::cout << (source ? "// variant " : "# variant ") << plain.name
+            << (t.gpu ? "_few" : "_from" + std::to_string(v.from)) << " (" << v.var->var().name
+            << (t.gpu ? " <= " + std::to_string(v.until) : " >= " + std::to_string(v.from))
             << "), opts: " << opts_str(v.opts) << "\n";
-  std::cout << print_program(lw.g, lower_kernel(lw.g, v.kernel ? *v.kernel : plain, v.opts, lw.target).program);
+  LoopProgram p = lower_kernel(lw.g, v.kernel ? *v.kernel : plain, v.opts, lw.target).program;
+  std::cout << (source ? dialect_ops(lw.target.desc->dialect).render_source(lw.g, p, t) : print_program(lw.g, p));
 }
 
 // Kernel i, lowered, at the stage --stage names.
@@ -436,6 +439,7 @@ void show_kernel(const InspectLowering& lw, size_t i) {
     if (!out.flush()) throw Error(path + ": write failed");
   } else if (!cpu) {
     std::cout << dialect.render_source(lw.g, p, lw.target.profile);
+    show_size_variant(lw, i);
   } else {
     show_cpu_kernel(lw.g, lw.target, plain.name, p, llvm_text);
   }
