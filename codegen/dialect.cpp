@@ -93,7 +93,7 @@ const DialectOps& dialect_ops(Dialect d) {
   static const DialectOps llvm_cpu{
       "llvm-cpu", {.inner_loop = true, .streams = true}, nullptr, nullptr, nullptr, cpu_candidate, "time"};
   static const DialectOps opencl{"opencl",
-                                 {.inner_loop = false},
+                                 {.inner_loop = false, .factor_sums = true},
                                  opencl_kernel,
                                  opencl_source,
                                  opencl_serial_kernel,
@@ -104,7 +104,7 @@ const DialectOps& dialect_ops(Dialect d) {
                                  "opencl",
                                  "OpenCL"};
   static const DialectOps glsl{"glsl",
-                               {.inner_loop = false},
+                               {.inner_loop = false, .factor_sums = true},
                                glsl_kernel,
                                glsl_source,
                                nullptr,
@@ -116,7 +116,7 @@ const DialectOps& dialect_ops(Dialect d) {
                                "Vulkan",
                                true};
   static const DialectOps ptx{"ptx",
-                              {.inner_loop = false},
+                              {.inner_loop = false, .factor_sums = true},
                               ptx_kernel,
                               ptx_source,
                               nullptr,

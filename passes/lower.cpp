@@ -246,9 +246,46 @@ std::vector<const UOp*> upcast_ranges(const std::vector<const UOp*>& roots) {
     if (u->op == Op::Range && u->range().kind == RangeKind::Upcast) rs.push_back(u);
   return rs;
 }
+
+// The factors of a float product tree, left to right.
+void product_factors(const UOp* u, std::vector<const UOp*>& out) {
+  if (u->op == Op::Mul && is_float(u->dtype)) {
+    product_factors(u->src[0], out);
+    product_factors(u->src[1], out);
+  } else {
+    out.push_back(u);
+  }
+}
+
+// terms[0] + terms[1] + ... with the factors every term's product has taken out once:
+// x0*(d*w0) + x1*(d*w1) -> d*(x0*w0 + x1*w1) (a quantized block's scale times its unrolled
+// products); nullptr where the terms share no factor.
+const UOp* factored_sum(Graph& g, const std::vector<const UOp*>& terms) {
+  if (terms.size() < 2) return nullptr;
+  std::vector<std::vector<const UOp*>> factors(terms.size());
+  for (size_t i = 0; i < terms.size(); ++i) product_factors(terms[i], factors[i]);
+  std::vector<const UOp*> common;
+  for (const UOp* f : factors[0]) {
+    bool everywhere = std::all_of(factors.begin() + 1, factors.end(), [&](const std::vector<const UOp*>& fs) {
+      return std::find(fs.begin(), fs.end(), f) != fs.end();
+    });
+    if (everywhere && std::find(common.begin(), common.end(), f) == common.end()) common.push_back(f);
+  }
+  if (common.empty()) return nullptr;
+  const UOp* sum = nullptr;
+  for (std::vector<const UOp*>& fs : factors) {
+    for (const UOp* c : common) fs.erase(std::find(fs.begin(), fs.end(), c));
+    if (fs.empty()) return nullptr;  // a term that is only the common factors
+    const UOp* term = fs[0];
+    for (size_t i = 1; i < fs.size(); ++i) term = g.make(Op::Mul, term->dtype, {term, fs[i]});
+    sum = sum ? g.make(Op::Add, sum->dtype, {sum, term}) : term;
+  }
+  for (const UOp* c : common) sum = g.make(Op::Mul, sum->dtype, {c, sum});
+  return sum;
+}
 }  // namespace
 
-std::vector<const UOp*> expand_upcasts(Graph& g, const UOp* store) {
+std::vector<const UOp*> expand_upcasts(Graph& g, const UOp* store, bool factor_sums) {
   // Reduces first, innermost first: KREDUCE(v, r, u) with u upcast -> KREDUCE(v[u=0] op v[u=1] ..., r).
   std::unordered_map<const UOp*, const UOp*> done;
   for (const UOp* u : toposort({store})) {
@@ -260,11 +297,12 @@ std::vector<const UOp*> expand_upcasts(Graph& g, const UOp* store) {
       for (size_t i = 1; i < n->src.size(); ++i)
         (n->src[i]->range().kind == RangeKind::Upcast ? ups : rest).push_back(n->src[i]);
       if (!ups.empty()) {
-        const UOp* acc = nullptr;
-        for (const auto& a : assignments(g, ups)) {
-          const UOp* v = simplify(g, substitute(g, n->src[0], a));
-          acc = acc ? g.make(n->reduce().op, n->dtype, {acc, v}) : v;
-        }
+        std::vector<const UOp*> terms;
+        for (const auto& a : assignments(g, ups)) terms.push_back(simplify(g, substitute(g, n->src[0], a)));
+        const UOp* acc =
+            factor_sums && n->reduce().op == Op::Add && is_float(n->dtype) ? factored_sum(g, terms) : nullptr;
+        if (!acc)
+          for (const UOp* v : terms) acc = acc ? g.make(n->reduce().op, n->dtype, {acc, v}) : v;
         rest.insert(rest.begin(), acc);
         n = rest.size() == 1 ? acc : g.make(Op::KReduce, n->dtype, rest, n->arg);
       }
@@ -294,7 +332,7 @@ LoopProgram lower(Graph& g, const Kernel& k, const LowerOptions& opt) {
   if (opt.inner_loop && !p.globals.empty()) p.inner = p.globals.back();
   p.args.push_back(k.output);
   p.args.insert(p.args.end(), k.inputs.begin(), k.inputs.end());
-  std::vector<const UOp*> stores = expand_upcasts(g, k.ast);
+  std::vector<const UOp*> stores = expand_upcasts(g, k.ast, opt.factor_sums);
   for (size_t i = 1; i < stores.size() && !p.lanes_expanded; ++i)
     p.lanes_expanded = constant_difference(g, stores[i]->src[1], stores[0]->src[1]) == 1;
   // LANES: a reduce over nothing but UPCAST ranges combines the lanes' partial sums.

@@ -58,12 +58,16 @@ struct LowerOptions {
   bool inner_loop = false;
   // CPU: record the loops' streams (LStmt::streams).
   bool streams = false;
+  // GPUs: an unrolled float sum takes the factors all its terms share out once
+  // (x0*(d*w0) + x1*(d*w1) -> d*(x0*w0 + x1*w1): a quantized block's scale), which moves its
+  // rounding (CPUs keep llama.cpp's order of products).
+  bool factor_sums = false;
 };
 
 LoopProgram lower(Graph& g, const Kernel& k, const LowerOptions& opt);
 
-// The kernel's STOREs after expanding its UPCAST ranges into copies.
-std::vector<const UOp*> expand_upcasts(Graph& g, const UOp* store);
+// The kernel's STOREs after expanding its UPCAST ranges into copies (`factor_sums`: LowerOptions).
+std::vector<const UOp*> expand_upcasts(Graph& g, const UOp* store, bool factor_sums = false);
 std::string print_program(const Graph& g, const LoopProgram& p);
 
 }  // namespace tgc

@@ -105,6 +105,20 @@ Kernel pad_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount) {
   return out;
 }
 
+// The range `id` (a split's outer part over a masked run-time size E, amount positions a step)
+// ending at ceil(E / amount) instead of at its bound: the steps past E were all masked.
+Kernel end_at_run_time(Graph& g, const Kernel& k, int64_t id, const UOp* E, int64_t amount) {
+  for (const UOp* u : toposort({k.ast}))
+    if (u->op == Op::Range && u->range().id == id) {
+      Sym s{g};
+      const UOp* end = simplify(g, s.idiv(s.add(E, amount - 1), amount));
+      Kernel out = k;
+      out.ast = simplify(g, substitute(g, k.ast, {{u, g.make(Op::Range, DType::Index, {end}, u->arg)}}));
+      return out;
+    }
+  return k;
+}
+
 // KREDUCE(v, ranges..., inner) -> KREDUCE(KREDUCE(v, ranges...), inner): each copy of `inner`
 // accumulates on its own over the other ranges, and the copies are combined after that loop.
 const UOp* nest_reduces(Graph& g, const UOp* root, const UOp* inner) {
@@ -288,11 +302,16 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
           if (u->op == Op::KReduce) shared += threads * int64_t(dtype_size(u->dtype));
         if (shared > t.local_bytes)
           fail("needs more than " + std::to_string(t.local_bytes) + " bytes of shared memory");
-        if (!r->src[0]->is_const()) {  // a run-time length: split at its bound, masked past it
+        const UOp* run_time_end = r->src[0]->is_const() ? nullptr : r->src[0];
+        if (run_time_end) {  // a run-time length: split at its bound, masked past it
           cur = pad_axis(g, cur, r, o.amount);
           r = kernel_axes(cur)[size_t(o.axis)];
         }
+        int64_t outer_id = next_range_id(cur);
         cur = split_axis(g, cur, r, o.amount, RangeKind::Group, o.op == OptOp::GroupTop);
+        // Each thread's loop then stops at the run's size, not at the bound's (a decode step
+        // early in a long context reads the cache it has, not all of it).
+        if (run_time_end && o.op == OptOp::Group) cur = end_at_run_time(g, cur, outer_id, run_time_end, o.amount);
         break;
       }
       case OptOp::Lanes: {
@@ -531,6 +550,10 @@ std::vector<Opt> gpu_heuristic_opts(Graph& g, const Kernel& k, const TargetProfi
     std::vector<int64_t> sizes =
         elementwise ? std::vector<int64_t>{256, 128, 64, 32, 16} : std::vector<int64_t>{64, 32, 16};
     int64_t v = pick_divisor(n, sizes, limit);
+    // Few outputs side by side over a long reduce (attention's weighted V rows at one token):
+    // narrower groups along them leave room for the reduce's split and make more work-groups
+    // (on an H200, 32 heads x 64: 32 groups of 64 x 16 threads took 10.7 us).
+    while (contiguous && v > 16 && n % (v / 2) == 0 && outputs * (t.max_local / v) < t.fill_threads) v /= 2;
     // Odd sizes (primes, 6625) are rounded up where that wastes at most an eighth.
     for (int64_t c : sizes)
       if (!v && c <= limit && (c - n % c) % c <= n / 8) opts.push_back({OptOp::Padto, local_axis, c}), v = c;

@@ -39,7 +39,9 @@ class PtxRenderer : LlvmExprHooks {
         arch_(std::move(arch)),
         c_(m.getContext()),
         b_(c_),
-        e_(b_, *this, p_.name) {}
+        e_(b_, *this, p_.name) {
+    e_.allow_contraction();  // multiply-adds fuse, as nvcc's default (-fmad=true) lets them
+  }
 
   void run() {
     auto* i64 = b_.getInt64Ty();

@@ -106,8 +106,13 @@ Value* LlvmExprEmitter::accumulate(const UOp* reduce, Value* acc, const UOp* v) 
 Value* LlvmExprEmitter::binary(Op op, DType t, Value* x, Value* y) {
   bool f = is_float(t), u = is_unsigned(t);
   switch (op) {
-    case Op::Add: return f ? b_.CreateFAdd(x, y) : b_.CreateAdd(x, y);
-    case Op::Mul: return f ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
+    case Op::Add:
+    case Op::Mul: {
+      if (!f) return op == Op::Add ? b_.CreateAdd(x, y) : b_.CreateMul(x, y);
+      Value* r = op == Op::Add ? b_.CreateFAdd(x, y) : b_.CreateFMul(x, y);
+      if (auto* inst = llvm::dyn_cast<llvm::Instruction>(r); inst && contract_) inst->setHasAllowContract(true);
+      return r;
+    }
     case Op::Max:
       if (f) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, y);
       return b_.CreateBinaryIntrinsic(u ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, x, y);

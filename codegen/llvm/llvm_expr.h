@@ -41,6 +41,8 @@ class LlvmExprEmitter {
       : b_(b), hooks_(hooks), kernel_(std::move(kernel)) {}
 
   void set(const UOp* u, llvm::Value* v) { values_[u] = v; }
+  // Float adds and multiplies may fuse into multiply-adds (GPUs: their compilers' default).
+  void allow_contraction() { contract_ = true; }
   // What has been computed, to save and restore around a scope emitted more than once.
   std::unordered_map<const UOp*, llvm::Value*>& values() { return values_; }
   bool has(const UOp* u) const { return values_.count(u) > 0; }
@@ -77,6 +79,7 @@ class LlvmExprEmitter {
   std::string kernel_;
   Int8Dot int8_dot_ = Int8Dot::None;
   std::unordered_map<const UOp*, llvm::Value*> values_;
+  bool contract_ = false;
 };
 
 }  // namespace tgc

@@ -66,13 +66,15 @@ Tensor repeat_each(const Tensor& x, int64_t each) {
   return x.reshape({R, n, 1}).expand({R, n, each}).reshape({R, n * each});
 }
 
-// u8 [R, W] as their bit fields of `bits` bits, low first: [R, W * 8 / bits]. A concatenation
+// u8 [R, W] as their bit fields of `bits` bits, low first: i32 [R, W * 8 / bits]. A concatenation
 // of shifted copies, so that where a kernel's loops fix the field, its shift is a constant (and
 // where they do not, a select among 8 / bits copies: two for nibbles). Bytes rather than words:
 // consecutive bytes a thread reads still become one vector load.
 Tensor bit_fields(const Tensor& bytes, int64_t bits) {
   const int64_t R = bytes.dim(0), W = bytes.dim(1), per_word = 8 / bits;
-  Tensor w = bytes.unsqueeze({-1});
+  // In i32: a GPU extracts a field of a loaded word in one instruction (PTX bfe), not through
+  // 8- and 16-bit registers.
+  Tensor w = bytes.cast(DType::I32).unsqueeze({-1});
   std::vector<Tensor> fields;
   for (int64_t i = 0; i < per_word; ++i)
     fields.push_back(
@@ -94,13 +96,13 @@ Tensor dequantize(Graph& g, const std::string& name, GgmlType type, SplitBlocks 
     q = q.bitwise(Op::Or, top.bitwise(Op::Shl, top.scalar(4)));
   }
   switch (type) {
-    case GgmlType::Q4_0: return repeat_each(d, kBlock) * f32(q.cast(DType::I16) - 8);
-    case GgmlType::Q5_0: return repeat_each(d, kBlock) * f32(q.cast(DType::I16) - 16);
+    case GgmlType::Q4_0: return repeat_each(d, kBlock) * f32(q - 8);
+    case GgmlType::Q5_0: return repeat_each(d, kBlock) * f32(q - 16);
     case GgmlType::Q4_1:
     case GgmlType::Q5_1: return repeat_each(d, kBlock) * f32(q) + repeat_each(f32(weight(".m", s.m)), kBlock);
     case GgmlType::Q6_K: {
       Tensor dsc = repeat_each(d, kSuper / 16) * f32(weight(".sc", s.sc));  // [R, K/16]
-      return repeat_each(dsc, 16) * f32(q.cast(DType::I16) - 32);
+      return repeat_each(dsc, 16) * f32(q - 32);
     }
     default: {  // q4_K, q5_K: (d * scale) * q - dmin * min per sub-block of 32
       Tensor dsc = repeat_each(d, kSuper / kBlock) * f32(weight(".sc", s.sc));

@@ -166,6 +166,28 @@ TEST_F(LowerTest, MatmulTileSharesOneReduceLoop) {
   expect_computes_output(p);
 }
 
+// GPUs: an unrolled sum whose terms share a factor (a quantized block's scale) multiplies by it
+// once: x0*(d*w0) + ... + x3*(d*w3) -> d*(x0*w0 + ... + x3*w3). CPUs keep each product.
+TEST_F(LowerTest, UnrolledSumTakesTheSharedFactorOutOnGpus) {
+  Tensor x = input({1, 8}), w = weight({3, 8}), d = weight({3, 2, 1});
+  Tensor scaled = d.expand({3, 2, 4}).reshape({3, 8}) * w;  // a scale per block of 4
+  Kernel k = kernel_of((x * scaled).sum({1}), {{OptOp::Unroll, 1, 4}});
+  auto scale_products = [&](const LoopProgram& p) {
+    int n = 0;
+    for (const UOp* u : toposort({first_loop(p.body).body.back().value}))
+      n += u->op == Op::Mul && std::any_of(u->src.begin(), u->src.end(), [&](const UOp* s) {
+             return s->op == Op::Load && s->src[0]->ival() == d.uop()->ival();
+           });
+    return n;
+  };
+  LowerOptions gpu = kGpu;
+  gpu.factor_sums = true;
+  LoopProgram factored = lower(g, k, gpu), plain = lower(g, k, kGpu);
+  EXPECT_EQ(scale_products(factored), 1) << print_program(g, factored);
+  EXPECT_EQ(scale_products(plain), 4) << print_program(g, plain);
+  expect_computes_output(factored);
+}
+
 // GPUs: LOCAL and GROUP ranges are thread ids. Each thread accumulates its share of the reduce,
 // the shares of one row meet in the GroupReduce (not those of the row the LOCAL thread holds),
 // and one thread stores.
