@@ -35,6 +35,11 @@ struct ImportOptions {
   // q8_0, as llama.cpp does, with the weights repacked in tiles of this many rows (the CPU's i32
   // vector lanes); 0 dequantizes the weights to f32 instead (GPU targets, the interpreter).
   int64_t int8_rows = 0;
+  // ONNX: > 0 (x86 CPU targets: MLAS's NCHWc block, 16 with AVX-512, else 8) sums the float
+  // convs whose outputs a quantizer reads as onnxruntime's MLAS does, and the linear resizes after
+  // them as its NCHWc upsample does, so that the quantized values equal onnxruntime's
+  // (frontend/onnx/onnx_mlas_order.h); 0: tgc's own order.
+  int64_t mlas_block = 0;
   // --max-trips N: a Loop whose trip count or condition is known only at run time is unrolled N
   // times, the iterations past its end masked (its scan outputs as long as the iterations run);
   // 0: such a loop is an error.

@@ -38,7 +38,7 @@ std::string arg_str(const UOp* u) {
         else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
           o << "(" << ints_str(a) << ")";
         else if constexpr (std::is_same_v<T, ReduceArg>)
-          o << op_name(a.op) << " axes=(" << ints_str(a.axes) << ")";
+          o << op_name(a.op) << " axes=(" << ints_str(a.axes) << ")" << (a.ordered ? " ordered" : "");
         else if constexpr (std::is_same_v<T, VarArg>)
           o << a.name << "[" << a.min << ".." << a.max << "]";
         else if constexpr (std::is_same_v<T, RangeArg>)

@@ -507,7 +507,7 @@ Tensor Tensor::dot4(const Tensor& a, const Tensor& b, const Tensor& acc) {
 }
 
 // ---- reductions -------------------------------------------------------------------------
-Tensor Tensor::reduce(Op op, std::vector<int64_t> axes, bool keepdim) const {
+Tensor Tensor::reduce(Op op, std::vector<int64_t> axes, bool keepdim, bool ordered) const {
   if (axes.empty())
     for (int i = 0; i < ndim(); ++i) axes.push_back(i);
   for (auto& a : axes) a = norm_axis(a);
@@ -521,7 +521,7 @@ Tensor Tensor::reduce(Op op, std::vector<int64_t> axes, bool keepdim) const {
   if (!real.empty()) {
     for (int64_t a : real)
       if (shape()[size_t(a)] == 0) throw Error("reduction over an empty axis");
-    r = make(Op::Reduce, {u_}, ReduceArg{op, real});
+    r = make(Op::Reduce, {u_}, ReduceArg{op, real, ordered});
   }
   if (keepdim) return r;
   Shape s;
@@ -533,6 +533,11 @@ Tensor Tensor::reduce(Op op, std::vector<int64_t> axes, bool keepdim) const {
 Tensor Tensor::sum(std::vector<int64_t> axes, bool keepdim) const {
   Tensor x = dtype() == DType::Bool ? cast(DType::I64) : *this;
   return x.reduce(Op::Add, std::move(axes), keepdim);
+}
+
+Tensor Tensor::sum_in_order(std::vector<int64_t> axes, bool keepdim) const {
+  if (!is_float(dtype())) throw Error("sum_in_order: " + std::string(dtype_name(dtype())) + " is not a float type");
+  return reduce(Op::Add, std::move(axes), keepdim, true);
 }
 Tensor Tensor::prod(std::vector<int64_t> axes, bool keepdim) const { return reduce(Op::Mul, std::move(axes), keepdim); }
 Tensor Tensor::max(std::vector<int64_t> axes, bool keepdim) const { return reduce(Op::Max, std::move(axes), keepdim); }

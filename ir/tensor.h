@@ -177,6 +177,10 @@ class Tensor {
 
   // ---- reductions (axes empty = all) -----------------------------------------------------
   Tensor sum(std::vector<int64_t> axes = {}, bool keepdim = false) const;
+  // A float sum in a fixed order (ReduceArg::ordered): row-major over `axes` (the last one
+  // innermost), from zero, each step rounded alone, as a library's kernel would sum, for results
+  // that must equal its bits (frontend/onnx/onnx_mlas_order.h).
+  Tensor sum_in_order(std::vector<int64_t> axes, bool keepdim = false) const;
   Tensor mean(std::vector<int64_t> axes = {}, bool keepdim = false) const;
   Tensor max(std::vector<int64_t> axes = {}, bool keepdim = false) const;
   Tensor min(std::vector<int64_t> axes = {}, bool keepdim = false) const;
@@ -192,6 +196,9 @@ class Tensor {
   Tensor conv(const Tensor& w, const std::optional<Tensor>& bias, const std::vector<int64_t>& strides,
               const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations, int64_t groups,
               Op combine = Op::Mul) const;
+  // conv's products before their sum: [N, groups, Cout/groups, *out, Cin/groups, *kernel].
+  Tensor conv_products(const Tensor& w, const std::vector<int64_t>& strides, const std::vector<int64_t>& pads,
+                       const std::vector<int64_t>& dilations, int64_t groups, Op combine = Op::Mul) const;
   // Transposed convolution (the gradient of conv). w: [Cin, Cout/groups, *kernel]; pads are
   // removed from the full output, output_padding added at the end of each spatial dim.
   Tensor conv_transpose(const Tensor& w, const std::optional<Tensor>& bias, const std::vector<int64_t>& strides,
@@ -220,7 +227,7 @@ class Tensor {
 
  private:
   Tensor make(Op op, std::vector<const UOp*> src, Arg arg = {}, std::optional<DType> t = {}) const;
-  Tensor reduce(Op op, std::vector<int64_t> axes, bool keepdim) const;
+  Tensor reduce(Op op, std::vector<int64_t> axes, bool keepdim, bool ordered = false) const;
   static void broadcast_pair(Tensor& a, Tensor& b);
   Tensor pad_min_value(const std::vector<std::pair<int64_t, int64_t>>& p) const;  // pad with -inf / lowest
   Graph* g_ = nullptr;

@@ -115,9 +115,8 @@ Tensor Tensor::pool(const std::vector<int64_t>& k, const std::vector<int64_t>& s
   return mark_window(x.permute(order), k, s, d);
 }
 
-Tensor Tensor::conv(const Tensor& w, const std::optional<Tensor>& bias, const std::vector<int64_t>& strides,
-                    const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations, int64_t groups,
-                    Op combine) const {
+Tensor Tensor::conv_products(const Tensor& w, const std::vector<int64_t>& strides, const std::vector<int64_t>& pads,
+                             const std::vector<int64_t>& dilations, int64_t groups, Op combine) const {
   int64_t nsp = w.ndim() - 2;
   if (nsp < 1 || ndim() != w.ndim())
     throw Error("conv: input " + shape_str(shape()) + " and weight " + shape_str(w.shape()) + " ranks do not match");
@@ -146,14 +145,21 @@ Tensor Tensor::conv(const Tensor& w, const std::optional<Tensor>& bias, const st
   ws.insert(ws.end(), size_t(nsp), 1);
   ws.push_back(cin_g);
   ws.insert(ws.end(), ks.begin(), ks.end());
+  return combine == Op::Dot4 ? dot4(x, w.reshape(ws), full(graph(), {}, 0, DType::I32)) : x * w.reshape(ws);
+}
+
+Tensor Tensor::conv(const Tensor& w, const std::optional<Tensor>& bias, const std::vector<int64_t>& strides,
+                    const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations, int64_t groups,
+                    Op combine) const {
+  Tensor products = conv_products(w, strides, pads, dilations, groups, combine);
+  int64_t nsp = w.ndim() - 2;
   std::vector<int64_t> red;
   for (int64_t i = 0; i <= nsp; ++i) red.push_back(-1 - i);
-  Shape out = {bs, cout};
-  out.insert(out.end(), oyx.begin(), oyx.end());
-  Tensor products = combine == Op::Dot4 ? dot4(x, w.reshape(ws), full(graph(), {}, 0, DType::I32)) : x * w.reshape(ws);
+  Shape out = {dim(0), w.dim(0)};
+  for (int64_t i = 0; i < nsp; ++i) out.push_back(products.dim(3 + i));
   Tensor r = products.sum(red).reshape(out);
   if (!bias) return r;
-  Shape bshape = {1, cout};
+  Shape bshape = {1, w.dim(0)};
   bshape.insert(bshape.end(), size_t(nsp), 1);
   return r + bias->reshape(bshape);
 }

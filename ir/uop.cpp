@@ -36,7 +36,10 @@ size_t hash_arg(const Arg& a) {
     case 1: return mix(h, std::hash<int64_t>()(std::get<int64_t>(a)));
     case 2: return mix(h, std::hash<double>()(std::get<double>(a)));
     case 3: return mix(h, hash_ints(std::get<std::vector<int64_t>>(a)));
-    case 4: return mix(mix(h, size_t(std::get<ReduceArg>(a).op)), hash_ints(std::get<ReduceArg>(a).axes));
+    case 4: {
+      const ReduceArg& r = std::get<ReduceArg>(a);
+      return mix(mix(mix(h, size_t(r.op)), hash_ints(r.axes)), size_t(r.ordered));
+    }
     case 5: {
       const auto& v = std::get<VarArg>(a);
       return mix(mix(mix(h, std::hash<std::string>()(v.name)), size_t(v.min)), size_t(v.max));

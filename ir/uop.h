@@ -89,6 +89,11 @@ enum class RangeKind : uint8_t { Global, Loop, Reduce, Upcast, Local, Group };
 struct ReduceArg {
   Op op;  // Add, Max or Mul
   std::vector<int64_t> axes;
+  // A sum in a fixed order: its axes' elements in row-major order (the last axis innermost), one
+  // accumulator from the identity, each step rounded on its own (`acc + x*y` as one fused
+  // multiply-add where the target has one, else a product and a sum). Kernels keep that order: no
+  // vector lanes or work-group splits along its ranges, no reassociation (Tensor::sum_in_order).
+  bool ordered = false;
   bool operator==(const ReduceArg&) const = default;
 };
 struct VarArg {

@@ -64,7 +64,7 @@ size_t tuning_key(Graph& g, const Kernel& k) {
               for (int64_t v : a) x = mix(x, size_t(v));
               return x;
             } else if constexpr (std::is_same_v<A, ReduceArg>) {
-              x = mix(x, size_t(a.op));
+              x = mix(mix(x, size_t(a.op)), size_t(a.ordered));
               for (int64_t v : a.axes) x = mix(x, size_t(v));
               return x;
             } else if constexpr (std::is_same_v<A, VarArg>)

@@ -299,8 +299,9 @@ std::vector<const UOp*> expand_upcasts(Graph& g, const UOp* store, bool factor_s
       if (!ups.empty()) {
         std::vector<const UOp*> terms;
         for (const auto& a : assignments(g, ups)) terms.push_back(simplify(g, substitute(g, n->src[0], a)));
-        const UOp* acc =
-            factor_sums && n->reduce().op == Op::Add && is_float(n->dtype) ? factored_sum(g, terms) : nullptr;
+        const UOp* acc = factor_sums && n->reduce().op == Op::Add && !n->reduce().ordered && is_float(n->dtype)
+                             ? factored_sum(g, terms)
+                             : nullptr;
         if (!acc)
           for (const UOp* v : terms) acc = acc ? g.make(n->reduce().op, n->dtype, {acc, v}) : v;
         rest.insert(rest.begin(), acc);

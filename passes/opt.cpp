@@ -218,6 +218,14 @@ std::vector<const UOp*> kernel_axes(const Kernel& k) {
   return axes;
 }
 
+// Whether range r is one of an ordered sum's (ReduceArg::ordered): its order is the result's.
+static bool orders_a_sum(const Kernel& k, const UOp* r) {
+  for (const UOp* u : toposort({k.ast}))
+    if (u->op == Op::KReduce && u->reduce().ordered && std::find(u->src.begin() + 1, u->src.end(), r) != u->src.end())
+      return true;
+  return false;
+}
+
 Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const TargetProfile& t) {
   Kernel cur = k;
   for (const Opt& o : opts) {
@@ -237,6 +245,10 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
       if (kind != BufferKind::Intermediate && kind != BufferKind::Output)
         fail("the axis is a run-time dim of a buffer the kernel updates");
     }
+    if ((o.op == OptOp::Lanes || o.op == OptOp::Group || o.op == OptOp::GroupTop || o.op == OptOp::Tc) &&
+        (o.op == OptOp::Tc ? std::any_of(axes.begin(), axes.end(), [&](const UOp* a) { return orders_a_sum(cur, a); })
+                           : orders_a_sum(cur, r)))
+      fail("would regroup an ordered sum");
     if (o.op == OptOp::Tc) {
       std::string why;
       if (!has_tensor_cores(t)) fail("the target has no tensor cores (CUDA sm_70 or later)");

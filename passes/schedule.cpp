@@ -284,8 +284,11 @@ class KernelBuilder {
     // pool): a thread's loops over both cost less than a launch.
     double length = reduce_length(u);
     bool short_nest = parallel_ && reduce_work_ * length <= kGpuNestedReduceWork;
+    // An ordered sum of ordered sums (blocks of a sum, each summed from zero: Tensor::sum_in_order)
+    // stays one kernel: each inner sum is used once, by the outer one, in the order it must have.
+    bool ordered_nest = inside_ordered_ && u->reduce().ordered;
     for (const UOp* i : idx)
-      if (depends_on_reduce(i) && !short_nest) throw RealizeNeeded{u};
+      if (depends_on_reduce(i) && !short_nest && !ordered_nest) throw RealizeNeeded{u};
     ++num_reduces_;
     std::vector<const UOp*> src = {nullptr};
     std::vector<const UOp*> sidx = idx;
@@ -299,11 +302,14 @@ class KernelBuilder {
     std::vector<const UOp*> mine(src.begin() + 1, src.end());
     reduce_ranges_ = &mine;
     double outer_work = reduce_work_;
+    bool outer_ordered = inside_ordered_;
     reduce_work_ *= length;
+    inside_ordered_ = u->reduce().ordered;
     src[0] = render(u->src[0], sidx, gate);
+    inside_ordered_ = outer_ordered;
     reduce_ranges_ = outer;
     reduce_work_ = outer_work;
-    return g_.make(Op::KReduce, u->dtype, src, ReduceArg{u->reduce().op, {}});
+    return g_.make(Op::KReduce, u->dtype, src, ReduceArg{u->reduce().op, {}, u->reduce().ordered});
   }
 
   // The source index of a reshape's output index `idx`.
@@ -504,7 +510,8 @@ class KernelBuilder {
   int64_t next_range_ = 0;
   int num_reduces_ = 0;
   const std::vector<const UOp*>* reduce_ranges_ = nullptr;  // of the reduce being rendered
-  double reduce_work_ = 1;  // elements per output of the reduces being rendered, nested ones multiplied
+  double reduce_work_ = 1;       // elements per output of the reduces being rendered, nested ones multiplied
+  bool inside_ordered_ = false;  // rendering an ordered sum's body
   bool parallel_;
   double redundant_work_;
   int64_t serial_group_;

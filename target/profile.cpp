@@ -13,6 +13,7 @@ TargetProfile cpu_profile(const std::function<bool(const std::string&)>& has, bo
   } else {
     t.vector_lanes = 4, t.vector_registers = 16;
   }
+  t.fma = aarch64 || has("fma") || has("avx512f");
   if (!aarch64)
     t.int8_dot = has("avx512vnni") && has("avx512vl") ? Int8Dot::Avx512Vnni
                  : has("avxvnni")                     ? Int8Dot::AvxVnni

@@ -37,6 +37,7 @@ struct TargetProfile {
   // (passes/serial_launches.h); 0: every kernel is a launch of its own.
   int64_t serial_group = 0;
   Int8Dot int8_dot = Int8Dot::None;  // CPU
+  bool fma = true;                   // CPU: a fused multiply-add instruction (x86: FMA3 or AVX-512)
 };
 
 // Reads the vector width from the CPU's features (LLVM names: avx512f, avx2...).

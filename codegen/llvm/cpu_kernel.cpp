@@ -36,6 +36,7 @@ class CpuRenderer : LlvmExprHooks {
         widen_exactly_(!p.lanes_expanded && !has_sum(p.body)),
         lanes_(b_, e_, [this](const UOp* u, llvm::Type* t, Value* idx) { return load_at(u, t, idx); }) {
     e_.set_int8_dot(t.int8_dot);
+    e_.set_fma(t.fma);
     plan_lane_groups(p.body);
   }
 
@@ -255,7 +256,7 @@ class CpuRenderer : LlvmExprHooks {
           Value* cur = b_.CreateLoad(a->getAllocatedType(), a);
           Value* v = e_.accumulate(
               s.u, lane != lane_of_.end() ? b_.CreateExtractElement(cur, uint64_t(lane->second.second)) : cur, s.value);
-          allow_reassociation(v);  // lets LLVM vectorize float sums
+          if (!s.u->reduce().ordered) allow_reassociation(v);  // lets LLVM vectorize float sums
           if (lane != lane_of_.end()) v = b_.CreateInsertElement(cur, v, uint64_t(lane->second.second));
           b_.CreateStore(v, a);
           break;

@@ -123,6 +123,10 @@ Value* LaneVectorEmitter::emit(const std::vector<const UOp*>& lanes) {
 }
 
 Value* LaneVectorEmitter::accumulate(const UOp* reduce, Value* acc, const std::vector<const UOp*>& values) {
+  if (reduce->reduce().ordered && is_float(reduce->dtype)) {  // lanes of independent ordered sums
+    if (values[0]->op == Op::Mul) return e_.ordered_step(acc, vector(sources(values, 0)), vector(sources(values, 1)));
+    return e_.ordered_step(acc, vector(values), nullptr);
+  }
   Value* r;
   if (reduce->reduce().op == Op::Add && is_float(reduce->dtype) && values[0]->op == Op::Mul && !all_same(values))
     r = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {acc->getType()},

@@ -95,7 +95,17 @@ Value* LlvmExprEmitter::intrinsic_math(Op op, DType t, Value* x) {
   }
 }
 
+Value* LlvmExprEmitter::ordered_step(Value* acc, Value* x, Value* y) {
+  if (!y) return b_.CreateFAdd(acc, x);
+  if (fma_) return b_.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, y, acc});
+  return b_.CreateFAdd(acc, b_.CreateFMul(x, y));
+}
+
 Value* LlvmExprEmitter::accumulate(const UOp* reduce, Value* acc, const UOp* v) {
+  if (reduce->reduce().ordered && is_float(reduce->dtype)) {
+    if (v->op == Op::Mul) return ordered_step(acc, value(v->src[0]), value(v->src[1]));
+    return ordered_step(acc, value(v), nullptr);
+  }
   if (reduce->reduce().op == Op::Add && is_float(reduce->dtype) && v->op == Op::Mul) {
     Value* x = value(v->src[0]);
     return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {x->getType()}, {x, value(v->src[1]), acc});

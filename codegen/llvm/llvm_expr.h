@@ -54,6 +54,11 @@ class LlvmExprEmitter {
   // acc (op) value for the KREDUCE `reduce`: acc + x*y as one fused multiply-add where the
   // target has one. `value` must have been computed.
   llvm::Value* accumulate(const UOp* reduce, llvm::Value* acc, const UOp* value);
+  // One step of an ordered sum (ReduceArg::ordered), of scalars or vectors: acc + x*y (y null:
+  // acc + x) rounded as the target's fused multiply-add does where it has one (set_fma), else as
+  // a rounded product and a rounded sum; never marked for reassociation or contraction.
+  llvm::Value* ordered_step(llvm::Value* acc, llvm::Value* x, llvm::Value* y);
+  void set_fma(bool fma) { fma_ = fma; }
 
   llvm::Value* constant(const UOp* u);
   llvm::Value* identity(Op op, DType t);  // of a reduce: 0, 1, or the lowest value
@@ -80,6 +85,7 @@ class LlvmExprEmitter {
   Int8Dot int8_dot_ = Int8Dot::None;
   std::unordered_map<const UOp*, llvm::Value*> values_;
   bool contract_ = false;
+  bool fma_ = true;
 };
 
 }  // namespace tgc

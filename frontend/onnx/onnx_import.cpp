@@ -159,6 +159,7 @@ struct Importer {
       }
     }
     const auto& ops = onnx_ops();
+    const MlasOrder mlas = plan_mlas_order(gp, options.mlas_block);
     for (int n : topological_order(gp)) {
       const onnx::NodeProto& node = gp.node(n);
       std::string label = prefix + (node.name().empty() ? "#" + std::to_string(n) : node.name());
@@ -185,6 +186,7 @@ struct Importer {
       OpContext ctx(g, node, opset, where, std::move(inputs));
       ctx.set_sequence_inputs(std::move(sequences));
       ctx.options = &options;
+      ctx.mlas = &mlas;
       ctx.runtime_inputs = &runtime_inputs;
       ctx.run_subgraph = [&, label](const onnx::GraphProto& sub, const std::string& attr,
                                     const std::vector<Tensor>& ins, const std::map<std::string, Tensor>& outer) {

@@ -111,6 +111,8 @@ Tensor conv(Ctx& c) {
   Window win = window(c, x, k);
   std::optional<Tensor> bias;
   if (c.has(2)) bias = c.in(2);
+  if (c.in_mlas_order() && x.ndim() == 4 && x.dtype() == DType::F32)
+    return mlas_conv(x, w, bias, win.strides, win.pads, win.dilations, c.attr_int("group", 1), c.mlas->block);
   return x.conv(w, bias, win.strides, win.pads, win.dilations, c.attr_int("group", 1));
 }
 

@@ -9,6 +9,7 @@
 
 #include "ir/error.h"
 #include "frontend/frontend.h"
+#include "frontend/onnx/onnx_mlas_order.h"
 #include "ir/tensor.h"
 #include "onnx/onnx.pb.h"
 
@@ -75,6 +76,11 @@ class OpContext {
   // What the user fixed (--max-trips) and the sizes the model is traced at (dim_sizes), also
   // those of sizes the model computes from data (data_axis below).
   const ImportOptions* options = nullptr;
+
+  // The nodes of this graph computed in onnxruntime's arithmetic (onnx_mlas_order.h); may be null.
+  const MlasOrder* mlas = nullptr;
+  bool in_mlas_order() const { return mlas && mlas->convs.count(&node); }
+  bool mlas_upsample() const { return mlas && mlas->upsamples.count(&node); }
 
   // Sequence values (onnx_ops_sequence.cpp): a list of tensors whose length is known at compile
   // time. Input i as a sequence (the node fails where it is a tensor), and the node's output i

@@ -201,6 +201,22 @@ std::optional<Tensor> ort_bilinear(Ctx& c, const ResizeAttrs& a, const Tensor& x
   return dx2 * dy2 * x11 + dx1 * dy2 * x21 + dx2 * dy1 * x12 + dx1 * dy1 * x22;
 }
 
+// onnxruntime's NCHWc upsample where its NchwcTransformer makes one of this node (a linear resize
+// of an NCHWc conv's output by whole factors along H and W: onnx_mlas_order.h); else nothing.
+std::optional<Tensor> nchwc_upsample(Ctx& c, const ResizeAttrs& a, const Tensor& x, const std::vector<int64_t>& axes,
+                                     const std::vector<int64_t>& out, const std::vector<double>& scales) {
+  if (!c.mlas_upsample() || a.mode != "linear" || x.ndim() != 4 || x.dtype() != DType::F32 || axes.size() != 4)
+    return std::nullopt;
+  std::vector<int64_t> factor(4);
+  for (size_t i = 0; i < 4; ++i) {
+    int64_t in = x.dim(axes[i]);
+    if (in <= 0 || out[i] % in != 0 || double(out[i] / in) != scales[i]) return std::nullopt;
+    factor[size_t(axes[i])] = out[i] / in;
+  }
+  if (factor[0] != 1 || factor[1] != 1) return std::nullopt;
+  return mlas_upsample_linear(c.g, x, a.coord, factor[2], factor[3]);
+}
+
 Tensor resize(Ctx& c) {
   const Tensor& x = c.in(0);
   int rank = x.ndim();
@@ -256,6 +272,7 @@ Tensor resize(Ctx& c) {
       out[i] = int64_t(std::floor(double(x.dim(axes[i])) * span * scales[i]));
     }
   }
+  if (std::optional<Tensor> r = nchwc_upsample(c, a, x, axes, out, scales); r && roi.empty()) return *r;
   if (roi.empty())
     if (std::optional<Tensor> r = ort_bilinear(c, a, x, axes, out, scales, !sizes.empty())) return *r;
   Tensor r = x;

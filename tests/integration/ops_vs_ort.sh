@@ -2,8 +2,9 @@
 # Ops and op variants that ONNX's node tests (Debian's onnx 1.12) leave out, as small models
 # written by tests/integration/make_op_models.py: each compiled for cpu with tgc, run, and compared with
 # onnxruntime-node on the same inputs (max|tgc - ort| <= 1e-4 * max|ort|; integer outputs exact;
-# the models in exact.txt, quantizers, bit for bit; those in tolerances.txt with their own), and
-# the quantized chains on vulkan as well.
+# the models in exact.txt, quantizers and the quantized chains, bit for bit, as on x86 CPU targets
+# tgc sums float convs before a quantizer in onnxruntime's order; those in tolerances.txt with
+# their own), and the quantized chains on vulkan as well.
 # usage: ops_vs_ort.sh TGC_BINARY REPO_ROOT
 set -euo pipefail
 tgc="$1"; root="$2"
@@ -25,7 +26,7 @@ while read -r name inputs; do
 done <"$work/manifest.txt"
 # The quantized chains on a GPU target too (vulkan, on lavapipe here): within one quantization
 # step of onnxruntime's (its float ops may round otherwise than the CPU's).
-for name in dynamic_quant_chain dynamic_quant_chain_int; do
+for name in dynamic_quant_chain dynamic_quant_chain_wide dynamic_quant_chain_int; do
   echo "== $name (vulkan)"
   "$tgc" compile "$work/$name.onnx" --target=vulkan -o "$work/$name.vk" 2>"$work/log" || { cat "$work/log"; fail=1; continue; }
   "$work/$name.vk" -i "x=$work/$name.x.npy" -o "$work/$name.vko" || { echo "FAIL $name: vulkan artifact failed"; fail=1; continue; }

@@ -303,9 +303,12 @@ ImportOptions import_options(const Args& a) {
   o.context = a.context, o.kv_type = a.kv_type;
   o.max_loop_trips = a.max_trips;
   o.dynamic_step = a.dynamic_step;
-  const TargetProfile profile = resolve_target(a.target, a.triple, a.cpu).profile;
+  const ResolvedTarget target = resolve_target(a.target, a.triple, a.cpu);
+  const TargetProfile& profile = target.profile;
   bool int8 = a.quant_matmul == "int8" || (a.quant_matmul == "auto" && !profile.gpu);
   if (int8) o.int8_rows = profile.gpu ? 16 : profile.vector_lanes;
+  // onnxruntime's MLAS on x86 runs convs in blocks of 16 channels with AVX-512, else 8.
+  if (!profile.gpu && arch_of(target.triple) == "x86_64") o.mlas_block = profile.vector_lanes >= 16 ? 16 : 8;
   return o;
 }
 
