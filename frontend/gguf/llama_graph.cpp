@@ -1,7 +1,6 @@
 #include "frontend/gguf/llama_graph.h"
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <map>
 
@@ -11,62 +10,13 @@
 
 namespace tgc {
 
-LlamaParams llama_params(const GgufFile& f) {
-  LlamaParams p;
-  p.arch = f.get_string("general.architecture");
-  if (p.arch != "llama" && p.arch != "qwen2" && p.arch != "qwen3" && p.arch != "phi3")
-    throw Error(f.path() + ": architecture '" + p.arch +
-                "' is not supported (tgc builds llama, qwen2, qwen3 and phi3)");
-  const std::string a = p.arch + ".";
-  auto positive = [&](const std::string& key, int64_t v) {
-    if (v <= 0 || v > (int64_t(1) << 32))
-      throw Error(f.path() + ": metadata '" + key + "' = " + std::to_string(v) + " is out of range");
-    return v;
-  };
-  p.n_embd = positive(a + "embedding_length", f.get_int(a + "embedding_length"));
-  p.n_ff = positive(a + "feed_forward_length", f.get_int(a + "feed_forward_length"));
-  p.n_layer = positive(a + "block_count", f.get_int(a + "block_count"));
-  p.n_head = positive(a + "attention.head_count", f.get_int(a + "attention.head_count"));
-  p.n_head_kv = positive(a + "attention.head_count_kv", f.get_int(a + "attention.head_count_kv", p.n_head));
-  p.n_ctx_train = positive(a + "context_length", f.get_int(a + "context_length", 4096));
-  if (p.n_embd % p.n_head != 0 || p.n_head % p.n_head_kv != 0)
-    throw Error(f.path() + ": " + std::to_string(p.n_head) + " heads of " + std::to_string(p.n_head_kv) +
-                " kv heads do not divide embedding length " + std::to_string(p.n_embd));
-  p.head_dim = positive(a + "attention.key_length", f.get_int(a + "attention.key_length", p.n_embd / p.n_head));
-  if (f.get_int(a + "attention.value_length", p.head_dim) != p.head_dim)
-    throw Error(f.path() + ": attention.value_length differs from key_length; tgc builds equal head sizes only");
-  p.rms_eps = f.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5);
-  p.n_rot = positive(a + "rope.dimension_count", f.get_int(a + "rope.dimension_count", p.head_dim));
-  if (p.n_rot > p.head_dim || p.n_rot % 2)
-    throw Error(f.path() + ": rope.dimension_count " + std::to_string(p.n_rot) + " does not fit the head size");
-  p.rope_base = f.get_float(a + "rope.freq_base", 10000.0);
-  p.rope_neox = p.arch != "llama";
-  if (f.find_tensor("blk.0.rope_factors_long.weight") || f.find_tensor("blk.0.rope_factors_short.weight"))
-    throw Error(f.path() + ": rope scaling 'longrope' (rope_factors_long/short tensors) is not supported");
-  if (const GgufValue* st = f.find(a + "rope.scaling.type")) {
-    std::string type = st->type == GgufValueType::String ? st->s : "?";
-    if (type == "linear")
-      p.rope_freq_scale = 1.0 / f.get_float(a + "rope.scaling.factor", 1.0);
-    else if (type != "none")
-      throw Error(f.path() + ": rope scaling '" + type +
-                  "' is not supported (none, linear and llama3's rope_freqs are)");
-  }
-  if (const GgufValue* sc = f.find(a + "rope.scale_linear")) p.rope_freq_scale = 1.0 / sc->as_double();
-  if (const GgufTensorInfo* t = f.find_tensor("rope_freqs.weight")) {  // llama3-style per-frequency factors
-    if (t->type != GgmlType::F32 || t->numel() != p.n_rot / 2)
-      throw Error(f.path() + ": rope_freqs.weight must be f32 with " + std::to_string(p.n_rot / 2) + " values");
-    auto b = f.tensor_bytes(*t);
-    p.rope_freq_factors.resize(size_t(p.n_rot / 2));
-    std::memcpy(p.rope_freq_factors.data(), b->data(), b->size());
-  }
-  const GgufTensorInfo* emb = f.find_tensor("token_embd.weight");
-  if (!emb || emb->dims.size() != 2 || emb->dims[0] != p.n_embd)
-    throw Error(f.path() + ": token_embd.weight is missing or not [" + std::to_string(p.n_embd) + ", n_vocab]");
-  p.n_vocab = emb->dims[1];
-  return p;
-}
-
 namespace {
+// What a layer's attention depends on besides its weights: the rope tables (cos, sin) gathered at
+// the run's positions and the mask [n, keys]. Global layers share one; sliding-window layers another.
+struct LayerKind {
+  Tensor cos, sin, mask;
+};
+
 struct Builder {
   Graph& g;
   const GgufFile& f;
@@ -108,7 +58,7 @@ struct Builder {
     return y;
   }
 
-  // RMSNorm over x's last axis (the embedding; qwen3's q and k: each head's values).
+  // RMSNorm over x's last axis (the embedding; qwen3's and gemma3's q and k: each head's values).
   Tensor rms_norm(const Tensor& x, const std::string& name) const {
     Tensor ms = (x * x).mean({-1}, true);
     return x * (ms + p.rms_eps).rsqrt() * weight(name, {x.dim(-1)});
@@ -116,16 +66,18 @@ struct Builder {
 
   // cos and sin of position * theta_i as llama.cpp's rope cache computes them (f32 steps), for
   // `positions` positions, laid out as the rotated elements pair up ([positions, n_rot] each):
-  // pair i's two elements both read cos_i, and -sin_i and sin_i.
-  std::pair<Tensor, Tensor> rope_tables(int64_t positions) const {
+  // pair i's two elements both read cos_i, and -sin_i and sin_i. `base` and `freq_scale`: the
+  // layer's (gemma's sliding-window layers have their own).
+  std::pair<Tensor, Tensor> rope_tables(int64_t positions, double base, double freq_scale,
+                                        const std::string& name) const {
     int64_t half = p.n_rot / 2;
     HostTensor c(DType::F32, {positions, p.n_rot}), s(DType::F32, {positions, p.n_rot});
-    const float theta_scale = std::pow(float(p.rope_base), -2.0f / float(p.n_rot));
+    const float theta_scale = std::pow(float(base), -2.0f / float(p.n_rot));
     for (int64_t pos = 0; pos < positions; ++pos) {
       float theta = float(pos);
       for (int64_t i = 0; i < half; ++i) {
         float ff = p.rope_freq_factors.empty() ? 1.0f : p.rope_freq_factors[size_t(i)];
-        float t = float(p.rope_freq_scale) * (theta / ff);
+        float t = float(freq_scale) * (theta / ff);
         for (int64_t k = 0; k < 2; ++k) {  // NeoX pairs element i with i + half, llama 2i with 2i+1
           int64_t at = pos * p.n_rot + (p.rope_neox ? i + k * half : 2 * i + k);
           c.set(at, std::cos(t));
@@ -134,7 +86,7 @@ struct Builder {
         theta *= theta_scale;
       }
     }
-    return {Tensor::weight(g, "rope_cos", std::move(c)), Tensor::weight(g, "rope_sin", std::move(s))};
+    return {Tensor::weight(g, name + "_cos", std::move(c)), Tensor::weight(g, name + "_sin", std::move(s))};
   }
 
   // x [n, heads, head_dim] rotated pairwise by the tables cut to n rows: x * cos + x' * sin, x'
@@ -150,10 +102,13 @@ struct Builder {
     return Tensor::cat({out, x.shrink({{0, n}, {0, h}, {p.n_rot, hd}})}, 2);
   }
 
-  // causal [n, keys]: which keys each query sees. With a cache, k and v are written into this
+  // tanh(x / c) * c in llama.cpp's steps (gemma's soft-capping of scores and logits).
+  static Tensor softcap(const Tensor& x, float c) { return (x * double(1.0f / c)).tanh() * double(c); }
+
+  // kind.mask [n, keys]: which keys each query sees. With a cache, k and v are written into this
   // layer's state buffers and the keys are the cache's rows up to the run's last position.
-  Tensor attention(const Tensor& x, int64_t layer, const Tensor& cos, const Tensor& sin, const Tensor& causal,
-                   const KvCache* cache) const {
+  Tensor attention(const Tensor& x, int64_t layer, const LayerKind& kind, const KvCache* cache) const {
+    const Tensor &cos = kind.cos, &sin = kind.sin;
     const std::string b = "blk." + std::to_string(layer) + ".";
     int64_t n = x.dim(0), hd = p.head_dim, H = p.n_head, KV = p.n_head_kv, group = H / KV;
     Tensor q, k, v;
@@ -166,7 +121,7 @@ struct Builder {
       v = linear(x, b + "attn_v", KV * hd, p.n_embd);
     }
     q = q.reshape({n, H, hd}), k = k.reshape({n, KV, hd});
-    if (find(b + "attn_q_norm.weight")) {  // qwen3: each head's q and k RMS-normalized before RoPE
+    if (find(b + "attn_q_norm.weight")) {  // qwen3, gemma3: each head's q and k RMS-normalized before RoPE
       q = rms_norm(q, b + "attn_q_norm.weight");
       k = rms_norm(k, b + "attn_k_norm.weight");
     }
@@ -187,8 +142,13 @@ struct Builder {
     auto share = [&](const Tensor& t) {
       return t.reshape({KV, 1, keys, hd}).expand({KV, group, keys, hd}).reshape({H, keys, hd});
     };
-    Tensor scores = q.matmul(share(k).transpose()) * (1.0 / std::sqrt(double(hd)));  // [H, n, keys]
-    scores = Tensor::where(causal, scores, scores.scalar(-std::numeric_limits<double>::infinity()));
+    Tensor scores;         // [H, n, keys]
+    if (p.attn_scale > 0)  // gemma: the queries scaled, as llama.cpp does it
+      scores = (q * double(p.attn_scale)).matmul(share(k).transpose());
+    else
+      scores = q.matmul(share(k).transpose()) * (1.0 / std::sqrt(double(hd)));
+    if (p.attn_softcap > 0) scores = softcap(scores, p.attn_softcap);
+    scores = Tensor::where(kind.mask, scores, scores.scalar(-std::numeric_limits<double>::infinity()));
     Tensor out = scores.softmax(-1).matmul(share(v)).permute({1, 0, 2}).reshape({n, H * hd});
     return linear(out, b + "attn_output", p.n_embd, H * hd);
   }
@@ -207,7 +167,8 @@ struct Builder {
       int64_t n = x.dim(0);
       gate = both.shrink({{0, n}, {0, p.n_ff}}), up = both.shrink({{0, n}, {p.n_ff, 2 * p.n_ff}});
     }
-    return linear(gate * gate.sigmoid() * up, b + "ffn_down", p.n_embd, p.n_ff);
+    Tensor act = p.ffn_gelu ? gate.gelu(true) : gate * gate.sigmoid();  // GELU (tanh form) or SiLU
+    return linear(act * up, b + "ffn_down", p.n_embd, p.n_ff);
   }
 };
 }  // namespace
@@ -217,28 +178,42 @@ Tensor llama_forward(Graph& g, const GgufFile& f, const LlamaParams& p, const Te
   Builder b{g, f, p, int8_rows};
   int64_t n = tokens.dim(0);
   check(positions >= n, "llama_forward: tables shorter than the tokens");
-  Tensor cos, sin, causal;
-  // The tokens' positions from a table cut to n (a run-time count cuts it at run time).
-  Tensor pos = Tensor::arange(g, positions, DType::I32).shrink({{0, n}});
-  if (!cache) {
-    std::tie(cos, sin) = b.rope_tables(positions);
-    // Key j is visible to query i when j <= i.
-    causal = pos.reshape({n, 1}).ge(pos.reshape({1, n}));
-  } else {
+  // The tokens' positions from a table cut to n (a run-time count cuts it at run time); the keys'
+  // positions: the same without a cache, else the cache's rows 0..kv_len-1.
+  Tensor pos = Tensor::arange(g, positions, DType::I32).shrink({{0, n}}), keys = pos;
+  if (cache) {
     check(cache->context >= n && cache->kv_len <= cache->context, "llama_forward: cache smaller than the tokens");
-    // Absolute positions pos0 + i; the rope rows gathered from tables over the whole context;
-    // key j (a cache row) is visible to query i when j <= pos0 + i.
-    pos = pos + Tensor::index_value(g, cache->pos, DType::I32);
-    auto [cos_all, sin_all] = b.rope_tables(cache->context);
-    cos = cos_all.gather(pos, 0), sin = sin_all.gather(pos, 0);
-    Tensor keys = Tensor::arange(g, cache->context, DType::I32).shrink({{0, cache->kv_len}});
-    causal = pos.reshape({n, 1}).ge(keys.reshape({1, cache->kv_len}));
+    pos = pos + Tensor::index_value(g, cache->pos, DType::I32);  // absolute positions pos0 + i
+    keys = Tensor::arange(g, cache->context, DType::I32).shrink({{0, cache->kv_len}});
+  }
+  // Rope tables over the whole context, their rows gathered by absolute position (without a
+  // cache: the first n rows).
+  auto tables = [&](double base, double scale, const std::string& name) {
+    auto [c, s] = b.rope_tables(cache ? cache->context : positions, base, scale, name);
+    if (!cache) return std::pair{c, s};
+    return std::pair{c.gather(pos, 0), s.gather(pos, 0)};
+  };
+  Tensor qpos = pos.reshape({n, 1}), kpos = keys.reshape({1, keys.dim(0)});
+  LayerKind global;
+  std::tie(global.cos, global.sin) = tables(p.rope_base, p.rope_freq_scale, "rope");
+  global.mask = qpos.ge(kpos);  // key j is visible to query i when j <= i
+  LayerKind local = global;     // sliding-window layers: also when i - j < n_swa
+  if (p.n_swa > 0) {
+    local.mask = global.mask.logical_and(kpos.gt(qpos - double(p.n_swa)));
+    if (p.rope_base_swa != p.rope_base || p.rope_freq_scale_swa != p.rope_freq_scale)
+      std::tie(local.cos, local.sin) = tables(p.rope_base_swa, p.rope_freq_scale_swa, "rope_swa");
   }
   Tensor x = b.weight("token_embd.weight", {p.n_vocab, p.n_embd}).gather(tokens, 0);
+  if (p.embd_scale != 1) x = x * double(p.embd_scale);  // gemma: sqrt(n_embd)
   for (int64_t l = 0; l < p.n_layer; ++l) {
     const std::string blk = "blk." + std::to_string(l) + ".";
-    x = x + b.attention(b.rms_norm(x, blk + "attn_norm.weight"), l, cos, sin, causal, cache);
-    x = x + b.ffn(b.rms_norm(x, blk + "ffn_norm.weight"), l);
+    // gemma's RMSNorm of each sublayer's output before the residual add
+    auto post_norm = [&](const Tensor& t, const std::string& name) {
+      return b.find(blk + name) ? b.rms_norm(t, blk + name) : t;
+    };
+    Tensor h = b.attention(b.rms_norm(x, blk + "attn_norm.weight"), l, p.is_swa(l) ? local : global, cache);
+    x = x + post_norm(h, "post_attention_norm.weight");
+    x = x + post_norm(b.ffn(b.rms_norm(x, blk + "ffn_norm.weight"), l), "post_ffw_norm.weight");
   }
   if (logit_positions) {  // the rows at those positions, picked by a one-hot sum (no size is fixed)
     int64_t r = logit_positions->dim(0);
@@ -247,7 +222,8 @@ Tensor llama_forward(Graph& g, const GgufFile& f, const LlamaParams& p, const Te
   }
   x = b.rms_norm(x, "output_norm.weight");
   std::string head = b.find("output.weight") ? "output.weight" : "token_embd.weight";  // tied to the embedding
-  return b.project(x, head, p.n_vocab, p.n_embd);
+  Tensor logits = b.project(x, head, p.n_vocab, p.n_embd);
+  return p.final_softcap > 0 ? Builder::softcap(logits, p.final_softcap) : logits;
 }
 
 }  // namespace tgc

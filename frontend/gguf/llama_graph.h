@@ -1,32 +1,19 @@
-// The decoder of the llama family (llama, Mistral-style llama files, qwen2, qwen3, phi3) built
-// from a GGUF file with the Tensor API: token embedding, RMSNorm, RoPE, grouped-query attention
-// with a causal mask, SwiGLU, output norm and projection. The architectures differ as data: the
-// tensors a file has (biases; qwen3's per-head q/k norms; phi3's fused attn_qkv and gate/up in
-// ffn_up) and the pairing RoPE rotates (NeoX for all but llama). No attention or matmul primitive: matmuls
-// are broadcast multiplies with a sum, softmax a composition, as for every ONNX model.
+// The decoder of the llama family (llama, Mistral-style llama files, qwen2, qwen3, phi3, gemma2,
+// gemma3) built from a GGUF file with the Tensor API: token embedding, RMSNorm, RoPE, grouped-query
+// attention with a causal mask, a gated FFN, output norm and projection. The architectures differ
+// as data: the tensors a file has (biases; per-head q/k norms; phi3's fused attn_qkv and gate/up in
+// ffn_up; gemma's norms after attention and FFN) and the parameters llama_params.h reads (the
+// pairing RoPE rotates, gemma's scales, GELU, soft-caps and sliding-window layers). No attention
+// or matmul primitive: matmuls are broadcast multiplies with a sum, softmax a composition, as for
+// every ONNX model.
 #pragma once
 #include <string>
 
 #include "frontend/gguf/gguf_file.h"
+#include "frontend/gguf/llama_params.h"
 #include "ir/tensor.h"
 
 namespace tgc {
-
-// Hyperparameters from the `{arch}.*` metadata.
-struct LlamaParams {
-  std::string arch;  // "llama", "qwen2", "qwen3" or "phi3"
-  int64_t n_vocab = 0, n_embd = 0, n_ff = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
-  int64_t n_ctx_train = 0;
-  double rms_eps = 1e-5;
-  int64_t n_rot = 0;  // rotated dims per head (rope.dimension_count)
-  double rope_base = 10000;
-  double rope_freq_scale = 1;            // linear rope scaling: positions times this
-  bool rope_neox = false;                // NeoX pairs (i, i + n_rot/2) instead of (2i, 2i+1)
-  std::vector<float> rope_freq_factors;  // llama3 scaling (rope_freqs.weight): theta_i / factor_i
-};
-
-// Reads the hyperparameters; an error names an architecture tgc does not build or a missing key.
-LlamaParams llama_params(const GgufFile& f);
 
 // The K and V caches of a compiled model: per layer a state buffer [n_head_kv, rows, head_dim]
 // for each, persisting across runs. A run writes its tokens' rows at `pos` and its attention

@@ -161,7 +161,7 @@ gbad offset_past_end "tensor 'w' data (32 bytes at data offset 46116860184273879
 gbad duplicate_tensor "tensor 'w' appears twice in the tensor table"
 # The model built from the metadata and tensors.
 gmodel() { expect_error "gguf $1" "$1.gguf: $2" "$tgc" inspect "$work/gguf/$1.gguf" --input-shape tokens=3; }
-gmodel gpt2_arch "architecture 'gpt2' is not supported (tgc builds llama, qwen2, qwen3 and phi3)"
+gmodel gpt2_arch "architecture 'gpt2' is not supported (tgc builds llama, qwen2, qwen3, phi3, gemma2 and gemma3)"
 gmodel no_arch "metadata 'general.architecture' is missing"
 gmodel missing_tensor "tensor 'output_norm.weight' is missing"
 gmodel wrong_tensor_shape "tensor 'blk.0.attn_q.weight' is [9,8], expected [8,8]"
