@@ -7,7 +7,8 @@
 # between dependent dispatches; the pipeline cache (saved, loaded, and every kind of bad file
 # ignored); TGC_PROFILE's per-dispatch timestamps; launches sharing a pipeline; one-line errors
 # (no driver, no such device), and the adreno target's artifact (aarch64, SPIR-V inside; run
-# under qemu where arm64 lavapipe is installed: digits and the OCR classifier). Subgroup
+# under qemu on arm64 lavapipe from the private root, tests/integration/arm64_vulkan.sh: digits
+# and the OCR classifier). Subgroup
 # reduces, their fallback and the missing-feature error: tgc_compiled_tests (VulkanSubgroup*,
 # CompiledOpsErrors.VulkanDeviceWithoutAFeature).
 # Batches and run-time dims: tests/integration/dynamic_dims.sh; real models: tests/integration/real_models_vs_ort.sh ...
@@ -21,6 +22,7 @@ work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 export TGC_VK_VALIDATION=1
 fail=0
 . "$root/tests/integration/digits_lib.sh"
+. "$root/tests/integration/arm64_vulkan.sh"
 
 echo "== vulkan executable"
 "$tgc" compile "$model" --target=vulkan -o "$work/digits"
@@ -211,23 +213,19 @@ fi
 echo "== adreno: aarch64 executable with SPIR-V kernels"
 "$tgc" compile "$model" --target=adreno -o "$work/digits_adreno"
 file "$work/digits_adreno" | grep -q aarch64 || { echo "FAIL adreno artifact is not aarch64"; fail=1; }
-# Under qemu on arm64 lavapipe (dpkg --add-architecture arm64; libvulkan1:arm64
-# mesa-vulkan-drivers:arm64), without the validation layer, which has no arm64 build here. Not
-# installed by default: its libc6:arm64 hangs the `qemu-aarch64 -L` tests (install-deps.sh).
-if command -v qemu-aarch64 >/dev/null && [ -e /usr/lib/aarch64-linux-gnu/libvulkan.so.1 ] &&
-   ls /usr/share/vulkan/icd.d/lvp_icd.aarch64.json >/dev/null 2>&1; then
+if [ -n "$ARM64_VK_ROOT" ]; then
   echo "== adreno artifacts under qemu-aarch64 on arm64 lavapipe"
-  TGC_VK_VALIDATION=0 qemu-aarch64 "$work/digits_adreno" -i image="$samples/image_3.npy" -o "$work/a64_3"
+  run_arm64_vulkan "$work/digits_adreno" -i image="$samples/image_3.npy" -o "$work/a64_3"
   expect_probs "$work/a64_3" 3
   cls="$root/../shared/models/real/ch_ppocr_mobile_v2.0_cls_infer.onnx"
   if [ -e "$cls" ]; then  # a real model: the aarch64 artifact against the x86 one (checked against onnxruntime elsewhere)
     /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.random.default_rng(0).standard_normal((1, 3, 48, 192)).astype(np.float32))" "$work/cls_x.npy"
     for t in vulkan adreno; do "$tgc" compile "$cls" --input-shape x=1,3,48,192 --target=$t -o "$work/cls_$t" 2>/dev/null; done
     "$work/cls_vulkan" -i x="$work/cls_x.npy" -o "$work/cls_x86"
-    TGC_VK_VALIDATION=0 qemu-aarch64 "$work/cls_adreno" -i x="$work/cls_x.npy" -o "$work/cls_a64"
+    run_arm64_vulkan "$work/cls_adreno" -i x="$work/cls_x.npy" -o "$work/cls_a64"
     $cmp "$work/cls_a64" "$work/cls_x86" --max-rel 1e-4 || fail=1
   fi
 else
-  echo "note: no arm64 Vulkan loader and lavapipe (libvulkan1:arm64, mesa-vulkan-drivers:arm64): adreno not run"
+  echo "note: no arm64 Vulkan root (tools/scripts/arm64-vulkan-root.sh .arm64-vk): adreno not run"
 fi
 exit $fail

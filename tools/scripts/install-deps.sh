@@ -20,9 +20,8 @@ packages=(
   # volk in the runtime, lavapipe + the validation layer for the tests, spirv-val
   libshaderc-dev glslang-dev glslang-tools glslc spirv-tools
   libvulkan-dev libvulkan-volk-dev mesa-vulkan-drivers vulkan-validationlayers
-  # not installed: arm64 lavapipe (libvulkan1:arm64 mesa-vulkan-drivers:arm64) would run the adreno
-  # artifacts under qemu, but its libc6:arm64 differs from libc6-arm64-cross and hangs every
-  # `qemu-aarch64 -L /usr/aarch64-linux-gnu` test (both glibcs end up in one process)
+  # (arm64 lavapipe for the adreno artifacts goes into a private root below, not a multiarch
+  # install: its libc6:arm64 would hang every `qemu-aarch64 -L /usr/aarch64-linux-gnu` test)
 
 )
 # Node.js may come from Debian or elsewhere (nodesource ships npm inside nodejs).
@@ -52,3 +51,8 @@ fi
 if [ ! -x "$here/.gguf-ref/llama_logits" ]; then
   bash "$here/tools/gguf-ref/setup.sh" "$here/.gguf-ref" >/dev/null || echo "install-deps: GGUF reference setup failed; the GGUF tests will skip"
 fi
+
+# arm64 lavapipe and the Vulkan loader unpacked into the ignored .arm64-vk/ (the adreno artifacts
+# run on it under qemu-aarch64 in the tests: tests/integration/arm64_vulkan.sh).
+bash "$here/tools/scripts/arm64-vulkan-root.sh" "$here/.arm64-vk" >/dev/null ||
+  echo "install-deps: arm64 Vulkan root failed; the adreno artifacts will not run in the tests"

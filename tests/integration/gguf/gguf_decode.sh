@@ -5,7 +5,8 @@
 # - llama, qwen2, qwen3 and phi3, f32 and f16 weights (f16: exact against llama.cpp on the file's f32
 #   dequantized copy, llama.cpp's own f16 path reported ok/WARN as in gguf_vs_llamacpp.sh)
 # - the executable's --decode and the C API of a --shared build (tests/integration/c_api/llm_steps.c:
-#   decode steps, set_kv_length, reset); the vulkan and qcom targets where a device exists
+#   decode steps, set_kv_length, reset); the vulkan and qcom targets where a device exists, and
+#   adreno's aarch64 artifact under qemu on arm64 lavapipe (tests/integration/arm64_vulkan.sh)
 # - the artifact's tokenizer: -p TEXT gives llama.cpp's tokens and logits
 # - greedy generation (-n 32) gives llama.cpp's greedy tokens (f16 models)
 # - a run past the cache's rows is a one-line error
@@ -13,6 +14,7 @@
 set -uo pipefail
 tgc="$1"; root="$2"
 source "$root/tests/integration/gguf/gguf_ref.sh"
+source "$root/tests/integration/arm64_vulkan.sh"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0
 vocab="$ref/llama.cpp/models"
@@ -130,15 +132,17 @@ fi
 # The GPU backends keep the caches on the device: vulkan (lavapipe here, validation layer on) and
 # qcom (OpenCL: pocl here), where a device exists.
 export POCL_KERNEL_CACHE=0 POCL_CACHE_DIR="$work/pocl" MESA_SHADER_CACHE_DIR="$work/mesa" TGC_VK_CACHE="$work/vkcache"
-for target in vulkan qcom; do
+for target in vulkan qcom adreno; do
   if [ $target = vulkan ] && ! "$root/tests/integration/vulkan_device.sh" "$tgc" "$root" >"$work/err" 2>&1; then echo "SKIP vulkan: $(tail -1 "$work/err")"; continue; fi
   if [ $target = qcom ] && [ "$(clinfo -l 2>/dev/null | grep -c Device)" = 0 ]; then
     echo "SKIP qcom: no OpenCL device"; continue
   fi
+  if [ $target = adreno ] && [ -z "$ARM64_VK_ROOT" ]; then echo "SKIP adreno: no arm64 Vulkan root"; continue; fi
   names="llama-f32 qwen3-f32 phi3-f32"; triple=""; [ $target = qcom ] && names=llama-f32 triple=--triple=x86_64-linux-gnu
+  run=env; [ $target = adreno ] && names=llama-f32 run=run_arm64_vulkan  # aarch64, under qemu
   for name in $names; do
     if "$tgc" compile "$work/$name.gguf" --dynamic n_tokens=64 --ctx 96 --target=$target $triple -o "$work/$name.$target" >/dev/null 2>"$work/err" &&
-      TGC_VK_VALIDATION=1 "$work/$name.$target" -i tokens="$work/$name.prompt.npy" --decode "$work/$name.steps.npy" -o "$work/$name.$target.out" >/dev/null 2>"$work/err"; then
+      TGC_VK_VALIDATION=1 $run "$work/$name.$target" -i tokens="$work/$name.prompt.npy" --decode "$work/$name.steps.npy" -o "$work/$name.$target.out" >/dev/null 2>"$work/err"; then
       echo -n "$name --target=$target prefill + decode steps vs llama.cpp: "
       $py "$root/tests/integration/gguf/gguf_compare.py" "$work/$name.$target.out/logits.npy" "$work/$name.ref.npy" exact || fail=1
       # --bench names the device memory the model holds (vulkan, cuda): at least its weights' bytes.
