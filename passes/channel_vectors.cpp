@@ -12,22 +12,32 @@ namespace tgc {
 
 namespace {
 
-// [channels, rest] -> [channels / block, rest, block].
-std::shared_ptr<const Bytes> transpose_bytes(const BufferInfo& b, int64_t channels, int64_t rest, int64_t block) {
+// [channels, rest] -> [padded / block, rest, block], zeros past `channels`.
+std::shared_ptr<const Bytes> transpose_bytes(const BufferInfo& b, int64_t channels, int64_t padded, int64_t rest,
+                                             int64_t block) {
   size_t esize = size_t(dtype_size(b.dtype));
-  std::vector<uint8_t> out(b.data->size());
+  std::vector<uint8_t> out(size_t(padded * rest) * esize);
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t r = 0; r < rest; ++r)
       std::memcpy(out.data() + size_t((c / block * rest + r) * block + c % block) * esize,
                   b.data->data() + size_t(c * rest + r) * esize, esize);
   return Bytes::own(std::move(out));
 }
+// Whether the only range `u` depends on is r.
+bool only_depends_on(const UOp* u, const UOp* r) {
+  for (const UOp* x : toposort({u}))
+    if (x->op == Op::Range && x != r) return false;
+  return true;
+}
+
 // Gives k copies, transposed at compile time, of the weights it reads along output channel axis
 // c one filter at a time (not along the rows' axis j): the channels become their contiguous axis,
 // in blocks of `block` channels (the heuristic's lanes, passes/channel_tile.h), each block's
 // filters one after another: the weights a work item reads are one contiguous stream.
-// Every such weight: an int8 conv reads its packed words and its filter sums so.
-bool transpose_weights(Graph& g, Kernel& k, const UOp* c, const UOp* j, int64_t block) {
+// Every such weight: an int8 conv reads its packed words and its filter sums so. Where c was
+// padded (`real` channels of range_extent(c)), the copies hold zeros past the real ones and their
+// loads need no gate.
+bool transpose_weights(Graph& g, Kernel& k, const UOp* c, const UOp* j, int64_t block, int64_t real) {
   int64_t channels = range_extent(c);
   bool any = false;
   std::vector<const UOp*> loads;
@@ -40,11 +50,13 @@ bool transpose_weights(Graph& g, Kernel& k, const UOp* c, const UOp* j, int64_t 
   Sym sym{g};
   std::unordered_map<const UOp*, const UOp*> split{{c, sym.add(sym.mul(outer, block), inner)}};
   for (const UOp* l : loads) {
-    if (l->src.size() != 2 || depends_on(l->src[1], j)) continue;
+    // (A gate is padding's: past the real channels.)
+    bool gated = l->src.size() == 3;
+    if (depends_on(l->src[1], j) || (gated && (real == channels || !only_depends_on(l->src[2], c)))) continue;
     int64_t from = l->src[0]->ival();
     const BufferInfo b = g.buffer(from);  // (a copy: add_buffer below may move the table)
     std::optional<int64_t> stride = stride_along(g, l->src[1], c);
-    if (!b.data || !stride || *stride <= 1 || numel(b.shape) != channels * *stride) continue;
+    if (!b.data || !stride || *stride <= 1 || numel(b.shape) != real * *stride) continue;
     const UOp *x = l->src[1], *ch = sym.idiv(x, *stride);
     const UOp* idx =
         simplify(g, sym.add(sym.add(sym.mul(sym.idiv(ch, block), *stride * block), sym.mul(sym.mod(x, *stride), block)),
@@ -57,7 +69,7 @@ bool transpose_weights(Graph& g, Kernel& k, const UOp* c, const UOp* j, int64_t 
                                b.dtype,
                                {channels / block, *stride, block},
                                BufferKind::Weight,
-                               transpose_bytes(b, channels, *stride, block)});
+                               transpose_bytes(b, real, channels, *stride, block)});
     const UOp* load = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), idx});
     k.ast = simplify(g, substitute(g, k.ast, {{l, load}}));
     replace_input(k, from, to);
@@ -71,6 +83,15 @@ int64_t channel_block(const Kernel& k, const UOp* c, const TargetProfile& t) {
   std::optional<ChannelTile> tile = channel_tile(k, c, t, 4 * t.vector_lanes);
   return tile ? tile->lanes : range_extent(c);
 }
+
+// Where c's channels fill no whole vectors (1000 classes on AVX-512) but padding them to a
+// multiple of the vector lanes wastes at most an eighth: k with c so padded (the weights' copies
+// get zeros there), else k.
+Kernel padded_channels(Graph& g, const Kernel& k, const UOp* c, const TargetProfile& t) {
+  int64_t n = range_extent(c), lanes = t.vector_lanes;
+  if (vector_width(n, t) >= lanes || n < 4 * lanes || (lanes - n % lanes) * 8 > n) return k;
+  return pad_axis(g, k, c, lanes);
+}
 }  // namespace
 
 void channel_vectors(Graph& g, Schedule& s, const TargetProfile& t) {
@@ -79,10 +100,17 @@ void channel_vectors(Graph& g, Schedule& s, const TargetProfile& t) {
     if (!k.num_reduces || k.global_ranges.size() < 2) continue;
     const UOp* j = k.global_ranges.back();
     if (!j->src[0]->is_const() || !narrow_rows(range_extent(j), t)) continue;
-    for (const UOp* c : k.global_ranges)
-      if (c != j && c->src[0]->is_const() && vector_width(range_extent(c), t) >= t.vector_lanes &&
-          lanes_along_channels(k, c, t) && transpose_weights(g, k, c, j, channel_block(k, c, t)))
+    for (size_t a = 0; a + 1 < k.global_ranges.size(); ++a) {
+      const UOp* c = k.global_ranges[a];
+      if (!c->src[0]->is_const()) continue;
+      Kernel p = padded_channels(g, k, c, t);
+      const UOp* pc = p.global_ranges[a];
+      if (vector_width(range_extent(pc), t) >= t.vector_lanes && lanes_along_channels(p, pc, t) &&
+          transpose_weights(g, p, pc, j, channel_block(p, pc, t), range_extent(c))) {
+        k = std::move(p);
         break;
+      }
+    }
   }
 }
 

@@ -70,6 +70,8 @@ Kernel split_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount, Range
   return out;
 }
 
+}  // namespace
+
 // r (size n) -> a range rounded up to a multiple of `amount`. Past n, the store is skipped, loads
 // whose index could leave their buffer read nothing, and reduces over r add their identity. A
 // range that ends at a run-time size E becomes one over its bound, masked past E the same way
@@ -104,6 +106,8 @@ Kernel pad_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount) {
     if (gr == r) gr = padded;
   return out;
 }
+
+namespace {
 
 // The range `id` (a split's outer part over a masked run-time size E, amount positions a step)
 // ending at ceil(E / amount) instead of at its bound: the steps past E were all masked.

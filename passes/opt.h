@@ -72,6 +72,9 @@ bool quarter_rows(int64_t n, const TargetProfile& t);
 // tile of channel vectors and positions that pays, passes/channel_tile.h; or rows of a quarter
 // vector): passes/channel_vectors then makes the weights contiguous along c.
 bool lanes_along_channels(const Kernel& k, const UOp* c, const TargetProfile& t);
+// Range r (size n) rounded up to a multiple of `amount`: past n the store is skipped, loads whose
+// index could leave their buffer are gated, and reduces over r add their identity (PADTO).
+Kernel pad_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount);
 // The loads inside a kernel's reduces.
 std::vector<const UOp*> reduce_loads(const Kernel& k);
 
