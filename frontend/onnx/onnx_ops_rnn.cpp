@@ -154,7 +154,10 @@ struct Recurrence {
     Tensor r = Tensor::cat(hs, 0);
     return layout_batch_first ? r.permute({1, 0, 2}) : r;
   }
-  // X @ W^T + biases for every step at once: [seq, batch, gates*hidden].
+  // X @ W^T + biases for every step at once: [seq, batch, gates*hidden], realized: one matrix
+  // product over the sequence reads W once, where inlined into each step's kernel every step
+  // would read all of W for its one row (each element is used once, so the scheduler's cost
+  // function alone keeps it inline).
   Tensor input_projection(Ctx& c, int64_t d) const {
     int64_t in = x.dim(2), gh = gates * hidden;
     Tensor p = x.matmul(weight(c, 1, d, gh, in).transpose());
@@ -166,7 +169,7 @@ struct Recurrence {
       p = p + bd.slice({0}, {1}, {0}, {1}).reshape({gh});
       if (!skip_recurrent_bias) p = p + bd.slice({1}, {2}, {0}, {1}).reshape({gh});
     }
-    return p;
+    return p.contiguous();
   }
   Tensor step_input(const Tensor& proj, int64_t t) const {
     return proj.slice({t}, {t + 1}, {0}, {1}).reshape({batch, gates * hidden});
