@@ -160,7 +160,7 @@ struct Recurrence {
   // function alone keeps it inline).
   Tensor input_projection(Ctx& c, int64_t d) const {
     int64_t in = x.dim(2), gh = gates * hidden;
-    Tensor p = x.matmul(weight(c, 1, d, gh, in).transpose());
+    Tensor p = x.contiguous().matmul(weight(c, 1, d, gh, in).transpose());  // X in rows (often a transposed view)
     if (c.has(3)) {
       const Tensor& b = c.in(3);
       if (b.shape() != Shape{dirs, 2 * gh})
