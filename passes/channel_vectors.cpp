@@ -92,6 +92,19 @@ Kernel padded_channels(Graph& g, const Kernel& k, const UOp* c, const TargetProf
   if (vector_width(n, t) >= lanes || n < 4 * lanes || (lanes - n % lanes) * 8 > n) return k;
   return pad_axis(g, k, c, lanes);
 }
+
+// Whether no load of k runs contiguously along its output axis j or along a reduce axis a
+// vector would fill: no vector lanes fit (a conv whose output a Transpose puts channels last
+// reads its input across channels and its weights a filter at a time).
+bool nothing_contiguous(Graph& g, const Kernel& k, const UOp* j, const TargetProfile& t) {
+  std::vector<const UOp*> axes = kernel_axes(k);
+  for (const UOp* l : reduce_loads(k)) {
+    if (stride_along(g, l->src[1], j) == 1) return false;
+    for (size_t a = k.global_ranges.size(); a < axes.size(); ++a)
+      if (range_extent(axes[a]) >= t.vector_lanes && stride_along(g, l->src[1], axes[a]) == 1) return false;
+  }
+  return true;
+}
 }  // namespace
 
 void channel_vectors(Graph& g, Schedule& s, const TargetProfile& t) {
@@ -99,7 +112,14 @@ void channel_vectors(Graph& g, Schedule& s, const TargetProfile& t) {
   for (Kernel& k : s.kernels) {
     if (!k.num_reduces || k.global_ranges.size() < 2) continue;
     const UOp* j = k.global_ranges.back();
-    if (!j->src[0]->is_const() || !narrow_rows(range_extent(j), t)) continue;
+    if (!j->src[0]->is_const()) continue;
+    // Where j is the weights' output-channel axis and nothing is contiguous, the weights are
+    // made contiguous along j (whole rows of channels): lanes then run along it.
+    if (!narrow_rows(range_extent(j), t)) {
+      if (nothing_contiguous(g, k, j, t))
+        transpose_weights(g, k, j, k.global_ranges.front(), range_extent(j), range_extent(j));
+      continue;
+    }
     for (size_t a = 0; a + 1 < k.global_ranges.size(); ++a) {
       const UOp* c = k.global_ranges[a];
       if (!c->src[0]->is_const()) continue;

@@ -30,14 +30,6 @@ const UOp* strided_load(Graph& g, const Kernel& k, const UOp* j, int64_t& s) {
     if (found && l->op == Op::Load && l != found && l->src[0]->ival() == found->src[0]->ival()) return nullptr;
   return found;
 }
-// A kernel with a sum of products (a conv), whose multiply-adds per input element pay for the
-// copy; a max pool reads each element about twice and is slower with it (squeezenet's first
-// 3x3/2 pool: the copy 0.37 ms and the pool 0.51 over it).
-bool sums_products(const Kernel& k) {
-  for (const UOp* u : toposort({k.ast}))
-    if (u->op == Op::KReduce && u->reduce().op == Op::Add && u->src[0]->op == Op::Mul) return true;
-  return false;
-}
 }  // namespace
 
 void deinterleave_strided(Graph& g, Schedule& s, const TargetProfile& t) {
@@ -47,7 +39,7 @@ void deinterleave_strided(Graph& g, Schedule& s, const TargetProfile& t) {
   for (Kernel& k : s.kernels) {
     const UOp* j = k.global_ranges.empty() ? nullptr : k.global_ranges.back();
     int64_t stride = 0;
-    const UOp* load = j && sums_products(k) && j->src[0]->is_const() && stride_along(g, k.ast->src[1], j) == 1
+    const UOp* load = j && k.num_reduces && j->src[0]->is_const() && stride_along(g, k.ast->src[1], j) == 1
                           ? strided_load(g, k, j, stride)
                           : nullptr;
     int64_t from = load ? load->src[0]->ival() : -1;
