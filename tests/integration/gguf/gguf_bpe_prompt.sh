@@ -72,11 +72,5 @@ key = b'tokenizer.ggml.pre' + struct.pack('<IQ', 8, 5) + b'qwen2'  # string valu
 assert data.count(key) == 1
 open(sys.argv[2], 'wb').write(data.replace(key, key[:-1] + b'9'))
 PY
-if "$tgc" compile "$work/odd.gguf" -o "$work/odd" >/dev/null 2>"$work/err"; then
-  echo "FAIL a GGUF with pre-tokenizer 'qwen9' compiled"; fail=1
-elif [ "$(wc -l <"$work/err")" != 1 ] || ! grep -q "odd.gguf.*'qwen9'" "$work/err"; then
-  echo "FAIL unsupported pre-tokenizer error: $(cat "$work/err")"; fail=1
-else
-  echo "ok   unsupported pre-tokenizer: $(cat "$work/err")"
-fi
+expect_compile_error "$work/odd.gguf" "odd.gguf.*'qwen9'" "a GGUF with pre-tokenizer 'qwen9'"
 exit $fail

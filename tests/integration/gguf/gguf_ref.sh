@@ -15,3 +15,14 @@ build_ref_tool() {
     -L"$ref/bins" -l:libllama.v0.5.0.so -l:libggml.v0.5.0.so -l:libggml-base.so -Wl,-rpath,"$ref/bins" -o "$2" \
     2>"$2.err" || { echo "FAIL building $1: $(cat "$2.err")"; exit 1; }
 }
+# expect_compile_error FILE PATTERN WHAT: `tgc compile FILE` fails in one line matching PATTERN
+# (the caller's $tgc, $work and fail).
+expect_compile_error() {
+  if "$tgc" compile "$1" -o "$work/never" >/dev/null 2>"$work/err"; then
+    echo "FAIL $3 compiled"; fail=1
+  elif [ "$(wc -l <"$work/err")" != 1 ] || ! grep -q "$2" "$work/err"; then
+    echo "FAIL $3 error: $(cat "$work/err")"; fail=1
+  else
+    echo "ok   $3: $(cat "$work/err")"
+  fi
+}
