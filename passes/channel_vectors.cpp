@@ -114,7 +114,8 @@ void channel_vectors(Graph& g, Schedule& s, const TargetProfile& t) {
     const UOp* j = k.global_ranges.back();
     if (!j->src[0]->is_const()) continue;
     // Where j is the weights' output-channel axis and nothing is contiguous, the weights are
-    // made contiguous along j (whole rows of channels): lanes then run along it.
+    // made contiguous along j (one block of all its channels): lanes then run along it. (The
+    // loads that move with the first output axis, the input's, are not weights and stay.)
     if (!narrow_rows(range_extent(j), t)) {
       if (nothing_contiguous(g, k, j, t))
         transpose_weights(g, k, j, k.global_ranges.front(), range_extent(j), range_extent(j));
