@@ -186,23 +186,29 @@ std::vector<double> OpContext::floats(size_t i) const {
   return r;
 }
 
-const onnx::AttributeProto* OpContext::find(const std::string& name) const {
-  for (const auto& a : node.attribute())
+const onnx::AttributeProto* node_attr(const onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute())
     if (a.name() == name) return &a;
   return nullptr;
 }
-
-int64_t OpContext::attr_int(const std::string& name, int64_t def) const {
-  const auto* a = find(name);
+int64_t node_attr_int(const onnx::NodeProto& n, const std::string& name, int64_t def) {
+  const auto* a = node_attr(n, name);
   return a ? a->i() : def;
 }
+std::string node_attr_string(const onnx::NodeProto& n, const std::string& name, const std::string& def) {
+  const auto* a = node_attr(n, name);
+  return a ? a->s() : def;
+}
+
+const onnx::AttributeProto* OpContext::find(const std::string& name) const { return node_attr(node, name); }
+
+int64_t OpContext::attr_int(const std::string& name, int64_t def) const { return node_attr_int(node, name, def); }
 double OpContext::attr_float(const std::string& name, double def) const {
   const auto* a = find(name);
   return a ? a->f() : def;
 }
 std::string OpContext::attr_string(const std::string& name, const std::string& def) const {
-  const auto* a = find(name);
-  return a ? a->s() : def;
+  return node_attr_string(node, name, def);
 }
 std::vector<int64_t> OpContext::attr_ints(const std::string& name, std::vector<int64_t> def) const {
   const auto* a = find(name);

@@ -6,19 +6,18 @@
 
 namespace tgc {
 
-namespace {
-std::string describe(const onnx::GraphProto& gp, int n) {
-  const onnx::NodeProto& node = gp.node(n);
-  return "node '" + (node.name().empty() ? "#" + std::to_string(n) : node.name()) + "' (" + node.op_type() + ")";
-}
-
-// The first node that produces each name.
 std::unordered_map<std::string, int> producers(const onnx::GraphProto& gp) {
   std::unordered_map<std::string, int> producer;
   for (int n = 0; n < gp.node_size(); ++n)
     for (const std::string& out : gp.node(n).output())
       if (!out.empty()) producer.try_emplace(out, n);
   return producer;
+}
+
+namespace {
+std::string describe(const onnx::GraphProto& gp, int n) {
+  const onnx::NodeProto& node = gp.node(n);
+  return "node '" + (node.name().empty() ? "#" + std::to_string(n) : node.name()) + "' (" + node.op_type() + ")";
 }
 
 // Every name a subgraph's nodes read, its own values included (those are never produced by the

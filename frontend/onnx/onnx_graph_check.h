@@ -1,11 +1,15 @@
 // Node order and explanations for malformed ONNX graphs, so that import errors say what is wrong.
 #pragma once
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "onnx/onnx.pb.h"
 
 namespace tgc {
+
+// The first node (its index) that produces each name of `gp`.
+std::unordered_map<std::string, int> producers(const onnx::GraphProto& gp);
 
 // The order to import `gp`'s nodes in: topological, as onnxruntime sorts them (converters such as
 // fp16 tools append nodes at the end of the graph), otherwise the file's order. A node reads the

@@ -11,27 +11,13 @@
 #include <deque>
 #include <map>
 
+#include "frontend/onnx/onnx_graph_check.h"
+#include "frontend/onnx/onnx_ops.h"
 #include "ir/error.h"
 
 namespace tgc {
 
 namespace {
-
-const onnx::AttributeProto* attr(const onnx::NodeProto& n, const std::string& name) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return &a;
-  return nullptr;
-}
-
-int64_t attr_int(const onnx::NodeProto& n, const std::string& name, int64_t def) {
-  const onnx::AttributeProto* a = attr(n, name);
-  return a ? a->i() : def;
-}
-
-std::string attr_string(const onnx::NodeProto& n, const std::string& name, const std::string& def) {
-  const onnx::AttributeProto* a = attr(n, name);
-  return a ? a->s() : def;
-}
 
 // Ops through which a value reaches a quantizer with the bits onnxruntime's would have, where
 // their inputs have them: tgc computes them exactly as onnxruntime does (movement, selection,
@@ -51,9 +37,7 @@ struct GraphView {
 
   explicit GraphView(const onnx::GraphProto& g) : gp(g) {
     for (const auto& t : g.initializer()) inits[t.name()] = &t;
-    for (const auto& n : g.node())
-      for (const auto& o : n.output())
-        if (!o.empty()) producer[o] = &n;
+    for (const auto& [name, n] : producers(g)) producer[name] = &g.node(n);
   }
 
   // A float initializer of that rank (a constant weight, as the transformer requires).
@@ -69,7 +53,7 @@ struct GraphView {
     if (n.op_type() != "Conv" || !(n.domain().empty() || n.domain() == "ai.onnx") || n.input_size() < 2) return false;
     const onnx::TensorProto* w = float_init(n.input(1), 4);
     if (!w) return false;
-    int64_t cout = w->dims(0), cin_g = w->dims(1), groups = attr_int(n, "group", 1);
+    int64_t cout = w->dims(0), cin_g = w->dims(1), groups = node_attr_int(n, "group", 1);
     if (n.input_size() >= 3 && !n.input(2).empty()) {
       const onnx::TensorProto* b = float_init(n.input(2), 1);
       if (!b || b->dims(0) != cout) return false;
@@ -112,10 +96,10 @@ MlasOrder plan_mlas_order(const onnx::GraphProto& gp, int64_t block) {
   }
   // Linear resizes of NCHWc conv outputs (through activations the transformer keeps in NCHWc).
   for (const auto& n : gp.node()) {
-    if (n.op_type() != "Resize" || n.input_size() < 3 || attr_string(n, "mode", "nearest") != "linear" ||
-        attr(n, "axes") || attr_int(n, "antialias", 0) != 0)
+    if (n.op_type() != "Resize" || n.input_size() < 3 || node_attr_string(n, "mode", "nearest") != "linear" ||
+        node_attr(n, "axes") || node_attr_int(n, "antialias", 0) != 0)
       continue;
-    std::string coord = attr_string(n, "coordinate_transformation_mode", "half_pixel");
+    std::string coord = node_attr_string(n, "coordinate_transformation_mode", "half_pixel");
     if (coord != "half_pixel" && coord != "asymmetric" && coord != "align_corners") continue;
     const onnx::NodeProto* p = nullptr;
     for (std::string in = n.input(0);;) {

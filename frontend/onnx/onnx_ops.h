@@ -20,6 +20,11 @@ HostTensor host_tensor_from_proto(const onnx::TensorProto& p, const std::string&
 Tensor weight_from_proto(Graph& g, const std::string& name, const onnx::TensorProto& p, const std::string& model_dir);
 DType dtype_from_onnx(int onnx_type);  // throws tgc::Error for unsupported types
 
+// Attribute `name` of node n, or null; its int or string, `def` where n has none.
+const onnx::AttributeProto* node_attr(const onnx::NodeProto& n, const std::string& name);
+int64_t node_attr_int(const onnx::NodeProto& n, const std::string& name, int64_t def);
+std::string node_attr_string(const onnx::NodeProto& n, const std::string& name, const std::string& def);
+
 class OpContext {
  public:
   OpContext(Graph& g, const onnx::NodeProto& node, int64_t opset, const std::string& where,
