@@ -52,13 +52,17 @@ const UOp* split_substitute(Graph& g, const UOp* root, const UOp* from, const UO
 
 // r -> outer * amount + inner, or with `top`, inner * (size / amount) + outer. The outer part
 // keeps r's kind and its place among the axes (even at size 1, so axis numbers stay stable along
-// a list of actions); the inner part is `kind`.
-Kernel split_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount, RangeKind kind, bool top = false) {
+// a list of actions); the inner part is `kind`. `until`: a run-time size E that r, padded and
+// masked past E, covers (not with `top`).
+Kernel split_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount, RangeKind kind, bool top = false,
+                  const UOp* until = nullptr) {
   int64_t id = next_range_id(k), rest = size_of(r) / amount;
   Sym s{g};
   // Over a run-time size E the outer loop runs to ceil(E / amount): up to amount - 1 positions
-  // past E, inside the layout (amount divides its size), are computed and never read.
-  const UOp* end = r->src[0]->is_const() ? g.cint(rest) : simplify(g, s.idiv(s.add(r->src[0], amount - 1), amount));
+  // past E, inside the layout (amount divides its size), are computed and never read (or, masked,
+  // add nothing).
+  const UOp* size = until ? until : r->src[0];
+  const UOp* end = size->is_const() ? g.cint(rest) : simplify(g, s.idiv(s.add(size, amount - 1), amount));
   const UOp* outer = g.make(Op::Range, DType::Index, {end}, RangeArg{id, r->range().kind});
   const UOp* inner = g.range(amount, id + 1, kind);
   const UOp* value = top ? s.add(s.mul(inner, rest), outer) : s.add(s.mul(outer, amount), inner);
@@ -108,20 +112,6 @@ Kernel pad_axis(Graph& g, const Kernel& k, const UOp* r, int64_t amount) {
 }
 
 namespace {
-
-// The range `id` (a split's outer part over a masked run-time size E, amount positions a step)
-// ending at ceil(E / amount) instead of at its bound: the steps past E were all masked.
-Kernel end_at_run_time(Graph& g, const Kernel& k, int64_t id, const UOp* E, int64_t amount) {
-  for (const UOp* u : toposort({k.ast}))
-    if (u->op == Op::Range && u->range().id == id) {
-      Sym s{g};
-      const UOp* end = simplify(g, s.idiv(s.add(E, amount - 1), amount));
-      Kernel out = k;
-      out.ast = simplify(g, substitute(g, k.ast, {{u, g.make(Op::Range, DType::Index, {end}, u->arg)}}));
-      return out;
-    }
-  return k;
-}
 
 // KREDUCE(v, ranges..., inner) -> KREDUCE(KREDUCE(v, ranges...), inner): each copy of `inner`
 // accumulates on its own over the other ranges, and the copies are combined after that loop.
@@ -323,11 +313,10 @@ Kernel apply_opts(Graph& g, const Kernel& k, const std::vector<Opt>& opts, const
           cur = pad_axis(g, cur, r, o.amount);
           r = kernel_axes(cur)[size_t(o.axis)];
         }
-        int64_t outer_id = next_range_id(cur);
-        cur = split_axis(g, cur, r, o.amount, RangeKind::Group, o.op == OptOp::GroupTop);
         // Each thread's loop then stops at the run's size, not at the bound's (a decode step
         // early in a long context reads the cache it has, not all of it).
-        if (run_time_end && o.op == OptOp::Group) cur = end_at_run_time(g, cur, outer_id, run_time_end, o.amount);
+        bool top = o.op == OptOp::GroupTop;
+        cur = split_axis(g, cur, r, o.amount, RangeKind::Group, top, top ? nullptr : run_time_end);
         break;
       }
       case OptOp::Lanes: {
