@@ -45,6 +45,9 @@ struct Options {
   bool zoo = false;   // the model zoo (zoo_models.py) instead of the model directories and micro_models.py
 };
 
+// The peer runs under Python's onnxruntime where --ort names ort_run.py (machines without Node).
+bool ort_is_python(const Options& o) { return fs::path(o.ort).extension() == ".py"; }
+
 const char* kUsage =
     "usage: tgc-bench [options]\n"
     "  --threads LIST     thread counts, e.g. 1, 1,2 or all (one per online core); default 1\n"
@@ -70,7 +73,8 @@ const char* kUsage =
     "  --tol T            outputs agree when max|tgc - ort| <= T * max|ort| per output (default 1e-3)\n"
     "  --timeout SECONDS  limit for each command it runs (default 600)\n"
     "  --work DIR         scratch directory (default: <build>/bench)\n"
-    "  --tgc PATH, --ort PATH (ort_run.js), --ceilings PATH (bench-ceilings): override the defaults\n"
+    "  --tgc PATH, --ort PATH (ort_run.js; ort_run.py: Python's onnxruntime through python3),\n"
+    "  --ceilings PATH (bench-ceilings): override the defaults\n"
     "Exit status 1 when tgc's outputs disagree with onnxruntime's or a compiled artifact fails to run.\n";
 
 [[noreturn]] void die(const std::string& msg) {
@@ -287,7 +291,7 @@ Row bench_case(const Case& c, const Prepared& p, int threads, const Options& o) 
   };
   std::vector<Side> sides = {artifact_side("tgc", p.plain, row.tgc, row.tgc_single_run)};
   if (o.beam) sides.push_back(artifact_side("beam", p.beam, row.beam, row.beam_single_run));
-  Side ort{"ort", {"node", o.ort, c.model}, p.dir + "/ort_out_t" + t, c.error.empty(), 0, &row.ort};
+  Side ort{"ort", {ort_is_python(o) ? "python3" : "node", o.ort, c.model}, p.dir + "/ort_out_t" + t, c.error.empty(), 0, &row.ort};
   ort.cmd.insert(ort.cmd.end(), p.inputs.ort.begin(), p.inputs.ort.end());
   ort.cmd.insert(ort.cmd.end(), {"--threads", t});
   sides.push_back(ort);
@@ -540,7 +544,7 @@ int main(int argc, char** argv) {
   if (o.ort.empty()) o.ort = root + "/tools/ort/ort_run.js";
   for (const auto& [what, path] : {std::pair{"tgc", o.tgc}, {"bench-ceilings", o.ceilings}, {"ort_run.js", o.ort}})
     if (!fs::exists(path)) die(std::string(what) + " not found at " + path);
-  if (!fs::is_directory(fs::path(o.ort).parent_path() / "node_modules/onnxruntime-node"))
+  if (!ort_is_python(o) && !fs::is_directory(fs::path(o.ort).parent_path() / "node_modules/onnxruntime-node"))
     die("onnxruntime-node is not installed: cd " + fs::path(o.ort).parent_path().string() +
         " && ONNXRUNTIME_NODE_INSTALL=skip npm ci");
   fs::create_directories(o.work);
@@ -570,10 +574,15 @@ int main(int argc, char** argv) {
     info.commit = head.exit_code == 0 ? trim(head.out) : "unknown";
     if (dirty.exit_code == 0 && !trim(dirty.out).empty()) info.commit += " (with uncommitted changes)";
     info.machine = machine();
-    std::ifstream pkg(fs::path(o.ort).parent_path() / "node_modules/onnxruntime-node/package.json");
-    std::string text((std::istreambuf_iterator<char>(pkg)), {});
-    size_t v = text.find("\"version\": \"");
-    info.ort_version = v == std::string::npos ? "?" : text.substr(v + 12, text.find('"', v + 12) - v - 12);
+    if (ort_is_python(o)) {
+      ProcessResult v = run_process({"python3", "-c", "import onnxruntime; print(onnxruntime.__version__)"}, o.work, 60);
+      info.ort_version = v.exit_code == 0 ? "(Python) " + trim(v.out) : "?";
+    } else {
+      std::ifstream pkg(fs::path(o.ort).parent_path() / "node_modules/onnxruntime-node/package.json");
+      std::string text((std::istreambuf_iterator<char>(pkg)), {});
+      size_t v = text.find("\"version\": \"");
+      info.ort_version = v == std::string::npos ? "?" : text.substr(v + 12, text.find('"', v + 12) - v - 12);
+    }
     std::ostringstream tol;
     tol << "max |tgc - onnxruntime| <= " << o.tol << " x max |onnxruntime| per output (err column: the worst ratio)";
     info.tolerance = tol.str();
