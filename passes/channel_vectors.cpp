@@ -6,21 +6,22 @@
 #include "ir/rewrite.h"
 #include "ir/symbolic.h"
 #include "passes/channel_tile.h"
+#include "passes/deinterleave.h"
 #include "passes/opt.h"
 
 namespace tgc {
 
 namespace {
 
-// [channels, rest] -> [padded / block, rest, block], zeros past `channels`.
-std::shared_ptr<const Bytes> transpose_bytes(const BufferInfo& b, int64_t channels, int64_t padded, int64_t rest,
-                                             int64_t block) {
+// [channels, rest] (from element `base` on) -> [padded / block, rest, block], zeros past `channels`.
+std::shared_ptr<const Bytes> transpose_bytes(const BufferInfo& b, int64_t base, int64_t channels, int64_t padded,
+                                             int64_t rest, int64_t block) {
   size_t esize = size_t(dtype_size(b.dtype));
   std::vector<uint8_t> out(size_t(padded * rest) * esize);
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t r = 0; r < rest; ++r)
       std::memcpy(out.data() + size_t((c / block * rest + r) * block + c % block) * esize,
-                  b.data->data() + size_t(c * rest + r) * esize, esize);
+                  b.data->data() + size_t(base + c * rest + r) * esize, esize);
   return Bytes::own(std::move(out));
 }
 // Whether the only range `u` depends on is r.
@@ -56,8 +57,11 @@ bool transpose_weights(Graph& g, Kernel& k, const UOp* c, const UOp* j, int64_t 
     int64_t from = l->src[0]->ival();
     const BufferInfo b = g.buffer(from);  // (a copy: add_buffer below may move the table)
     std::optional<int64_t> stride = stride_along(g, l->src[1], c);
-    if (!b.data || !stride || *stride <= 1 || numel(b.shape) != real * *stride) continue;
-    const UOp *x = l->src[1], *ch = sym.idiv(x, *stride);
+    // One whole slab of the weights, from `base` (a bidirectional RNN's second direction).
+    int64_t base = l->src[1]->vmin;
+    if (!b.data || !stride || *stride <= 1 || base % (real * *stride) || numel(b.shape) < base + real * *stride)
+      continue;
+    const UOp *x = simplify(g, sym.add(l->src[1], -base)), *ch = sym.idiv(x, *stride);
     const UOp* idx =
         simplify(g, sym.add(sym.add(sym.mul(sym.idiv(ch, block), *stride * block), sym.mul(sym.mod(x, *stride), block)),
                             sym.mod(ch, block)));
@@ -69,7 +73,7 @@ bool transpose_weights(Graph& g, Kernel& k, const UOp* c, const UOp* j, int64_t 
                                b.dtype,
                                {channels / block, *stride, block},
                                BufferKind::Weight,
-                               transpose_bytes(b, real, channels, *stride, block)});
+                               transpose_bytes(b, base, real, channels, *stride, block)});
     const UOp* load = g.make(Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, to), idx});
     k.ast = simplify(g, substitute(g, k.ast, {{l, load}}));
     replace_input(k, from, to);
@@ -95,14 +99,20 @@ Kernel padded_channels(Graph& g, const Kernel& k, const UOp* c, const TargetProf
 
 // Whether no load of k runs contiguously along its output axis j or along a reduce axis a
 // vector would fill: no vector lanes fit (a conv whose output a Transpose puts channels last
-// reads its input across channels and its weights a filter at a time).
+// reads its input across channels and its weights a filter at a time). Or only along a reduce
+// axis, with the weights read in rows (X W^T: a Linear as ONNX's Gemm with transB, a recurrent
+// layer's input projection): lanes along the reduce would sum each output across lanes.
 bool nothing_contiguous(Graph& g, const Kernel& k, const UOp* j, const TargetProfile& t) {
   std::vector<const UOp*> axes = kernel_axes(k);
+  bool weight_rows = false;
   for (const UOp* l : reduce_loads(k)) {
     if (stride_along(g, l->src[1], j) == 1) return false;
+    weight_rows = weight_rows || (g.buffer(l->src[0]->ival()).data && reused_row(g, k, l->src[1], j));
+  }
+  if (weight_rows) return true;
+  for (const UOp* l : reduce_loads(k))
     for (size_t a = k.global_ranges.size(); a < axes.size(); ++a)
       if (range_extent(axes[a]) >= t.vector_lanes && stride_along(g, l->src[1], axes[a]) == 1) return false;
-  }
   return true;
 }
 }  // namespace

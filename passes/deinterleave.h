@@ -15,4 +15,10 @@ namespace tgc {
 
 void deinterleave_strided(Graph& g, Schedule& s, const TargetProfile& t);
 
+// Whether index x (of a load in k's reduce) runs along one of k's reduce ranges with stride 1 and
+// is the same for at least 8 positions of k's output axes other than j (of fixed size: an LLM's
+// tokens may be one): a row of B in a product A B^T, read again for every row of A. Its
+// transpose gives the product lanes along j.
+bool reused_row(Graph& g, const Kernel& k, const UOp* x, const UOp* j);
+
 }  // namespace tgc

@@ -691,16 +691,20 @@ int64_t vector_width(int64_t n, const TargetProfile& t) {
 // 311K-element input, 0.06 with this). Copies along the axis that load reads contiguously, of its extent s, make
 // the s loads of an iteration neighbours: the loop vectorizer reads them as one interleaved group
 // (wide loads and vpermt2ps), each copy storing a contiguous stream.
-static std::vector<Opt> phase_opts(Graph& g, const Kernel& k) {
+// A transposing copy (s beyond 4, a transposed operand's copy) takes a vector's worth of such
+// copies: each iteration reads one vector of a row and writes one element of each of the copies.
+static std::vector<Opt> phase_opts(Graph& g, const Kernel& k, const TargetProfile& t) {
   const std::vector<const UOp*>& globals = k.global_ranges;
   if (globals.size() < 2 || stride(g, k.ast->src[1], globals.back()) != 1) return {};
   for (const UOp* l : toposort({k.ast})) {
     if (l->op != Op::Load) continue;
     std::optional<int64_t> s = stride_along(g, l->src[1], globals.back());
-    if (!s || *s < 2 || *s > 4) continue;
+    if (!s || *s < 2) continue;
+    int64_t copies = *s <= 4 ? *s : t.vector_lanes;
     for (size_t a = 0; a + 1 < globals.size(); ++a)
-      if (globals[a]->src[0]->is_const() && range_extent(globals[a]) == *s && stride(g, l->src[1], globals[a]) == 1)
-        return {{OptOp::Upcast, int(a), *s}};
+      if (globals[a]->src[0]->is_const() && range_extent(globals[a]) == *s && *s % copies == 0 &&
+          stride(g, l->src[1], globals[a]) == 1)
+        return {{OptOp::Upcast, int(a), copies}};
   }
   return {};
 }
@@ -939,20 +943,33 @@ static void register_tiles(const Kernel& k, const std::vector<const UOp*>& loads
 }
 
 // Inputs that a conv reads again for every block of its output channels (axis 0, outermost)
-// and that do not fit in L2, while its weights do (a 3x3 conv over 64 channels at 224x224: 13 MB
-// a pass, 32 passes from memory): the channel blocks move innermost, the loop inside each work
-// item, so that an item's input rows stay in cache while every channel block passes over them.
+// and that do not fit in L2 (a 3x3 conv over 64 channels at 224x224: 13 MB a pass, 32 passes
+// from memory): the channel blocks move innermost, the loop inside each work item, so that an
+// item's input rows stay in cache while every channel block passes over them. Where the weights
+// do not fit either, each item then reads all of them: the order that moves fewer bytes from
+// beyond L2 wins (DeepLab's ASPP 1x1 conv, 1280 -> 256 channels at 32x32: 5.2 MB of inputs
+// 128 times, or 1.3 MB of weights 8 times; 20 GFLOP/s on a Xeon whose L3 feeds a core ~20 GB/s).
 static void weights_inside(Graph& g, const Kernel& k, const TargetProfile& t, std::vector<Opt>& opts) {
   const std::vector<const UOp*>& globals = k.global_ranges;
   if (globals.size() < 3 || !globals[0]->src[0]->is_const()) return;
-  int64_t reread = 0, kept = 0;
+  double reread = 0, kept = 0;
   std::set<int64_t> seen;
   for (const UOp* l : reduce_loads(k)) {
     const BufferInfo& b = g.buffer(l->src[0]->ival());
     if (!seen.insert(l->src[0]->ival()).second) continue;
-    (depends_on(l->src[1], globals[0]) ? kept : reread) += numel(b.shape) * dtype_size(b.dtype);
+    (depends_on(l->src[1], globals[0]) ? kept : reread) += double(numel(b.shape) * dtype_size(b.dtype));
   }
-  if (reread <= t.l2_bytes || kept * 2 > t.l2_bytes) return;
+  double l2 = double(t.l2_bytes);
+  if (reread <= l2) return;
+  // Work items along each order: channel blocks, and the blocks of the other output axes.
+  std::vector<double> blocks(globals.size());
+  for (size_t a = 0; a < globals.size(); ++a) blocks[a] = double(size_of(globals[a]));
+  for (const Opt& o : opts)
+    if (o.op == OptOp::Upcast && size_t(o.axis) < globals.size()) blocks[size_t(o.axis)] /= double(o.amount);
+  double items = 1;
+  for (size_t a = 1; a < globals.size(); ++a) items *= blocks[a];
+  double outer = blocks[0] * reread + kept, inner = reread + (kept * 2 > l2 ? items * kept : kept);
+  if (inner >= outer) return;
   for (int a = 0; a + 1 < int(globals.size()); ++a) opts.push_back({OptOp::Swap, a, a + 1});
 }
 
@@ -975,7 +992,7 @@ std::vector<Opt> heuristic_opts(Graph& g, const Kernel& k, const TargetProfile& 
     return opts;
   }
   if (k.num_reduces == 0) {  // elementwise: LLVM vectorizes the inner loop
-    std::vector<Opt> phases = phase_opts(g, k);
+    std::vector<Opt> phases = phase_opts(g, k, t);
     return phases.empty() ? chain_opts(g, k, t) : phases;
   }
   std::vector<const UOp*> loads = reduce_loads(k);

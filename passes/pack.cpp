@@ -67,15 +67,17 @@ const UOp* panel_index(Graph& g, const UOp* x, int64_t stride, int64_t rows, int
                s.mod(x, width));
 }
 
-Kernel pack_kernel(Graph& g, int64_t from, int64_t to, int64_t stride, int64_t width) {
+Kernel pack_kernel(Graph& g, int64_t from, int64_t to, int64_t stride, int64_t width, int64_t padded_rows) {
   const BufferInfo& b = g.buffer(from);
-  int64_t rows = numel(b.shape) / stride;
+  int64_t rows = std::max(numel(b.shape) / stride, padded_rows);
   Sym s{g};
   const UOp *p = g.range(stride / width, 0, RangeKind::Global), *q = g.range(rows, 1, RangeKind::Global);
   // Panels one element wide (phases) have no u: the copy's inner loop is then q.
   const UOp* u = width > 1 ? g.range(width, 2, RangeKind::Global) : g.cint(0);
-  const UOp* value = g.make(
-      Op::Load, b.dtype, {g.make(Op::Buffer, b.dtype, {}, from), s.add(s.add(s.mul(q, stride), s.mul(p, width)), u)});
+  std::vector<const UOp*> load = {g.make(Op::Buffer, b.dtype, {}, from),
+                                  s.add(s.add(s.mul(q, stride), s.mul(p, width)), u)};
+  if (rows * stride > numel(b.shape)) load.push_back(s.lt(q, numel(b.shape) / stride));  // (gated: zeros past B)
+  const UOp* value = g.make(Op::Load, b.dtype, load);
   Kernel k;
   k.ast =
       g.make(Op::Store, b.dtype,

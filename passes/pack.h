@@ -21,6 +21,7 @@ void pack_panels(Graph& g, Schedule& s, const TargetProfile& t);
 // phase, P[x % stride][x / stride] (passes/deinterleave.h).
 const UOp* panel_index(Graph& g, const UOp* x, int64_t stride, int64_t rows, int64_t width);
 // The kernel that copies B (buffer `from`) into P (buffer `to`): ranges p, q and (width > 1) u.
-Kernel pack_kernel(Graph& g, int64_t from, int64_t to, int64_t stride, int64_t width);
+// `padded_rows` (width 1 only) gives P more rows than B has, zeros past B's.
+Kernel pack_kernel(Graph& g, int64_t from, int64_t to, int64_t stride, int64_t width, int64_t padded_rows = 0);
 
 }  // namespace tgc

@@ -77,13 +77,42 @@ TEST_F(KernelRewrites, BatchedOperandPacksEveryMatrix) {
 TEST_F(KernelRewrites, LeavesAloneWhatWouldNotPay) {
   EXPECT_EQ(packed_reads(check(input({4, 40}).matmul(input({40, 48})), false)), 0);   // B read once: one tile of rows
   EXPECT_EQ(packed_reads(check(input({24, 40}).matmul(input({40, 20})), false)), 0);  // no whole panel of columns
-  EXPECT_EQ(packed_reads(check(input({24, 40}).matmul(input({48, 40}).permute({1, 0})), false)),
-            0);  // reduce axis contiguous
+  EXPECT_EQ(packed_reads(check(input({4, 40}).matmul(input({48, 40}).permute({1, 0})), false)),
+            0);  // B^T read for 4 rows only: no transposed copy
   Schedule s = schedule(g, {input({24, 8}).matmul(input({8, 16})).uop()});
   TargetProfile big = tiny_l2();
   big.l2_bytes = 1 << 20;  // B's 512 bytes fit in L2
   pack_panels(g, s, big);
   EXPECT_EQ(packed_reads(s), 0);
+}
+
+// A B^T (attention's scores): B's rows run along the reduce, so no load is contiguous along the
+// output's columns. B is copied transposed (split by phase with its row length as the stride),
+// and the product reads the copy along its columns; 60 columns are padded to 64 (whole vectors of 8).
+TEST_F(KernelRewrites, TransposedOperandIsCopiedInColumns) {
+  TargetProfile t = tiny_l2();
+  t.l2_bytes = 1 << 20;  // (no panels)
+  for (int64_t cols : {48, 60}) {
+    SCOPED_TRACE(cols);
+    Schedule s = check(input({24, 40}).matmul(input({cols, 40}).permute({1, 0})), true, t);
+    ASSERT_EQ(s.kernels.size(), 2u);
+    const BufferInfo& copy = g.buffer(s.kernels[0].output);
+    EXPECT_TRUE(copy.name.ends_with("_phases"));
+    EXPECT_EQ(copy.shape, (Shape{40, cols == 60 ? 64 : cols}));
+    EXPECT_EQ(range_extent(s.kernels[1].global_ranges.back()), cols == 60 ? 64 : cols);
+  }
+}
+
+// X W^T with W a weight (a Linear as Gemm with transB): W is transposed at compile time instead.
+TEST_F(KernelRewrites, TransposedWeightIsTransposedAtCompileTime) {
+  TargetProfile t = tiny_l2();
+  t.l2_bytes = 1 << 20;
+  Schedule s = check(input({24, 40}).matmul(weight({48, 40}).permute({1, 0})), true, t);
+  ASSERT_EQ(s.kernels.size(), 1u);
+  const Kernel& k = s.kernels[0];
+  bool transposed = false;
+  for (int64_t b : k.inputs) transposed = transposed || g.buffer(b).name.ends_with("_by_channel");
+  EXPECT_TRUE(transposed);
 }
 
 // A 1x1 convolution's rows and columns are one run in memory: 12 x 12 columns take vectors of

@@ -291,7 +291,9 @@ Row bench_case(const Case& c, const Prepared& p, int threads, const Options& o) 
   };
   std::vector<Side> sides = {artifact_side("tgc", p.plain, row.tgc, row.tgc_single_run)};
   if (o.beam) sides.push_back(artifact_side("beam", p.beam, row.beam, row.beam_single_run));
-  Side ort{"ort", {ort_is_python(o) ? "python3" : "node", o.ort, c.model}, p.dir + "/ort_out_t" + t, c.error.empty(), 0, &row.ort};
+  Side ort{
+      "ort",   {ort_is_python(o) ? "python3" : "node", o.ort, c.model}, p.dir + "/ort_out_t" + t, c.error.empty(), 0,
+      &row.ort};
   ort.cmd.insert(ort.cmd.end(), p.inputs.ort.begin(), p.inputs.ort.end());
   ort.cmd.insert(ort.cmd.end(), {"--threads", t});
   sides.push_back(ort);
@@ -575,7 +577,8 @@ int main(int argc, char** argv) {
     if (dirty.exit_code == 0 && !trim(dirty.out).empty()) info.commit += " (with uncommitted changes)";
     info.machine = machine();
     if (ort_is_python(o)) {
-      ProcessResult v = run_process({"python3", "-c", "import onnxruntime; print(onnxruntime.__version__)"}, o.work, 60);
+      ProcessResult v =
+          run_process({"python3", "-c", "import onnxruntime; print(onnxruntime.__version__)"}, o.work, 60);
       info.ort_version = v.exit_code == 0 ? "(Python) " + trim(v.out) : "?";
     } else {
       std::ifstream pkg(fs::path(o.ort).parent_path() / "node_modules/onnxruntime-node/package.json");
