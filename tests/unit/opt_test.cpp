@@ -58,6 +58,10 @@ const std::vector<Case>& cases() {
        [](test::Env& e) {
          return e.input({1, 6, 7, 48}).conv(e.weight({6, 1, 5, 5}), std::nullopt, {1, 1}, {2, 2, 2, 2}, {1, 1}, 6);
        }},
+      {"depthwise3x3_28_columns",
+       [](test::Env& e) {
+         return e.input({1, 4, 5, 28}).conv(e.weight({4, 1, 3, 3}), e.weight({4}), {1, 1}, {1, 1, 1, 1}, {1, 1}, 4);
+       }},
       {"sum_rows_prime", [](test::Env& e) { return e.input({31, 37}).sum({1}); }},
       {"max_columns", [](test::Env& e) { return e.input({23, 64}).max({0}); }},
       {"softmax", [](test::Env& e) { return e.input({7, 33}, -3, 3).softmax(-1); }},
@@ -199,6 +203,22 @@ TEST(OptHeuristic, PadsAxesNoSmallTileDivides) {
   std::vector<Opt> positions = first_opts(49);
   EXPECT_FALSE(std::any_of(positions.begin(), positions.end(), [](const Opt& o) { return o.op == OptOp::Padto; }))
       << opts_str(positions);
+}
+
+// Rows of 28 columns fill no whole AVX-512 vector: a depthwise conv (no channel tile: its input
+// moves with every channel) pads them to 32 for two vectors; 24 columns (a third more) are not.
+TEST(OptHeuristic, PadsNarrowRowsToWholeVectors) {
+  auto row_opts = [](int64_t cols) {
+    test::Env e;
+    Tensor out = e.input({1, 8, 6, cols}).conv(e.weight({8, 1, 3, 3}), std::nullopt, {1, 1}, {1, 1, 1, 1}, {1, 1}, 8);
+    Schedule s = schedule(e.g, {out.uop()});
+    return heuristic_opts(e.g, s.kernels.back(), avx512());
+  };
+  auto pads = [](const std::vector<Opt>& opts) {
+    return std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.op == OptOp::Padto && o.amount == 16; });
+  };
+  EXPECT_TRUE(pads(row_opts(28))) << opts_str(row_opts(28));
+  EXPECT_FALSE(pads(row_opts(24))) << opts_str(row_opts(24));
 }
 
 TEST(OptText, RoundTrips) {
