@@ -291,9 +291,8 @@ Row bench_case(const Case& c, const Prepared& p, int threads, const Options& o) 
   };
   std::vector<Side> sides = {artifact_side("tgc", p.plain, row.tgc, row.tgc_single_run)};
   if (o.beam) sides.push_back(artifact_side("beam", p.beam, row.beam, row.beam_single_run));
-  Side ort{
-      "ort",   {ort_is_python(o) ? "python3" : "node", o.ort, c.model}, p.dir + "/ort_out_t" + t, c.error.empty(), 0,
-      &row.ort};
+  std::string runner = ort_is_python(o) ? "python3" : "node";
+  Side ort{"ort", {runner, o.ort, c.model}, p.dir + "/ort_out_t" + t, c.error.empty(), 0, &row.ort};
   ort.cmd.insert(ort.cmd.end(), p.inputs.ort.begin(), p.inputs.ort.end());
   ort.cmd.insert(ort.cmd.end(), {"--threads", t});
   sides.push_back(ort);
@@ -579,12 +578,13 @@ int main(int argc, char** argv) {
     if (ort_is_python(o)) {
       ProcessResult v =
           run_process({"python3", "-c", "import onnxruntime; print(onnxruntime.__version__)"}, o.work, 60);
-      info.ort_version = v.exit_code == 0 ? "(Python) " + trim(v.out) : "?";
+      info.ort_version = "onnxruntime " + (v.exit_code == 0 ? trim(v.out) : "?") + " (Python)";
     } else {
       std::ifstream pkg(fs::path(o.ort).parent_path() / "node_modules/onnxruntime-node/package.json");
       std::string text((std::istreambuf_iterator<char>(pkg)), {});
       size_t v = text.find("\"version\": \"");
-      info.ort_version = v == std::string::npos ? "?" : text.substr(v + 12, text.find('"', v + 12) - v - 12);
+      info.ort_version =
+          "onnxruntime-node " + (v == std::string::npos ? "?" : text.substr(v + 12, text.find('"', v + 12) - v - 12));
     }
     std::ostringstream tol;
     tol << "max |tgc - onnxruntime| <= " << o.tol << " x max |onnxruntime| per output (err column: the worst ratio)";

@@ -105,7 +105,7 @@ void run_facts(std::ostringstream& o, const RunInfo& info) {
   o << "- commit measured: `" << info.commit << "`\n";
   o << "- machine: " << info.machine << "; load average before/after: " << info.load_before << " / " << info.load_after
     << "\n";
-  o << "- peer: onnxruntime-node " << info.ort_version << " (CPU, graph optimisation \"all\", intra-op threads = the "
+  o << "- peer: " << info.ort_version << " (CPU, graph optimisation \"all\", intra-op threads = the "
     << "thread count, inter-op 1)" << (info.openblas.empty() ? "" : "; ceilings: " + info.openblas) << "\n";
   o << "- outputs check: " << info.tolerance << "\n\n";
 }
