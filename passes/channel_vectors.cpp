@@ -104,16 +104,15 @@ Kernel padded_channels(Graph& g, const Kernel& k, const UOp* c, const TargetProf
 // layer's input projection): lanes along the reduce would sum each output across lanes.
 bool nothing_contiguous(Graph& g, const Kernel& k, const UOp* j, const TargetProfile& t) {
   std::vector<const UOp*> axes = kernel_axes(k);
-  bool weight_rows = false;
+  bool weight_rows = false, along_reduce = false;
   for (const UOp* l : reduce_loads(k)) {
     if (stride_along(g, l->src[1], j) == 1) return false;
     weight_rows = weight_rows || (g.buffer(l->src[0]->ival()).data && reused_row(g, k, l->src[1], j));
-  }
-  if (weight_rows) return true;
-  for (const UOp* l : reduce_loads(k))
     for (size_t a = k.global_ranges.size(); a < axes.size(); ++a)
-      if (range_extent(axes[a]) >= t.vector_lanes && stride_along(g, l->src[1], axes[a]) == 1) return false;
-  return true;
+      along_reduce =
+          along_reduce || (range_extent(axes[a]) >= t.vector_lanes && stride_along(g, l->src[1], axes[a]) == 1);
+  }
+  return weight_rows || !along_reduce;
 }
 // Whether an input (not a weight) of k's reduce moves with every channel of c (a depthwise
 // conv's): lanes along c would gather it, so the heuristic keeps its lanes along the rows, and

@@ -748,6 +748,7 @@ static void lanes_along_outputs(Graph& g, const Kernel& k, const TargetProfile& 
                                 CpuChoice& c) {
   const std::vector<const UOp*>& globals = k.global_ranges;
   const UOp* store_idx = k.ast->src[1];
+  bool floats = std::all_of(loads.begin(), loads.end(), [](const UOp* l) { return is_float(l->dtype); });
   for (int a = int(globals.size()) - 1; a >= 0 && c.vec_axis < 0; --a) {
     if (stride(g, store_idx, globals[size_t(a)]) != 1) continue;
     bool contiguous_load = std::any_of(loads.begin(), loads.end(),
@@ -760,7 +761,6 @@ static void lanes_along_outputs(Graph& g, const Kernel& k, const TargetProfile& 
     // Depthwise 5x5 convs at 56x56 and 28x28, stride 1 and 2: 0.31 -> 0.23 and 0.35 -> 0.20 ms on
     // Zen 5. Not for integer products (an int8 conv's packed words: MobileNetV2's int8 twin ran
     // 12.3 -> 18.4 ms so).
-    bool floats = std::all_of(loads.begin(), loads.end(), [](const UOp* l) { return is_float(l->dtype); });
     if (floats && narrow_rows(n, t) && n > lanes / 2 && (up - n) * 7 <= n && globals[size_t(a)]->src[0]->is_const())
       c.opts.push_back({OptOp::Padto, a, lanes}), n = up;
     if (int64_t v = vector_width(n, t)) c.opts.push_back({OptOp::Upcast, a, v}), c.expand *= v, c.vec_axis = a;
