@@ -26,6 +26,22 @@ int64_t tgc_bound_nbytes(const tgc_model* m, int32_t i) {
   return n;
 }
 
+/* The bytes of buffer i's layout at the bounds from its start through its last element at this
+ * run's sizes: all a run reads of an input or writes of an output (a decode step's one row of
+ * logits out of a bound of 512). */
+int64_t tgc_run_nbytes(const tgc_model* m, int32_t i) {
+  const tgc_buffer* b = &m->desc->buffers[i];
+  if (b->batched || !has_vars(b)) return b->nbytes;
+  int64_t last = 0, stride = 1;
+  for (int32_t k = b->rank - 1; k >= 0; --k) {
+    int64_t n = tgc_dim_size(m, b, k);
+    if (n <= 0) return 0;
+    last += (n - 1) * stride;
+    stride *= b->shape[k];
+  }
+  return (last + 1) * tgc_dtype_size(b->dtype);
+}
+
 /* Dense storage of every input/output with run-time dims at the current sizes (zeroed where the
  * size changed; the rest, inputs already written among them, is kept). */
 static int alloc_dense(tgc_model* m) {

@@ -149,6 +149,7 @@ static inline int64_t tgc_var_min(const tgc_model_desc* d, int32_t v) {
 /* Bytes of buffer i as currently bound: all samples of a batched buffer, a dense tensor of the
  * bound sizes for one with run-time dims. */
 int64_t tgc_bound_nbytes(const tgc_model* m, int32_t i);
+int64_t tgc_run_nbytes(const tgc_model* m, int32_t i);
 int tgc_dims_init(tgc_model* m); /* VARs at their maxima, dense storage; 0 or -1 */
 void tgc_dims_free(tgc_model* m);
 /* New VAR values (each 1 to its maximum; those the model computes are not checked): the vars

@@ -321,10 +321,11 @@ static int cuda_upload(void* be, tgc_model* m, const int32_t* bufs, int32_t n) {
   for (int32_t k = 0; k < n; ++k) {
     int32_t i = bufs[k];
     const tgc_buffer* b = &c->desc->buffers[i];
-    if (b->nbytes <= 0) continue;
+    size_t bytes = (size_t)tgc_run_nbytes(m, i);
+    if (bytes == 0) continue;
     /* The staging copy is read by the device after we return: the run's synchronize waits for it. */
-    if (m->cur[i] != c->staging[i]) memcpy(c->staging[i], m->cur[i], (size_t)b->nbytes);
-    if (failed(c, a->cuMemcpyHtoDAsync(c->ptr[i], c->staging[i], (size_t)b->nbytes, c->stream),
+    if (m->cur[i] != c->staging[i]) memcpy(c->staging[i], m->cur[i], bytes);
+    if (failed(c, a->cuMemcpyHtoDAsync(c->ptr[i], c->staging[i], bytes, c->stream),
                b->storage == TGC_STORAGE_STATE ? "copying state" : "copying input", b->name)) {
       a->cuStreamSynchronize(c->stream);
       return -1;
@@ -420,11 +421,12 @@ static int64_t cuda_run(void* be, tgc_model* m, int64_t sample) {
     if (failed(c, a->cuGraphLaunch(exec, c->stream), "launching the CUDA graph of", d->name)) goto fail;
     if (m->time_launches && failed(c, a->cuEventRecord(c->around[1], c->stream), "cuEventRecord", NULL)) goto fail;
   }
+  /* Only what this run's sizes cover comes back (a decode step's row of logits, not the bound's). */
   for (int32_t k = 0; k < d->num_outputs; ++k) {
     int32_t i = d->outputs[k];
-    if (d->buffers[i].nbytes > 0 &&
-        failed(c, a->cuMemcpyDtoHAsync(c->staging[i], c->ptr[i], (size_t)d->buffers[i].nbytes, c->stream),
-               "copying output", d->buffers[i].name))
+    size_t n = (size_t)tgc_run_nbytes(m, i);
+    if (n > 0 &&
+        failed(c, a->cuMemcpyDtoHAsync(c->staging[i], c->ptr[i], n, c->stream), "copying output", d->buffers[i].name))
       goto fail;
   }
   if (failed(c, a->cuStreamSynchronize(c->stream), "running", d->name)) return -1;
@@ -433,8 +435,7 @@ static int64_t cuda_run(void* be, tgc_model* m, int64_t sample) {
   c->launch_ms = ms;
   for (int32_t k = 0; k < d->num_outputs; ++k) {
     int32_t i = d->outputs[k];
-    if (d->buffers[i].nbytes > 0 && m->cur[i] != c->staging[i])
-      memcpy(m->cur[i], c->staging[i], (size_t)d->buffers[i].nbytes);
+    if (m->cur[i] != c->staging[i]) memcpy(m->cur[i], c->staging[i], (size_t)tgc_run_nbytes(m, i));
   }
   return 1;
 fail:

@@ -648,10 +648,11 @@ static int cl_upload(void* be, tgc_model* m, const int32_t* bufs, int32_t n) {
   const tgc_model_desc* d = cl->desc;
   for (int32_t i = 0; i < n; ++i) {
     const tgc_buffer* b = &d->buffers[bufs[i]];
-    if (b->nbytes <= 0) continue;
+    size_t bytes = (size_t)tgc_run_nbytes(m, bufs[i]);
+    if (bytes == 0) continue;
     /* not blocking: the copies are ordered before the next run's kernels, whose clFinish waits */
-    cl_int e = a->clEnqueueWriteBuffer(cl->queue, cl->mem[bufs[i]], CL_FALSE, cl->at[bufs[i]], (size_t)b->nbytes,
-                                       m->cur[bufs[i]], 0, NULL, NULL);
+    cl_int e = a->clEnqueueWriteBuffer(cl->queue, cl->mem[bufs[i]], CL_FALSE, cl->at[bufs[i]], bytes, m->cur[bufs[i]],
+                                       0, NULL, NULL);
     if (e != CL_SUCCESS) {
       tgc_set_error("OpenCL backend: copying %s '%s' to the device failed: %s (%d)",
                     b->storage == TGC_STORAGE_STATE ? "state" : "input", b->name, tgc_cl_err(e), e);
@@ -733,9 +734,9 @@ static int64_t cl_run(void* be, tgc_model* m, int64_t sample) {
   }
   for (int32_t i = 0; i < d->num_outputs; ++i) {
     int32_t b = d->outputs[i];
-    if (d->buffers[b].nbytes <= 0) continue;
-    e = a->clEnqueueReadBuffer(cl->queue, cl->mem[b], CL_FALSE, cl->at[b], (size_t)d->buffers[b].nbytes, m->cur[b], 0,
-                               NULL, NULL);
+    size_t n = (size_t)tgc_run_nbytes(m, b); /* what this run's sizes cover */
+    if (n == 0) continue;
+    e = a->clEnqueueReadBuffer(cl->queue, cl->mem[b], CL_FALSE, cl->at[b], n, m->cur[b], 0, NULL, NULL);
     if (e != CL_SUCCESS) {
       tgc_set_error("OpenCL backend: copying output '%s' from the device failed: %s (%d)", d->buffers[b].name,
                     tgc_cl_err(e), e);
