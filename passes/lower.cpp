@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -257,9 +258,64 @@ void product_factors(const UOp* u, std::vector<const UOp*>& out) {
   }
 }
 
+// Whether integer `e` holds a small value (a masked field such as a nibble, or a widened byte):
+// converting e and e + c to float then is exact, so f32(e + c) == f32(e) + c.
+bool small_int(const UOp* e) {
+  if (e->op == Op::And)
+    for (const UOp* m : e->src)
+      if (m->is_const() && m->ival() >= 0 && m->ival() <= 1 << 16) return true;
+  return e->op == Op::Cast && is_int(e->src[0]->dtype) && dtype_size(e->src[0]->dtype) <= 2;
+}
+
+// The offset c of a factor f32(e + c) with e a small integer (q4_0's nibble - 8), and e.
+std::optional<std::pair<int64_t, const UOp*>> offset_factor(const UOp* f) {
+  if (f->op != Op::Cast || !is_float(f->dtype) || f->src[0]->op != Op::Add) return std::nullopt;
+  const UOp* add = f->src[0];
+  for (int i = 0; i < 2; ++i)
+    if (add->src[i]->is_const() && std::abs(add->src[i]->ival()) <= 1 << 16 && small_int(add->src[1 - i]))
+      return std::make_pair(add->src[i]->ival(), add->src[1 - i]);
+  return std::nullopt;
+}
+
+// x0*f32(e0 + c) + x1*f32(e1 + c) + ... -> (x0*f32(e0) + x1*f32(e1) + ...) + c*(x0 + x1 + ...):
+// an offset every term's integer factor shares leaves the products as one product with the sum
+// of the other factors, which the rows of an UPCAST share (the activations of a q4_0 matrix-vector
+// product: the - 8 of every nibble becomes one multiply-add per block and row). nullptr where
+// the factor lists differ in that.
+const UOp* offset_out(Graph& g, std::vector<std::vector<const UOp*>>& factors) {
+  std::optional<int64_t> offset;
+  std::vector<size_t> at(factors.size());
+  for (size_t i = 0; i < factors.size(); ++i) {
+    const std::vector<const UOp*>& fs = factors[i];
+    auto it = std::find_if(fs.begin(), fs.end(), [](const UOp* f) { return offset_factor(f).has_value(); });
+    if (it == fs.end() || fs.size() < 2) return nullptr;
+    int64_t c = offset_factor(*it)->first;
+    if (offset && *offset != c) return nullptr;
+    offset = c, at[i] = size_t(it - fs.begin());
+  }
+  const UOp *products = nullptr, *others = nullptr;
+  for (size_t i = 0; i < factors.size(); ++i) {
+    const UOp *product = nullptr, *other = nullptr;
+    for (size_t j = 0; j < factors[i].size(); ++j) {
+      const UOp* f = factors[i][j];
+      if (j == at[i]) {
+        f = g.make(Op::Cast, f->dtype, {offset_factor(f)->second});
+      } else {
+        other = other ? g.make(Op::Mul, f->dtype, {other, f}) : f;
+      }
+      product = product ? g.make(Op::Mul, f->dtype, {product, f}) : f;
+    }
+    products = products ? g.make(Op::Add, product->dtype, {products, product}) : product;
+    others = others ? g.make(Op::Add, other->dtype, {others, other}) : other;
+  }
+  const UOp* c = g.cfloat(double(*offset), others->dtype);
+  return g.make(Op::Add, products->dtype, {products, g.make(Op::Mul, others->dtype, {c, others})});
+}
+
 // terms[0] + terms[1] + ... with the factors every term's product has taken out once:
 // x0*(d*w0) + x1*(d*w1) -> d*(x0*w0 + x1*w1) (a quantized block's scale times its unrolled
-// products); nullptr where the terms share no factor.
+// products), and a shared offset out of their integer factors (offset_out); nullptr where the
+// terms share neither.
 const UOp* factored_sum(Graph& g, const std::vector<const UOp*>& terms) {
   if (terms.size() < 2) return nullptr;
   std::vector<std::vector<const UOp*>> factors(terms.size());
@@ -271,15 +327,18 @@ const UOp* factored_sum(Graph& g, const std::vector<const UOp*>& terms) {
     });
     if (everywhere && std::find(common.begin(), common.end(), f) == common.end()) common.push_back(f);
   }
-  if (common.empty()) return nullptr;
-  const UOp* sum = nullptr;
   for (std::vector<const UOp*>& fs : factors) {
     for (const UOp* c : common) fs.erase(std::find(fs.begin(), fs.end(), c));
     if (fs.empty()) return nullptr;  // a term that is only the common factors
-    const UOp* term = fs[0];
-    for (size_t i = 1; i < fs.size(); ++i) term = g.make(Op::Mul, term->dtype, {term, fs[i]});
-    sum = sum ? g.make(Op::Add, sum->dtype, {sum, term}) : term;
   }
+  const UOp* sum = offset_out(g, factors);
+  if (!sum && common.empty()) return nullptr;
+  if (!sum)
+    for (const std::vector<const UOp*>& fs : factors) {
+      const UOp* term = fs[0];
+      for (size_t i = 1; i < fs.size(); ++i) term = g.make(Op::Mul, term->dtype, {term, fs[i]});
+      sum = sum ? g.make(Op::Add, sum->dtype, {sum, term}) : term;
+    }
   for (const UOp* c : common) sum = g.make(Op::Mul, sum->dtype, {c, sum});
   return sum;
 }

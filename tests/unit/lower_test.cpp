@@ -188,6 +188,29 @@ TEST_F(LowerTest, UnrolledSumTakesTheSharedFactorOutOnGpus) {
   expect_computes_output(factored);
 }
 
+// GPUs: an offset that every term's small integer factor shares (q4_0's nibble - 8) comes out of
+// the unrolled sum: x0*f32(q0 - 8) + ... -> (x0*f32(q0) + ...) + -8*(x0 + ...), no integer add
+// per term.
+TEST_F(LowerTest, UnrolledSumTakesTheSharedOffsetOutOnGpus) {
+  std::vector<float> bytes(24);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = float(i * 7 % 16);
+  Tensor x = input({1, 8}), w = Tensor::weight(g, "w", test::host({3, 8}, bytes, DType::U8));
+  Tensor q = (w.cast(DType::I32) - 8).cast(DType::F32);
+  Kernel k = kernel_of((x * q).sum({1}), {{OptOp::Unroll, 1, 4}});
+  auto int_adds = [&](const LoopProgram& p) {
+    int n = 0;
+    for (const UOp* u : toposort({first_loop(p.body).body.back().value}))
+      n += u->op == Op::Add && u->dtype == DType::I32;
+    return n;
+  };
+  LowerOptions gpu = kGpu;
+  gpu.factor_sums = true;
+  LoopProgram factored = lower(g, k, gpu), plain = lower(g, k, kGpu);
+  EXPECT_EQ(int_adds(factored), 0) << print_program(g, factored);
+  EXPECT_EQ(int_adds(plain), 4) << print_program(g, plain);
+  expect_computes_output(factored);
+}
+
 // GPUs: LOCAL and GROUP ranges are thread ids. Each thread accumulates its share of the reduce,
 // the shares of one row meet in the GroupReduce (not those of the row the LOCAL thread holds),
 // and one thread stores.

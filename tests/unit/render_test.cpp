@@ -441,7 +441,9 @@ TEST(GpuHeuristic, FewOutputsSplitShortReduces) {
 // thread on 4 rows (the activations it loads serve all four); at about a thousand tokens the
 // heuristic's own schedule stays. Kernels without a reduce whose token axis is outermost get none.
 TEST(GpuHeuristic, FewTokensSplitMatrixVectorReduces) {
-  for (auto [rows, group] : {std::pair<int64_t, int64_t>{2048, 256}, {8192, 128}, {32000, 64}}) {
+  // rows, rows per thread, threads per row
+  for (auto [rows, upcast, group] :
+       {std::tuple<int64_t, int64_t, int64_t>{2048, 4, 256}, {8192, 8, 256}, {32000, 8, 128}}) {
     Graph g;
     const UOp* n = g.declare_var("n_tokens", 1, 512);
     Tensor x = Tensor::input(g, "x", DType::F32, {512, 2048});
@@ -456,7 +458,8 @@ TEST(GpuHeuristic, FewTokensSplitMatrixVectorReduces) {
     ASSERT_FALSE(few.opts.empty()) << rows;
     EXPECT_EQ(few.var, n);
     EXPECT_EQ(few.until, kFewTokens);
-    EXPECT_EQ(opts_str(few.opts), opts_str({{OptOp::Upcast, 1, 4}, {OptOp::Unroll, 2, 4}, {OptOp::Group, 2, group}}))
+    EXPECT_EQ(opts_str(few.opts),
+              opts_str({{OptOp::Upcast, 1, upcast}, {OptOp::Unroll, 2, 4}, {OptOp::Group, 2, group}}))
         << rows;
     Tensor e = Tensor::input(g, "e", DType::F32, {512, 64}).relu();
     g.set_var_axis(e.uop(), 0, n);
