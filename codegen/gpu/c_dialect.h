@@ -16,7 +16,7 @@ struct CBuffer {
   std::string name;  // as the renderer indexes it: name[i]
   DType dtype;
   bool written;          // the kernel's output (the first buffer); the others are only read
-  bool vars;             // the vars buffer (i64 run-time dims), unused where var_value() passes them
+  bool vars;             // the vars buffer (i64 run-time dims; GLSL reads their low words, var_value)
   bool vector4 = false;  // also accessed 4 elements at a time (vector_element)
   // > 0: a 2D image of 4-element texels this wide (BufferInfo::image), read only as 4-vectors.
   int64_t image_width = 0;
@@ -62,9 +62,8 @@ class CDialect {
   // A barrier that also makes the work-group's global memory writes visible to it; "" where the
   // language has none (no serial launches then).
   virtual std::string global_barrier() const { return ""; }
-  // The value of run-time dim `slot` where the language passes VARs other than through the
-  // vars buffer (GLSL: 32-bit push constants, so no 64-bit integers are needed); "" to read it
-  // from the vars buffer.
+  // The value of run-time dim `slot` where the language reads the vars buffer other than as i64
+  // (GLSL: the low 32 bits, so no 64-bit integers are needed); "" to read it as the buffer's type.
   virtual std::string var_value(int64_t slot) const { return ""; }
   // Subgroup reduces ("" where the language or target has none): the function reducing a 32-bit
   // value of register type `t` with `op` (Add, Mul, Max) over the whole subgroup, and the

@@ -53,7 +53,11 @@ class GlslDialect : public CDialect {
         "layout(local_size_x_id = 0) in;\n";
     for (size_t i = 0; i < k.buffers.size(); ++i) {
       const CBuffer& b = k.buffers[i];
-      if (b.vars) continue;  // VARs come as push constants; the binding stays unused
+      if (b.vars) {  // run-time dims: the vars buffer's i64 values, read as their low 32 bits
+        s += "layout(std430, set = 0, binding = " + std::to_string(i) + ") restrict readonly buffer TgcVars { int " +
+             "tgc_vars[]; };\n";
+        continue;
+      }
       s += "layout(std430, set = 0, binding = " + std::to_string(i) + ") restrict " + (b.written ? "" : "readonly ") +
            "buffer B" + std::to_string(i) + " { " + mem_type(b.dtype) + " " + b.name + "[]; };\n";
       // The same binding as 4-vectors. An output is written through one view only (the renderer
@@ -61,12 +65,6 @@ class GlslDialect : public CDialect {
       if (b.vector4)
         s += "layout(std430, set = 0, binding = " + std::to_string(i) + ") restrict " + (b.written ? "" : "readonly ") +
              "buffer B" + std::to_string(i) + "v { " + vector_type(b.dtype) + " " + b.name + "v[]; };\n";
-    }
-    // Run-time dims: one 32-bit int each, in slot order (the runtime pushes 4 * num_vars bytes).
-    if (k.num_vars > 0) {
-      s += "layout(push_constant) uniform TgcVars {";
-      for (int64_t v = 0; v < k.num_vars; ++v) s += " int v" + std::to_string(v) + ";";
-      s += " } tgc_vars;\n";
     }
     // C's fmod (GLSL's mod floors), and exp2/log2/sin of doubles, which GLSL lacks: computed in
     // float. glslang drops functions nothing calls, so the double ones cost no Float64.
@@ -102,7 +100,9 @@ class GlslDialect : public CDialect {
   }
   bool shared_at_file_scope() const override { return true; }
   std::string barrier() const override { return "memoryBarrierShared(); barrier()"; }
-  std::string var_value(int64_t slot) const override { return "tgc_vars.v" + std::to_string(slot); }
+  // From the vars buffer (not push constants: a recorded command buffer then serves every decode
+  // step of an LLM, whose cache length changes), the low word of each i64 (no Int64 needed).
+  std::string var_value(int64_t slot) const override { return "tgc_vars[" + std::to_string(2 * slot) + "]"; }
   // 32-bit values only: narrower and 64-bit ones would need shaderSubgroupExtendedTypes / Int64.
   std::string subgroup_reduce(Op op, DType t) const override {
     bool fits = t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::I32 || t == DType::U32;

@@ -4,8 +4,8 @@
 // (tgc_launch.local_size[0]); the runtime may spread the work-groups over dispatch dimensions x
 // and y (Vulkan guarantees only 65535 per dimension), and the shader flattens them back. f16/bf16
 // live in 16-bit storage and compute in float (f16 in float16_t where the kernel computes in half:
-// passes/precision.h compute_in_half). Run-time dims are push constants (one int each, in
-// vars-buffer slot order; the vars buffer's binding is not declared). With o.subgroups, group
+// passes/precision.h compute_in_half). Run-time dims are read from the vars buffer, the low int
+// of each i64 slot (no Int64 needed). With o.subgroups, group
 // reduces use subgroup arithmetic where they can (codegen/gpu/c_renderer.cpp).
 #pragma once
 #include <string>

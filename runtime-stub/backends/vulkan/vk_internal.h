@@ -53,12 +53,14 @@ typedef struct {
   VkDescriptorSet* sets; /* per launch */
   int prepared;
 
-  /* The model's command buffer (vk_record.c), recorded again when a run-time dim changes. */
+  /* The model's command buffer (vk_record.c), recorded again when a launch's work or a copy's
+   * size changes (the run-time dims' values are read from the vars buffer). */
   VkCommandPool cmd_pool;
   VkCommandBuffer cmd;
   VkFence fence;
   int recorded;
-  int32_t* pushed;     /* run-time dim values the recording holds */
+  int64_t* sizes;      /* per launch its work items, then per buffer its bytes at the run's sizes:
+                          the recording's, then this run's */
   int32_t barriers;    /* pipeline barriers between dispatches in the recording */
   VkQueryPool queries; /* TGC_PROFILE: a timestamp before the first dispatch and after each */
   double* profile_ms;  /* per launch, summed over runs */

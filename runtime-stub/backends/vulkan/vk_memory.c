@@ -90,7 +90,7 @@ static int make_staging(tgc_vk* vk, VkDeviceSize size, VkBuffer* buf, VkDeviceMe
 
 int tgc_vk_staged_input(const tgc_vk* vk, int32_t b) {
   const tgc_buffer* x = &vk->desc->buffers[b];
-  return !vk->direct && x->storage == TGC_STORAGE_INPUT && b != vk->desc->vars_buffer && x->nbytes > 0;
+  return !vk->direct && (x->storage == TGC_STORAGE_INPUT || b == vk->desc->vars_buffer) && x->nbytes > 0;
 }
 
 int tgc_vk_staged_output(const tgc_vk* vk, int32_t b) {

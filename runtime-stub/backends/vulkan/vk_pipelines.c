@@ -1,5 +1,5 @@
 /* Vulkan backend: a compute pipeline per launch (SPIR-V blob, work-group size as specialization
- * constant 0, run-time dims as push constants), its descriptor set, and the pipeline cache on
+ * constant 0), its descriptor set, and the pipeline cache on
  * disk: $TGC_VK_CACHE, else $XDG_CACHE_HOME/tgc, else ~/.cache/tgc, one file per model build and
  * device, named by a hash of the kernels and the device's pipelineCacheUUID. A file is used only
  * when its checksum and the driver's header (vendor, device, cache UUID) match; anything else
@@ -212,14 +212,8 @@ static int make_pipeline(tgc_vk* vk, int32_t l) {
                                         .bindingCount = (uint32_t)L->num_buffers,
                                         .pBindings = bind};
   if (r == VK_SUCCESS) r = vkCreateDescriptorSetLayout(vk->device, &si, NULL, &vk->set_layouts[l]);
-  /* Every kernel of a model with run-time dims declares them all (a 32-bit int each). */
-  VkPushConstantRange vars = {
-      .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 4 * (uint32_t)d->num_vars};
-  VkPipelineLayoutCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                   .setLayoutCount = 1,
-                                   .pSetLayouts = &vk->set_layouts[l],
-                                   .pushConstantRangeCount = d->num_vars > 0 ? 1 : 0,
-                                   .pPushConstantRanges = &vars};
+  VkPipelineLayoutCreateInfo pi = {
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1, .pSetLayouts = &vk->set_layouts[l]};
   if (r == VK_SUCCESS) r = vkCreatePipelineLayout(vk->device, &pi, NULL, &vk->layouts[l]);
   uint32_t local = (uint32_t)L->local_size[0];
   VkSpecializationMapEntry entry = {.constantID = 0, .offset = 0, .size = sizeof local};
@@ -300,12 +294,6 @@ static int32_t same_pipeline(const tgc_vk* vk, int32_t l) {
 
 int tgc_vk_prepare(tgc_vk* vk) {
   const tgc_model_desc* d = vk->desc;
-  uint32_t max_push = vk->props.limits.maxPushConstantsSize;
-  if (4 * (uint32_t)d->num_vars > max_push) {
-    tgc_set_error("Vulkan backend: %d run-time dims need %u bytes of push constants; '%s' has %u", (int)d->num_vars,
-                  4 * (unsigned)d->num_vars, vk->props.deviceName, max_push);
-    return -1;
-  }
   load_cache(vk);
   int made = 0, reused = 0;
   for (int32_t l = 0; l < d->num_launches; ++l) {

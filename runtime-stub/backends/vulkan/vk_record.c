@@ -1,6 +1,8 @@
 /* Vulkan backend: the whole model in one command buffer, replayed by every run (one submit, one
- * wait) and recorded again only when a run-time dim changes (its value is a push constant, and a
- * launch over it dispatches only its share of work-groups).
+ * wait) and recorded again only when a launch's work or a copy's size changes: kernels read the
+ * run-time dims from the vars buffer, so one recording serves every decode step of an LLM (its
+ * cache length changes, its launches do not), and a launch over a dim whose value starts its work
+ * items dispatches only its share of work-groups.
  * Barriers only where they are needed: a dispatch waits for the earlier ones only when it reads
  * what one of them wrote since the last barrier, or writes what one of them read or wrote (the
  * arena reuses memory, so buffers are compared as byte ranges of their VkBuffers).
@@ -78,11 +80,18 @@ static int make_queries(tgc_vk* vk) {
   return 0;
 }
 
+/* What a recording depends on besides the model, at this run's sizes: each launch's work items
+ * (0: not launched), then each buffer's bytes (the staged copies). */
+static void recorded_sizes(const tgc_vk* vk, const tgc_model* m, int64_t* out) {
+  const tgc_model_desc* d = vk->desc;
+  for (int32_t l = 0; l < d->num_launches; ++l) out[l] = d->launches[l].global_size[0] > 0 ? tgc_launch_items(m, l) : 0;
+  for (int32_t b = 0; b < d->num_buffers; ++b) out[d->num_launches + b] = tgc_run_nbytes(m, b);
+}
+
 int tgc_vk_needs_recording(const tgc_vk* vk, const tgc_model* m) {
-  if (!vk->recorded) return 1;
-  for (int32_t v = 0; v < vk->desc->num_vars; ++v)
-    if (vk->pushed[v] != (int32_t)m->var_value[v]) return 1;
-  return 0;
+  size_t n = (size_t)(vk->desc->num_launches + vk->desc->num_buffers);
+  recorded_sizes(vk, m, vk->sizes + n);
+  return !vk->recorded || memcmp(vk->sizes, vk->sizes + n, n * sizeof *vk->sizes) != 0;
 }
 
 int tgc_vk_record(tgc_vk* vk, tgc_model* m) {
@@ -90,7 +99,7 @@ int tgc_vk_record(tgc_vk* vk, tgc_model* m) {
   int profile = profiling() || m->time_launches;
   if (!vk->prepared && tgc_vk_prepare(vk) != 0) return -1;
   if (profile && !vk->queries && !vk->profile_ms && make_queries(vk) != 0) return -1;
-  for (int32_t v = 0; v < d->num_vars; ++v) vk->pushed[v] = (int32_t)m->var_value[v];
+  recorded_sizes(vk, m, vk->sizes);
   int32_t refs = 0;
   for (int32_t l = 0; l < d->num_launches; ++l) refs += d->launches[l].num_buffers;
   span* written = calloc((size_t)refs + 1, sizeof *written);
@@ -128,9 +137,9 @@ int tgc_vk_record(tgc_vk* vk, tgc_model* m) {
   int dispatched = 0;
   for (int32_t l = 0; l < d->num_launches; ++l) {
     const tgc_launch* L = &d->launches[l];
-    int64_t items = L->global_size[0] > 0 ? tgc_launch_items(m, l) : 0; /* 0: a size variant of other sizes */
+    int64_t items = vk->sizes[l]; /* 0: a size variant of other sizes */
     if (items > 0) {
-      /* Output first, then the inputs; the vars buffer is never read (push constants). */
+      /* Output first, then the inputs; the vars buffer changes only by the copy before them. */
       span out = span_of(vk, L->buffers[0]);
       int wait = overlaps(out, written, nw) || overlaps(out, read, nr);
       for (int32_t i = 1; i < L->num_buffers && !wait; ++i)
@@ -152,8 +161,6 @@ int tgc_vk_record(tgc_vk* vk, tgc_model* m) {
       }
       vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, vk->pipelines[l]);
       vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layouts[l], 0, 1, &vk->sets[l], 0, NULL);
-      if (d->num_vars > 0)
-        vkCmdPushConstants(cmd, vk->layouts[l], VK_SHADER_STAGE_COMPUTE_BIT, 0, 4 * (uint32_t)d->num_vars, vk->pushed);
       vkCmdDispatch(cmd, gx, gy, 1);
       dispatched++;
     }

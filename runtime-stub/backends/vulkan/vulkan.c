@@ -283,7 +283,7 @@ static void vk_free(tgc_vk* vk) {
   free(vk->pipelines);
   free(vk->sets);
   free(vk->borrowed);
-  free(vk->pushed);
+  free(vk->sizes);
   free(vk->profile_ms);
   free(vk);
 }
@@ -342,9 +342,9 @@ static void* vk_create(tgc_model* model, int num_threads) {
   vk->pipelines = calloc(nl, sizeof *vk->pipelines);
   vk->sets = calloc(nl, sizeof *vk->sets);
   vk->borrowed = calloc(nl, sizeof *vk->borrowed);
-  vk->pushed = calloc((size_t)d->num_vars + 1, sizeof *vk->pushed);
+  vk->sizes = calloc(2 * (nl + nb) + 1, sizeof *vk->sizes);
   if (!vk->own || !vk->bound || !vk->offset || !vk->host || !vk->staging_at || !vk->modules || !vk->set_layouts ||
-      !vk->layouts || !vk->pipelines || !vk->sets || !vk->borrowed || !vk->pushed) {
+      !vk->layouts || !vk->pipelines || !vk->sets || !vk->borrowed || !vk->sizes) {
     tgc_set_error("out of memory");
     goto fail;
   }
@@ -361,15 +361,15 @@ fail:
   return NULL;
 }
 
-/* No work is in flight between runs: inputs are written where the host sees them (the mapping,
- * or their staging slot, which the command buffer copies in). The vars buffer is not: run-time
- * dims are push constants. Anything else (STATE, from tgc_reset_state) is copied now. */
+/* No work is in flight between runs: inputs and the vars buffer are written where the host sees
+ * them (the mapping, or their staging slot, which the command buffer copies in). Anything else
+ * (STATE, from tgc_reset_state) is copied now. */
 static int vk_upload(void* be, tgc_model* m, const int32_t* bufs, int32_t n) {
   tgc_vk* vk = be;
   for (int32_t i = 0; i < n; ++i) {
     int32_t b = bufs[i];
     const tgc_buffer* x = &vk->desc->buffers[b];
-    if (x->nbytes <= 0 || b == vk->desc->vars_buffer) continue;
+    if (x->nbytes <= 0) continue;
     if (vk->host[b]) {
       if (vk->host[b] != m->cur[b]) memcpy(vk->host[b], m->cur[b], (size_t)x->nbytes);
     } else if (tgc_vk_copy_to_device(vk, b, m->cur[b]) != 0)

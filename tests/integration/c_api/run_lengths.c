@@ -2,7 +2,7 @@
  * block of that test (input x [1, seq, D], outputs y [1, seq, D] and a [1, seq, seq]), compiled
  * --shared as libattn.so. Each argument pair is an input .npy and a directory with the
  * reference y.npy and a.npy; every output must be within 1e-5 of max|ref|. On the Vulkan backend
- * a new length re-records the command buffer (its value is a push constant).
+ * a new length re-records the command buffer where a launch's work changes with it.
  * usage: run_lengths X.npy REFDIR [X.npy REFDIR ...]   (f32 .npy files, little-endian) */
 #include <math.h>
 #include <stdio.h>
