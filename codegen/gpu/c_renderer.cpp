@@ -15,12 +15,14 @@
 namespace tgc {
 
 namespace {
-// ---- 4-vector accesses. An UPCAST (or UNROLL) by 4 of a contiguous axis loads (or stores) base,
-// base+1, base+2 and base+3 in one statement list; where base is a multiple of 4 the four can be
-// one vector access (every buffer starts 16-byte aligned).
+// ---- 4-vector accesses. An UPCAST (or UNROLL) by 4 or more of a contiguous axis loads (or
+// stores) base+o, ..., base+o+3 in one statement list; where base and o are multiples of 4 the
+// four can be one vector access (every buffer starts 16-byte aligned): 16 bytes of a quantized
+// weight are four of them.
 struct Quad {
   int64_t buffer;
   const UOp* base;
+  int64_t offset;  // a multiple of 4
   bool store;
   const UOp* lane[4] = {};
   const LStmt* first = nullptr;  // in statement order
@@ -28,11 +30,12 @@ struct Quad {
   bool complete() const { return lane[0] && lane[1] && lane[2] && lane[3]; }
 };
 
-std::pair<const UOp*, int> lane_of(const UOp* index) {
+// index = base + k with k a constant >= 0 (0 where it is not a sum with one).
+std::pair<const UOp*, int64_t> lane_of(const UOp* index) {
   if (index->op == Op::Add)
     for (int c = 0; c < 2; ++c) {
       const UOp* k = index->src[size_t(c)];
-      if (k->op == Op::Const && k->ival() >= 1 && k->ival() <= 3) return {index->src[size_t(1 - c)], int(k->ival())};
+      if (k->op == Op::Const && k->ival() >= 1) return {index->src[size_t(1 - c)], k->ival()};
     }
   return {index, 0};
 }
@@ -62,10 +65,12 @@ void scan_quads(const std::vector<LStmt>& body, const std::function<bool(const U
     int64_t b = s.u->src[0]->ival();
     ++out.accesses[{b, store}];
     if ((load && s.u->src.size() != 2) || !candidate(s.u)) continue;
-    auto [base, k] = lane_of(s.u->src[1]);
-    auto q = std::find_if(quads.begin(), quads.end(),
-                          [&](const Quad& q) { return q.buffer == b && q.base == base && q.store == store; });
-    if (q == quads.end()) q = quads.insert(quads.end(), Quad{b, base, store});
+    auto [base, at] = lane_of(s.u->src[1]);
+    int64_t k = at % 4, offset = at - k;
+    auto q = std::find_if(quads.begin(), quads.end(), [&](const Quad& q) {
+      return q.buffer == b && q.base == base && q.offset == offset && q.store == store;
+    });
+    if (q == quads.end()) q = quads.insert(quads.end(), Quad{b, base, offset, store});
     if (q->lane[k]) continue;
     q->lane[k] = s.u;
     if (!q->first) q->first = &s;
@@ -235,6 +240,11 @@ class CRenderer {
     }
   }
 
+  // The quad's index among the buffer's 4-vectors.
+  std::string quad_index(const Quad& q) {
+    return "(" + ref(q.base) + " / 4" + (q.offset ? " + " + std::to_string(q.offset / 4) : "") + ")";
+  }
+
   // The vector read before the first of its four loads.
   void vector_load(const UOp* first, const std::string& pad) {
     auto it = vector_load_at_.find(first);
@@ -243,7 +253,7 @@ class CRenderer {
     CBuffer b = cbuffer(q.buffer);
     b.vector4 = true;
     o_ << pad << d_.vector_type(b.image_width > 0 ? DType::F32 : b.dtype) << " " << v << " = "
-       << d_.vector_element(b, "(" + ref(q.base) + " / 4)") << ";\n";
+       << d_.vector_element(b, quad_index(q)) << ";\n";
   }
 
   std::unordered_map<const UOp*, std::pair<std::string, Quad>> vector_load_at_;  // first load -> vector, quad
@@ -333,7 +343,7 @@ class CRenderer {
       const Quad& q = it->second;
       CBuffer b = cbuffer(q.buffer);
       b.vector4 = true;
-      o_ << pad << d_.vector_element(b, "(" + ref(q.base) + " / 4)") << " = "
+      o_ << pad << d_.vector_element(b, quad_index(q)) << " = "
          << d_.vector_make(b.dtype, ref(q.lane[0]->src[2]), ref(q.lane[1]->src[2]), ref(q.lane[2]->src[2]),
                            ref(q.lane[3]->src[2]))
          << ";\n";

@@ -112,8 +112,10 @@ class GlslDialect : public CDialect {
   std::string subgroup_size() const override { return "gl_SubgroupSize"; }
   std::string subgroup_lane() const override { return "gl_SubgroupInvocationID"; }
 
+  // (Bytes too: a quantized weight's four packed bytes in one 32-bit load instead of four.)
   std::string vector_type(DType t) const override {
     if (t == DType::F16) return half_ ? "f16vec4" : "";
+    if (t == DType::U8 || t == DType::I8) return t == DType::U8 ? "u8vec4" : "i8vec4";
     return t == DType::F32 ? "vec4" : t == DType::I32 ? "ivec4" : t == DType::U32 ? "uvec4" : "";
   }
   std::string vector_element(const CBuffer& b, const std::string& index4) const override {

@@ -358,6 +358,19 @@ TEST(GpuVectorAccess, UpcastBy4IsOneVectorAccess) {
   EXPECT_EQ(half.find("vec4"), std::string::npos) << half;
 }
 
+// An UPCAST by 16 is four 4-vectors (base, base + 4, ...); bytes too: a quantized weight's 16
+// bytes are four u8vec4 loads instead of sixteen byte loads.
+TEST(GpuVectorAccess, UpcastBy16IsFourVectorAccesses) {
+  Graph g;
+  Tensor b = Tensor::input(g, "b", DType::U8, {64, 32});
+  LoopProgram p = gpu_program(g, b.cast(DType::F32) * 2.0, {{OptOp::Upcast, 1, 16}});
+  std::string glsl = render_glsl(g, p, {.index_bits = 32});
+  EXPECT_EQ(count(glsl, "u8vec4 q"), 4u) << glsl;
+  EXPECT_EQ(count(glsl, "b0v[("), 4u) << "four vector stores: " << glsl;
+  EXPECT_NE(glsl.find(" / 4 + 3)]"), std::string::npos) << glsl;
+  EXPECT_NO_THROW(glsl_to_spirv(glsl, p.name));
+}
+
 HostTensor ones(const Shape& shape, DType type = DType::F32) {
   HostTensor t(type, shape);
   for (int64_t i = 0; i < t.numel(); ++i) t.set(i, 1.0);
