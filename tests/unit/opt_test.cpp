@@ -221,6 +221,29 @@ TEST(OptHeuristic, PadsNarrowRowsToWholeVectors) {
   EXPECT_FALSE(pads(row_opts(24))) << opts_str(row_opts(24));
 }
 
+// A conv whose channel blocks pass over each work item's input window inside it: where that
+// window does not fit in half of L2 (taps 18 rows apart: a tile of 4 rows reads 12 rows of each
+// of 320 channels), the register tile takes output channels instead of rows.
+TEST(OptHeuristic, WideInputWindowsTileChannelsNotRows) {
+  auto conv_opts = [](int64_t dilation) {
+    test::Env e;
+    Tensor out = e.input({1, 320, 32, 32})
+                     .conv(e.weight({64, 320, 3, 3}), std::nullopt, {1, 1}, {dilation, dilation, dilation, dilation},
+                           {dilation, dilation}, 1);
+    Schedule s = schedule(e.g, {out.uop()});
+    return heuristic_opts(e.g, s.kernels.back(), avx512());
+  };
+  auto tile = [](const std::vector<Opt>& opts, int axis) {
+    int64_t n = 1;
+    for (const Opt& o : opts) n *= o.op == OptOp::Upcast && o.axis == axis ? o.amount : 1;
+    return n;
+  };
+  std::vector<Opt> dilated = conv_opts(18), plain = conv_opts(1);
+  EXPECT_EQ(tile(dilated, 1), 1) << opts_str(dilated);
+  EXPECT_GE(tile(dilated, 0), 8) << opts_str(dilated);
+  EXPECT_GT(tile(plain, 1), 1) << opts_str(plain);
+}
+
 TEST(OptText, RoundTrips) {
   std::vector<Opt> opts = {{OptOp::Padto, 1, 16}, {OptOp::Upcast, 1, 16},  {OptOp::Unroll, 2, 4},
                            {OptOp::Local, 0, 32}, {OptOp::GroupTop, 2, 8}, {OptOp::Lanes, 2, 64},
