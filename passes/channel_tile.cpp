@@ -45,7 +45,7 @@ std::optional<ChannelTile> channel_tile(const Kernel& k, const UOp* c, const Tar
            axes.size() > 1 ? divisors(range_extent(axes[1]), accumulators / (m * w)) : std::vector<int64_t>{1}) {
         int64_t p = w * h, acc = m * p;
         double score = double(acc) / double(m + p);
-        if (acc * 2 < accumulators || score < best_score || (score == best_score && acc <= best_acc)) continue;
+        if (acc * 2 + 2 < accumulators || score < best_score || (score == best_score && acc <= best_acc)) continue;
         best_score = score, best_acc = acc;
         best = ChannelTile{m * lanes, {}};
         if (w > 1) best->positions.push_back({axes[0], w});

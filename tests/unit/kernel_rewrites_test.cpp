@@ -155,7 +155,8 @@ TEST_F(KernelRewrites, NarrowRowsGetChannelVectors) {
 // half the vector registers with accumulators (passes/channel_tile.h), and the results match.
 // A depthwise conv reads its input along the channels too: its lanes stay on the rows. So do
 // rows of 17 (a prime) of 3 rows, where no tile of channels and positions has enough
-// accumulators.
+// accumulators. A 7x7 map of 232 channels (padded to 240: one vector of channels at a time) takes
+// a tile of 7 positions, one chain short of half the registers (ShuffleNetV2's late 1x1 convs).
 TEST_F(KernelRewrites, PartialRowVectorsGiveDenseConvsChannelTiles) {
   TargetProfile t = cpu_profile([](const std::string& f) { return f == "avx2" || f == "avx512f"; }, false);
   {
@@ -180,6 +181,14 @@ TEST_F(KernelRewrites, PartialRowVectorsGiveDenseConvsChannelTiles) {
     std::vector<Opt> opts = heuristic_opts(g, s.kernels.back(), t);
     ASSERT_FALSE(opts.empty());
     EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 2, 17})) << opts_str(opts);
+  }
+  {
+    Schedule s = check(
+        input({1, 48, 7, 7}).conv(weight({232, 48, 1, 1}), weight({232}), {1, 1}, {0, 0, 0, 0}, {1, 1}, 1), true, t);
+    std::vector<Opt> opts = heuristic_opts(g, s.kernels.back(), t);
+    ASSERT_EQ(opts.size(), 2u) << opts_str(opts);
+    EXPECT_EQ(opts[0], (Opt{OptOp::Upcast, 0, 16})) << opts_str(opts);
+    EXPECT_EQ(opts[1].amount, 7) << opts_str(opts);
   }
 }
 
