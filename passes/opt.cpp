@@ -958,13 +958,6 @@ static void register_tiles(const Kernel& k, const std::vector<const UOp*>& loads
   }
 }
 
-// Inputs that a conv reads again for every block of its output channels (axis 0, outermost)
-// and that do not fit in L2 (a 3x3 conv over 64 channels at 224x224: 13 MB a pass, 32 passes
-// from memory): the channel blocks move innermost, the loop inside each work item, so that an
-// item's input rows stay in cache while every channel block passes over them. Where the weights
-// do not fit either, each item then reads all of them: the order that moves fewer bytes from
-// beyond L2 wins (DeepLab's ASPP 1x1 conv, 1280 -> 256 channels at 32x32: 5.2 MB of inputs
-// 128 times, or 1.3 MB of weights 8 times; 20 GFLOP/s on a Xeon whose L3 feeds a core ~20 GB/s).
 // Bytes of load `l`'s buffer that one work item reads, `tile[a]` values of each output axis a and
 // every value of the reduce axes: per dim of the buffer, the number of values its index takes
 // there (their span, or their count where smaller). A dilated conv's taps and its tile's rows
@@ -994,7 +987,7 @@ static double item_window(Graph& g, const Kernel& k, const UOp* l, const std::ve
 // With the channel blocks inside, an item's input window stays in L2 while they pass over it;
 // where it does not fit in half of L2 (a dilated conv: DeepLab's ASPP, 320 channels, taps 18 rows
 // apart, a tile of 4 rows: 12 rows of each channel, 1 MB), the tile takes more output channels
-// instead of rows, which widen the window (1 row: 3 rows of each channel). 2 rows x 32 x 2
+// instead of rows, which widen the window (1 row: 3 rows of each channel). 4 rows x 32 x 2
 // channels -> 1 x 32 x 8 took the three ASPP convs at 1 thread from 24.0, 17.8, 9.7 to 7.5, 6.7,
 // 6.0 ms on a Zen 5.
 static void rows_into_channels(Graph& g, const Kernel& k, const TargetProfile& t, int vec_axis,
@@ -1024,6 +1017,13 @@ static void rows_into_channels(Graph& g, const Kernel& k, const TargetProfile& t
       opts.end());
 }
 
+// Inputs that a conv reads again for every block of its output channels (axis 0, outermost)
+// and that do not fit in L2 (a 3x3 conv over 64 channels at 224x224: 13 MB a pass, 32 passes
+// from memory): the channel blocks move innermost, the loop inside each work item, so that an
+// item's input rows stay in cache while every channel block passes over them. Where the weights
+// do not fit either, each item then reads all of them: the order that moves fewer bytes from
+// beyond L2 wins (DeepLab's ASPP 1x1 conv, 1280 -> 256 channels at 32x32: 5.2 MB of inputs
+// 128 times, or 1.3 MB of weights 8 times; 20 GFLOP/s on a Xeon whose L3 feeds a core ~20 GB/s).
 static void weights_inside(Graph& g, const Kernel& k, const TargetProfile& t, int vec_axis, std::vector<Opt>& opts) {
   const std::vector<const UOp*>& globals = k.global_ranges;
   if (globals.size() < 3 || !globals[0]->src[0]->is_const()) return;
@@ -1032,8 +1032,8 @@ static void weights_inside(Graph& g, const Kernel& k, const TargetProfile& t, in
   std::vector<const UOp*> reread_loads;
   for (const UOp* l : reduce_loads(k)) {
     const BufferInfo& b = g.buffer(l->src[0]->ival());
-    if (!depends_on(l->src[1], globals[0])) reread_loads.push_back(l);
     if (!seen.insert(l->src[0]->ival()).second) continue;
+    if (!depends_on(l->src[1], globals[0])) reread_loads.push_back(l);
     (depends_on(l->src[1], globals[0]) ? kept : reread) += double(numel(b.shape) * dtype_size(b.dtype));
   }
   double l2 = double(t.l2_bytes);
