@@ -127,6 +127,20 @@ TEST_F(KernelRewrites, OneByOneConvMergesRowsAndColumns) {
   EXPECT_EQ(range_extent(s.kernels.back().global_ranges[1]), 144);
 }
 
+// A global average pool's rows and columns are one run too: its reduce over 14 x 14 becomes one
+// over 196; a reduce whose rows are not one run with its columns (a slice's) keeps both.
+TEST_F(KernelRewrites, PoolsReduceRowsAndColumnsAsOne) {
+  auto reduce_ranges = [](const Schedule& s) {
+    for (const UOp* u : toposort({s.kernels.back().ast}))
+      if (u->op == Op::KReduce) return u->src.size() - 1;
+    return size_t(0);
+  };
+  Schedule pool = check(input({1, 6, 14, 14}).mean({2, 3}), true);
+  EXPECT_EQ(reduce_ranges(pool), 1u) << describe(g, pool);
+  Schedule strided = check(input({6, 14, 16}).shrink({{0, 6}, {0, 14}, {0, 14}}).sum({1, 2}), true);
+  EXPECT_EQ(reduce_ranges(strided), 2u) << "rows 16 apart, 14 columns: " << describe(g, strided);
+}
+
 TEST_F(KernelRewrites, PaddedConvKeepsItsAxes) {
   // Rows of the padded input are 14 apart, the output's 12: not one run.
   Schedule s =
