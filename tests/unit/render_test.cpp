@@ -451,7 +451,8 @@ TEST(GpuHeuristic, FewOutputsSplitShortReduces) {
 // An LLM's decode step: a matrix-vector product over a run-time token count gets a variant for a
 // few tokens whose reduce is split across a work-group, enough threads to fill the GPU (a warp at
 // least, 256 at most), consecutive threads on consecutive 16 bytes of weights (4 f32), each
-// thread on 4 rows (the activations it loads serve all four); at about a thousand tokens the
+// thread on 4 rows (the activations it loads serve all four), 8 where groups of 8 rows still give
+// each SM four work-groups (8192 and 32000 rows on an H200's profile); at about a thousand tokens the
 // heuristic's own schedule stays. Kernels without a reduce whose token axis is outermost get none.
 TEST(GpuHeuristic, FewTokensSplitMatrixVectorReduces) {
   // rows, rows per thread, threads per row
