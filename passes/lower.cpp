@@ -282,16 +282,16 @@ std::optional<std::pair<int64_t, const UOp*>> offset_factor(const UOp* f) {
 // of the other factors, which the rows of an UPCAST share (the activations of a q4_0 matrix-vector
 // product: the - 8 of every nibble becomes one multiply-add per block and row). nullptr where
 // the factor lists differ in that.
-const UOp* offset_out(Graph& g, std::vector<std::vector<const UOp*>>& factors) {
+const UOp* offset_out(Graph& g, const std::vector<std::vector<const UOp*>>& factors) {
   std::optional<int64_t> offset;
   std::vector<size_t> at(factors.size());
+  std::vector<const UOp*> field(factors.size());  // e of each term's f32(e + c)
   for (size_t i = 0; i < factors.size(); ++i) {
     const std::vector<const UOp*>& fs = factors[i];
-    auto it = std::find_if(fs.begin(), fs.end(), [](const UOp* f) { return offset_factor(f).has_value(); });
-    if (it == fs.end() || fs.size() < 2) return nullptr;
-    int64_t c = offset_factor(*it)->first;
-    if (offset && *offset != c) return nullptr;
-    offset = c, at[i] = size_t(it - fs.begin());
+    std::optional<std::pair<int64_t, const UOp*>> o;
+    for (size_t j = 0; j < fs.size() && !o; ++j) o = offset_factor(fs[j]), at[i] = j;
+    if (!o || fs.size() < 2 || (offset && *offset != o->first)) return nullptr;
+    offset = o->first, field[i] = o->second;
   }
   const UOp *products = nullptr, *others = nullptr;
   for (size_t i = 0; i < factors.size(); ++i) {
@@ -299,7 +299,7 @@ const UOp* offset_out(Graph& g, std::vector<std::vector<const UOp*>>& factors) {
     for (size_t j = 0; j < factors[i].size(); ++j) {
       const UOp* f = factors[i][j];
       if (j == at[i]) {
-        f = g.make(Op::Cast, f->dtype, {offset_factor(f)->second});
+        f = g.make(Op::Cast, f->dtype, {field[i]});
       } else {
         other = other ? g.make(Op::Mul, f->dtype, {other, f}) : f;
       }

@@ -101,6 +101,18 @@ class LowerTest : public ::testing::Test, protected test::Env {
   void expect_computes_output(const LoopProgram& p) {
     EXPECT_TRUE(all_close(run_program(p), want_, {1e-5, 1e-6})) << print_program(g, p);
   }
+  // The GPU lowering with unrolled sums factored (LowerOptions::factor_sums).
+  LoopProgram lower_factored(const Kernel& k) {
+    LowerOptions gpu = kGpu;
+    gpu.factor_sums = true;
+    return lower(g, k, gpu);
+  }
+  // The nodes of the first loop's last update that `is` picks.
+  static int update_nodes(const LoopProgram& p, const std::function<bool(const UOp*)>& is) {
+    int n = 0;
+    for (const UOp* u : toposort({first_loop(p.body).body.back().value})) n += is(u);
+    return n;
+  }
   std::vector<double> want_;
 };
 
@@ -172,19 +184,14 @@ TEST_F(LowerTest, UnrolledSumTakesTheSharedFactorOutOnGpus) {
   Tensor x = input({1, 8}), w = weight({3, 8}), d = weight({3, 2, 1});
   Tensor scaled = d.expand({3, 2, 4}).reshape({3, 8}) * w;  // a scale per block of 4
   Kernel k = kernel_of((x * scaled).sum({1}), {{OptOp::Unroll, 1, 4}});
-  auto scale_products = [&](const LoopProgram& p) {
-    int n = 0;
-    for (const UOp* u : toposort({first_loop(p.body).body.back().value}))
-      n += u->op == Op::Mul && std::any_of(u->src.begin(), u->src.end(), [&](const UOp* s) {
+  auto scale_product = [&](const UOp* u) {
+    return u->op == Op::Mul && std::any_of(u->src.begin(), u->src.end(), [&](const UOp* s) {
              return s->op == Op::Load && s->src[0]->ival() == d.uop()->ival();
            });
-    return n;
   };
-  LowerOptions gpu = kGpu;
-  gpu.factor_sums = true;
-  LoopProgram factored = lower(g, k, gpu), plain = lower(g, k, kGpu);
-  EXPECT_EQ(scale_products(factored), 1) << print_program(g, factored);
-  EXPECT_EQ(scale_products(plain), 4) << print_program(g, plain);
+  LoopProgram factored = lower_factored(k), plain = lower(g, k, kGpu);
+  EXPECT_EQ(update_nodes(factored, scale_product), 1) << print_program(g, factored);
+  EXPECT_EQ(update_nodes(plain, scale_product), 4) << print_program(g, plain);
   expect_computes_output(factored);
 }
 
@@ -197,17 +204,10 @@ TEST_F(LowerTest, UnrolledSumTakesTheSharedOffsetOutOnGpus) {
   Tensor x = input({1, 8}), w = Tensor::weight(g, "w", test::host({3, 8}, bytes, DType::U8));
   Tensor q = (w.cast(DType::I32) - 8).cast(DType::F32);
   Kernel k = kernel_of((x * q).sum({1}), {{OptOp::Unroll, 1, 4}});
-  auto int_adds = [&](const LoopProgram& p) {
-    int n = 0;
-    for (const UOp* u : toposort({first_loop(p.body).body.back().value}))
-      n += u->op == Op::Add && u->dtype == DType::I32;
-    return n;
-  };
-  LowerOptions gpu = kGpu;
-  gpu.factor_sums = true;
-  LoopProgram factored = lower(g, k, gpu), plain = lower(g, k, kGpu);
-  EXPECT_EQ(int_adds(factored), 0) << print_program(g, factored);
-  EXPECT_EQ(int_adds(plain), 4) << print_program(g, plain);
+  auto int_add = [](const UOp* u) { return u->op == Op::Add && u->dtype == DType::I32; };
+  LoopProgram factored = lower_factored(k), plain = lower(g, k, kGpu);
+  EXPECT_EQ(update_nodes(factored, int_add), 0) << print_program(g, factored);
+  EXPECT_EQ(update_nodes(plain, int_add), 4) << print_program(g, plain);
   expect_computes_output(factored);
 }
 

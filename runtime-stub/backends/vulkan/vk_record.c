@@ -121,8 +121,8 @@ int tgc_vk_record(tgc_vk* vk, tgc_model* m) {
   if (!vk->direct) { /* inputs in from staging */
     int copied = 0;
     for (int32_t b = 0; b < d->num_buffers; ++b)
-      if (tgc_vk_staged_input(vk, b) && tgc_run_nbytes(m, b) > 0) {
-        VkBufferCopy region = {vk->staging_at[b], vk->offset[b], (VkDeviceSize)tgc_run_nbytes(m, b)};
+      if (tgc_vk_staged_input(vk, b) && vk->sizes[d->num_launches + b] > 0) {
+        VkBufferCopy region = {vk->staging_at[b], vk->offset[b], (VkDeviceSize)vk->sizes[d->num_launches + b]};
         vkCmdCopyBuffer(cmd, vk->staging, vk->bound[b], 1, &region);
         copied = 1;
       }
@@ -170,8 +170,8 @@ int tgc_vk_record(tgc_vk* vk, tgc_model* m) {
     barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
             VK_ACCESS_TRANSFER_READ_BIT);
     for (int32_t b = 0; b < d->num_buffers; ++b)
-      if (tgc_vk_staged_output(vk, b) && tgc_run_nbytes(m, b) > 0) {
-        VkBufferCopy region = {vk->offset[b], vk->staging_at[b], (VkDeviceSize)tgc_run_nbytes(m, b)};
+      if (tgc_vk_staged_output(vk, b) && vk->sizes[d->num_launches + b] > 0) {
+        VkBufferCopy region = {vk->offset[b], vk->staging_at[b], (VkDeviceSize)vk->sizes[d->num_launches + b]};
         vkCmdCopyBuffer(cmd, vk->bound[b], vk->staging, 1, &region);
       }
     barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
